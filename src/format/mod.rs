@@ -1,0 +1,12 @@
+//! Layer 1: Kafka's on-disk byte formats, both directions, with no I/O.
+//!
+//! Decoders borrow the bytes they are given and never panic on them: every length is checked
+//! against what remains, and failures are [`DecodeError`]s with the position in the slice.
+
+pub mod codec;
+pub mod cursor;
+pub mod error;
+pub mod varint;
+
+pub use codec::Compression;
+pub use error::{DecodeError, ErrorKind};
