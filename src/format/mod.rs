@@ -3,9 +3,13 @@
 //! Decoders borrow the bytes they are given and never panic on them: every length is checked
 //! against what remains, and failures are [`DecodeError`]s with the position in the slice.
 
+pub mod batch;
 pub mod codec;
+pub mod control;
 pub mod cursor;
+pub mod entry;
 pub mod error;
+pub mod legacy;
 pub mod varint;
 
 pub use codec::Compression;

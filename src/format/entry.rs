@@ -1,0 +1,296 @@
+//! Segment framing shared by all magics (formats.md §2) and one view over both batch formats.
+//!
+//! A `.log` file is a concatenation of entries; each starts with offset (8), size (4), then
+//! the v2 partition leader epoch or the legacy CRC (4), then the magic byte that decides the
+//! layout. [`frame_at`] applies Kafka's file-reader rules; [`Entry`] is what upper layers see.
+
+use super::batch::increment_sequence;
+use super::batch::{
+    BatchV2, Record, RecordHeader, Records, TimestampType, HEADER_SIZE_UP_TO_MAGIC_BYTES,
+    LOG_OVERHEAD_BYTES, MAGIC_V2, MIN_ENTRY_SIZE_FIELD, RECORD_BATCH_OVERHEAD_BYTES,
+};
+use super::codec::Compression;
+use super::error::{DecodeError, ErrorKind, Result};
+use super::legacy::{InnerMessage, LegacyMessage}; // TEMP
+
+const MAGIC_OFFSET: usize = 16;
+
+/// What Kafka's file reader finds at the start of `buf`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// A whole entry of `len` bytes starts here.
+    Entry { len: usize, magic: i8 },
+    /// 17 or fewer bytes remain: iteration ends quietly.
+    End,
+    /// The size field announces an entry running past the end: iteration ends quietly.
+    Truncated { len: usize },
+    /// A size field below 14, e.g. a zero-filled tail: Kafka raises CorruptRecordException.
+    SizeTooSmall { size: i32 },
+}
+
+pub fn frame_at(buf: &[u8]) -> Frame {
+    if buf.len() <= HEADER_SIZE_UP_TO_MAGIC_BYTES {
+        return Frame::End;
+    }
+    let size = i32::from_be_bytes(buf[8..12].try_into().expect("4 bytes"));
+    if size < MIN_ENTRY_SIZE_FIELD {
+        return Frame::SizeTooSmall { size };
+    }
+    let len = LOG_OVERHEAD_BYTES + size as usize;
+    if len > buf.len() {
+        return Frame::Truncated { len };
+    }
+    Frame::Entry {
+        len,
+        magic: buf[MAGIC_OFFSET] as i8,
+    }
+}
+
+/// One entry of a segment: a v2 batch or a v0/v1 message (possibly a compressed wrapper).
+#[derive(Debug, Clone, Copy)]
+pub enum Entry<'a> {
+    V2(BatchV2<'a>),
+    Legacy(LegacyMessage<'a>),
+}
+
+impl<'a> Entry<'a> {
+    /// Decodes exactly one entry. Magic ≥ 2 (even bogus 3..127) is read as v2, as Kafka does.
+    pub fn decode(bytes: &'a [u8]) -> Result<Self> {
+        if bytes.len() <= MAGIC_OFFSET {
+            return Err(DecodeError::truncated(
+                bytes.len(),
+                MAGIC_OFFSET + 1,
+                bytes.len(),
+                "entry header",
+            ));
+        }
+        let magic = bytes[MAGIC_OFFSET] as i8;
+        if magic >= MAGIC_V2 {
+            if bytes.len() < RECORD_BATCH_OVERHEAD_BYTES {
+                return Err(DecodeError::new(
+                    ErrorKind::BadLength,
+                    8,
+                    format!(
+                        "v2 batch of {} bytes is smaller than its {RECORD_BATCH_OVERHEAD_BYTES}-byte header",
+                        bytes.len()
+                    ),
+                ));
+            }
+            BatchV2::decode(bytes).map(Entry::V2)
+        } else {
+            LegacyMessage::decode(bytes).map(Entry::Legacy)
+        }
+    }
+
+    pub fn bytes(&self) -> &'a [u8] {
+        match self {
+            Entry::V2(b) => b.bytes(),
+            Entry::Legacy(m) => m.bytes(),
+        }
+    }
+
+    pub fn size_in_bytes(&self) -> usize {
+        self.bytes().len()
+    }
+
+    pub fn magic(&self) -> i8 {
+        match self {
+            Entry::V2(b) => b.header.magic,
+            Entry::Legacy(m) => m.magic,
+        }
+    }
+
+    pub fn stored_crc(&self) -> u32 {
+        match self {
+            Entry::V2(b) => b.header.crc,
+            Entry::Legacy(m) => m.crc,
+        }
+    }
+
+    pub fn compute_crc(&self) -> u32 {
+        match self {
+            Entry::V2(b) => b.compute_crc(),
+            Entry::Legacy(m) => m.compute_crc(),
+        }
+    }
+
+    pub fn crc_is_valid(&self) -> bool {
+        match self {
+            Entry::V2(b) => b.crc_is_valid(),
+            Entry::Legacy(m) => m.crc_is_valid(),
+        }
+    }
+
+    pub fn compression(&self) -> Result<Compression> {
+        match self {
+            Entry::V2(b) => b.header.compression(),
+            Entry::Legacy(m) => m.compression(),
+        }
+    }
+
+    pub fn timestamp_type(&self) -> TimestampType {
+        match self {
+            Entry::V2(b) => b.header.timestamp_type(),
+            Entry::Legacy(m) => m.timestamp_type(),
+        }
+    }
+
+    /// v2: the header's max timestamp; legacy: the (wrapper) message timestamp.
+    pub fn max_timestamp(&self) -> i64 {
+        match self {
+            Entry::V2(b) => b.header.max_timestamp,
+            Entry::Legacy(m) => m.timestamp,
+        }
+    }
+
+    /// The entry's offset field for legacy messages (the last inner offset of a wrapper),
+    /// the header's last offset for v2.
+    pub fn last_offset(&self) -> i64 {
+        match self {
+            Entry::V2(b) => b.header.last_offset(),
+            Entry::Legacy(m) => m.offset,
+        }
+    }
+
+    pub fn is_control(&self) -> bool {
+        matches!(self, Entry::V2(b) if b.header.is_control())
+    }
+
+    pub fn is_transactional(&self) -> bool {
+        matches!(self, Entry::V2(b) if b.header.is_transactional())
+    }
+
+    /// Iterates the logical records: v2 records, the message itself for an uncompressed
+    /// legacy entry, or the inner messages of a wrapper (with absolute offsets).
+    pub fn records<'s>(&'s self, scratch: &'s mut Vec<u8>, limit: usize) -> Result<RecordIter<'s>>
+    where
+        'a: 's,
+    {
+        match self {
+            Entry::V2(b) => Ok(RecordIter::V2 {
+                records: b.records(scratch, limit)?,
+                batch: *b,
+            }),
+            Entry::Legacy(m) if !m.is_compressed() => Ok(RecordIter::Legacy {
+                items: vec![InnerMessage {
+                    message: *m,
+                    absolute_offset: m.offset,
+                    timestamp: m.timestamp,
+                }]
+                .into_iter(),
+                timestamp_type: m.timestamp_type(),
+            }),
+            Entry::Legacy(m) => Ok(RecordIter::Legacy {
+                items: m.inner_messages(scratch, limit)?.into_iter(),
+                timestamp_type: m.timestamp_type(),
+            }),
+        }
+    }
+}
+
+/// What a legacy (v0/v1) record adds to a record line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LegacyRecordInfo {
+    pub magic: i8,
+    pub attributes: i8,
+    pub crc: u32,
+    pub is_valid: bool,
+}
+
+/// A record as Kafka's readers present it, whatever the magic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordView<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub timestamp_type: TimestampType,
+    /// -1 when the batch has no producer sequence (and always for v0/v1).
+    pub sequence: i32,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub headers: Vec<RecordHeader<'a>>,
+    pub size_in_bytes: usize,
+    pub legacy: Option<LegacyRecordInfo>,
+}
+
+pub enum RecordIter<'s> {
+    V2 {
+        records: Records<'s>,
+        batch: BatchV2<'s>,
+    },
+    Legacy {
+        items: std::vec::IntoIter<InnerMessage<'s>>,
+        timestamp_type: TimestampType,
+    },
+}
+
+impl<'s> Iterator for RecordIter<'s> {
+    type Item = Result<RecordView<'s>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            RecordIter::V2 { records, batch } => {
+                let h = &batch.header;
+                Some(records.next()?.map(|r: Record<'s>| RecordView {
+                    offset: h.base_offset.wrapping_add(i64::from(r.offset_delta)),
+                    timestamp: if h.timestamp_type() == TimestampType::LogAppendTime {
+                        h.max_timestamp
+                    } else {
+                        h.base_timestamp.wrapping_add(r.timestamp_delta)
+                    },
+                    timestamp_type: h.timestamp_type(),
+                    sequence: if h.base_sequence < 0 {
+                        -1
+                    } else {
+                        increment_sequence(h.base_sequence, r.offset_delta)
+                    },
+                    key: r.key,
+                    value: r.value,
+                    headers: r.headers,
+                    size_in_bytes: r.size_in_bytes,
+                    legacy: None,
+                }))
+            }
+            RecordIter::Legacy {
+                items,
+                timestamp_type,
+            } => {
+                let m = items.next()?;
+                Some(Ok(RecordView {
+                    offset: m.absolute_offset,
+                    timestamp: m.timestamp,
+                    timestamp_type: *timestamp_type,
+                    sequence: -1,
+                    key: m.message.key,
+                    value: m.message.value,
+                    headers: Vec::new(),
+                    size_in_bytes: m.message.size_in_bytes(),
+                    legacy: Some(LegacyRecordInfo {
+                        magic: m.message.magic,
+                        attributes: m.message.attributes,
+                        crc: m.message.crc,
+                        is_valid: m.message.crc_is_valid(),
+                    }),
+                }))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_rules() {
+        assert_eq!(frame_at(&[0u8; 17]), Frame::End);
+        assert_eq!(frame_at(&[0u8; 18]), Frame::SizeTooSmall { size: 0 });
+        let mut b = vec![0u8; 30];
+        b[11] = 14;
+        b[16] = 1;
+        assert_eq!(frame_at(&b), Frame::Entry { len: 26, magic: 1 });
+        b[11] = 100;
+        assert_eq!(frame_at(&b), Frame::Truncated { len: 112 });
+        b[8] = 0x80; // negative size
+        assert!(matches!(frame_at(&b), Frame::SizeTooSmall { .. }));
+    }
+}
