@@ -1,6 +1,11 @@
 //! kseg: offline reading, verification, repair and writing of Apache Kafka partition directories.
 //!
-//! Layers, each using only those below it: [`format`] (bytes ⇄ values), `storage` (the engine),
-//! `ops` (dump, verify, repair, …) and `cli`.
+//! Layers, each using only those below it: [`format`] (bytes ⇄ values, no I/O), [`storage`]
+//! (the engine: segments, indexes, producer state, leader epochs), `ops` (dump, verify, repair,
+//! …) and `cli`.
 
+pub mod error;
 pub mod format;
+pub mod storage;
+
+pub use error::{Error, Result};

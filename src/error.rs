@@ -1,0 +1,54 @@
+//! The library's error: what went wrong, in which file, at which byte.
+
+use std::path::{Path, PathBuf};
+
+use crate::format::DecodeError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Bytes that do not follow the format; `position` is absolute within the file.
+    #[error("{path}: at byte {position}: {message}")]
+    Decode {
+        path: PathBuf,
+        position: u64,
+        message: String,
+        kind: crate::format::ErrorKind,
+    },
+    /// Anything else that makes an operation impossible (bad arguments, missing companions).
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Error {
+    pub fn io(path: &Path, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// A format error seen in `path`, whose slice started at file byte `base`.
+    pub fn decode(path: &Path, base: u64, e: DecodeError) -> Self {
+        Error::Decode {
+            path: path.to_path_buf(),
+            position: base + e.pos as u64,
+            message: e.message,
+            kind: e.kind,
+        }
+    }
+
+    pub fn invalid(path: &Path, message: impl Into<String>) -> Self {
+        Error::Invalid {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
