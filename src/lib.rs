@@ -4,8 +4,10 @@
 //! (the engine: segments, indexes, producer state, leader epochs), `ops` (dump, verify, repair,
 //! …) and `cli`.
 
+pub mod cli;
 pub mod error;
 pub mod format;
+pub mod ops;
 pub mod storage;
 
 pub use error::{Error, Result};

@@ -1,0 +1,4 @@
+//! Layer 3: operations built on the engine. Each walks the engine and reports what it finds;
+//! none parses bytes itself.
+
+pub mod dump;
