@@ -44,7 +44,8 @@ impl Sink for Collect {
                     rec["attributes"] = json!(l.attributes);
                 }
                 if let Some(c) = r.control {
-                    rec["control"] = json!({"type": c.kind, "coordinatorEpoch": c.coordinator_epoch});
+                    rec["control"] =
+                        json!({"type": c.kind, "coordinatorEpoch": c.coordinator_epoch});
                 }
                 let last = self.batches.last_mut().expect("record before batch");
                 last["records"].as_array_mut().unwrap().push(rec);
@@ -60,19 +61,48 @@ impl Sink for Collect {
 
 fn dump_log(path: &Path) -> Collect {
     let mut c = Collect::default();
-    let opts = DumpOptions { deep: true, print_data: true, ..Default::default() };
+    let opts = DumpOptions {
+        deep: true,
+        print_data: true,
+        ..Default::default()
+    };
     dump_paths(&[path.to_path_buf()], &opts, &mut c).expect("dump");
     c
 }
 
 const BATCH_FIELDS: &[&str] = &[
-    "position", "sizeInBytes", "magic", "crc", "isValid", "lastOffset", "count", "compression",
-    "timestampType", "maxTimestamp", "producerId", "producerEpoch", "baseSequence",
-    "lastSequence", "partitionLeaderEpoch", "isTransactional", "isControl", "deleteHorizonMs",
+    "position",
+    "sizeInBytes",
+    "magic",
+    "crc",
+    "isValid",
+    "lastOffset",
+    "count",
+    "compression",
+    "timestampType",
+    "maxTimestamp",
+    "producerId",
+    "producerEpoch",
+    "baseSequence",
+    "lastSequence",
+    "partitionLeaderEpoch",
+    "isTransactional",
+    "isControl",
+    "deleteHorizonMs",
     "baseOffset",
 ];
-const RECORD_FIELDS: &[&str] =
-    &["offset", "sequence", "timestamp", "sizeInBytes", "key", "value", "headers", "crc", "isValid", "attributes"];
+const RECORD_FIELDS: &[&str] = &[
+    "offset",
+    "sequence",
+    "timestamp",
+    "sizeInBytes",
+    "key",
+    "value",
+    "headers",
+    "crc",
+    "isValid",
+    "attributes",
+];
 
 fn check_log(name: &str, path: &Path, want: &Value) -> usize {
     let got = dump_log(path);
@@ -85,9 +115,15 @@ fn check_log(name: &str, path: &Path, want: &Value) -> usize {
             assert_eq!(g[f], w[f], "{at}: field {f}");
         }
         if w["magic"] == 2 {
-            assert_eq!(g["baseTimestamp"], w["baseTimestamp"], "{at}: baseTimestamp");
+            assert_eq!(
+                g["baseTimestamp"], w["baseTimestamp"],
+                "{at}: baseTimestamp"
+            );
         }
-        let (gr, wr) = (g["records"].as_array().unwrap(), w["records"].as_array().unwrap());
+        let (gr, wr) = (
+            g["records"].as_array().unwrap(),
+            w["records"].as_array().unwrap(),
+        );
         assert_eq!(gr.len(), wr.len(), "{at}: record count");
         for (g, w) in gr.iter().zip(wr) {
             for f in RECORD_FIELDS {
@@ -97,29 +133,48 @@ fn check_log(name: &str, path: &Path, want: &Value) -> usize {
             }
             if let Some(c) = w.get("control") {
                 assert_eq!(g["control"]["type"], c["type"], "{at}: control type");
-                assert_eq!(g["control"]["coordinatorEpoch"], c["coordinatorEpoch"], "{at}: coordinator epoch");
+                assert_eq!(
+                    g["control"]["coordinatorEpoch"], c["coordinatorEpoch"],
+                    "{at}: coordinator epoch"
+                );
             }
             records += 1;
         }
     }
     let trailing = want["trailingBytes"].as_u64().unwrap();
-    assert_eq!(got.trailing.unwrap_or(0), trailing, "{name}: trailing bytes");
+    assert_eq!(
+        got.trailing.unwrap_or(0),
+        trailing,
+        "{name}: trailing bytes"
+    );
     // Kafka's iterator fails on a size field < 14; kseg reports it as damage and resyncs.
-    let invalid = want_batches.iter().filter(|b| b["isValid"] == false).count();
+    let invalid = want_batches
+        .iter()
+        .filter(|b| b["isValid"] == false)
+        .count();
     if want["iterationError"].is_null() && trailing == 0 && invalid == 0 {
-        assert!(got.damage.is_empty(), "{name}: unexpected damage {:?}", got.damage);
+        assert!(
+            got.damage.is_empty(),
+            "{name}: unexpected damage {:?}",
+            got.damage
+        );
     }
     records
 }
 
 #[test]
 fn logs_decode_as_kafka_decodes_them() {
-    let Some(root) = common::reference_dir() else { return };
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
     let mut checked = 0;
     for scenario in common::scenarios(&root) {
         let expected: Value =
-            serde_json::from_slice(&std::fs::read(scenario.join("expected-dump.json")).unwrap()).unwrap();
-        let dir: PathBuf = scenario.join("input").join(expected["directory"].as_str().unwrap());
+            serde_json::from_slice(&std::fs::read(scenario.join("expected-dump.json")).unwrap())
+                .unwrap();
+        let dir: PathBuf = scenario
+            .join("input")
+            .join(expected["directory"].as_str().unwrap());
         for (file, want) in expected["files"].as_object().unwrap() {
             if want["type"] == "log" {
                 let name = format!("{}/{file}", scenario.file_name().unwrap().to_string_lossy());

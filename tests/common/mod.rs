@@ -15,14 +15,23 @@ pub fn reference_internal_dir() -> Option<PathBuf> {
 }
 
 fn corpus(name: &str) -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join(name);
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("shared")
+        .join(name);
     if dir.is_dir() {
         return Some(dir);
     }
     if std::env::var_os("KSEG_REFERENCE").is_some() {
-        panic!("KSEG_REFERENCE is set but the corpus {} is missing", dir.display());
+        panic!(
+            "KSEG_REFERENCE is set but the corpus {} is missing",
+            dir.display()
+        );
     }
-    eprintln!("skipping: {} not found (set KSEG_REFERENCE to make this an error)", dir.display());
+    eprintln!(
+        "skipping: {} not found (set KSEG_REFERENCE to make this an error)",
+        dir.display()
+    );
     None
 }
 
