@@ -5,7 +5,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::json;
 
 use super::render::BytesFormat;
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
@@ -311,7 +312,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
     }
 }
 
-/// JSON Lines: one object per event that carries data.
+/// JSON Lines: one object per event that carries data, each with `type` and `file`.
 struct JsonSink<'o, W: Write> {
     out: W,
     opts: &'o DumpOptions,
@@ -320,72 +321,110 @@ struct JsonSink<'o, W: Write> {
     file: String,
 }
 
-impl<W: Write> JsonSink<'_, W> {
-    fn line(&mut self, kind: &str, body: Value) -> io::Result<()> {
-        let mut m = Map::new();
-        m.insert("type".into(), Value::from(kind));
-        m.insert("file".into(), Value::from(self.file.clone()));
-        if let Value::Object(o) = body {
-            m.extend(o);
-        }
-        serde_json::to_writer(&mut self.out, &Value::Object(m))?;
-        self.out.write_all(b"\n")
-    }
+#[derive(Serialize)]
+struct Line<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    file: &'a str,
+    #[serde(flatten)]
+    body: T,
+}
 
-    fn bytes(&self, b: Option<&[u8]>, f: BytesFormat) -> (Value, Value) {
-        match b {
-            None => (Value::Null, Value::Null),
-            Some(b) => {
-                let (s, enc) = f.encode(b);
-                (Value::from(s), Value::from(enc))
-            }
-        }
+/// A byte string in the chosen encoding; `None` is JSON null.
+#[derive(Serialize)]
+struct Encoded {
+    data: String,
+    encoding: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonHeader {
+    key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Option<Encoded>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonRecord {
+    offset: i64,
+    timestamp: i64,
+    timestamp_type: &'static str,
+    sequence: i32,
+    size_in_bytes: usize,
+    key_size: i64,
+    value_size: i64,
+    /// Present (possibly null) with --print-data-log and for control records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<Option<Encoded>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Option<Encoded>>,
+    headers: Vec<JsonHeader>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    legacy: Option<JsonLegacy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control: Option<crate::ops::dump::ControlInfo>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonLegacy {
+    magic: i8,
+    attributes: i8,
+    crc: u32,
+    is_valid: bool,
+}
+
+impl<W: Write> JsonSink<'_, W> {
+    fn line<T: Serialize>(&mut self, kind: &'static str, body: T) -> io::Result<()> {
+        serde_json::to_writer(
+            &mut self.out,
+            &Line {
+                kind,
+                file: &self.file,
+                body,
+            },
+        )?;
+        self.out.write_all(b"\n")
     }
 
     fn record(&mut self, r: &RecordInfo<'_>) -> io::Result<()> {
         let v = &r.view;
-        let mut o = json!({
-            "offset": v.offset,
-            "timestamp": v.timestamp,
-            "timestampType": v.timestamp_type.name(),
-            "sequence": v.sequence,
-            "sizeInBytes": v.size_in_bytes,
-            "keySize": v.key.map_or(-1, |k| k.len() as i64),
-            "valueSize": v.value.map_or(-1, |x| x.len() as i64),
-        });
-        let m = o.as_object_mut().expect("object");
-        if self.opts.print_data || r.is_control_batch {
-            let (k, ke) = self.bytes(v.key, self.key_format);
-            let (x, xe) = self.bytes(v.value, self.value_format);
-            m.insert("key".into(), k);
-            m.insert("keyEncoding".into(), ke);
-            m.insert("value".into(), x);
-            m.insert("valueEncoding".into(), xe);
-        }
-        let headers: Vec<Value> = v
-            .headers
-            .iter()
-            .map(|h| {
-                let mut hv = json!({"key": String::from_utf8_lossy(h.key)});
-                if self.opts.print_data {
-                    let (x, xe) = self.bytes(h.value, self.value_format);
-                    hv["value"] = x;
-                    hv["valueEncoding"] = xe;
-                }
-                hv
+        let encode = |b: Option<&[u8]>, f: BytesFormat| {
+            b.map(|b| {
+                let (data, encoding) = f.encode(b);
+                Encoded { data, encoding }
             })
-            .collect();
-        m.insert("headers".into(), Value::Array(headers));
-        if let Some(l) = r.legacy() {
-            m.insert("magic".into(), Value::from(l.magic));
-            m.insert("attributes".into(), Value::from(l.attributes));
-            m.insert("crc".into(), Value::from(l.crc));
-            m.insert("isValid".into(), Value::from(l.is_valid));
-        }
-        if let Some(c) = r.control {
-            m.insert("control".into(), to_json(&c)?);
-        }
-        self.line("record", o)
+        };
+        let with_data = self.opts.print_data || r.is_control_batch;
+        let rec = JsonRecord {
+            offset: v.offset,
+            timestamp: v.timestamp,
+            timestamp_type: v.timestamp_type.name(),
+            sequence: v.sequence,
+            size_in_bytes: v.size_in_bytes,
+            key_size: v.key.map_or(-1, |k| k.len() as i64),
+            value_size: v.value.map_or(-1, |x| x.len() as i64),
+            key: with_data.then(|| encode(v.key, self.key_format)),
+            value: with_data.then(|| encode(v.value, self.value_format)),
+            headers: v
+                .headers
+                .iter()
+                .map(|h| JsonHeader {
+                    key: String::from_utf8_lossy(h.key).into_owned(),
+                    value: with_data.then(|| encode(h.value, self.value_format)),
+                })
+                .collect(),
+            legacy: v.legacy.map(|l| JsonLegacy {
+                magic: l.magic,
+                attributes: l.attributes,
+                crc: l.crc,
+                is_valid: l.is_valid,
+            }),
+            control: r.control,
+        };
+        self.line("record", rec)
     }
 }
 
@@ -398,7 +437,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             }
             Event::Ignored { .. } | Event::FileEnd { .. } => Ok(()),
             Event::LogStart { base_offset } => self.line("log", json!({"baseOffset": base_offset})),
-            Event::Batch(b) => self.line("batch", to_json(*b)?),
+            Event::Batch(b) => self.line("batch", b),
             Event::Record(r) => self.record(r),
             Event::RecordsError {
                 batch_position,
@@ -407,7 +446,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 "records_error",
                 json!({"batchPosition": batch_position, "message": message}),
             ),
-            Event::Damage(d) => self.line("damage", to_json(*d)?),
+            Event::Damage(d) => self.line("damage", d),
             Event::TrailingBytes {
                 bytes, position, ..
             } => self.line(
@@ -416,8 +455,4 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             ),
         }
     }
-}
-
-fn to_json<T: serde::Serialize>(v: &T) -> io::Result<Value> {
-    serde_json::to_value(v).map_err(io::Error::other)
 }
