@@ -6,6 +6,7 @@
 pub mod codec;
 pub mod cursor;
 pub mod error;
+pub mod index;
 pub mod names;
 pub mod varint;
 
