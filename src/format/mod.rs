@@ -8,6 +8,7 @@ pub mod cursor;
 pub mod error;
 pub mod index;
 pub mod names;
+pub mod snapshot;
 pub mod varint;
 
 pub use codec::Compression;
