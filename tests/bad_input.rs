@@ -72,7 +72,7 @@ fn segment() -> (Vec<u8>, Vec<usize>, Vec<(usize, usize)>) {
                 &records(4, 3),
             )
             .unwrap(),
-            21,
+            17,
         ),
         (
             build_batch(
@@ -84,7 +84,7 @@ fn segment() -> (Vec<u8>, Vec<usize>, Vec<(usize, usize)>) {
                 &records(7, 3),
             )
             .unwrap(),
-            21,
+            17,
         ),
         (
             build_batch(
@@ -96,7 +96,7 @@ fn segment() -> (Vec<u8>, Vec<usize>, Vec<(usize, usize)>) {
                 &records(10, 3),
             )
             .unwrap(),
-            21,
+            17,
         ),
     ];
     for (bytes, crc_start) in parts {
