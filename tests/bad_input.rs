@@ -13,15 +13,12 @@ struct Positions(Vec<String>);
 impl Sink for Positions {
     fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
         match e {
-            Event::Damage(d) => self
-                .0
-                .push(format!("damage at {}: {}", d.position, d.message)),
-            Event::RecordsError {
-                batch_position,
-                message,
-            } => self
-                .0
-                .push(format!("records at {batch_position}: {message}")),
+            Event::Finding(f) => {
+                // Every finding names its file and, in a log, the byte position.
+                assert!(f.position.is_some(), "{f:?}");
+                self.0
+                    .push(format!("{} at {:?}: {}", f.check, f.position, f.message))
+            }
             _ => {}
         }
         Ok(())

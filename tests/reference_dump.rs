@@ -55,8 +55,7 @@ impl Sink for Collect {
                 let last = self.batches.last_mut().expect("record before batch");
                 last["records"].as_array_mut().unwrap().push(rec);
             }
-            Event::Damage(d) => self.damage.push(serde_json::to_value(d).unwrap()),
-            Event::RecordsError { message, .. } => self.damage.push(json!(message)),
+            Event::Finding(f) => self.damage.push(serde_json::to_value(f).unwrap()),
             Event::TrailingBytes { bytes, .. } => self.trailing = Some(*bytes),
             Event::OffsetIndexEntry { entry, .. } => {
                 self.entries.push(serde_json::to_value(entry).unwrap())
@@ -82,7 +81,6 @@ impl Sink for Collect {
             Event::PartitionMetadata { version, topic_id } => {
                 self.partition_metadata = Some(json!({"version": version, "topicId": topic_id}))
             }
-            Event::FileError { message, .. } => self.damage.push(json!(message)),
             _ => {}
         }
         Ok(())

@@ -329,21 +329,17 @@ impl<W: Write> Sink for TextSink<'_, W> {
                 self.record_line(r);
                 writeln!(self.out, "{}", self.line)
             }
-            Event::RecordsError { batch_position, message } => {
-                writeln!(self.out, "Error reading the records of the batch at position {batch_position}: {message}")
+            Event::Finding(f) => {
+                // Damage inside a log is explained where it occurs; problems with other
+                // files go to stderr, as kafka-dump-log reports snapshot corruption.
+                if f.check.starts_with("log.") || f.check.starts_with("batch.") {
+                    writeln!(self.out, "{}", f.message)
+                } else {
+                    self.out.flush()?;
+                    eprintln!("{}: {}", f.file.display(), f.message);
+                    Ok(())
+                }
             }
-            Event::Damage(d) => match d.resumed_at {
-                Some(at) => writeln!(
-                    self.out,
-                    "Corrupt data at position {}: {}; skipped {} bytes to the next valid batch at position {at}",
-                    d.position, d.message, d.skipped_bytes
-                ),
-                None => writeln!(
-                    self.out,
-                    "Corrupt data at position {}: {}; no valid batch in the remaining {} bytes",
-                    d.position, d.message, d.skipped_bytes
-                ),
-            },
             Event::TrailingBytes { path, bytes, position, torn_entry_len } => {
                 writeln!(self.out, "Found {bytes} invalid bytes at the end of {}", file_name(path))?;
                 match torn_entry_len {
@@ -411,11 +407,6 @@ impl<W: Write> Sink for TextSink<'_, W> {
                 writeln!(self.out, "version: {version} topicId: {topic_id}")
             }
             Event::Property { key, value } => writeln!(self.out, "{key}={value}"),
-            Event::FileError { path, message } => {
-                self.out.flush()?;
-                eprintln!("{}: {message}", path.display());
-                Ok(())
-            }
             Event::FileEnd { .. } => Ok(()),
         }
     }
@@ -548,14 +539,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             Event::LogStart { base_offset } => self.line("log", json!({"baseOffset": base_offset})),
             Event::Batch(b) => self.line("batch", b),
             Event::Record(r) => self.record(r),
-            Event::RecordsError {
-                batch_position,
-                message,
-            } => self.line(
-                "records_error",
-                json!({"batchPosition": batch_position, "message": message}),
-            ),
-            Event::Damage(d) => self.line("damage", d),
+            Event::Finding(f) => self.line("finding", f),
             Event::TrailingBytes {
                 bytes,
                 position,
@@ -597,9 +581,6 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             ),
             Event::Property { key, value } => {
                 self.line("property", json!({"key": key, "value": value}))
-            }
-            Event::FileError { message, .. } => {
-                self.line("file_error", json!({"message": message}))
             }
         }
     }

@@ -2,3 +2,6 @@
 //! none parses bytes itself.
 
 pub mod dump;
+pub mod finding;
+
+pub use finding::{Finding, Severity};

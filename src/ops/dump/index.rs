@@ -13,11 +13,17 @@ use crate::format::index::{
     TIME_INDEX_ENTRY_BYTES,
 };
 use crate::format::names::log_file_name;
+use crate::ops::finding::Finding;
 use crate::storage::log_reader::{LogReader, Step};
 
 /// The `.log` that an index of `base_offset` in the same directory describes.
 fn companion_log(index: &Path, base_offset: i64) -> PathBuf {
     index.with_file_name(log_file_name(base_offset))
+}
+
+/// Byte position of an offset-index slot.
+fn slot_position(slot: usize) -> u64 {
+    (slot * OFFSET_INDEX_ENTRY_BYTES) as u64
 }
 
 /// The batch a time-index entry landed on.
@@ -36,7 +42,8 @@ impl Walker<'_, '_> {
         match LogReader::open(&log, None) {
             Ok(r) => Ok(Some(r.with_max_entry_bytes(self.opts.max_message_size))),
             Err(e) => {
-                self.file_error(p, format!("entries cannot be checked against the log: {e}"))?;
+                let m = format!("entries cannot be checked against the log: {e}");
+                self.finding(Finding::error("index.log-missing", p, m))?;
                 Ok(None)
             }
         }
@@ -49,13 +56,11 @@ impl Walker<'_, '_> {
         if partial == 0 {
             return Ok(());
         }
-        self.file_error(
-            p,
-            format!(
-                "{len} bytes is not a multiple of the {entry_bytes}-byte entry size: the last {partial} byte(s) at position {} are a partial entry",
-                len - partial
-            ),
-        )
+        let at = (len - partial) as u64;
+        let m = format!(
+            "{len} bytes is not a multiple of the {entry_bytes}-byte entry size: the last {partial} byte(s) at position {at} are a partial entry"
+        );
+        self.finding(Finding::error("index.partial-entry", p, m).at(at))
     }
 
     pub(super) fn offset_index(&mut self, p: &Path, base_offset: i64) -> Result<()> {
@@ -83,13 +88,12 @@ impl Walker<'_, '_> {
         {
             if let Some((o, pos)) = prev {
                 if entry.offset <= o || i64::from(entry.position) < pos {
-                    self.file_error(
-                        p,
-                        format!(
-                            "entry {slot} (offset {}, position {}) does not follow entry {} (offset {o}, position {pos}): entries must increase",
-                            entry.offset, entry.position, slot - 1
-                        ),
-                    )?;
+                    let m = format!(
+                        "entry {slot} (offset {}, position {}) does not follow entry {} (offset {o}, position {pos}): entries must increase",
+                        entry.offset, entry.position, slot - 1
+                    );
+                    let f = Finding::error("index.order", p, m).at(slot_position(slot));
+                    self.finding(f.offset(entry.offset))?;
                 }
             }
             prev = Some((entry.offset, i64::from(entry.position)));
@@ -109,24 +113,25 @@ impl Walker<'_, '_> {
                         // The broker scans forward from the indexed position: a batch that
                         // starts after the indexed offset would hide it.
                         if first.is_some_and(|f| f > entry.offset) {
-                            self.file_error(
-                                p,
-                                format!(
-                                    "entry {slot} maps offset {} to position {}, where the batch starts at offset {}",
-                                    entry.offset,
-                                    entry.position,
-                                    first.unwrap_or_default()
-                                ),
-                            )?;
+                            let m = format!(
+                                "entry {slot} maps offset {} to position {}, where the batch starts at offset {}: a lookup would skip it",
+                                entry.offset,
+                                entry.position,
+                                first.unwrap_or_default()
+                            );
+                            let f =
+                                Finding::error("index.offset-hidden", p, m).at(slot_position(slot));
+                            self.finding(f.offset(entry.offset))?;
                         }
                     }
-                    None => self.file_error(
-                        p,
-                        format!(
+                    None => {
+                        let m = format!(
                             "entry {slot} (offset {}) points at position {}, where no valid batch starts",
                             entry.offset, entry.position
-                        ),
-                    )?,
+                        );
+                        let f = Finding::error("index.position", p, m).at(slot_position(slot));
+                        self.finding(f.offset(entry.offset))?
+                    }
                 }
             }
             if !self.opts.verify_index_only {
@@ -250,8 +255,16 @@ impl Walker<'_, '_> {
                 bytes,
             })?;
         }
-        let problems = mismatches.len() + out_of_order.len();
-        self.outcome.damage += problems;
+        for &(timestamp, max) in &mismatches {
+            let m = format!("entry with timestamp {timestamp}: the largest record timestamp of its batch is {max}");
+            self.finding(Finding::error("timeindex.timestamp", p, m))?;
+        }
+        for &(timestamp, prev) in &out_of_order {
+            let m = format!(
+                "entry with timestamp {timestamp} does not follow the previous entry's {prev}"
+            );
+            self.finding(Finding::error("timeindex.order", p, m))?;
+        }
         if !mismatches.is_empty() {
             self.outcome
                 .summary

@@ -17,6 +17,7 @@ use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::names::{classify, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
+use crate::ops::finding::Finding;
 use crate::storage::log_reader::{LogReader, Step};
 
 mod index;
@@ -110,19 +111,6 @@ impl RecordInfo<'_> {
     }
 }
 
-/// Where the bytes of a log stop making sense, and where the dump picked up again.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Damage {
-    pub position: u64,
-    /// A stable id for the kind of damage.
-    pub check: &'static str,
-    pub message: String,
-    /// The next valid batch found after the damage, if any.
-    pub resumed_at: Option<u64>,
-    pub skipped_bytes: u64,
-}
-
 /// What the dump walk reports, in file order.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -138,12 +126,8 @@ pub enum Event<'a> {
     },
     Batch(&'a BatchInfo),
     Record(&'a RecordInfo<'a>),
-    /// The records of a batch could not be decoded past some point.
-    RecordsError {
-        batch_position: u64,
-        message: String,
-    },
-    Damage(&'a Damage),
+    /// Something wrong, explained: damage in a log, a bad index entry, an undecodable file.
+    Finding(&'a Finding),
     /// Bytes after the last complete batch, which Kafka's reader skips silently.
     TrailingBytes {
         path: &'a Path,
@@ -189,11 +173,6 @@ pub enum Event<'a> {
     Property {
         key: &'a str,
         value: &'a str,
-    },
-    /// A file whose content does not decode (checkpoint, snapshot, index, ...).
-    FileError {
-        path: &'a Path,
-        message: String,
     },
     FileEnd {
         path: &'a Path,
@@ -244,6 +223,8 @@ struct Walker<'o, 's> {
     opts: &'o DumpOptions,
     sink: &'s mut dyn Sink,
     outcome: Outcome,
+    /// The file being dumped.
+    current: PathBuf,
 }
 
 /// Dumps each path: a file, or a directory whose files are dumped in base-offset order.
@@ -252,6 +233,7 @@ pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) ->
         opts,
         sink,
         outcome: Outcome::default(),
+        current: PathBuf::new(),
     };
     for p in paths {
         w.path(p)?;
@@ -272,6 +254,7 @@ impl Walker<'_, '_> {
             return Ok(());
         }
         self.outcome.files += 1;
+        self.current = p.to_path_buf();
         self.emit(Event::FileStart { path: p })?;
         let r = self.file(p);
         match r {
@@ -315,10 +298,12 @@ impl Walker<'_, '_> {
         std::fs::read(p).map_err(|e| Error::io(p, e))
     }
 
-    /// Reports a file whose content does not decode and counts it as damage.
-    fn file_error(&mut self, p: &Path, message: String) -> Result<()> {
-        self.outcome.damage += 1;
-        self.emit(Event::FileError { path: p, message })
+    /// Reports a finding; errors count as damage.
+    fn finding(&mut self, f: Finding) -> Result<()> {
+        if f.severity == crate::ops::Severity::Error {
+            self.outcome.damage += 1;
+        }
+        self.emit(Event::Finding(&f))
     }
 
     fn log(&mut self, p: &Path) -> Result<()> {
@@ -410,11 +395,11 @@ impl Walker<'_, '_> {
             Ok(r) => r,
             Err(e) => {
                 self.emit(Event::Batch(&info))?;
-                self.outcome.damage += 1;
-                return self.emit(Event::RecordsError {
-                    batch_position: position,
-                    message: format!("{} (at byte {} of the batch)", e.message, e.pos),
-                });
+                return self.records_error(
+                    position,
+                    info.last_offset,
+                    format!("{} (at byte {} of the batch)", e.message, e.pos),
+                );
             }
         };
         // Collect first: a legacy wrapper's base offset is its first inner offset.
@@ -458,21 +443,27 @@ impl Walker<'_, '_> {
             };
             self.emit(Event::Record(&rec))?;
             if let Some(message) = control_err {
-                self.outcome.damage += 1;
-                self.emit(Event::RecordsError {
-                    batch_position: position,
-                    message,
-                })?;
+                self.records_error(
+                    position,
+                    rec.view.offset,
+                    format!("bad control record: {message}"),
+                )?;
             }
         }
         if let Some(e) = error {
-            self.outcome.damage += 1;
-            self.emit(Event::RecordsError {
-                batch_position: position,
-                message: format!("{} (at byte {} of the records)", e.message, e.pos),
-            })?;
+            let message = format!("{} (at byte {} of the records)", e.message, e.pos);
+            self.records_error(position, info.last_offset, message)?;
         }
         Ok(())
+    }
+
+    fn records_error(&mut self, position: u64, offset: i64, message: String) -> Result<()> {
+        let f = Finding::error(
+            "batch.records",
+            self.current.clone(),
+            format!("Error reading the records of the batch at position {position}: {message}"),
+        );
+        self.finding(f.at(position).offset(offset))
     }
 
     /// Reports damage at `position` and moves the reader to the next valid batch.
@@ -481,19 +472,19 @@ impl Walker<'_, '_> {
         reader: &mut LogReader,
         position: u64,
         check: &'static str,
-        message: String,
+        what: String,
     ) -> Result<()> {
-        self.outcome.damage += 1;
         let resumed_at = reader.resync(position + 1)?;
-        let skipped_bytes = resumed_at.unwrap_or(reader.end()) - position;
-        let d = Damage {
-            position,
-            check,
-            message,
-            resumed_at,
-            skipped_bytes,
+        let skipped = resumed_at.unwrap_or(reader.end()) - position;
+        let message = match resumed_at {
+            Some(at) => format!(
+                "Corrupt data at position {position}: {what}; skipped {skipped} bytes to the next valid batch at position {at}"
+            ),
+            None => format!(
+                "Corrupt data at position {position}: {what}; no valid batch in the remaining {skipped} bytes"
+            ),
         };
-        self.emit(Event::Damage(&d))
+        self.finding(Finding::error(check, reader.path(), message).at(position))
     }
 }
 

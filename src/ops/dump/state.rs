@@ -10,6 +10,7 @@ use crate::format::checkpoint::{
 };
 use crate::format::index::{txn_index_entries, ABORTED_TXN_ENTRY_BYTES};
 use crate::format::snapshot;
+use crate::ops::finding::Finding;
 
 impl Walker<'_, '_> {
     pub(super) fn txn_index(&mut self, p: &Path) -> Result<()> {
@@ -18,18 +19,18 @@ impl Walker<'_, '_> {
             match entry {
                 Ok(t) => self.emit(Event::TxnEntry(&t))?,
                 Err(e) => {
-                    let at = i * ABORTED_TXN_ENTRY_BYTES + e.pos;
-                    return self.file_error(p, format!("{} (at byte {at})", e.message));
+                    let at = (i * ABORTED_TXN_ENTRY_BYTES + e.pos) as u64;
+                    return self.finding(Finding::error("txnindex.decode", p, e.message).at(at));
                 }
             }
         }
         let partial = bytes.len() % ABORTED_TXN_ENTRY_BYTES;
         if partial != 0 {
-            let at = bytes.len() - partial;
-            return self.file_error(
-                p,
-                format!("{partial} trailing byte(s) at byte {at} are not a whole entry (34 bytes)"),
+            let at = (bytes.len() - partial) as u64;
+            let m = format!(
+                "{partial} trailing byte(s) at position {at} are not a whole entry (34 bytes)"
             );
+            return self.finding(Finding::error("txnindex.partial-entry", p, m).at(at));
         }
         Ok(())
     }
@@ -43,7 +44,9 @@ impl Walker<'_, '_> {
                 }
                 Ok(())
             }
-            Err(e) => self.file_error(p, format!("{} (at byte {})", e.message, e.pos)),
+            Err(e) => {
+                self.finding(Finding::error("snapshot.decode", p, e.message).at(e.pos as u64))
+            }
         }
     }
 
@@ -54,7 +57,7 @@ impl Walker<'_, '_> {
                 .entries
                 .iter()
                 .try_for_each(|e| self.emit(Event::LeaderEpochEntry(e))),
-            Err(e) => self.file_error(p, e.message),
+            Err(e) => self.finding(Finding::error("leader-epoch.decode", p, e.message)),
         }
     }
 
@@ -65,7 +68,7 @@ impl Walker<'_, '_> {
                 .entries
                 .iter()
                 .try_for_each(|e| self.emit(Event::OffsetCheckpointEntry(e))),
-            Err(e) => self.file_error(p, e.message),
+            Err(e) => self.finding(Finding::error("checkpoint.decode", p, e.message)),
         }
     }
 
@@ -76,7 +79,7 @@ impl Walker<'_, '_> {
                 version: m.version,
                 topic_id: uuid_to_base64(&m.topic_id),
             }),
-            Err(e) => self.file_error(p, e.message),
+            Err(e) => self.finding(Finding::error("partition-metadata.decode", p, e.message)),
         }
     }
 
@@ -87,7 +90,7 @@ impl Walker<'_, '_> {
                 .to_properties()
                 .iter()
                 .try_for_each(|(key, value)| self.emit(Event::Property { key, value })),
-            Err(e) => self.file_error(p, e.message),
+            Err(e) => self.finding(Finding::error("meta-properties.decode", p, e.message)),
         }
     }
 }

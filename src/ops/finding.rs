@@ -1,0 +1,68 @@
+//! Findings: what is wrong in a file, where, and how bad — shared by `dump` (which explains
+//! damage inline) and `verify` (which reports nothing else).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+/// One problem, in one sentence an operator understands, with a stable check id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Finding {
+    /// Stable id, e.g. `batch.crc`, `log.torn-tail`, `index.order` (README lists them).
+    pub check: &'static str,
+    pub severity: Severity,
+    pub file: PathBuf,
+    /// Byte position in `file` where it applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub position: Option<u64>,
+    /// Kafka offset where it applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<i64>,
+    pub message: String,
+}
+
+impl Finding {
+    pub fn error(
+        check: &'static str,
+        file: impl Into<PathBuf>,
+        message: impl Into<String>,
+    ) -> Self {
+        Finding {
+            check,
+            severity: Severity::Error,
+            file: file.into(),
+            position: None,
+            offset: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn warning(
+        check: &'static str,
+        file: impl Into<PathBuf>,
+        message: impl Into<String>,
+    ) -> Self {
+        Finding {
+            severity: Severity::Warning,
+            ..Finding::error(check, file, message)
+        }
+    }
+
+    pub fn at(mut self, position: u64) -> Self {
+        self.position = Some(position);
+        self
+    }
+
+    pub fn offset(mut self, offset: i64) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+}
