@@ -12,14 +12,11 @@ struct Positions(Vec<String>);
 
 impl Sink for Positions {
     fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
-        match e {
-            Event::Finding(f) => {
-                // Every finding names its file and, in a log, the byte position.
-                assert!(f.position.is_some(), "{f:?}");
-                self.0
-                    .push(format!("{} at {:?}: {}", f.check, f.position, f.message))
-            }
-            _ => {}
+        if let Event::Finding(f) = e {
+            // Every finding in a log names the byte position.
+            assert!(f.position.is_some(), "{f:?}");
+            self.0
+                .push(format!("{} at {:?}: {}", f.check, f.position, f.message));
         }
         Ok(())
     }
