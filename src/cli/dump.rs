@@ -340,15 +340,8 @@ impl<W: Write> Sink for TextSink<'_, W> {
                     Ok(())
                 }
             }
-            Event::TrailingBytes { path, bytes, position, torn_entry_len } => {
-                writeln!(self.out, "Found {bytes} invalid bytes at the end of {}", file_name(path))?;
-                match torn_entry_len {
-                    Some(len) => writeln!(
-                        self.out,
-                        "Torn write at position {position}: the entry there announces {len} bytes but only {bytes} remain"
-                    ),
-                    None => Ok(()),
-                }
+            Event::TrailingBytes { path, bytes, .. } => {
+                writeln!(self.out, "Found {bytes} invalid bytes at the end of {}", file_name(path))
             }
             Event::IndexEmpty { path } => writeln!(self.out, "{} is empty.", path.display()),
             Event::SanityCheck { path, result } => match result {
@@ -541,13 +534,10 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             Event::Record(r) => self.record(r),
             Event::Finding(f) => self.line("finding", f),
             Event::TrailingBytes {
-                bytes,
-                position,
-                torn_entry_len,
-                ..
+                bytes, position, ..
             } => self.line(
                 "trailing_bytes",
-                json!({"position": position, "bytes": bytes, "tornEntryLen": torn_entry_len}),
+                json!({"position": position, "bytes": bytes}),
             ),
             Event::IndexEmpty { .. } => self.line("index_empty", json!({})),
             Event::SanityCheck { result, .. } => self.line(

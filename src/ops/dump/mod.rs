@@ -133,9 +133,6 @@ pub enum Event<'a> {
         path: &'a Path,
         bytes: u64,
         position: u64,
-        /// The length the entry at `position` announces, when it runs past the end of the
-        /// file (a torn write after a crash).
-        torn_entry_len: Option<u64>,
     },
     /// An index with no entries at all.
     IndexEmpty {
@@ -276,7 +273,7 @@ impl Walker<'_, '_> {
         match classify(&name) {
             FileKind::Log { base_offset } => {
                 self.emit(Event::LogStart { base_offset })?;
-                self.log(p)
+                self.log(p, base_offset)
             }
             FileKind::OffsetIndex { base_offset } => self.offset_index(p, base_offset),
             FileKind::TimeIndex { base_offset } => self.time_index(p, base_offset),
@@ -306,10 +303,11 @@ impl Walker<'_, '_> {
         self.emit(Event::Finding(&f))
     }
 
-    fn log(&mut self, p: &Path) -> Result<()> {
+    fn log(&mut self, p: &Path, base_offset: i64) -> Result<()> {
         let mut reader = LogReader::open(p, Some(self.opts.max_bytes))?;
         let mut scratch = Vec::new();
         let mut last_offset: Option<i64> = None;
+        let mut prev_batch_last: Option<i64> = None;
         let mut regressions = Vec::new();
         loop {
             let step = reader.next_step()?;
@@ -320,18 +318,19 @@ impl Walker<'_, '_> {
                     trailing,
                     truncated_len,
                 } => {
-                    // A torn write: an entry announced more bytes than the file holds.
-                    let torn = truncated_len.filter(|_| !reader.is_limited());
-                    if torn.is_some() {
-                        self.outcome.damage += 1;
-                    }
                     if trailing > 0 && self.opts.max_bytes == DEFAULT_MAX_BYTES {
                         self.emit(Event::TrailingBytes {
                             path: p,
                             bytes: trailing,
                             position,
-                            torn_entry_len: torn,
                         })?;
+                    }
+                    // A torn write: an entry announced more bytes than the file holds.
+                    if let Some(len) = truncated_len.filter(|_| !reader.is_limited()) {
+                        let m = format!(
+                            "Torn write at position {position}: the entry there announces {len} bytes but only {trailing} remain; valid data ends at position {position}"
+                        );
+                        self.finding(Finding::error("log.torn-tail", p, m).at(position))?;
                     }
                     break;
                 }
@@ -356,9 +355,8 @@ impl Walker<'_, '_> {
                 }
             };
             let info = batch_info(position, &entry, None);
-            if !info.is_valid {
-                self.outcome.damage += 1;
-            }
+            self.check_batch(p, &entry, &info, base_offset, prev_batch_last)?;
+            prev_batch_last = Some(info.last_offset);
             if !self.opts.deep {
                 self.emit(Event::Batch(&info))?;
                 continue;
@@ -453,6 +451,62 @@ impl Walker<'_, '_> {
         if let Some(e) = error {
             let message = format!("{} (at byte {} of the records)", e.message, e.pos);
             self.records_error(position, info.last_offset, message)?;
+        }
+        Ok(())
+    }
+
+    /// Header-level checks of one batch: CRC, magic, count, offsets against the previous
+    /// batch and the segment's base offset.
+    fn check_batch(
+        &mut self,
+        p: &Path,
+        entry: &Entry<'_>,
+        info: &BatchInfo,
+        segment_base: i64,
+        prev_last: Option<i64>,
+    ) -> Result<()> {
+        let at = info.position;
+        let problem =
+            |check, m: String| Finding::error(check, p, m).at(at).offset(info.last_offset);
+        if !info.is_valid {
+            let m = format!(
+                "Batch at position {at}: stored CRC {} does not match the computed {}",
+                info.crc,
+                entry.compute_crc()
+            );
+            self.finding(problem("batch.crc", m))?;
+        }
+        if info.magic > 2 {
+            let m = format!("Batch at position {at}: unknown magic {}", info.magic);
+            self.finding(problem("batch.magic", m))?;
+        }
+        if let (Entry::V2(b), Some(count)) = (entry, info.count) {
+            if count < 0 || i64::from(count) > i64::from(b.header.last_offset_delta) + 1 {
+                let m = format!(
+                    "Batch at position {at}: {count} records cannot fit offsets {}..{}",
+                    b.header.base_offset, info.last_offset
+                );
+                self.finding(problem("batch.count", m))?;
+            }
+        }
+        if entry.compression().is_err() {
+            let m = format!("Batch at position {at}: unknown compression codec id");
+            self.finding(problem("batch.codec", m))?;
+        }
+        let first = info.base_offset.unwrap_or(info.last_offset);
+        match prev_last {
+            Some(prev) if first <= prev => {
+                let m =
+                    format!("Batch at position {at}: offsets go backwards, {first} follows {prev}");
+                self.finding(problem("log.offset-order", m))?;
+            }
+            None if first < segment_base => {
+                let m = format!(
+                    "Batch at position {at}: offset {first} is below the segment's base offset {segment_base}"
+                );
+                self.finding(problem("segment.base-offset", m))?;
+            }
+            _ => {}
         }
         Ok(())
     }
