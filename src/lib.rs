@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod format;
+pub mod ops;
 pub mod storage;
 
 pub use error::{Error, Result};
