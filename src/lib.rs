@@ -4,6 +4,7 @@
 //! (the engine: segments, indexes, producer state, leader epochs), `ops` (dump, verify, repair,
 //! …) and `cli`.
 
+pub mod cli;
 pub mod error;
 pub mod format;
 pub mod ops;

@@ -1,3 +1,5 @@
-//! Layer 3: operations on partition directories, each walking the engine.
+//! Layer 3: operations built on the engine. Each walks the engine and reports what it finds;
+//! none parses bytes itself.
 
+pub mod dump;
 pub mod write;

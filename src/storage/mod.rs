@@ -1,6 +1,7 @@
 //! Layer 2: the engine. Files of a partition directory, read and written the way the broker
 //! reads and writes them: one type per on-disk concern, each owning its files.
 
+pub mod files;
 pub mod index;
 mod java_hash_order;
 pub mod leader_epoch;

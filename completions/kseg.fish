@@ -1,0 +1,51 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kseg_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_kseg_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kseg_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kseg_using_subcommand
+    set -l cmd (__fish_kseg_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kseg -n "__fish_kseg_needs_command" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_needs_command" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Index files: bytes of the log read at each indexed position' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-bytes -d 'Log files: read at most this many bytes from the start of each file' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-format -d 'Encoding of keys in JSON output' -r -f -a "auto\t'UTF-8 text when the bytes are valid UTF-8, else base64'
+utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
+hex\t''
+base64\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-format -d 'Encoding of values and header values in JSON output' -r -f -a "auto\t'UTF-8 text when the bytes are valid UTF-8, else base64'
+utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
+hex\t''
+base64\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l deep-iteration -d 'One line per record, not only per batch'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l print-data-log -d 'Print record keys and payloads (implies --deep-iteration)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l skip-record-metadata -d 'Leave the per-record metadata out of record lines'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l verify-index-only -d 'Index files: check the entries against the log but print no entry lines'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l index-sanity-check -d 'Index files: only run Kafka\'s index sanity check'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l json -d 'JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,458 @@
+//! `kseg dump`: kafka-dump-log's text output (same lines, fields and punctuation as Kafka 4.0,
+//! quirks included) or JSON Lines, rendered from the events of `ops::dump`.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::json;
+
+use super::render::BytesFormat;
+use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
+use crate::ops::dump::{
+    dump_paths, BatchInfo, DumpOptions, Event, Outcome, RecordInfo, Sink, DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_MESSAGE_SIZE,
+};
+
+#[derive(Debug, Args)]
+pub struct DumpArgs {
+    /// Files or partition directories (a directory dumps its files in base-offset order).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Comma-separated files, as kafka-dump-log takes them.
+    #[arg(long, value_delimiter = ',', value_name = "FILE1,FILE2,...")]
+    pub files: Vec<PathBuf>,
+    /// One line per record, not only per batch.
+    #[arg(long)]
+    pub deep_iteration: bool,
+    /// Print record keys and payloads (implies --deep-iteration).
+    #[arg(long)]
+    pub print_data_log: bool,
+    /// Leave the per-record metadata out of record lines.
+    #[arg(long)]
+    pub skip_record_metadata: bool,
+    /// Index files: check the entries against the log but print no entry lines.
+    #[arg(long)]
+    pub verify_index_only: bool,
+    /// Index files: only run Kafka's index sanity check.
+    #[arg(long)]
+    pub index_sanity_check: bool,
+    /// Index files: bytes of the log read at each indexed position.
+    #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_SIZE, value_name = "BYTES")]
+    pub max_message_size: u64,
+    /// Log files: read at most this many bytes from the start of each file.
+    #[arg(long, default_value_t = DEFAULT_MAX_BYTES, value_name = "BYTES")]
+    pub max_bytes: u64,
+    /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
+    #[arg(long)]
+    pub json: bool,
+    /// Encoding of keys in JSON output.
+    #[arg(long, value_enum, default_value_t = BytesFormat::Auto)]
+    pub key_format: BytesFormat,
+    /// Encoding of values and header values in JSON output.
+    #[arg(long, value_enum, default_value_t = BytesFormat::Auto)]
+    pub value_format: BytesFormat,
+}
+
+pub fn run(args: DumpArgs) -> u8 {
+    let mut paths = args.paths.clone();
+    paths.extend(args.files.iter().cloned());
+    if paths.is_empty() {
+        return fail(&"no file given: name files or directories (or use --files a,b,c)");
+    }
+    let print_data = args.print_data_log;
+    let opts = DumpOptions {
+        deep: args.deep_iteration || print_data,
+        print_data,
+        skip_record_metadata: args.skip_record_metadata,
+        max_bytes: args.max_bytes,
+        max_message_size: args.max_message_size,
+        index_sanity_check: args.index_sanity_check,
+        verify_index_only: args.verify_index_only,
+        ..DumpOptions::default()
+    };
+    let stdout = io::stdout();
+    let out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = if args.json {
+        let mut sink = JsonSink {
+            out,
+            opts: &opts,
+            key_format: args.key_format,
+            value_format: args.value_format,
+            file: String::new(),
+        };
+        let r = dump_paths(&paths, &opts, &mut sink);
+        finish(sink.out, r)
+    } else {
+        let mut sink = TextSink {
+            out,
+            opts: &opts,
+            line: String::new(),
+        };
+        let r = dump_paths(&paths, &opts, &mut sink);
+        finish(sink.out, r)
+    };
+    match result {
+        Ok(outcome) => {
+            print_summary(&outcome);
+            if outcome.unreadable > 0 {
+                EXIT_FAILURE
+            } else if outcome.damage > 0 {
+                EXIT_FINDINGS
+            } else {
+                EXIT_OK
+            }
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn finish<W: Write>(mut out: W, r: crate::Result<Outcome>) -> crate::Result<Outcome> {
+    let flushed = out.flush();
+    let outcome = match r {
+        Err(crate::Error::Io { source, .. }) if source.kind() == io::ErrorKind::BrokenPipe => {
+            std::process::exit(EXIT_OK.into())
+        }
+        other => other?,
+    };
+    if let Err(e) = flushed {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            std::process::exit(EXIT_OK.into());
+        }
+        return Err(crate::Error::io(Path::new("<stdout>"), e));
+    }
+    Ok(outcome)
+}
+
+/// End-of-run summaries, on stderr as kafka-dump-log prints them.
+fn print_summary(o: &Outcome) {
+    let mut err = io::stderr().lock();
+    for (path, pairs) in &o.summary.offset_regressions {
+        let _ = writeln!(
+            err,
+            "Non-increasing offsets in {}",
+            absolute(path).display()
+        );
+        for (last, next) in pairs.iter().rev() {
+            let _ = writeln!(err, "  {last} is followed by {next}");
+        }
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// kafka-dump-log's text.
+struct TextSink<'o, W: Write> {
+    out: W,
+    opts: &'o DumpOptions,
+    line: String,
+}
+
+impl<W: Write> TextSink<'_, W> {
+    fn batch_line(&mut self, b: &BatchInfo) {
+        use std::fmt::Write as _;
+        let l = &mut self.line;
+        l.clear();
+        if b.magic >= 2 {
+            let horizon = match b.delete_horizon_ms {
+                Some(h) => format!("OptionalLong[{h}]"),
+                None => "OptionalLong.empty".to_owned(),
+            };
+            let _ = write!(
+                l,
+                "baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} producerId: {} producerEpoch: {} partitionLeaderEpoch: {} isTransactional: {} isControl: {} deleteHorizonMs: {} position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
+                b.base_offset.unwrap_or(-1),
+                b.last_offset,
+                b.count.unwrap_or(0),
+                b.base_sequence,
+                b.last_sequence,
+                b.producer_id,
+                b.producer_epoch,
+                b.partition_leader_epoch,
+                b.is_transactional,
+                b.is_control,
+                horizon,
+                b.position,
+                b.timestamp_type,
+                b.max_timestamp,
+                b.size_in_bytes,
+                b.magic,
+                b.compression,
+                b.crc,
+                b.is_valid
+            );
+        } else {
+            let _ = write!(
+                l,
+                "offset: {} position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
+                b.last_offset,
+                b.position,
+                b.timestamp_type,
+                b.max_timestamp,
+                b.size_in_bytes,
+                b.magic,
+                b.compression,
+                b.crc,
+                b.is_valid
+            );
+        }
+    }
+
+    fn record_line(&mut self, r: &RecordInfo<'_>) {
+        use std::fmt::Write as _;
+        let v = &r.view;
+        let l = &mut self.line;
+        l.clear();
+        let mut prefix = "| ";
+        if !self.opts.skip_record_metadata {
+            let _ = write!(
+                l,
+                "{prefix}offset: {} {}: {} keySize: {} valueSize: {}",
+                v.offset,
+                v.timestamp_type.name(),
+                v.timestamp,
+                v.key.map_or(-1, |k| k.len() as i64),
+                v.value.map_or(-1, |x| x.len() as i64)
+            );
+            prefix = " ";
+            match r.legacy() {
+                None => {
+                    let keys: Vec<String> = v
+                        .headers
+                        .iter()
+                        .map(|h| String::from_utf8_lossy(h.key).into_owned())
+                        .collect();
+                    let _ = write!(
+                        l,
+                        " sequence: {} headerKeys: [{}]",
+                        v.sequence,
+                        keys.join(",")
+                    );
+                }
+                Some(legacy) => {
+                    // Kafka's legacy record line really ends the CRC with a stray brace.
+                    let _ = write!(l, " isValid: {} crc: {}}}", legacy.is_valid, legacy.crc);
+                }
+            }
+            if r.is_control_batch {
+                match r.control {
+                    Some(c) if c.coordinator_epoch.is_some() => {
+                        let _ = write!(
+                            l,
+                            " endTxnMarker: {} coordinatorEpoch: {}",
+                            c.kind,
+                            c.coordinator_epoch.unwrap_or(0)
+                        );
+                    }
+                    Some(c) => {
+                        let _ = write!(l, " controlType: {}({})", c.kind, c.control_type.id());
+                    }
+                    None => {}
+                }
+            }
+        }
+        if self.opts.print_data && !r.is_control_batch {
+            if let Some(k) = v.key {
+                let _ = write!(l, "{prefix}key: {}", String::from_utf8_lossy(k));
+            }
+            if let Some(x) = v.value {
+                let _ = write!(l, " payload: {}", String::from_utf8_lossy(x));
+            }
+        }
+    }
+}
+
+impl<W: Write> Sink for TextSink<'_, W> {
+    fn event(&mut self, e: &Event<'_>) -> io::Result<()> {
+        match e {
+            Event::FileStart { path } => writeln!(self.out, "Dumping {}", path.display()),
+            Event::Ignored { path } => {
+                self.out.flush()?;
+                eprintln!("Ignoring unknown file {}", path.display());
+                Ok(())
+            }
+            Event::LogStart { base_offset } => writeln!(self.out, "Log starting offset: {base_offset}"),
+            Event::Batch(b) => {
+                self.batch_line(b);
+                writeln!(self.out, "{}", self.line)
+            }
+            Event::Record(r) => {
+                self.record_line(r);
+                writeln!(self.out, "{}", self.line)
+            }
+            Event::RecordsError { batch_position, message } => {
+                writeln!(self.out, "Error reading the records of the batch at position {batch_position}: {message}")
+            }
+            Event::Damage(d) => match d.resumed_at {
+                Some(at) => writeln!(
+                    self.out,
+                    "Corrupt data at position {}: {}; skipped {} bytes to the next valid batch at position {at}",
+                    d.position, d.message, d.skipped_bytes
+                ),
+                None => writeln!(
+                    self.out,
+                    "Corrupt data at position {}: {}; no valid batch in the remaining {} bytes",
+                    d.position, d.message, d.skipped_bytes
+                ),
+            },
+            Event::TrailingBytes { path, bytes, .. } => {
+                writeln!(self.out, "Found {bytes} invalid bytes at the end of {}", file_name(path))
+            }
+            Event::FileEnd { .. } => Ok(()),
+        }
+    }
+}
+
+/// JSON Lines: one object per event that carries data, each with `type` and `file`.
+struct JsonSink<'o, W: Write> {
+    out: W,
+    opts: &'o DumpOptions,
+    key_format: BytesFormat,
+    value_format: BytesFormat,
+    file: String,
+}
+
+#[derive(Serialize)]
+struct Line<'a, T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    file: &'a str,
+    #[serde(flatten)]
+    body: T,
+}
+
+/// A byte string in the chosen encoding; `None` is JSON null.
+#[derive(Serialize)]
+struct Encoded {
+    data: String,
+    encoding: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonHeader {
+    key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Option<Encoded>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonRecord {
+    offset: i64,
+    timestamp: i64,
+    timestamp_type: &'static str,
+    sequence: i32,
+    size_in_bytes: usize,
+    key_size: i64,
+    value_size: i64,
+    /// Present (possibly null) with --print-data-log and for control records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key: Option<Option<Encoded>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<Option<Encoded>>,
+    headers: Vec<JsonHeader>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    legacy: Option<JsonLegacy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control: Option<crate::ops::dump::ControlInfo>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonLegacy {
+    magic: i8,
+    attributes: i8,
+    crc: u32,
+    is_valid: bool,
+}
+
+impl<W: Write> JsonSink<'_, W> {
+    fn line<T: Serialize>(&mut self, kind: &'static str, body: T) -> io::Result<()> {
+        serde_json::to_writer(
+            &mut self.out,
+            &Line {
+                kind,
+                file: &self.file,
+                body,
+            },
+        )?;
+        self.out.write_all(b"\n")
+    }
+
+    fn record(&mut self, r: &RecordInfo<'_>) -> io::Result<()> {
+        let v = &r.view;
+        let encode = |b: Option<&[u8]>, f: BytesFormat| {
+            b.map(|b| {
+                let (data, encoding) = f.encode(b);
+                Encoded { data, encoding }
+            })
+        };
+        let with_data = self.opts.print_data || r.is_control_batch;
+        let rec = JsonRecord {
+            offset: v.offset,
+            timestamp: v.timestamp,
+            timestamp_type: v.timestamp_type.name(),
+            sequence: v.sequence,
+            size_in_bytes: v.size_in_bytes,
+            key_size: v.key.map_or(-1, |k| k.len() as i64),
+            value_size: v.value.map_or(-1, |x| x.len() as i64),
+            key: with_data.then(|| encode(v.key, self.key_format)),
+            value: with_data.then(|| encode(v.value, self.value_format)),
+            headers: v
+                .headers
+                .iter()
+                .map(|h| JsonHeader {
+                    key: String::from_utf8_lossy(h.key).into_owned(),
+                    value: with_data.then(|| encode(h.value, self.value_format)),
+                })
+                .collect(),
+            legacy: v.legacy.map(|l| JsonLegacy {
+                magic: l.magic,
+                attributes: l.attributes,
+                crc: l.crc,
+                is_valid: l.is_valid,
+            }),
+            control: r.control,
+        };
+        self.line("record", rec)
+    }
+}
+
+impl<W: Write> Sink for JsonSink<'_, W> {
+    fn event(&mut self, e: &Event<'_>) -> io::Result<()> {
+        match e {
+            Event::FileStart { path } => {
+                self.file = path.display().to_string();
+                Ok(())
+            }
+            Event::Ignored { .. } | Event::FileEnd { .. } => Ok(()),
+            Event::LogStart { base_offset } => self.line("log", json!({"baseOffset": base_offset})),
+            Event::Batch(b) => self.line("batch", b),
+            Event::Record(r) => self.record(r),
+            Event::RecordsError {
+                batch_position,
+                message,
+            } => self.line(
+                "records_error",
+                json!({"batchPosition": batch_position, "message": message}),
+            ),
+            Event::Damage(d) => self.line("damage", d),
+            Event::TrailingBytes {
+                bytes, position, ..
+            } => self.line(
+                "trailing_bytes",
+                json!({"position": position, "bytes": bytes}),
+            ),
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Layer 4: the command line. Argument parsing, rendering and exit codes only; everything
+//! about Kafka's formats lives in the layers below.
+
+pub mod dump;
+mod render;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Exit status: everything checked out.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: damage or findings were reported (after printing all that could be printed).
+pub const EXIT_FINDINGS: u8 = 1;
+/// Exit status: a file could not be read or the command line was wrong.
+pub const EXIT_FAILURE: u8 = 2;
+
+/// Offline tool for Apache Kafka partition directories: dump, verify, repair and write
+/// `.log` segments, indexes, producer snapshots and checkpoint files.
+#[derive(Debug, Parser)]
+#[command(name = "kseg", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the contents of segment, index, snapshot and checkpoint files (a drop-in for
+    /// kafka-dump-log.sh --files, with JSON output and damage reports).
+    Dump(dump::DumpArgs),
+}
+
+/// Runs the command line and returns the process exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Dump(args) => dump::run(args),
+    };
+    ExitCode::from(code)
+}
+
+/// Prints an error the way every subcommand does, and returns the failure status.
+pub(crate) fn fail(e: &dyn std::fmt::Display) -> u8 {
+    eprintln!("kseg: error: {e}");
+    EXIT_FAILURE
+}

@@ -1,0 +1,46 @@
+//! Shared rendering helpers: byte strings in the encodings users ask for.
+
+use base64::Engine as _;
+use clap::ValueEnum;
+
+/// How keys, values and header values appear in JSON output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BytesFormat {
+    /// UTF-8 text when the bytes are valid UTF-8, else base64.
+    Auto,
+    /// UTF-8 text, invalid sequences replaced (like kafka-dump-log's StringDecoder).
+    Utf8,
+    Hex,
+    Base64,
+}
+
+impl BytesFormat {
+    /// The encoded text and the name of the encoding used.
+    pub fn encode(self, b: &[u8]) -> (String, &'static str) {
+        match self {
+            BytesFormat::Auto => match std::str::from_utf8(b) {
+                Ok(s) => (s.to_owned(), "utf8"),
+                Err(_) => (
+                    base64::engine::general_purpose::STANDARD.encode(b),
+                    "base64",
+                ),
+            },
+            BytesFormat::Utf8 => (String::from_utf8_lossy(b).into_owned(), "utf8"),
+            BytesFormat::Hex => (hex(b), "hex"),
+            BytesFormat::Base64 => (
+                base64::engine::general_purpose::STANDARD.encode(b),
+                "base64",
+            ),
+        }
+    }
+}
+
+pub fn hex(b: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for &x in b {
+        s.push(DIGITS[(x >> 4) as usize] as char);
+        s.push(DIGITS[(x & 15) as usize] as char);
+    }
+    s
+}
