@@ -4,12 +4,16 @@
 //! against what remains, and failures are [`DecodeError`]s with the position in the slice.
 
 pub mod batch;
+pub mod checkpoint;
 pub mod codec;
 pub mod control;
 pub mod cursor;
 pub mod entry;
 pub mod error;
+pub mod index;
 pub mod legacy;
+pub mod names;
+pub mod snapshot;
 pub mod varint;
 
 pub use codec::Compression;
