@@ -15,10 +15,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::format::batch::{build_batch, increment_sequence, BatchSpec, RecordSpec, TimestampType};
+use crate::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
+use crate::format::checkpoint::uuid_from_base64;
 use crate::format::codec::Compression;
 use crate::format::control::{encode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::legacy::{build_message_set, LegacySetSpec};
+use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 
 /// The topic id written to `partition.metadata` when the spec names none.
@@ -314,7 +316,9 @@ pub fn write_spec_with(
     }
     let now_ms = spec.now_ms.unwrap_or(DEFAULT_NOW_MS);
     let start_offset = spec.start_offset.unwrap_or(0);
-    let topic_id = spec.topic_id.as_deref().unwrap_or(DEFAULT_TOPIC_ID);
+    let topic_id_text = spec.topic_id.as_deref().unwrap_or(DEFAULT_TOPIC_ID);
+    let topic_id = uuid_from_base64(topic_id_text)
+        .map_err(|m| Error::invalid(Path::new("SPEC.json"), format!("topic_id: {m}")))?;
     let mut log = Log::create(out_dir, spec.log_config(), start_offset, topic_id, now_ms)?;
     let mut planner = Planner {
         config: &spec.config,

@@ -5,35 +5,19 @@
 //! is trimmed to its entries on roll and close. Opening an existing file counts every whole slot
 //! as an entry, zero-filled tail included, exactly as Kafka does.
 //!
-//! Owns the files and the in-memory entries; not the rule of when to add an entry (that is
-//! [`super::segment::Segment::append`]'s).
+//! Owns the files and the in-memory entries; not the entry layout (`format::index`) nor the
+//! rule of when to add an entry (that is [`super::segment::Segment::append`]'s).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-
-/// One `.index` slot: relative offset (i32) then file position (i32).
-pub const OFFSET_INDEX_ENTRY_BYTES: u64 = 8;
-/// One `.timeindex` slot: timestamp (i64) then relative offset (i32).
-pub const TIME_INDEX_ENTRY_BYTES: u64 = 12;
-/// What a time index reports as its last entry while it has none (Kafka's NO_TIMESTAMP).
-const NO_TIMESTAMP: i64 = -1;
-
-/// An offset-index entry, with the absolute offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OffsetPosition {
-    pub offset: i64,
-    pub position: i32,
-}
-
-/// A time-index entry, with the absolute offset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimestampOffset {
-    pub timestamp: i64,
-    pub offset: i64,
-}
+use crate::format::index::{
+    encode_offset_index_entry, encode_time_index_entry, offset_index_entries, time_index_entries,
+    OffsetIndexEntry, RelativeOffsetOverflow, TimeIndexEntry, NO_TIMESTAMP,
+    OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
+};
 
 /// The file side shared by both indexes: lazy creation, in-place slot writes, trimming.
 #[derive(Debug)]
@@ -106,17 +90,8 @@ impl IndexFile {
     }
 }
 
-fn relative(path: &Path, base_offset: i64, offset: i64) -> Result<i32> {
-    offset
-        .checked_sub(base_offset)
-        .and_then(|d| i32::try_from(d).ok())
-        .filter(|d| *d >= 0)
-        .ok_or_else(|| {
-            Error::invalid(
-                path,
-                format!("offset {offset} cannot be stored relative to base offset {base_offset}"),
-            )
-        })
+fn overflow(path: &Path, e: RelativeOffsetOverflow) -> Error {
+    Error::invalid(path, e.to_string())
 }
 
 /// `.index`: the largest offset of an append call → where that call started in the `.log`.
@@ -124,7 +99,7 @@ fn relative(path: &Path, base_offset: i64, offset: i64) -> Result<i32> {
 pub struct OffsetIndex {
     base_offset: i64,
     file: IndexFile,
-    entries: Vec<OffsetPosition>,
+    entries: Vec<OffsetIndexEntry>,
 }
 
 impl OffsetIndex {
@@ -132,7 +107,7 @@ impl OffsetIndex {
     pub fn new(path: PathBuf, base_offset: i64, max_index_bytes: u64) -> Self {
         OffsetIndex {
             base_offset,
-            file: IndexFile::new(path, OFFSET_INDEX_ENTRY_BYTES, max_index_bytes),
+            file: IndexFile::new(path, OFFSET_INDEX_ENTRY_BYTES as u64, max_index_bytes),
             entries: Vec::new(),
         }
     }
@@ -140,15 +115,8 @@ impl OffsetIndex {
     /// Reads an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
     pub fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
         let bytes = IndexFile::read_existing(path)?;
-        let entries = bytes
-            .chunks_exact(OFFSET_INDEX_ENTRY_BYTES as usize)
-            .map(|s| OffsetPosition {
-                offset: base_offset
-                    + i64::from(i32::from_be_bytes(s[0..4].try_into().expect("4 bytes"))),
-                position: i32::from_be_bytes(s[4..8].try_into().expect("4 bytes")),
-            })
-            .collect::<Vec<_>>();
-        let mut file = IndexFile::new(path.to_path_buf(), OFFSET_INDEX_ENTRY_BYTES, 0);
+        let entries = offset_index_entries(&bytes, base_offset).collect::<Vec<_>>();
+        let mut file = IndexFile::new(path.to_path_buf(), OFFSET_INDEX_ENTRY_BYTES as u64, 0);
         file.max_entries = entries.len() as u64;
         Ok(OffsetIndex {
             base_offset,
@@ -157,7 +125,7 @@ impl OffsetIndex {
         })
     }
 
-    pub fn entries(&self) -> &[OffsetPosition] {
+    pub fn entries(&self) -> &[OffsetIndexEntry] {
         &self.entries
     }
 
@@ -195,20 +163,19 @@ impl OffsetIndex {
                 ));
             }
         }
-        let rel = relative(&self.file.path, self.base_offset, offset)?;
-        let mut slot = [0u8; OFFSET_INDEX_ENTRY_BYTES as usize];
-        slot[..4].copy_from_slice(&rel.to_be_bytes());
-        slot[4..].copy_from_slice(&position.to_be_bytes());
+        let entry = OffsetIndexEntry { offset, position };
+        let slot = encode_offset_index_entry(&entry, self.base_offset)
+            .map_err(|e| overflow(&self.file.path, e))?;
         self.file.write_slot(self.entries.len() as u64, &slot)?;
-        self.entries.push(OffsetPosition { offset, position });
+        self.entries.push(entry);
         Ok(())
     }
 
     /// The entry with the largest offset `<= target`, else `(base, 0)` (behavior.md §7.1).
-    pub fn lookup(&self, target: i64) -> OffsetPosition {
+    pub fn lookup(&self, target: i64) -> OffsetIndexEntry {
         let n = self.entries.partition_point(|e| e.offset <= target);
         match n {
-            0 => OffsetPosition {
+            0 => OffsetIndexEntry {
                 offset: self.base_offset,
                 position: 0,
             },
@@ -227,14 +194,14 @@ impl OffsetIndex {
 pub struct TimeIndex {
     base_offset: i64,
     file: IndexFile,
-    entries: Vec<TimestampOffset>,
+    entries: Vec<TimeIndexEntry>,
 }
 
 impl TimeIndex {
     pub fn new(path: PathBuf, base_offset: i64, max_index_bytes: u64) -> Self {
         TimeIndex {
             base_offset,
-            file: IndexFile::new(path, TIME_INDEX_ENTRY_BYTES, max_index_bytes),
+            file: IndexFile::new(path, TIME_INDEX_ENTRY_BYTES as u64, max_index_bytes),
             entries: Vec::new(),
         }
     }
@@ -242,15 +209,8 @@ impl TimeIndex {
     /// Reads an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
     pub fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
         let bytes = IndexFile::read_existing(path)?;
-        let entries = bytes
-            .chunks_exact(TIME_INDEX_ENTRY_BYTES as usize)
-            .map(|s| TimestampOffset {
-                timestamp: i64::from_be_bytes(s[0..8].try_into().expect("8 bytes")),
-                offset: base_offset
-                    + i64::from(i32::from_be_bytes(s[8..12].try_into().expect("4 bytes"))),
-            })
-            .collect::<Vec<_>>();
-        let mut file = IndexFile::new(path.to_path_buf(), TIME_INDEX_ENTRY_BYTES, 0);
+        let entries = time_index_entries(&bytes, base_offset).collect::<Vec<_>>();
+        let mut file = IndexFile::new(path.to_path_buf(), TIME_INDEX_ENTRY_BYTES as u64, 0);
         file.max_entries = entries.len() as u64;
         Ok(TimeIndex {
             base_offset,
@@ -259,7 +219,7 @@ impl TimeIndex {
         })
     }
 
-    pub fn entries(&self) -> &[TimestampOffset] {
+    pub fn entries(&self) -> &[TimeIndexEntry] {
         &self.entries
     }
 
@@ -276,8 +236,8 @@ impl TimeIndex {
     }
 
     /// The last entry, or `(-1, base)` while there is none.
-    pub fn last_entry(&self) -> TimestampOffset {
-        self.entries.last().copied().unwrap_or(TimestampOffset {
+    pub fn last_entry(&self) -> TimeIndexEntry {
+        self.entries.last().copied().unwrap_or(TimeIndexEntry {
             timestamp: NO_TIMESTAMP,
             offset: self.base_offset,
         })
@@ -314,21 +274,20 @@ impl TimeIndex {
         // The file is touched even when nothing is written: Kafka materialises it on access.
         self.touch()?;
         if timestamp > last.timestamp {
-            let rel = relative(&self.file.path, self.base_offset, offset)?;
-            let mut slot = [0u8; TIME_INDEX_ENTRY_BYTES as usize];
-            slot[..8].copy_from_slice(&timestamp.to_be_bytes());
-            slot[8..].copy_from_slice(&rel.to_be_bytes());
+            let entry = TimeIndexEntry { timestamp, offset };
+            let slot = encode_time_index_entry(&entry, self.base_offset)
+                .map_err(|e| overflow(&self.file.path, e))?;
             self.file.write_slot(self.entries.len() as u64, &slot)?;
-            self.entries.push(TimestampOffset { timestamp, offset });
+            self.entries.push(entry);
         }
         Ok(())
     }
 
     /// The entry with the largest timestamp `<= target`, else `(-1, base)` (behavior.md §7.1).
-    pub fn lookup(&self, target: i64) -> TimestampOffset {
+    pub fn lookup(&self, target: i64) -> TimeIndexEntry {
         let n = self.entries.partition_point(|e| e.timestamp <= target);
         match n {
-            0 => TimestampOffset {
+            0 => TimeIndexEntry {
                 timestamp: NO_TIMESTAMP,
                 offset: self.base_offset,
             },
@@ -377,7 +336,7 @@ mod tests {
         let mut idx = TimeIndex::new(path.clone(), 0, 12 * 3);
         assert_eq!(
             idx.last_entry(),
-            TimestampOffset {
+            TimeIndexEntry {
                 timestamp: -1,
                 offset: 0
             }

@@ -7,15 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-
-pub const LEADER_EPOCH_CHECKPOINT_FILE: &str = "leader-epoch-checkpoint";
-const CHECKPOINT_VERSION: i32 = 0;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EpochEntry {
-    pub epoch: i32,
-    pub start_offset: i64,
-}
+use crate::format::checkpoint::{EpochEntry, LeaderEpochCheckpoint};
+use crate::format::names::LEADER_EPOCH_CHECKPOINT_FILE_NAME;
 
 #[derive(Debug)]
 pub struct LeaderEpochCache {
@@ -27,7 +20,7 @@ impl LeaderEpochCache {
     /// An empty cache for a new log. Kafka's checkpoint file object creates an empty file up
     /// front, so a log that never saw a v2 batch still has a (0-byte) checkpoint.
     pub fn create(dir: &Path) -> Result<Self> {
-        let path = dir.join(LEADER_EPOCH_CHECKPOINT_FILE);
+        let path = dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
         std::fs::write(&path, b"").map_err(|e| Error::io(&path, e))?;
         Ok(LeaderEpochCache {
             path,
@@ -80,10 +73,10 @@ impl LeaderEpochCache {
     }
 
     fn write(&self) -> Result<()> {
-        let mut text = format!("{CHECKPOINT_VERSION}\n{}\n", self.entries.len());
-        for e in &self.entries {
-            text.push_str(&format!("{} {}\n", e.epoch, e.start_offset));
+        let text = LeaderEpochCheckpoint {
+            entries: self.entries.clone(),
         }
+        .encode();
         let tmp = self.path.with_extension("tmp");
         std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
         std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))
@@ -128,7 +121,7 @@ mod tests {
     #[test]
     fn checkpoint_text_and_clear() {
         let (dir, mut c) = cache_with(&[(0, 0), (3, 1500)]);
-        let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE);
+        let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             "0\n2\n0 0\n3 1500\n"

@@ -13,22 +13,18 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use base64::Engine;
-
 use super::java_hash_order::JavaHashOrder;
 use super::leader_epoch::LeaderEpochCache;
 use super::producer_state::{CompletedTxn, ProducerAppendInfo, ProducerStateManager};
 use super::segment::{BatchLocation, RollParams, Segment, SegmentConfig};
-use super::txn_index::AbortedTxn;
 use crate::error::{Error, Result};
 use crate::format::batch::MAGIC_V2;
+use crate::format::checkpoint::{PartitionMetadata, PARTITION_METADATA_VERSION, UUID_BYTES};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::{frame_at, Entry, Frame};
-
-pub const PARTITION_METADATA_FILE: &str = "partition.metadata";
-/// Bytes of a Kafka UUID (the topic id).
-const UUID_BYTES: usize = 16;
+use crate::format::index::{AbortedTxn, ABORTED_TXN_CURRENT_VERSION};
+use crate::format::names::PARTITION_METADATA_FILE_NAME;
 
 /// The topic settings the engine applies. Defaults are Kafka's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,30 +130,18 @@ pub struct Log {
     events: Vec<LogEvent>,
 }
 
-/// Validates a Kafka UUID in its URL-safe, unpadded base64 text (22 characters, not all zero).
-pub fn parse_topic_id(text: &str) -> Option<[u8; UUID_BYTES]> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(text)
-        .ok()?;
-    let id: [u8; UUID_BYTES] = bytes.try_into().ok()?;
-    (id != [0; UUID_BYTES]).then_some(id)
-}
-
 impl Log {
     /// Creates the partition directory `dir` with one empty segment at `start_offset`,
-    /// `partition.metadata` for `topic_id` (Kafka's base64 text) and an empty epoch checkpoint.
+    /// `partition.metadata` for `topic_id` and an empty leader-epoch checkpoint.
     pub fn create(
         dir: &Path,
         config: LogConfig,
         start_offset: i64,
-        topic_id: &str,
+        topic_id: [u8; UUID_BYTES],
         now_ms: i64,
     ) -> Result<Self> {
-        if parse_topic_id(topic_id).is_none() {
-            return Err(Error::invalid(
-                dir,
-                format!("topic id {topic_id:?} is not a non-zero Kafka UUID in base64"),
-            ));
+        if topic_id == [0; UUID_BYTES] {
+            return Err(Error::invalid(dir, "the all-zero topic id is not valid"));
         }
         if start_offset < 0 {
             return Err(Error::invalid(
@@ -167,9 +151,14 @@ impl Log {
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         // Written without a trailing newline, via a temp file, as PartitionMetadataFile does.
-        let meta = dir.join(PARTITION_METADATA_FILE);
+        let meta = dir.join(PARTITION_METADATA_FILE_NAME);
         let tmp = meta.with_extension("metadata.tmp");
-        std::fs::write(&tmp, format!("version: 0\ntopic_id: {topic_id}"))
+        let text = PartitionMetadata {
+            version: PARTITION_METADATA_VERSION,
+            topic_id,
+        }
+        .encode();
+        std::fs::write(&tmp, text)
             .and_then(|_| std::fs::rename(&tmp, &meta))
             .map_err(|e| Error::io(&meta, e))?;
         let leader_epochs = LeaderEpochCache::create(dir)?;
@@ -303,6 +292,7 @@ impl Log {
             let lso = self.producer_state.last_stable_offset(&txn);
             if txn.is_aborted {
                 let aborted = AbortedTxn {
+                    version: ABORTED_TXN_CURRENT_VERSION,
                     producer_id: txn.producer_id,
                     first_offset: txn.first_offset,
                     last_offset: txn.last_offset,

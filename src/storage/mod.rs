@@ -11,9 +11,9 @@ pub mod producer_state;
 pub mod segment;
 pub mod txn_index;
 
-pub use index::{OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset};
-pub use leader_epoch::{EpochEntry, LeaderEpochCache};
+pub use index::{OffsetIndex, TimeIndex};
+pub use leader_epoch::LeaderEpochCache;
 pub use log::{CloseMode, Log, LogAppendInfo, LogConfig, LogEvent, RollReason};
 pub use producer_state::{ProducerStateEntry, ProducerStateManager};
 pub use segment::Segment;
-pub use txn_index::{AbortedTxn, TxnIndex};
+pub use txn_index::TxnIndex;

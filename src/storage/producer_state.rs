@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use super::java_hash_order::JavaHashOrder;
 use crate::error::{Error, Result};
+use crate::format::names::snapshot_file_name;
+use crate::format::snapshot::{self, decrement_sequence, ProducerSnapshotEntry};
 
 /// How many batches Kafka remembers per producer (for duplicate detection).
 pub const NUM_BATCHES_TO_RETAIN: usize = 5;
@@ -20,10 +22,6 @@ const NO_PRODUCER_EPOCH: i16 = -1;
 const NO_SEQUENCE: i32 = -1;
 const NO_COORDINATOR_EPOCH: i32 = -1;
 const NO_TIMESTAMP: i64 = -1;
-const SNAPSHOT_VERSION: i16 = 1;
-const SNAPSHOT_CRC_OFFSET: usize = 2;
-/// The CRC covers everything from the entry count on.
-const SNAPSHOT_ENTRIES_OFFSET: usize = 6;
 
 /// One remembered batch of a producer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,13 +33,8 @@ pub struct BatchMetadata {
 }
 
 impl BatchMetadata {
-    /// Sequences wrap from i32::MAX to 0, so stepping back may wrap the other way.
     pub fn first_seq(&self) -> i32 {
-        if self.last_seq < self.offset_delta {
-            i32::MAX - (self.offset_delta - self.last_seq) + 1
-        } else {
-            self.last_seq - self.offset_delta
-        }
+        decrement_sequence(self.last_seq, self.offset_delta)
     }
 
     pub fn first_offset(&self) -> i64 {
@@ -222,11 +215,6 @@ pub struct ProducerStateManager {
     last_snap_offset: i64,
 }
 
-/// `<offset as 20 digits>.snapshot`.
-pub fn snapshot_file(dir: &Path, offset: i64) -> PathBuf {
-    dir.join(format!("{offset:020}.snapshot"))
-}
-
 impl ProducerStateManager {
     /// Empty state for a new log starting at `start_offset`: no snapshot is due there.
     pub fn new(dir: &Path, start_offset: i64) -> Self {
@@ -316,32 +304,28 @@ impl ProducerStateManager {
         if self.map_end_offset <= self.last_snap_offset {
             return Ok(None);
         }
-        let path = snapshot_file(&self.dir, self.map_end_offset);
+        let path = self.dir.join(snapshot_file_name(self.map_end_offset));
         std::fs::write(&path, self.encode_snapshot()).map_err(|e| Error::io(&path, e))?;
         self.last_snap_offset = self.map_end_offset;
         Ok(Some(path))
     }
 
-    /// The `ProducerSnapshot` v1 bytes: version, CRC-32C of the rest, count, 46-byte entries,
-    /// only the newest batch of each producer.
+    /// The snapshot bytes: only the newest batch of each producer, in Kafka's map order.
     fn encode_snapshot(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(SNAPSHOT_ENTRIES_OFFSET + 4 + 46 * self.producers.len());
-        out.extend_from_slice(&SNAPSHOT_VERSION.to_be_bytes());
-        out.extend_from_slice(&[0; 4]);
-        out.extend_from_slice(&(self.producers.len() as i32).to_be_bytes());
-        for e in self.producers() {
-            out.extend_from_slice(&e.producer_id.to_be_bytes());
-            out.extend_from_slice(&e.producer_epoch.to_be_bytes());
-            out.extend_from_slice(&e.last_seq().to_be_bytes());
-            out.extend_from_slice(&e.last_data_offset().to_be_bytes());
-            out.extend_from_slice(&e.last_offset_delta().to_be_bytes());
-            out.extend_from_slice(&e.last_timestamp.to_be_bytes());
-            out.extend_from_slice(&e.coordinator_epoch.to_be_bytes());
-            out.extend_from_slice(&e.current_txn_first_offset.unwrap_or(-1).to_be_bytes());
-        }
-        let crc = crc32c::crc32c(&out[SNAPSHOT_ENTRIES_OFFSET..]);
-        out[SNAPSHOT_CRC_OFFSET..SNAPSHOT_ENTRIES_OFFSET].copy_from_slice(&crc.to_be_bytes());
-        out
+        let entries: Vec<ProducerSnapshotEntry> = self
+            .producers()
+            .map(|e| ProducerSnapshotEntry {
+                producer_id: e.producer_id,
+                producer_epoch: e.producer_epoch,
+                last_sequence: e.last_seq(),
+                last_offset: e.last_data_offset(),
+                offset_delta: e.last_offset_delta(),
+                timestamp: e.last_timestamp,
+                coordinator_epoch: e.coordinator_epoch,
+                current_txn_first_offset: e.current_txn_first_offset.unwrap_or(-1),
+            })
+            .collect();
+        snapshot::encode(&entries)
     }
 }
 
@@ -403,14 +387,10 @@ mod tests {
         let path = m.take_snapshot().unwrap().unwrap();
         assert!(path.ends_with("00000000000000000600.snapshot"));
         assert!(m.take_snapshot().unwrap().is_none());
-        let bytes = std::fs::read(path).unwrap();
-        assert_eq!(bytes.len(), 10 + 4 * 46);
-        let ids: Vec<i64> = (0..4)
-            .map(|i| i64::from_be_bytes(bytes[10 + i * 46..18 + i * 46].try_into().unwrap()))
-            .collect();
+        let read = snapshot::decode(&std::fs::read(path).unwrap()).unwrap();
+        let ids: Vec<i64> = read.entries.iter().map(|e| e.producer_id).collect();
         assert_eq!(ids, vec![16, 33, 1, 500]);
-        let crc = u32::from_be_bytes(bytes[2..6].try_into().unwrap());
-        assert_eq!(crc, crc32c::crc32c(&bytes[6..]));
+        assert_eq!(read.entries[0].last_offset, 17);
     }
 
     #[test]

@@ -11,10 +11,14 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::index::{OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset};
+use super::index::{OffsetIndex, TimeIndex};
 use super::log_reader::{LogReader, Step};
-use super::txn_index::{AbortedTxn, TxnIndex};
+use super::txn_index::TxnIndex;
 use crate::error::{Error, Result};
+use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
+use crate::format::names::{
+    index_file_name, log_file_name, time_index_file_name, txn_index_file_name,
+};
 
 /// The segment settings of `LogConfig` that a segment itself applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,11 +48,6 @@ pub struct BatchLocation {
     pub size: u64,
 }
 
-/// Segment file names: the base offset as 20 zero-padded digits, then the suffix.
-pub fn segment_file(dir: &Path, base_offset: i64, suffix: &str) -> PathBuf {
-    dir.join(format!("{base_offset:020}{suffix}"))
-}
-
 #[derive(Debug)]
 pub struct Segment {
     base_offset: i64,
@@ -62,7 +61,7 @@ pub struct Segment {
     /// Reset whenever the segment object is created; never derived from the file.
     bytes_since_last_index_entry: u64,
     /// None until first needed, then loaded from the time index's last entry, as Kafka does.
-    max_timestamp_so_far: Option<TimestampOffset>,
+    max_timestamp_so_far: Option<TimeIndexEntry>,
     /// The largest timestamp of the first append call; drives `segment.ms` rolling.
     rolling_based_timestamp: Option<i64>,
     /// Broker clock when this segment object was made: the `segment.ms` fallback.
@@ -78,11 +77,11 @@ impl Segment {
         config: SegmentConfig,
         now_ms: i64,
     ) -> Result<Self> {
-        let log_path = segment_file(dir, base_offset, ".log");
-        let txn_path = segment_file(dir, base_offset, ".txnindex");
+        let log_path = dir.join(log_file_name(base_offset));
+        let txn_path = dir.join(txn_index_file_name(base_offset));
         for stale in [
-            segment_file(dir, base_offset, ".index"),
-            segment_file(dir, base_offset, ".timeindex"),
+            dir.join(index_file_name(base_offset)),
+            dir.join(time_index_file_name(base_offset)),
             txn_path.clone(),
         ] {
             match std::fs::remove_file(&stale) {
@@ -104,12 +103,12 @@ impl Segment {
             log,
             size: 0,
             offset_index: OffsetIndex::new(
-                segment_file(dir, base_offset, ".index"),
+                dir.join(index_file_name(base_offset)),
                 base_offset,
                 config.max_index_bytes,
             ),
             time_index: TimeIndex::new(
-                segment_file(dir, base_offset, ".timeindex"),
+                dir.join(time_index_file_name(base_offset)),
                 base_offset,
                 config.max_index_bytes,
             ),
@@ -150,12 +149,12 @@ impl Segment {
     }
 
     /// The largest timestamp appended and the offset that goes with it, `(-1, base)` if none.
-    pub fn max_timestamp_so_far(&self) -> TimestampOffset {
+    pub fn max_timestamp_so_far(&self) -> TimeIndexEntry {
         self.max_timestamp_so_far
             .unwrap_or_else(|| self.time_index.last_entry())
     }
 
-    fn max_timestamp_and_offset_so_far(&mut self) -> TimestampOffset {
+    fn max_timestamp_and_offset_so_far(&mut self) -> TimeIndexEntry {
         *self
             .max_timestamp_so_far
             .get_or_insert_with(|| self.time_index.last_entry())
@@ -215,7 +214,7 @@ impl Segment {
             .map_err(|e| Error::io(&self.log_path, e))?;
         self.size += records.len() as u64;
         if largest_timestamp > self.max_timestamp_and_offset_so_far().timestamp {
-            self.max_timestamp_so_far = Some(TimestampOffset {
+            self.max_timestamp_so_far = Some(TimeIndexEntry {
                 timestamp: largest_timestamp,
                 offset: shallow_offset_of_max_timestamp,
             });
@@ -291,7 +290,7 @@ impl Segment {
     }
 
     /// The offset-index entry a lookup of `offset` starts from.
-    pub fn lookup(&self, offset: i64) -> OffsetPosition {
+    pub fn lookup(&self, offset: i64) -> OffsetIndexEntry {
         self.offset_index.lookup(offset)
     }
 

@@ -7,32 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-
-pub const ABORTED_TXN_ENTRY_BYTES: usize = 34;
-/// The only entry version Kafka writes.
-const ABORTED_TXN_VERSION: i16 = 0;
-
-/// An aborted transaction: its producer, its first offset, its marker's offset (`last_offset`)
-/// and the last stable offset computed when the marker was applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AbortedTxn {
-    pub producer_id: i64,
-    pub first_offset: i64,
-    pub last_offset: i64,
-    pub last_stable_offset: i64,
-}
-
-impl AbortedTxn {
-    pub fn encode(&self) -> [u8; ABORTED_TXN_ENTRY_BYTES] {
-        let mut out = [0u8; ABORTED_TXN_ENTRY_BYTES];
-        out[0..2].copy_from_slice(&ABORTED_TXN_VERSION.to_be_bytes());
-        out[2..10].copy_from_slice(&self.producer_id.to_be_bytes());
-        out[10..18].copy_from_slice(&self.first_offset.to_be_bytes());
-        out[18..26].copy_from_slice(&self.last_offset.to_be_bytes());
-        out[26..34].copy_from_slice(&self.last_stable_offset.to_be_bytes());
-        out
-    }
-}
+use crate::format::index::{encode_aborted_txn, AbortedTxn};
 
 #[derive(Debug)]
 pub struct TxnIndex {
@@ -73,7 +48,7 @@ impl TxnIndex {
             self.file = Some(f);
         }
         let file = self.file.as_mut().expect("just opened");
-        file.write_all(&txn.encode())
+        file.write_all(&encode_aborted_txn(txn))
             .map_err(|e| Error::io(&self.path, e))?;
         self.last_offset = Some(txn.last_offset);
         Ok(())
@@ -91,6 +66,7 @@ mod tests {
         let mut idx = TxnIndex::new(path.clone());
         assert!(!path.exists());
         let t = AbortedTxn {
+            version: 0,
             producer_id: 7,
             first_offset: 3,
             last_offset: 9,
@@ -99,7 +75,7 @@ mod tests {
         idx.append(&t).unwrap();
         assert!(idx.append(&t).is_err());
         let bytes = std::fs::read(&path).unwrap();
-        assert_eq!(bytes.len(), ABORTED_TXN_ENTRY_BYTES);
+        assert_eq!(bytes.len(), 34);
         assert_eq!(&bytes[..2], &[0, 0]);
         assert_eq!(bytes[9], 7);
         assert_eq!(bytes[33], 10);
