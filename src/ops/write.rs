@@ -410,7 +410,10 @@ fn run_ops(
 fn tail_bytes(t: &TailGarbage, planner: &mut Planner<'_>, appended: &[Vec<u8>]) -> Result<Vec<u8>> {
     let bad = |m: String| Error::invalid(Path::new("SPEC.json"), m);
     match t {
-        TailGarbage::Random { len, seed } => Ok(generate(*seed, *len, GenKind::Binary)),
+        TailGarbage::Random { len, seed } => {
+            let len = gen_len(i64::try_from(*len).unwrap_or(i64::MAX))?.unwrap_or(0);
+            Ok(generate(*seed, len, GenKind::Binary))
+        }
         TailGarbage::Hex { hex } => decode_hex(hex),
         TailGarbage::PartialBatch {
             len,
@@ -462,7 +465,7 @@ struct Planner<'s> {
 impl Planner<'_> {
     fn tick(&mut self) -> i64 {
         let t = self.clock;
-        self.clock += 1;
+        self.clock = self.clock.saturating_add(1);
         t
     }
 
@@ -510,7 +513,7 @@ impl Planner<'_> {
                 headers: Vec::new(),
             }]
         } else if let Some(g) = &b.gen {
-            self.gen_records(g, base_offset)
+            self.gen_records(g, base_offset)?
         } else {
             let mut out = Vec::new();
             let mut offset = base_offset;
@@ -518,7 +521,7 @@ impl Planner<'_> {
                 offset = r.offset.unwrap_or(if out.is_empty() {
                     base_offset
                 } else {
-                    offset + 1
+                    offset.saturating_add(1)
                 });
                 let timestamp = match (r.timestamp.or(b.timestamp), magic) {
                     (Some(t), _) => t,
@@ -554,6 +557,11 @@ impl Planner<'_> {
                 "last offset {last_offset} is below base offset {base_offset}"
             )));
         }
+        if last_offset == i64::MAX {
+            return Err(bad(
+                "a batch cannot end at the largest possible offset".into()
+            ));
+        }
         self.next_offset = last_offset + 1;
         let log_append_time = b.log_append_time.unwrap_or(self.now_ms);
         if magic < 2 {
@@ -582,7 +590,7 @@ impl Planner<'_> {
             let seq = b
                 .base_sequence
                 .unwrap_or_else(|| self.next_sequence.get(&producer_id).copied().unwrap_or(0));
-            let delta = i32::try_from(last_offset - base_offset)
+            let delta = i32::try_from(last_offset.saturating_sub(base_offset))
                 .map_err(|_| bad("batch spans more than 2^31 offsets".into()))?;
             self.next_sequence.insert(
                 producer_id,
@@ -612,28 +620,40 @@ impl Planner<'_> {
         })
     }
 
-    fn gen_records(&mut self, g: &SpecGen, base_offset: i64) -> Vec<RecordSpec> {
+    fn gen_records(&mut self, g: &SpecGen, base_offset: i64) -> Result<Vec<RecordSpec>> {
         let step = g.ts_step.unwrap_or(1);
         let ts0 = g.ts_start.unwrap_or(self.clock);
         let block_seed = g.seed.wrapping_mul(GEN_SEED_MULTIPLIER);
-        let field = |len: Option<i64>, seed: i64| {
-            len.and_then(|l| usize::try_from(l).ok())
-                .map(|l| generate(seed, l, g.kind))
-        };
+        let key_len = g.key_len.map(gen_len).transpose()?.flatten();
+        let value_len = g.value_len.map(gen_len).transpose()?.flatten();
+        let field = |len: Option<usize>, seed: i64| len.map(|l| generate(seed, l, g.kind));
         let records = (0..i64::from(g.count))
             .map(|i| RecordSpec {
                 offset: base_offset + i,
-                timestamp: ts0 + i * step,
-                key: field(g.key_len, block_seed.wrapping_add(2 * i)),
-                value: field(g.value_len, block_seed.wrapping_add(2 * i + 1)),
+                timestamp: ts0.saturating_add(i.saturating_mul(step)),
+                key: field(key_len, block_seed.wrapping_add(2 * i)),
+                value: field(value_len, block_seed.wrapping_add(2 * i + 1)),
                 headers: Vec::new(),
             })
             .collect();
         if g.ts_start.is_none() {
-            self.clock += i64::from(g.count) * step;
+            self.clock = self
+                .clock
+                .saturating_add(i64::from(g.count).saturating_mul(step));
         }
-        records
+        Ok(records)
     }
+}
+
+/// A generated length: negative means null; Kafka cannot store more than 2^31 - 1 bytes.
+fn gen_len(len: i64) -> Result<Option<usize>> {
+    if len > i64::from(i32::MAX) {
+        return Err(Error::invalid(
+            Path::new("SPEC.json"),
+            format!("generated length {len} exceeds 2^31 - 1"),
+        ));
+    }
+    Ok(usize::try_from(len).ok())
 }
 
 /// A key, value or header value from exactly one of text, hex or a generator; none is null.
@@ -646,9 +666,7 @@ fn bytes_of(
         (None, None, None) => Ok(None),
         (Some(t), None, None) => Ok(Some(t.as_bytes().to_vec())),
         (None, Some(h), None) => decode_hex(h).map(Some),
-        (None, None, Some(g)) => Ok(usize::try_from(g.len)
-            .ok()
-            .map(|len| generate(g.seed, len, g.kind))),
+        (None, None, Some(g)) => Ok(gen_len(g.len)?.map(|len| generate(g.seed, len, g.kind))),
         _ => Err(Error::invalid(
             Path::new("SPEC.json"),
             "a key or value is given in more than one form",
@@ -740,5 +758,53 @@ mod tests {
         assert_eq!(records[2].timestamp, 1004);
         assert_eq!(records[0].key, None);
         assert_eq!(p.clock, 1005);
+    }
+
+    #[test]
+    fn hostile_specs_are_errors_not_panics() {
+        let bad = [
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"base_offset":9223372036854775807,"records":[{}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"base_offset":5,"last_offset":1,"records":[{}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"magic":0,"producer_id":1,"records":[{}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"magic":7,"records":[{}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"records":[{"offset":-4}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"records":[{"value_gen":{"len":9999999999,"seed":1}}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"records":[{"value":"a","value_hex":"00"}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"records":[{"key_hex":"zz"}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"records":[{}],"gen":{"count":1}}]}]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"leader_epoch":-3,"records":[{}]}]}]}"#,
+            r#"{"topic":"t","partition":0,"topic_id":"AAAAAAAAAAAAAAAAAAAAAA","ops":[]}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"records":[{}]}]}],"tail_garbage":{"type":"partial_batch","len":5,"batch_index":3}}"#,
+            r#"{"topic":"t","partition":0,"ops":[{"op":"append","batches":[{"records":[{}]}]},{"op":"append","batches":[{"base_offset":0,"records":[{}]}]}]}"#,
+        ];
+        for text in bad {
+            let spec = Spec::from_json(text).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            assert!(
+                write_spec(&spec, &dir.path().join("t-0")).is_err(),
+                "{text}"
+            );
+        }
+        assert!(Spec::from_json(r#"{"topic":"t","partition":0,"ops":[{"op":"nope"}]}"#).is_err());
+        assert!(Spec::from_json(r#"{"topic":"t","partition":0,"ops":[],"typo":1}"#).is_err());
+    }
+
+    #[test]
+    fn tail_garbage_follows_the_closed_log() {
+        let spec = Spec::from_json(
+            r#"{"topic":"t","partition":0,"close":"crash",
+                "ops":[{"op":"append","batches":[{"records":[{"value":"x"}]}]},{"op":"roll"}],
+                "tail_garbage":{"type":"hex","hex":"00ff"}}"#,
+        )
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t-0");
+        let summary = write_spec(&spec, &out).unwrap();
+        assert_eq!(summary.segments, vec![0, 1]);
+        assert_eq!(
+            std::fs::read(out.join("00000000000000000001.log")).unwrap(),
+            vec![0, 0xff]
+        );
+        assert_eq!(summary.to_json()["events"][0]["reason"], "roll");
     }
 }

@@ -240,6 +240,12 @@ impl Log {
             return Ok(None);
         }
         let mut info = analyze(&self.dir, &entries)?;
+        if info.last_offset == i64::MAX {
+            return Err(Error::invalid(
+                &self.dir,
+                "an append cannot end at the largest possible offset",
+            ));
+        }
         let first_or_last_of_first = info
             .first_offset
             .unwrap_or_else(|| entries[0].last_offset());
@@ -564,4 +570,199 @@ fn analyze(dir: &Path, entries: &[Entry<'_>]) -> Result<LogAppendInfo> {
         info.valid_bytes += e.size_in_bytes() as u64;
     }
     Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
+    use crate::format::legacy::{build_message_set, LegacySetSpec};
+    use crate::format::Compression;
+
+    const TOPIC_ID: [u8; UUID_BYTES] = [7; UUID_BYTES];
+
+    fn records(first: i64, n: i64, ts: i64) -> Vec<RecordSpec> {
+        (0..n)
+            .map(|i| RecordSpec {
+                offset: first + i,
+                timestamp: ts + i,
+                key: Some(b"k".to_vec()),
+                value: Some(vec![b'v'; 50]),
+                headers: vec![],
+            })
+            .collect()
+    }
+
+    fn v2(base: i64, n: i64, ts: i64, epoch: i32) -> Vec<u8> {
+        let spec = BatchSpec {
+            base_offset: base,
+            partition_leader_epoch: epoch,
+            ..Default::default()
+        };
+        build_batch(&spec, &records(base, n, ts)).unwrap()
+    }
+
+    fn new_log(config: LogConfig) -> (tempfile::TempDir, Log) {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Log::create(&dir.path().join("t-0"), config, 0, TOPIC_ID, 1_000_000).unwrap();
+        (dir, log)
+    }
+
+    fn rolls(log: &Log) -> Vec<i64> {
+        log.events()
+            .iter()
+            .filter_map(|e| match e {
+                LogEvent::Roll { offset, .. } => Some(*offset),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn time_index_full_one_slot_early_rolls() {
+        let (_d, mut log) = new_log(LogConfig {
+            index_interval_bytes: 0,
+            segment_index_bytes: 36,
+            ..Default::default()
+        });
+        for o in 0..4 {
+            log.append_as_follower(&v2(o, 1, 100 + o, 0)).unwrap();
+        }
+        // Appends 2 and 3 add entries; two of three time slots make the index full.
+        assert_eq!(rolls(&log), vec![3]);
+        let first = log.segments().next().unwrap();
+        assert_eq!(first.time_index().entries().len(), 2);
+        assert_eq!(first.offset_index().entries().len(), 2);
+    }
+
+    #[test]
+    fn relative_offset_overflow_rolls_at_the_batch_base() {
+        let (_d, mut log) = new_log(LogConfig::default());
+        log.append_as_follower(&v2(0, 1, 100, 0)).unwrap();
+        let far = i64::from(i32::MAX) + 10;
+        log.append_as_follower(&v2(far, 1, 101, 0)).unwrap();
+        assert_eq!(rolls(&log), vec![far]);
+        assert_eq!(log.log_end_offset(), far + 1);
+        assert!(log.dir().join("00000000002147483657.snapshot").exists());
+    }
+
+    #[test]
+    fn segment_ms_rolls_on_record_time() {
+        let (_d, mut log) = new_log(LogConfig {
+            segment_ms: 1000,
+            ..Default::default()
+        });
+        log.append_as_follower(&v2(0, 1, 5000, 0)).unwrap();
+        log.advance_clock(1_000_000);
+        log.append_as_follower(&v2(1, 1, 6000, 0)).unwrap();
+        assert!(rolls(&log).is_empty(), "exactly segment.ms does not roll");
+        log.append_as_follower(&v2(2, 1, 6001, 0)).unwrap();
+        assert_eq!(rolls(&log), vec![2]);
+    }
+
+    #[test]
+    fn epochs_truncate_on_lower_epoch_and_clear_on_legacy() {
+        let (_d, mut log) = new_log(LogConfig::default());
+        log.append_as_follower(&v2(0, 2, 100, 5)).unwrap();
+        log.append_as_follower(&v2(2, 1, 100, 3)).unwrap();
+        let pairs: Vec<_> = log
+            .leader_epochs()
+            .entries()
+            .iter()
+            .map(|e| (e.epoch, e.start_offset))
+            .collect();
+        assert_eq!(pairs, vec![(3, 2)]);
+        let legacy = LegacySetSpec {
+            magic: 1,
+            compression: Compression::None,
+            compression_level: None,
+            timestamp_type: TimestampType::CreateTime,
+            log_append_time: -1,
+        };
+        log.append_as_follower(&build_message_set(&legacy, &records(3, 1, 100)).unwrap())
+            .unwrap();
+        let text = std::fs::read_to_string(log.dir().join("leader-epoch-checkpoint")).unwrap();
+        assert_eq!(text, "0\n0\n");
+    }
+
+    #[test]
+    fn crash_leaves_preallocated_indexes_and_no_close_snapshot() {
+        let (_d, mut log) = new_log(LogConfig {
+            segment_index_bytes: 100,
+            ..Default::default()
+        });
+        log.append_as_follower(&v2(0, 3, 100, 0)).unwrap();
+        let dir = log.dir().to_path_buf();
+        log.close(CloseMode::Crash).unwrap();
+        let len = |n: &str| std::fs::metadata(dir.join(n)).unwrap().len();
+        assert_eq!(len("00000000000000000000.index"), 96);
+        assert_eq!(len("00000000000000000000.timeindex"), 96);
+        assert!(!dir.join("00000000000000000003.snapshot").exists());
+    }
+
+    #[test]
+    fn clean_close_trims_and_snapshots_at_log_end() {
+        let (_d, mut log) = new_log(LogConfig::default());
+        let mut batch = v2(0, 3, 100, 0);
+        batch.extend(v2(3, 2, 90, 0));
+        log.append_as_follower(&batch).unwrap();
+        let dir = log.dir().to_path_buf();
+        log.close(CloseMode::Clean).unwrap();
+        let bytes = |n: &str| std::fs::read(dir.join(n)).unwrap();
+        assert!(bytes("00000000000000000000.index").is_empty());
+        // The final entry: max timestamp 102 at the last offset of the batch holding it.
+        assert_eq!(bytes("00000000000000000000.timeindex"), {
+            let mut e = 102i64.to_be_bytes().to_vec();
+            e.extend(2i32.to_be_bytes());
+            e
+        });
+        assert!(dir.join("00000000000000000005.snapshot").exists());
+    }
+
+    #[test]
+    fn lookups_find_whole_batches_and_first_matching_record() {
+        let (_d, mut log) = new_log(LogConfig {
+            index_interval_bytes: 1,
+            segment_bytes: 400,
+            ..Default::default()
+        });
+        for i in 0..6 {
+            log.append_as_follower(&v2(i * 3, 3, 1000 + i * 10, 0))
+                .unwrap();
+        }
+        assert!(log.segments().count() > 1);
+        let (base, loc) = log.translate_offset(7).unwrap().unwrap();
+        assert!(base <= 6);
+        assert_eq!(loc.last_offset, 8);
+        assert_eq!(log.translate_offset(18).unwrap(), None);
+        assert_eq!(
+            log.find_offset_by_timestamp(1031).unwrap(),
+            Some((1031, 10))
+        );
+        assert_eq!(
+            log.find_offset_by_timestamp(1033).unwrap(),
+            Some((1040, 12))
+        );
+        assert_eq!(log.find_offset_by_timestamp(5000).unwrap(), None);
+    }
+
+    #[test]
+    fn bad_appends_are_errors() {
+        let (_d, mut log) = new_log(LogConfig::default());
+        log.append_as_follower(&v2(0, 2, 100, 0)).unwrap();
+        assert!(
+            log.append_as_follower(&v2(1, 1, 100, 0)).is_err(),
+            "below the log end"
+        );
+        let mut torn = v2(2, 1, 100, 0);
+        torn.truncate(40);
+        assert!(log.append_as_follower(&torn).is_err());
+        let mut flipped = v2(2, 1, 100, 0);
+        let last = flipped.len() - 1;
+        flipped[last] ^= 1;
+        assert!(log.append_as_follower(&flipped).is_err(), "CRC");
+        assert!(log.append_as_follower(&[0xff; 100]).is_err());
+        assert_eq!(log.append_as_follower(&[]).unwrap(), None);
+        assert_eq!(log.log_end_offset(), 2);
+    }
 }
