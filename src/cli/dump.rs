@@ -125,10 +125,50 @@ fn finish<W: Write>(mut out: W, r: crate::Result<Outcome>) -> crate::Result<Outc
     Ok(outcome)
 }
 
-/// End-of-run summaries, on stderr as kafka-dump-log prints them.
+/// End-of-run summaries, on stderr as kafka-dump-log prints them (pairs of the index and
+/// offset groups newest first, time-index pairs oldest first, as Kafka does).
 fn print_summary(o: &Outcome) {
     let mut err = io::stderr().lock();
-    for (path, pairs) in &o.summary.offset_regressions {
+    let s = &o.summary;
+    for (path, pairs) in &s.index_mismatches {
+        let _ = writeln!(err, "Mismatches in :{}", absolute(path).display());
+        for (index, log) in pairs.iter().rev() {
+            let _ = writeln!(err, "  Index offset: {index}, log offset: {log}");
+        }
+    }
+    for (path, pairs) in &s.time_mismatches {
+        let _ = writeln!(
+            err,
+            "Found timestamp mismatch in :{}",
+            absolute(path).display()
+        );
+        for (index, log) in pairs {
+            let _ = writeln!(err, "  Index timestamp: {index}, log timestamp: {log}");
+        }
+    }
+    for (path, pairs) in &s.time_out_of_order {
+        let _ = writeln!(
+            err,
+            "Found out of order timestamp in :{}",
+            absolute(path).display()
+        );
+        for (index, prev) in pairs {
+            let _ = writeln!(
+                err,
+                "  Index timestamp: {index}, Previously indexed timestamp: {prev}"
+            );
+        }
+    }
+    if !s.time_offsets_not_found.is_empty() {
+        let _ = writeln!(
+            err,
+            "The following indexed offsets are not found in the log."
+        );
+        for (offset, found) in &s.time_offsets_not_found {
+            let _ = writeln!(err, "Indexed offset: {offset}, found log offset: {found}");
+        }
+    }
+    for (path, pairs) in &s.offset_regressions {
         let _ = writeln!(
             err,
             "Non-increasing offsets in {}",
@@ -304,8 +344,77 @@ impl<W: Write> Sink for TextSink<'_, W> {
                     d.position, d.message, d.skipped_bytes
                 ),
             },
-            Event::TrailingBytes { path, bytes, .. } => {
-                writeln!(self.out, "Found {bytes} invalid bytes at the end of {}", file_name(path))
+            Event::TrailingBytes { path, bytes, position, torn_entry_len } => {
+                writeln!(self.out, "Found {bytes} invalid bytes at the end of {}", file_name(path))?;
+                match torn_entry_len {
+                    Some(len) => writeln!(
+                        self.out,
+                        "Torn write at position {position}: the entry there announces {len} bytes but only {bytes} remain"
+                    ),
+                    None => Ok(()),
+                }
+            }
+            Event::IndexEmpty { path } => writeln!(self.out, "{} is empty.", path.display()),
+            Event::SanityCheck { path, result } => match result {
+                Ok(()) => writeln!(self.out, "{} passed sanity check.", path.display()),
+                Err(m) => writeln!(self.out, "{} failed sanity check: {m}", path.display()),
+            },
+            Event::OffsetIndexEntry { entry, .. } => {
+                writeln!(self.out, "offset: {} position: {}", entry.offset, entry.position)
+            }
+            Event::TimeIndexEntry { entry, .. } => {
+                writeln!(self.out, "timestamp: {} offset: {}", entry.timestamp, entry.offset)
+            }
+            Event::ZeroTail { first_slot, slots, bytes, .. } => writeln!(
+                self.out,
+                "Zero-filled preallocated tail: slots {first_slot}..{} ({bytes} bytes) are unused, not entries",
+                first_slot + slots
+            ),
+            Event::TxnEntry(t) => writeln!(
+                self.out,
+                "version: {} producerId: {} firstOffset: {} lastOffset: {} lastStableOffset: {}",
+                t.version, t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset
+            ),
+            Event::SnapshotEntry(e) => {
+                let txn = match e.current_txn_first_offset() {
+                    Some(o) => format!("OptionalLong[{o}]"),
+                    None => "OptionalLong.empty".to_owned(),
+                };
+                // Kafka ends the line with a space when the producer has no batch metadata.
+                write!(
+                    self.out,
+                    "producerId: {} producerEpoch: {} coordinatorEpoch: {} currentTxnFirstOffset: {txn} lastTimestamp: {} ",
+                    e.producer_id, e.producer_epoch, e.coordinator_epoch, e.timestamp
+                )?;
+                if e.has_batch_metadata() {
+                    write!(
+                        self.out,
+                        "firstSequence: {} lastSequence: {} lastOffset: {} offsetDelta: {} timestamp: {}",
+                        e.first_sequence(),
+                        e.last_sequence,
+                        e.last_offset,
+                        e.offset_delta,
+                        e.timestamp
+                    )?;
+                }
+                writeln!(self.out)
+            }
+            Event::LeaderEpochEntry(e) => {
+                writeln!(self.out, "epoch: {} startOffset: {}", e.epoch, e.start_offset)
+            }
+            Event::OffsetCheckpointEntry(e) => writeln!(
+                self.out,
+                "topic: {} partition: {} offset: {}",
+                e.topic, e.partition, e.offset
+            ),
+            Event::PartitionMetadata { version, topic_id } => {
+                writeln!(self.out, "version: {version} topicId: {topic_id}")
+            }
+            Event::Property { key, value } => writeln!(self.out, "{key}={value}"),
+            Event::FileError { path, message } => {
+                self.out.flush()?;
+                eprintln!("{}: {message}", path.display());
+                Ok(())
             }
             Event::FileEnd { .. } => Ok(()),
         }
@@ -448,11 +557,50 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             ),
             Event::Damage(d) => self.line("damage", d),
             Event::TrailingBytes {
-                bytes, position, ..
+                bytes,
+                position,
+                torn_entry_len,
+                ..
             } => self.line(
                 "trailing_bytes",
-                json!({"position": position, "bytes": bytes}),
+                json!({"position": position, "bytes": bytes, "tornEntryLen": torn_entry_len}),
             ),
+            Event::IndexEmpty { .. } => self.line("index_empty", json!({})),
+            Event::SanityCheck { result, .. } => self.line(
+                "sanity_check",
+                json!({"passed": result.is_ok(), "message": result.as_ref().err()}),
+            ),
+            Event::OffsetIndexEntry { slot, entry } => self.line(
+                "offset_index_entry",
+                json!({"slot": slot, "offset": entry.offset, "position": entry.position}),
+            ),
+            Event::TimeIndexEntry { slot, entry } => self.line(
+                "time_index_entry",
+                json!({"slot": slot, "timestamp": entry.timestamp, "offset": entry.offset}),
+            ),
+            Event::ZeroTail {
+                first_slot,
+                slots,
+                bytes,
+                ..
+            } => self.line(
+                "zero_tail",
+                json!({"firstSlot": first_slot, "slots": slots, "bytes": bytes}),
+            ),
+            Event::TxnEntry(t) => self.line("txn_index_entry", t),
+            Event::SnapshotEntry(e) => self.line("snapshot_entry", e),
+            Event::LeaderEpochEntry(e) => self.line("leader_epoch_entry", e),
+            Event::OffsetCheckpointEntry(e) => self.line("offset_checkpoint_entry", e),
+            Event::PartitionMetadata { version, topic_id } => self.line(
+                "partition_metadata",
+                json!({"version": version, "topicId": topic_id}),
+            ),
+            Event::Property { key, value } => {
+                self.line("property", json!({"key": key, "value": value}))
+            }
+            Event::FileError { message, .. } => {
+                self.line("file_error", json!({"message": message}))
+            }
         }
     }
 }

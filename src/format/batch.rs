@@ -7,6 +7,7 @@
 use super::codec::{self, Compression};
 use super::cursor::Cursor;
 use super::error::{DecodeError, ErrorKind, Result};
+use super::snapshot::increment_sequence;
 use super::varint;
 
 /// Bytes of the offset and size fields that precede every entry of a segment (`LOG_OVERHEAD`).
@@ -582,15 +583,6 @@ pub fn build_batch(spec: &BatchSpec, records: &[RecordSpec]) -> Result<Vec<u8>> 
     out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
     debug_assert_eq!(out[MAGIC_OFFSET], MAGIC_V2 as u8);
     Ok(out)
-}
-
-// TEMP until snapshot.rs lands (it owns the sequence helpers).
-pub fn increment_sequence(s: i32, d: i32) -> i32 {
-    if s > i32::MAX - d {
-        d - (i32::MAX - s) - 1
-    } else {
-        s + d
-    }
 }
 
 #[cfg(test)]

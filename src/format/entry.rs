@@ -4,14 +4,14 @@
 //! the v2 partition leader epoch or the legacy CRC (4), then the magic byte that decides the
 //! layout. [`frame_at`] applies Kafka's file-reader rules; [`Entry`] is what upper layers see.
 
-use super::batch::increment_sequence;
 use super::batch::{
     BatchV2, Record, RecordHeader, Records, TimestampType, HEADER_SIZE_UP_TO_MAGIC_BYTES,
     LOG_OVERHEAD_BYTES, MAGIC_V2, MIN_ENTRY_SIZE_FIELD, RECORD_BATCH_OVERHEAD_BYTES,
 };
 use super::codec::Compression;
 use super::error::{DecodeError, ErrorKind, Result};
-use super::legacy::{InnerMessage, LegacyMessage}; // TEMP
+use super::legacy::{InnerMessage, LegacyMessage};
+use super::snapshot::increment_sequence; // TEMP
 
 const MAGIC_OFFSET: usize = 16;
 

@@ -18,7 +18,13 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
             files.push(p);
         }
     }
-    files.sort();
+    files.sort_by_cached_key(|p| {
+        crate::format::names::sort_key(
+            &p.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        )
+    });
     dirs.sort();
     files.extend(dirs);
     Ok(files)

@@ -62,6 +62,7 @@ pub struct LogReader {
     file: File,
     /// Where reading stops: the file size, or less with `--max-bytes`.
     end: u64,
+    file_len: u64,
     buf: Vec<u8>,
     /// File position of `buf[0]`; the file cursor is at `buf_pos + buf.len()`.
     buf_pos: u64,
@@ -77,6 +78,7 @@ impl LogReader {
             path: path.to_path_buf(),
             file,
             end: max_bytes.map_or(len, |m| m.min(len)),
+            file_len: len,
             buf: Vec::with_capacity(READ_CHUNK_BYTES),
             buf_pos: 0,
             pos: 0,
@@ -99,6 +101,11 @@ impl LogReader {
 
     pub fn end(&self) -> u64 {
         self.end
+    }
+
+    /// Whether reading stops before the end of the file (a `--max-bytes` limit).
+    pub fn is_limited(&self) -> bool {
+        self.end < self.file_len
     }
 
     /// Moves to `pos` (e.g. an index entry's position, or past damage).

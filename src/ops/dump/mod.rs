@@ -10,10 +10,17 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::format::checkpoint::{EpochEntry, OffsetCheckpointEntry};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
+use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
+use crate::format::names::{classify, FileKind};
+use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::storage::log_reader::{LogReader, Step};
+
+mod index;
+mod state;
 
 /// kafka-dump-log's default for `--max-bytes`; the "invalid bytes" line is printed only then.
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
@@ -142,6 +149,51 @@ pub enum Event<'a> {
         path: &'a Path,
         bytes: u64,
         position: u64,
+        /// The length the entry at `position` announces, when it runs past the end of the
+        /// file (a torn write after a crash).
+        torn_entry_len: Option<u64>,
+    },
+    /// An index with no entries at all.
+    IndexEmpty {
+        path: &'a Path,
+    },
+    /// `--index-sanity-check`: Kafka's check passed, or its CorruptIndexException message.
+    SanityCheck {
+        path: &'a Path,
+        result: std::result::Result<(), String>,
+    },
+    OffsetIndexEntry {
+        slot: usize,
+        entry: OffsetIndexEntry,
+    },
+    TimeIndexEntry {
+        slot: usize,
+        entry: TimeIndexEntry,
+    },
+    /// A preallocated, zero-filled index tail: `slots` unused slots from `first_slot` on.
+    ZeroTail {
+        path: &'a Path,
+        first_slot: usize,
+        slots: usize,
+        bytes: u64,
+    },
+    TxnEntry(&'a AbortedTxn),
+    SnapshotEntry(&'a ProducerSnapshotEntry),
+    LeaderEpochEntry(&'a EpochEntry),
+    OffsetCheckpointEntry(&'a OffsetCheckpointEntry),
+    PartitionMetadata {
+        version: i32,
+        topic_id: String,
+    },
+    /// A `key=value` of `meta.properties`.
+    Property {
+        key: &'a str,
+        value: &'a str,
+    },
+    /// A file whose content does not decode (checkpoint, snapshot, index, ...).
+    FileError {
+        path: &'a Path,
+        message: String,
     },
     FileEnd {
         path: &'a Path,
@@ -159,6 +211,15 @@ pub struct Summary {
     /// Records whose offset does not increase (never explained by compaction or control
     /// batches, unlike mere gaps).
     pub offset_regressions: Vec<(PathBuf, Vec<(i64, i64)>)>,
+    /// `.index` entries whose offset differs from the last offset of the first batch at their
+    /// position: (entry offset, batch last offset), in discovery order.
+    pub index_mismatches: Vec<(PathBuf, Vec<(i64, i64)>)>,
+    /// `.timeindex` entries whose timestamp differs from the batch's max record timestamp.
+    pub time_mismatches: Vec<(PathBuf, Vec<(i64, i64)>)>,
+    /// `.timeindex` entries whose timestamp is not above the previous entry's.
+    pub time_out_of_order: Vec<(PathBuf, Vec<(i64, i64)>)>,
+    /// `.timeindex` offsets that are not the last offset of a batch: (offset, found or -1).
+    pub time_offsets_not_found: Vec<(i64, i64)>,
 }
 
 /// How a dump went: what decides the exit status.
@@ -229,22 +290,38 @@ impl Walker<'_, '_> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if name.ends_with(".log") {
-            self.log(p, &name)
-        } else {
-            self.emit(Event::Ignored { path: p })
+        match classify(&name) {
+            FileKind::Log { base_offset } => {
+                self.emit(Event::LogStart { base_offset })?;
+                self.log(p)
+            }
+            FileKind::OffsetIndex { base_offset } => self.offset_index(p, base_offset),
+            FileKind::TimeIndex { base_offset } => self.time_index(p, base_offset),
+            FileKind::TxnIndex { .. } => self.txn_index(p),
+            FileKind::ProducerSnapshot { .. } => self.producer_snapshot(p),
+            FileKind::LeaderEpochCheckpoint => self.leader_epochs(p),
+            FileKind::PartitionMetadata => self.partition_metadata(p),
+            FileKind::RecoveryPointCheckpoint
+            | FileKind::ReplicationOffsetCheckpoint
+            | FileKind::LogStartOffsetCheckpoint
+            | FileKind::CleanerOffsetCheckpoint => self.offset_checkpoint(p),
+            FileKind::MetaProperties => self.meta_properties(p),
+            _ => self.emit(Event::Ignored { path: p }),
         }
     }
 
-    fn log(&mut self, p: &Path, name: &str) -> Result<()> {
-        let base_offset = name.split('.').next().and_then(|s| s.parse::<i64>().ok());
-        let Some(base_offset) = base_offset else {
-            return Err(Error::invalid(
-                p,
-                "the file name does not start with a base offset",
-            ));
-        };
-        self.emit(Event::LogStart { base_offset })?;
+    /// Reads a whole small file (index, snapshot, checkpoint); they are bounded in size.
+    fn read_small(&self, p: &Path) -> Result<Vec<u8>> {
+        std::fs::read(p).map_err(|e| Error::io(p, e))
+    }
+
+    /// Reports a file whose content does not decode and counts it as damage.
+    fn file_error(&mut self, p: &Path, message: String) -> Result<()> {
+        self.outcome.damage += 1;
+        self.emit(Event::FileError { path: p, message })
+    }
+
+    fn log(&mut self, p: &Path) -> Result<()> {
         let mut reader = LogReader::open(p, Some(self.opts.max_bytes))?;
         let mut scratch = Vec::new();
         let mut last_offset: Option<i64> = None;
@@ -258,18 +335,18 @@ impl Walker<'_, '_> {
                     trailing,
                     truncated_len,
                 } => {
-                    if trailing > 0 {
-                        if truncated_len.is_some() {
-                            // A torn write: an entry announced more bytes than the file has.
-                            self.outcome.damage += 1;
-                        }
-                        if self.opts.max_bytes == DEFAULT_MAX_BYTES {
-                            self.emit(Event::TrailingBytes {
-                                path: p,
-                                bytes: trailing,
-                                position,
-                            })?;
-                        }
+                    // A torn write: an entry announced more bytes than the file holds.
+                    let torn = truncated_len.filter(|_| !reader.is_limited());
+                    if torn.is_some() {
+                        self.outcome.damage += 1;
+                    }
+                    if trailing > 0 && self.opts.max_bytes == DEFAULT_MAX_BYTES {
+                        self.emit(Event::TrailingBytes {
+                            path: p,
+                            bytes: trailing,
+                            position,
+                            torn_entry_len: torn,
+                        })?;
                     }
                     break;
                 }

@@ -1,0 +1,295 @@
+//! Dumping `.index` and `.timeindex` files, checking every entry against the `.log` in one
+//! forward pass (kafka-dump-log rescans the log for each time-index entry; kseg does not).
+
+use std::path::{Path, PathBuf};
+
+use super::{Event, Walker};
+use crate::error::Result;
+use crate::format::entry::Entry;
+use crate::format::index::{
+    offset_index_entries, offset_index_entry_count, offset_index_sanity_check,
+    offset_index_zero_tail_start, time_index_entries, time_index_entry_count,
+    time_index_sanity_check, time_index_zero_tail_start, OFFSET_INDEX_ENTRY_BYTES,
+    TIME_INDEX_ENTRY_BYTES,
+};
+use crate::format::names::log_file_name;
+use crate::storage::log_reader::{LogReader, Step};
+
+/// The `.log` that an index of `base_offset` in the same directory describes.
+fn companion_log(index: &Path, base_offset: i64) -> PathBuf {
+    index.with_file_name(log_file_name(base_offset))
+}
+
+/// The batch a time-index entry landed on.
+struct Landing {
+    position: u64,
+    first_offset: Option<i64>,
+    last_offset: i64,
+    max_record_timestamp: Option<i64>,
+}
+
+impl Walker<'_, '_> {
+    /// Opens the companion log, or reports why the entries cannot be checked.
+    fn open_companion(&mut self, p: &Path, base_offset: i64) -> Result<Option<LogReader>> {
+        let log = companion_log(p, base_offset);
+        match LogReader::open(&log, None) {
+            Ok(r) => Ok(Some(r)),
+            Err(e) => {
+                self.file_error(p, format!("entries cannot be checked against the log: {e}"))?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Reports an index whose length is not a whole number of entries (Kafka's readers
+    /// ignore the partial entry; its sanity check rejects the file).
+    fn partial_entry(&mut self, p: &Path, len: usize, entry_bytes: usize) -> Result<()> {
+        let partial = len % entry_bytes;
+        if partial == 0 {
+            return Ok(());
+        }
+        self.file_error(
+            p,
+            format!(
+                "{len} bytes is not a multiple of the {entry_bytes}-byte entry size: the last {partial} byte(s) at position {} are a partial entry",
+                len - partial
+            ),
+        )
+    }
+
+    pub(super) fn offset_index(&mut self, p: &Path, base_offset: i64) -> Result<()> {
+        let bytes = self.read_small(p)?;
+        let count = offset_index_entry_count(bytes.len());
+        if count == 0 {
+            return self.emit(Event::IndexEmpty { path: p });
+        }
+        if self.opts.index_sanity_check {
+            let result = offset_index_sanity_check(&bytes, base_offset, &p.display().to_string());
+            if result.is_err() {
+                self.outcome.damage += 1;
+            }
+            return self.emit(Event::SanityCheck { path: p, result });
+        }
+        self.partial_entry(p, bytes.len(), OFFSET_INDEX_ENTRY_BYTES)?;
+        let zero_tail = offset_index_zero_tail_start(&bytes, base_offset);
+        let shown = zero_tail.unwrap_or(count);
+        let mut log = self.open_companion(p, base_offset)?;
+        let mut mismatches = Vec::new();
+        let mut prev = None;
+        for (slot, entry) in offset_index_entries(&bytes, base_offset)
+            .take(shown)
+            .enumerate()
+        {
+            if let Some((o, pos)) = prev {
+                if entry.offset <= o || i64::from(entry.position) < pos {
+                    self.file_error(
+                        p,
+                        format!(
+                            "entry {slot} (offset {}, position {}) does not follow entry {} (offset {o}, position {pos}): entries must increase",
+                            entry.offset, entry.position, slot - 1
+                        ),
+                    )?;
+                }
+            }
+            prev = Some((entry.offset, i64::from(entry.position)));
+            if let Some(reader) = log.as_mut() {
+                reader.seek(entry.position.max(0) as u64);
+                let found = match reader.next_step()? {
+                    Step::Entry { entry: batch, .. } => {
+                        Some((first_offset(&batch), batch.last_offset()))
+                    }
+                    _ => None,
+                };
+                match found {
+                    Some((first, last)) => {
+                        if last != entry.offset {
+                            mismatches.push((entry.offset, last));
+                        }
+                        // The broker scans forward from the indexed position: a batch that
+                        // starts after the indexed offset would hide it.
+                        if first.is_some_and(|f| f > entry.offset) {
+                            self.file_error(
+                                p,
+                                format!(
+                                    "entry {slot} maps offset {} to position {}, where the batch starts at offset {}",
+                                    entry.offset,
+                                    entry.position,
+                                    first.unwrap_or_default()
+                                ),
+                            )?;
+                        }
+                    }
+                    None => self.file_error(
+                        p,
+                        format!(
+                            "entry {slot} (offset {}) points at position {}, where no valid batch starts",
+                            entry.offset, entry.position
+                        ),
+                    )?,
+                }
+            }
+            if !self.opts.verify_index_only {
+                self.emit(Event::OffsetIndexEntry { slot, entry })?;
+            }
+        }
+        if let Some(first_slot) = zero_tail {
+            let slots = count - first_slot;
+            let bytes = (slots * OFFSET_INDEX_ENTRY_BYTES) as u64;
+            self.emit(Event::ZeroTail {
+                path: p,
+                first_slot,
+                slots,
+                bytes,
+            })?;
+        }
+        if !mismatches.is_empty() {
+            self.outcome
+                .summary
+                .index_mismatches
+                .push((p.to_path_buf(), mismatches));
+        }
+        Ok(())
+    }
+
+    pub(super) fn time_index(&mut self, p: &Path, base_offset: i64) -> Result<()> {
+        let bytes = self.read_small(p)?;
+        if self.opts.index_sanity_check {
+            let result = time_index_sanity_check(&bytes, base_offset, &p.display().to_string());
+            if result.is_err() {
+                self.outcome.damage += 1;
+            }
+            return self.emit(Event::SanityCheck { path: p, result });
+        }
+        let count = time_index_entry_count(bytes.len());
+        self.partial_entry(p, bytes.len(), TIME_INDEX_ENTRY_BYTES)?;
+        let zero_tail = time_index_zero_tail_start(&bytes, base_offset);
+        let shown = zero_tail.unwrap_or(count);
+        let mut log = self.open_companion(p, base_offset)?;
+        let (mut mismatches, mut out_of_order) = (Vec::new(), Vec::new());
+        let mut landing: Option<Landing> = None;
+        let mut prev_timestamp = -1i64;
+        for (slot, entry) in time_index_entries(&bytes, base_offset)
+            .take(shown)
+            .enumerate()
+        {
+            if let Some(reader) = log.as_mut() {
+                if landing
+                    .as_ref()
+                    .is_some_and(|l| l.first_offset.is_some_and(|f| entry.offset < f))
+                {
+                    // Offsets went backwards: start over (only damaged indexes get here).
+                    reader.seek(0);
+                    landing = None;
+                }
+                while landing
+                    .as_ref()
+                    .is_none_or(|l| l.last_offset < entry.offset)
+                {
+                    let position = reader.position();
+                    match reader.next_step()? {
+                        Step::Entry { entry: batch, .. } => {
+                            landing = Some(Landing {
+                                position,
+                                first_offset: first_offset(&batch),
+                                last_offset: batch.last_offset(),
+                                max_record_timestamp: None,
+                            })
+                        }
+                        _ => {
+                            landing = None;
+                            break;
+                        }
+                    }
+                }
+                match landing.as_mut() {
+                    None => self
+                        .outcome
+                        .summary
+                        .time_offsets_not_found
+                        .push((entry.offset, -1)),
+                    Some(l) if l.last_offset != entry.offset => self
+                        .outcome
+                        .summary
+                        .time_offsets_not_found
+                        .push((entry.offset, l.last_offset)),
+                    Some(l) => {
+                        let max = match l.max_record_timestamp {
+                            Some(m) => m,
+                            None => {
+                                let m = max_record_timestamp(
+                                    reader,
+                                    l.position,
+                                    self.opts.max_decompressed_bytes,
+                                )?;
+                                l.max_record_timestamp = Some(m);
+                                m
+                            }
+                        };
+                        if max != entry.timestamp {
+                            mismatches.push((entry.timestamp, max));
+                        }
+                        if prev_timestamp >= entry.timestamp {
+                            out_of_order.push((entry.timestamp, prev_timestamp));
+                        }
+                    }
+                }
+            }
+            if !self.opts.verify_index_only {
+                self.emit(Event::TimeIndexEntry { slot, entry })?;
+            }
+            prev_timestamp = entry.timestamp;
+        }
+        if let Some(first_slot) = zero_tail {
+            let slots = count - first_slot;
+            let bytes = (slots * TIME_INDEX_ENTRY_BYTES) as u64;
+            self.emit(Event::ZeroTail {
+                path: p,
+                first_slot,
+                slots,
+                bytes,
+            })?;
+        }
+        let problems = mismatches.len() + out_of_order.len();
+        self.outcome.damage += problems;
+        if !mismatches.is_empty() {
+            self.outcome
+                .summary
+                .time_mismatches
+                .push((p.to_path_buf(), mismatches));
+        }
+        if !out_of_order.is_empty() {
+            self.outcome
+                .summary
+                .time_out_of_order
+                .push((p.to_path_buf(), out_of_order));
+        }
+        Ok(())
+    }
+}
+
+/// The first offset of a batch when the header tells it without decompressing.
+fn first_offset(e: &Entry<'_>) -> Option<i64> {
+    match e {
+        Entry::V2(b) => Some(b.header.base_offset),
+        Entry::Legacy(m) if !m.is_compressed() => Some(m.offset),
+        Entry::Legacy(_) => None,
+    }
+}
+
+/// The largest record timestamp of the batch at `position` (-1 when it has none), as
+/// kafka-dump-log computes it with a deep iteration.
+fn max_record_timestamp(reader: &mut LogReader, position: u64, limit: usize) -> Result<i64> {
+    let resume = reader.position();
+    reader.seek(position);
+    let mut max = -1;
+    if let Step::Entry { entry, .. } = reader.next_step()? {
+        let mut scratch = Vec::new();
+        if let Ok(records) = entry.records(&mut scratch, limit) {
+            for r in records.flatten() {
+                max = max.max(r.timestamp);
+            }
+        }
+    }
+    reader.seek(resume);
+    Ok(max)
+}

@@ -1,0 +1,93 @@
+//! Dumping the small state files: transaction indexes, producer snapshots, leader-epoch and
+//! offset checkpoints, `partition.metadata` and `meta.properties`.
+
+use std::path::Path;
+
+use super::{Event, Walker};
+use crate::error::Result;
+use crate::format::checkpoint::{
+    uuid_to_base64, LeaderEpochCheckpoint, MetaProperties, OffsetCheckpoint, PartitionMetadata,
+};
+use crate::format::index::{txn_index_entries, ABORTED_TXN_ENTRY_BYTES};
+use crate::format::snapshot;
+
+impl Walker<'_, '_> {
+    pub(super) fn txn_index(&mut self, p: &Path) -> Result<()> {
+        let bytes = self.read_small(p)?;
+        for (i, entry) in txn_index_entries(&bytes).enumerate() {
+            match entry {
+                Ok(t) => self.emit(Event::TxnEntry(&t))?,
+                Err(e) => {
+                    let at = i * ABORTED_TXN_ENTRY_BYTES + e.pos;
+                    return self.file_error(p, format!("{} (at byte {at})", e.message));
+                }
+            }
+        }
+        let partial = bytes.len() % ABORTED_TXN_ENTRY_BYTES;
+        if partial != 0 {
+            let at = bytes.len() - partial;
+            return self.file_error(
+                p,
+                format!("{partial} trailing byte(s) at byte {at} are not a whole entry (34 bytes)"),
+            );
+        }
+        Ok(())
+    }
+
+    pub(super) fn producer_snapshot(&mut self, p: &Path) -> Result<()> {
+        let bytes = self.read_small(p)?;
+        match snapshot::decode(&bytes) {
+            Ok(s) => {
+                for e in &s.entries {
+                    self.emit(Event::SnapshotEntry(e))?;
+                }
+                Ok(())
+            }
+            Err(e) => self.file_error(p, format!("{} (at byte {})", e.message, e.pos)),
+        }
+    }
+
+    pub(super) fn leader_epochs(&mut self, p: &Path) -> Result<()> {
+        let bytes = self.read_small(p)?;
+        match LeaderEpochCheckpoint::decode(&bytes, &p.display().to_string()) {
+            Ok(c) => c
+                .entries
+                .iter()
+                .try_for_each(|e| self.emit(Event::LeaderEpochEntry(e))),
+            Err(e) => self.file_error(p, e.message),
+        }
+    }
+
+    pub(super) fn offset_checkpoint(&mut self, p: &Path) -> Result<()> {
+        let bytes = self.read_small(p)?;
+        match OffsetCheckpoint::decode(&bytes, &p.display().to_string()) {
+            Ok(c) => c
+                .entries
+                .iter()
+                .try_for_each(|e| self.emit(Event::OffsetCheckpointEntry(e))),
+            Err(e) => self.file_error(p, e.message),
+        }
+    }
+
+    pub(super) fn partition_metadata(&mut self, p: &Path) -> Result<()> {
+        let bytes = self.read_small(p)?;
+        match PartitionMetadata::decode(&bytes, &p.display().to_string()) {
+            Ok(m) => self.emit(Event::PartitionMetadata {
+                version: m.version,
+                topic_id: uuid_to_base64(&m.topic_id),
+            }),
+            Err(e) => self.file_error(p, e.message),
+        }
+    }
+
+    pub(super) fn meta_properties(&mut self, p: &Path) -> Result<()> {
+        let bytes = self.read_small(p)?;
+        match MetaProperties::decode(&bytes) {
+            Ok(m) => m
+                .to_properties()
+                .iter()
+                .try_for_each(|(key, value)| self.emit(Event::Property { key, value })),
+            Err(e) => self.file_error(p, e.message),
+        }
+    }
+}
