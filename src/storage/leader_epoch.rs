@@ -48,7 +48,7 @@ impl LeaderEpochCache {
         }
         let needed = self
             .latest()
-            .map_or(true, |l| epoch != l.epoch || start_offset < l.start_offset);
+            .is_none_or(|l| epoch != l.epoch || start_offset < l.start_offset);
         if !needed {
             return Ok(());
         }
