@@ -135,7 +135,6 @@ impl ProducerAppendInfo {
 
     /// A data batch. The follower path accepts any epoch and sequence; a non-transactional
     /// batch while a transaction is open is refused on every path.
-    #[allow(clippy::too_many_arguments)]
     pub fn append_data_batch(
         &mut self,
         epoch: i16,
