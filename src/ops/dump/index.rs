@@ -29,11 +29,12 @@ struct Landing {
 }
 
 impl Walker<'_, '_> {
-    /// Opens the companion log, or reports why the entries cannot be checked.
+    /// Opens the companion log, or reports why the entries cannot be checked. Like
+    /// kafka-dump-log, a batch larger than `--max-message-size` is not read.
     fn open_companion(&mut self, p: &Path, base_offset: i64) -> Result<Option<LogReader>> {
         let log = companion_log(p, base_offset);
         match LogReader::open(&log, None) {
-            Ok(r) => Ok(Some(r)),
+            Ok(r) => Ok(Some(r.with_max_entry_bytes(self.opts.max_message_size))),
             Err(e) => {
                 self.file_error(p, format!("entries cannot be checked against the log: {e}"))?;
                 Ok(None)
