@@ -3,5 +3,6 @@
 
 pub mod dump;
 pub mod finding;
+pub mod write;
 
 pub use finding::{Finding, Severity};

@@ -1,0 +1,133 @@
+//! The leader epoch cache and its `leader-epoch-checkpoint` file (behavior.md §4,
+//! formats.md §9.2): epoch → start offset, both strictly increasing. An append assigns every v2
+//! batch's partition leader epoch at its base offset; an assignment that conflicts with newer
+//! entries removes them. The file is rewritten (temp file, then rename) on every change, as the
+//! broker's synchronous `assign` and `clearAndFlush` do.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::format::checkpoint::{EpochEntry, LeaderEpochCheckpoint};
+use crate::format::names::LEADER_EPOCH_CHECKPOINT_FILE_NAME;
+
+#[derive(Debug)]
+pub struct LeaderEpochCache {
+    path: PathBuf,
+    entries: Vec<EpochEntry>,
+}
+
+impl LeaderEpochCache {
+    /// An empty cache for a new log. Kafka's checkpoint file object creates an empty file up
+    /// front, so a log that never saw a v2 batch still has a (0-byte) checkpoint.
+    pub fn create(dir: &Path) -> Result<Self> {
+        let path = dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
+        std::fs::write(&path, b"").map_err(|e| Error::io(&path, e))?;
+        Ok(LeaderEpochCache {
+            path,
+            entries: Vec::new(),
+        })
+    }
+
+    pub fn entries(&self) -> &[EpochEntry] {
+        &self.entries
+    }
+
+    pub fn latest(&self) -> Option<EpochEntry> {
+        self.entries.last().copied()
+    }
+
+    /// `assign(epoch, start_offset)`: nothing if the epoch is the latest one and the offset
+    /// does not go back; otherwise drop every newer-or-equal epoch and every entry starting at
+    /// or after `start_offset`, add the entry, and rewrite the file.
+    pub fn assign(&mut self, epoch: i32, start_offset: i64) -> Result<()> {
+        if epoch < 0 || start_offset < 0 {
+            return Err(Error::invalid(
+                &self.path,
+                format!("invalid partition leader epoch entry (epoch {epoch}, start offset {start_offset})"),
+            ));
+        }
+        let needed = self
+            .latest()
+            .is_none_or(|l| epoch != l.epoch || start_offset < l.start_offset);
+        if !needed {
+            return Ok(());
+        }
+        while self
+            .entries
+            .last()
+            .is_some_and(|e| e.epoch >= epoch || e.start_offset >= start_offset)
+        {
+            self.entries.pop();
+        }
+        self.entries.push(EpochEntry {
+            epoch,
+            start_offset,
+        });
+        self.write()
+    }
+
+    /// `clearAndFlush`: what an append of a v0/v1 batch does to a non-empty cache.
+    pub fn clear_and_flush(&mut self) -> Result<()> {
+        self.entries.clear();
+        self.write()
+    }
+
+    fn write(&self) -> Result<()> {
+        let text = LeaderEpochCheckpoint {
+            entries: self.entries.clone(),
+        }
+        .encode();
+        let tmp = self.path.with_extension("tmp");
+        std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache_with(entries: &[(i32, i64)]) -> (tempfile::TempDir, LeaderEpochCache) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = LeaderEpochCache::create(dir.path()).unwrap();
+        for &(e, o) in entries {
+            c.assign(e, o).unwrap();
+        }
+        (dir, c)
+    }
+
+    fn pairs(c: &LeaderEpochCache) -> Vec<(i32, i64)> {
+        c.entries()
+            .iter()
+            .map(|e| (e.epoch, e.start_offset))
+            .collect()
+    }
+
+    #[test]
+    fn assign_examples_from_the_spec() {
+        assert_eq!(pairs(&cache_with(&[(2, 9), (2, 10)]).1), vec![(2, 9)]);
+        assert_eq!(pairs(&cache_with(&[(2, 9), (3, 9)]).1), vec![(3, 9)]);
+        assert_eq!(pairs(&cache_with(&[(2, 6), (3, 5)]).1), vec![(3, 5)]);
+        assert_eq!(
+            pairs(&cache_with(&[(1, 5), (2, 6), (1, 7)]).1),
+            vec![(1, 7)]
+        );
+        assert_eq!(
+            pairs(&cache_with(&[(5, 11), (6, 12), (7, 13), (7, 12)]).1),
+            vec![(5, 11), (7, 12)]
+        );
+    }
+
+    #[test]
+    fn checkpoint_text_and_clear() {
+        let (dir, mut c) = cache_with(&[(0, 0), (3, 1500)]);
+        let path = dir.path().join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "0\n2\n0 0\n3 1500\n"
+        );
+        c.clear_and_flush().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "0\n0\n");
+        assert!(c.assign(-1, 0).is_err());
+    }
+}

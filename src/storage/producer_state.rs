@@ -1,0 +1,406 @@
+//! Producer state as the broker keeps it on the follower (REPLICATION) append path
+//! (behavior.md §3): per producer id its epoch, its last (up to five) batches, coordinator
+//! epoch, last timestamp and open transaction; the open transactions by first offset; the map
+//! end offset; and the `.snapshot` files written from it.
+//!
+//! Owns: applying batches and markers, completing transactions, the last stable offset of a
+//! completed transaction, snapshot files and their names. Not the transaction index (the log
+//! writes the entries this module computes) and not sequence validation (the follower path
+//! accepts any sequence).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use super::java_hash_order::JavaHashOrder;
+use crate::error::{Error, Result};
+use crate::format::names::snapshot_file_name;
+use crate::format::snapshot::{self, decrement_sequence, ProducerSnapshotEntry};
+
+/// How many batches Kafka remembers per producer (for duplicate detection).
+pub const NUM_BATCHES_TO_RETAIN: usize = 5;
+const NO_PRODUCER_EPOCH: i16 = -1;
+const NO_SEQUENCE: i32 = -1;
+const NO_COORDINATOR_EPOCH: i32 = -1;
+const NO_TIMESTAMP: i64 = -1;
+
+/// One remembered batch of a producer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchMetadata {
+    pub last_seq: i32,
+    pub last_offset: i64,
+    pub offset_delta: i32,
+    pub timestamp: i64,
+}
+
+impl BatchMetadata {
+    pub fn first_seq(&self) -> i32 {
+        decrement_sequence(self.last_seq, self.offset_delta)
+    }
+
+    pub fn first_offset(&self) -> i64 {
+        self.last_offset - i64::from(self.offset_delta)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducerStateEntry {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub batches: VecDeque<BatchMetadata>,
+    pub coordinator_epoch: i32,
+    pub last_timestamp: i64,
+    pub current_txn_first_offset: Option<i64>,
+}
+
+impl ProducerStateEntry {
+    fn empty(producer_id: i64) -> Self {
+        ProducerStateEntry {
+            producer_id,
+            producer_epoch: NO_PRODUCER_EPOCH,
+            batches: VecDeque::new(),
+            coordinator_epoch: NO_COORDINATOR_EPOCH,
+            last_timestamp: NO_TIMESTAMP,
+            current_txn_first_offset: None,
+        }
+    }
+
+    /// A new epoch forgets the batches of the old one.
+    fn maybe_update_producer_epoch(&mut self, epoch: i16) {
+        if self.producer_epoch != epoch {
+            self.batches.clear();
+            self.producer_epoch = epoch;
+        }
+    }
+
+    fn push_batch(&mut self, b: BatchMetadata) {
+        if self.batches.len() == NUM_BATCHES_TO_RETAIN {
+            self.batches.pop_front();
+        }
+        self.batches.push_back(b);
+    }
+
+    /// Merges what an append produced into the stored entry (`ProducerStateEntry.update`).
+    fn merge(&mut self, next: ProducerStateEntry) {
+        self.maybe_update_producer_epoch(next.producer_epoch);
+        for b in next.batches {
+            self.push_batch(b);
+        }
+        self.coordinator_epoch = next.coordinator_epoch;
+        self.current_txn_first_offset = next.current_txn_first_offset;
+        self.last_timestamp = next.last_timestamp;
+    }
+
+    pub fn last_seq(&self) -> i32 {
+        self.batches.back().map_or(NO_SEQUENCE, |b| b.last_seq)
+    }
+
+    pub fn first_seq(&self) -> i32 {
+        self.batches
+            .front()
+            .map_or(NO_SEQUENCE, BatchMetadata::first_seq)
+    }
+
+    pub fn last_data_offset(&self) -> i64 {
+        self.batches.back().map_or(-1, |b| b.last_offset)
+    }
+
+    pub fn last_offset_delta(&self) -> i32 {
+        self.batches.back().map_or(0, |b| b.offset_delta)
+    }
+}
+
+/// A transaction that a marker ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompletedTxn {
+    pub producer_id: i64,
+    pub first_offset: i64,
+    /// The marker's offset.
+    pub last_offset: i64,
+    pub is_aborted: bool,
+}
+
+/// The changes one append makes to one producer, applied to a copy of its entry that starts
+/// with no batches (`ProducerAppendInfo`).
+#[derive(Debug, Clone)]
+pub struct ProducerAppendInfo {
+    producer_id: i64,
+    updated: ProducerStateEntry,
+    started_txn_first_offsets: Vec<i64>,
+}
+
+impl ProducerAppendInfo {
+    pub fn producer_id(&self) -> i64 {
+        self.producer_id
+    }
+
+    /// A data batch. The follower path accepts any epoch and sequence; a non-transactional
+    /// batch while a transaction is open is refused on every path.
+    pub fn append_data_batch(
+        &mut self,
+        epoch: i16,
+        last_seq: i32,
+        max_timestamp: i64,
+        first_offset: i64,
+        last_offset: i64,
+        is_transactional: bool,
+    ) -> Result<()> {
+        let offset_delta = i32::try_from(last_offset - first_offset).map_err(|_| {
+            Error::invalid(
+                Path::new(""),
+                format!("batch offsets {first_offset}..{last_offset} span more than 2^31"),
+            )
+        })?;
+        self.updated.maybe_update_producer_epoch(epoch);
+        self.updated.push_batch(BatchMetadata {
+            last_seq,
+            last_offset,
+            offset_delta,
+            timestamp: max_timestamp,
+        });
+        self.updated.last_timestamp = max_timestamp;
+        match (self.updated.current_txn_first_offset, is_transactional) {
+            (Some(_), false) => Err(Error::invalid(
+                Path::new(""),
+                format!(
+                    "expected a transactional write from producer {} at offset {first_offset}",
+                    self.producer_id
+                ),
+            )),
+            (None, true) => {
+                self.updated.current_txn_first_offset = Some(first_offset);
+                self.started_txn_first_offsets.push(first_offset);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// An end-transaction marker at `offset`: completes the open transaction, if any (a marker
+    /// for an empty transaction completes nothing), and clears the batches if the epoch moved.
+    pub fn append_end_txn_marker(
+        &mut self,
+        is_abort: bool,
+        coordinator_epoch: i32,
+        producer_epoch: i16,
+        offset: i64,
+        timestamp: i64,
+    ) -> Option<CompletedTxn> {
+        let completed = self
+            .updated
+            .current_txn_first_offset
+            .map(|first_offset| CompletedTxn {
+                producer_id: self.producer_id,
+                first_offset,
+                last_offset: offset,
+                is_aborted: is_abort,
+            });
+        self.updated.maybe_update_producer_epoch(producer_epoch);
+        self.updated.coordinator_epoch = coordinator_epoch;
+        self.updated.current_txn_first_offset = None;
+        self.updated.last_timestamp = timestamp;
+        completed
+    }
+}
+
+#[derive(Debug)]
+pub struct ProducerStateManager {
+    dir: PathBuf,
+    producers: HashMap<i64, ProducerStateEntry>,
+    /// The order Kafka's `HashMap` iterates `producers` in, which snapshots are written in.
+    order: JavaHashOrder,
+    /// Open transactions: first offset → producer id.
+    ongoing_txns: BTreeMap<i64, i64>,
+    map_end_offset: i64,
+    last_snap_offset: i64,
+}
+
+impl ProducerStateManager {
+    /// Empty state for a new log starting at `start_offset`: no snapshot is due there.
+    pub fn new(dir: &Path, start_offset: i64) -> Self {
+        ProducerStateManager {
+            dir: dir.to_path_buf(),
+            producers: HashMap::new(),
+            order: JavaHashOrder::new(),
+            ongoing_txns: BTreeMap::new(),
+            map_end_offset: start_offset,
+            last_snap_offset: start_offset,
+        }
+    }
+
+    pub fn map_end_offset(&self) -> i64 {
+        self.map_end_offset
+    }
+
+    pub fn update_map_end_offset(&mut self, offset: i64) {
+        self.map_end_offset = offset;
+    }
+
+    pub fn entry(&self, producer_id: i64) -> Option<&ProducerStateEntry> {
+        self.producers.get(&producer_id)
+    }
+
+    /// Producers in the order Kafka iterates (and snapshots) them.
+    pub fn producers(&self) -> impl Iterator<Item = &ProducerStateEntry> + '_ {
+        self.order.iter().map(|id| &self.producers[&id])
+    }
+
+    /// Starts an append's changes for `producer_id` from its current (or an empty) entry.
+    pub fn prepare_update(&self, producer_id: i64) -> ProducerAppendInfo {
+        let mut updated = self
+            .producers
+            .get(&producer_id)
+            .cloned()
+            .unwrap_or_else(|| ProducerStateEntry::empty(producer_id));
+        updated.batches.clear();
+        ProducerAppendInfo {
+            producer_id,
+            updated,
+            started_txn_first_offsets: Vec::new(),
+        }
+    }
+
+    pub fn update(&mut self, info: ProducerAppendInfo) {
+        let pid = info.producer_id;
+        for first in &info.started_txn_first_offsets {
+            self.ongoing_txns.insert(*first, pid);
+        }
+        match self.producers.get_mut(&pid) {
+            Some(current) => current.merge(info.updated),
+            None => {
+                self.producers.insert(pid, info.updated);
+                self.order.insert(pid);
+            }
+        }
+    }
+
+    /// The first offset of the earliest open transaction of *another* producer, else the
+    /// marker's offset + 1. Computed before the transaction is completed.
+    pub fn last_stable_offset(&self, txn: &CompletedTxn) -> i64 {
+        self.ongoing_txns
+            .iter()
+            .find(|(_, &pid)| pid != txn.producer_id)
+            .map_or(txn.last_offset + 1, |(&first, _)| first)
+    }
+
+    pub fn complete_txn(&mut self, txn: &CompletedTxn) -> Result<()> {
+        self.ongoing_txns
+            .remove(&txn.first_offset)
+            .map(|_| ())
+            .ok_or_else(|| {
+                Error::invalid(
+                    &self.dir,
+                    format!(
+                        "no open transaction starts at offset {} for producer {}",
+                        txn.first_offset, txn.producer_id
+                    ),
+                )
+            })
+    }
+
+    /// Writes `<map end offset>.snapshot` if the map end offset moved past the last snapshot;
+    /// returns the file written.
+    pub fn take_snapshot(&mut self) -> Result<Option<PathBuf>> {
+        if self.map_end_offset <= self.last_snap_offset {
+            return Ok(None);
+        }
+        let path = self.dir.join(snapshot_file_name(self.map_end_offset));
+        std::fs::write(&path, self.encode_snapshot()).map_err(|e| Error::io(&path, e))?;
+        self.last_snap_offset = self.map_end_offset;
+        Ok(Some(path))
+    }
+
+    /// The snapshot bytes: only the newest batch of each producer, in Kafka's map order.
+    fn encode_snapshot(&self) -> Vec<u8> {
+        let entries: Vec<ProducerSnapshotEntry> = self
+            .producers()
+            .map(|e| ProducerSnapshotEntry {
+                producer_id: e.producer_id,
+                producer_epoch: e.producer_epoch,
+                last_sequence: e.last_seq(),
+                last_offset: e.last_data_offset(),
+                offset_delta: e.last_offset_delta(),
+                timestamp: e.last_timestamp,
+                coordinator_epoch: e.coordinator_epoch,
+                current_txn_first_offset: e.current_txn_first_offset.unwrap_or(-1),
+            })
+            .collect();
+        snapshot::encode(&entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(m: &mut ProducerStateManager, pid: i64, first: i64, last: i64, txn: bool) {
+        let mut info = m.prepare_update(pid);
+        info.append_data_batch(0, (last - first) as i32, 100, first, last, txn)
+            .unwrap();
+        m.update(info);
+    }
+
+    fn marker(
+        m: &mut ProducerStateManager,
+        pid: i64,
+        offset: i64,
+        abort: bool,
+    ) -> Option<CompletedTxn> {
+        let mut info = m.prepare_update(pid);
+        let done = info.append_end_txn_marker(abort, 3, 0, offset, 200);
+        m.update(info);
+        done
+    }
+
+    #[test]
+    fn lso_is_first_offset_of_another_open_txn() {
+        // LogLoaderTest.testFullTransactionIndexRecovery, first part.
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = ProducerStateManager::new(dir.path(), 0);
+        data(&mut m, 1, 0, 4, true);
+        data(&mut m, 2, 8, 9, true);
+        data(&mut m, 1, 10, 13, true);
+        data(&mut m, 3, 14, 16, true);
+        let t = marker(&mut m, 1, 29, true).unwrap();
+        assert_eq!((t.first_offset, t.last_offset), (0, 29));
+        assert_eq!(m.last_stable_offset(&t), 8);
+        m.complete_txn(&t).unwrap();
+        let t = marker(&mut m, 2, 30, true).unwrap();
+        assert_eq!(m.last_stable_offset(&t), 14);
+        m.complete_txn(&t).unwrap();
+        let t = marker(&mut m, 3, 31, false).unwrap();
+        assert_eq!(m.last_stable_offset(&t), 32);
+        assert!(
+            marker(&mut m, 3, 40, true).is_none(),
+            "empty abort completes nothing"
+        );
+    }
+
+    #[test]
+    fn snapshot_keeps_newest_batch_in_java_order_and_only_when_moved() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut m = ProducerStateManager::new(dir.path(), 0);
+        for pid in [500, 33, 1, 16] {
+            data(&mut m, pid, pid, pid + 1, false);
+        }
+        m.update_map_end_offset(600);
+        let path = m.take_snapshot().unwrap().unwrap();
+        assert!(path.ends_with("00000000000000000600.snapshot"));
+        assert!(m.take_snapshot().unwrap().is_none());
+        let read = snapshot::decode(&std::fs::read(path).unwrap()).unwrap();
+        let ids: Vec<i64> = read.entries.iter().map(|e| e.producer_id).collect();
+        assert_eq!(ids, vec![16, 33, 1, 500]);
+        assert_eq!(read.entries[0].last_offset, 17);
+    }
+
+    #[test]
+    fn first_sequence_undoes_the_wrap() {
+        let b = BatchMetadata {
+            last_seq: 2,
+            last_offset: 10,
+            offset_delta: 5,
+            timestamp: 0,
+        };
+        assert_eq!(b.first_seq(), i32::MAX - 2);
+        assert_eq!(b.first_offset(), 5);
+    }
+}

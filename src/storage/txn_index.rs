@@ -1,0 +1,83 @@
+//! `.txnindex`: one 34-byte entry per aborted transaction whose ABORT marker lies in the
+//! segment (formats.md §7.3). Unlike the other indexes it is not preallocated: the file is
+//! created by the first append and only grows.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::format::index::{encode_aborted_txn, AbortedTxn};
+
+#[derive(Debug)]
+pub struct TxnIndex {
+    path: PathBuf,
+    file: Option<File>,
+    /// Only entries appended through this object are checked, as in Kafka: the last offset is
+    /// not loaded from an existing file.
+    last_offset: Option<i64>,
+}
+
+impl TxnIndex {
+    pub fn new(path: PathBuf) -> Self {
+        TxnIndex {
+            path,
+            file: None,
+            last_offset: None,
+        }
+    }
+
+    pub fn append(&mut self, txn: &AbortedTxn) -> Result<()> {
+        if let Some(last) = self.last_offset {
+            if last >= txn.last_offset {
+                return Err(Error::invalid(
+                    &self.path,
+                    format!(
+                        "aborted transaction last offset {} is not greater than the previous {last}",
+                        txn.last_offset
+                    ),
+                ));
+            }
+        }
+        if self.file.is_none() {
+            let f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.path)
+                .map_err(|e| Error::io(&self.path, e))?;
+            self.file = Some(f);
+        }
+        let file = self.file.as_mut().expect("just opened");
+        file.write_all(&encode_aborted_txn(txn))
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.last_offset = Some(txn.last_offset);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn created_lazily_and_strictly_increasing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("0.txnindex");
+        let mut idx = TxnIndex::new(path.clone());
+        assert!(!path.exists());
+        let t = AbortedTxn {
+            version: 0,
+            producer_id: 7,
+            first_offset: 3,
+            last_offset: 9,
+            last_stable_offset: 10,
+        };
+        idx.append(&t).unwrap();
+        assert!(idx.append(&t).is_err());
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 34);
+        assert_eq!(&bytes[..2], &[0, 0]);
+        assert_eq!(bytes[9], 7);
+        assert_eq!(bytes[33], 10);
+    }
+}
