@@ -3,6 +3,7 @@
 
 pub mod dump;
 mod render;
+pub mod write;
 
 use std::process::ExitCode;
 
@@ -29,6 +30,8 @@ pub enum Command {
     /// Print the contents of segment, index, snapshot and checkpoint files (a drop-in for
     /// kafka-dump-log.sh --files, with JSON output and damage reports).
     Dump(dump::DumpArgs),
+    /// Build a partition directory from a spec, byte for byte as the broker writes it.
+    Write(write::WriteArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -36,6 +39,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Dump(args) => dump::run(args),
+        Command::Write(args) => write::run(args),
     };
     ExitCode::from(code)
 }
