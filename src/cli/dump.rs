@@ -321,7 +321,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
                 Ok(())
             }
             Event::LogStart { base_offset } => writeln!(self.out, "Log starting offset: {base_offset}"),
-            Event::Batch(b) => {
+            Event::Batch { info: b, .. } => {
                 self.batch_line(b);
                 writeln!(self.out, "{}", self.line)
             }
@@ -530,7 +530,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             }
             Event::Ignored { .. } | Event::FileEnd { .. } => Ok(()),
             Event::LogStart { base_offset } => self.line("log", json!({"baseOffset": base_offset})),
-            Event::Batch(b) => self.line("batch", b),
+            Event::Batch { info, .. } => self.line("batch", info),
             Event::Record(r) => self.record(r),
             Event::Finding(f) => self.line("finding", f),
             Event::TrailingBytes {

@@ -124,7 +124,11 @@ pub enum Event<'a> {
     LogStart {
         base_offset: i64,
     },
-    Batch(&'a BatchInfo),
+    /// A batch's header fields, and the entry itself for sinks that look further.
+    Batch {
+        info: &'a BatchInfo,
+        entry: &'a Entry<'a>,
+    },
     Record(&'a RecordInfo<'a>),
     /// Something wrong, explained: damage in a log, a bad index entry, an undecodable file.
     Finding(&'a Finding),
@@ -358,7 +362,10 @@ impl Walker<'_, '_> {
             self.check_batch(p, &entry, &info, base_offset, prev_batch_last)?;
             prev_batch_last = Some(info.last_offset);
             if !self.opts.deep {
-                self.emit(Event::Batch(&info))?;
+                self.emit(Event::Batch {
+                    info: &info,
+                    entry: &entry,
+                })?;
                 continue;
             }
             self.deep_batch(
@@ -392,7 +399,7 @@ impl Walker<'_, '_> {
         let records = match entry.records(scratch, self.opts.max_decompressed_bytes) {
             Ok(r) => r,
             Err(e) => {
-                self.emit(Event::Batch(&info))?;
+                self.emit(Event::Batch { info: &info, entry })?;
                 return self.records_error(
                     position,
                     info.last_offset,
@@ -415,8 +422,36 @@ impl Walker<'_, '_> {
         if let (Entry::Legacy(_), Some(first)) = (entry, views.first()) {
             info.base_offset = Some(first.offset);
         }
-        self.emit(Event::Batch(&info))?;
+        self.emit(Event::Batch { info: &info, entry })?;
+        // Record timestamps can be checked against the header only where the header's max
+        // is the max of the record timestamps as written (CreateTime v2).
+        let max_timestamp = match entry {
+            Entry::V2(b) if info.timestamp_type == "CreateTime" => Some(b.header.max_timestamp),
+            _ => None,
+        };
+        let batch_first = info.base_offset.unwrap_or(i64::MIN);
+        let mut prev_in_batch: Option<i64> = None;
         for view in views {
+            let out_of_range = view.offset < batch_first || view.offset > info.last_offset;
+            if out_of_range || prev_in_batch.is_some_and(|p| view.offset <= p) {
+                let m = format!(
+                    "Record offset {} in the batch at position {position} is outside {batch_first}..={} or not above the previous record's",
+                    view.offset, info.last_offset
+                );
+                let f = Finding::error("record.offset", self.current.clone(), m);
+                self.finding(f.at(position).offset(view.offset))?;
+            }
+            prev_in_batch = Some(view.offset);
+            if max_timestamp.is_some_and(|max| view.timestamp > max) {
+                let m = format!(
+                    "Record at offset {} has timestamp {}, above its batch's max timestamp {}",
+                    view.offset,
+                    view.timestamp,
+                    max_timestamp.unwrap_or_default()
+                );
+                let f = Finding::error("record.timestamp", self.current.clone(), m);
+                self.finding(f.at(position).offset(view.offset))?;
+            }
             if let Some(prev) = *last_offset {
                 if view.offset <= prev {
                     regressions.push((prev, view.offset));
