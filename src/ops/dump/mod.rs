@@ -501,8 +501,8 @@ impl Walker<'_, '_> {
         prev_last: Option<i64>,
     ) -> Result<()> {
         let at = info.position;
-        let problem =
-            |check, m: String| Finding::error(check, p, m).at(at).offset(info.last_offset);
+        let first = info.base_offset.unwrap_or(info.last_offset);
+        let problem = |check, m: String| Finding::error(check, p, m).at(at).offset(first);
         if !info.is_valid {
             let m = format!(
                 "Batch at position {at}: stored CRC {} does not match the computed {}",
@@ -528,7 +528,6 @@ impl Walker<'_, '_> {
             let m = format!("Batch at position {at}: unknown compression codec id");
             self.finding(problem("batch.codec", m))?;
         }
-        let first = info.base_offset.unwrap_or(info.last_offset);
         match prev_last {
             Some(prev) if first <= prev => {
                 let m =
