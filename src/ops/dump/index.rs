@@ -207,17 +207,27 @@ impl Walker<'_, '_> {
                         }
                     }
                 }
+                let found = match landing.as_ref() {
+                    None => Some(-1),
+                    Some(l) if l.last_offset != entry.offset => Some(l.last_offset),
+                    Some(_) => None,
+                };
+                if let Some(found) = found {
+                    self.outcome
+                        .summary
+                        .time_offsets_not_found
+                        .push((entry.offset, found));
+                    let m = format!(
+                        "entry {slot} (timestamp {}, offset {}) names no batch's last offset (found {found})",
+                        entry.timestamp, entry.offset
+                    );
+                    let at = (slot * TIME_INDEX_ENTRY_BYTES) as u64;
+                    let f = Finding::error("timeindex.offset", p, m).at(at);
+                    self.finding(f.offset(entry.offset))?;
+                }
                 match landing.as_mut() {
-                    None => self
-                        .outcome
-                        .summary
-                        .time_offsets_not_found
-                        .push((entry.offset, -1)),
-                    Some(l) if l.last_offset != entry.offset => self
-                        .outcome
-                        .summary
-                        .time_offsets_not_found
-                        .push((entry.offset, l.last_offset)),
+                    None => {}
+                    Some(l) if l.last_offset != entry.offset => {}
                     Some(l) => {
                         let max = match l.max_record_timestamp {
                             Some(m) => m,
