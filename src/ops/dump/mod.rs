@@ -40,6 +40,9 @@ pub struct DumpOptions {
     pub verify_index_only: bool,
     /// Cap on what one batch may decompress to.
     pub max_decompressed_bytes: usize,
+    /// Check time-index timestamps against the largest record timestamp of the batch (a deep
+    /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
+    pub exact_time_index: bool,
 }
 
 impl Default for DumpOptions {
@@ -53,6 +56,7 @@ impl Default for DumpOptions {
             index_sanity_check: false,
             verify_index_only: false,
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+            exact_time_index: true,
         }
     }
 }
