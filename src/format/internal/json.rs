@@ -144,11 +144,16 @@ pub fn java_double(d: f64) -> String {
     if d == 0.0 {
         return if d.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
     }
-    // Rust's `{:e}` gives the shortest round-trip digits: "1.5e7", "-1e-3".
-    let sci = format!("{:e}", d.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    // Rust's `{:e}` gives the shortest round-trip digits ("1.5e7", "1e-3"). Where that is a
+    // single digit, Java takes the two-digit decimal nearest the value when it still
+    // round-trips (`4.9E-324`, not `5.0E-324`).
+    let (mut digits, mut exp) = sci_parts(&format!("{:e}", d.abs()));
+    if digits.len() == 1 {
+        let two = format!("{:.1e}", d.abs());
+        if two.parse::<f64>() == Ok(d.abs()) {
+            (digits, exp) = sci_parts(&two);
+        }
+    }
     let sign = if d < 0.0 { "-" } else { "" };
     let abs = d.abs();
     if (1e-3..1e7).contains(&abs) {
@@ -171,6 +176,15 @@ pub fn java_double(d: f64) -> String {
         let rest = if rest.is_empty() { "0" } else { rest };
         format!("{sign}{first}.{rest}E{exp}")
     }
+}
+
+/// Significant digits (no trailing zeros, at least one) and decimal exponent of `{:e}` text.
+fn sci_parts(sci: &str) -> (String, i32) {
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let trimmed = digits.trim_end_matches('0');
+    let digits = if trimmed.is_empty() { "0" } else { trimmed };
+    (digits.to_string(), exp.parse().unwrap_or(0))
 }
 
 /// A UUID as Kafka prints it: URL-safe base64 of its 16 bytes, no padding.
