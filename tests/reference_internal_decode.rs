@@ -29,6 +29,8 @@ struct Got {
     key: Option<String>,
     payload: Option<String>,
     control: Option<String>,
+    /// The structured forms: key, payload, control.
+    json: [Option<Value>; 3],
     fatal: bool,
 }
 
@@ -46,11 +48,12 @@ fn decode_file(path: &Path, decoder: Decoder) -> Vec<Got> {
             let r = r.expect("record");
             let got = if control {
                 match control_record_text(r.key, r.value) {
-                    Ok((text, _)) => Got {
+                    Ok((text, json)) => Got {
                         offset: r.offset,
                         key: None,
                         payload: None,
                         control: Some(text.strip_prefix(' ').unwrap_or(&text).to_string()),
+                        json: [None, None, json],
                         fatal: false,
                     },
                     Err(_) => Got {
@@ -58,6 +61,7 @@ fn decode_file(path: &Path, decoder: Decoder) -> Vec<Got> {
                         key: None,
                         payload: None,
                         control: None,
+                        json: [None, None, None],
                         fatal: true,
                     },
                 }
@@ -68,6 +72,7 @@ fn decode_file(path: &Path, decoder: Decoder) -> Vec<Got> {
                     key: d.key,
                     payload: d.payload,
                     control: None,
+                    json: [d.key_json, d.payload_json, None],
                     fatal: d.fatal.is_some(),
                 }
             };
@@ -137,6 +142,32 @@ fn check_expected(expected_path: &Path, input: &Path, tally: &mut Tally) {
                     if *mine != theirs {
                         problems.push(format!("{what}:\n   got  {mine:?}\n   want {theirs:?}"));
                     }
+                }
+            }
+            // The structured forms equal the printed JSON (parsed); the transaction log's
+            // text is not JSON, and our JSON form of it has no counterpart there.
+            let control_json =
+                if w.get("controlType").and_then(Value::as_str) == Some("LEADER_CHANGE") {
+                    &w["leaderChangeJson"]
+                } else {
+                    w.get("controlJson").unwrap_or(&Value::Null)
+                };
+            for (i, (what, theirs)) in [
+                ("keyJson", &w["keyJson"]),
+                ("payloadJson", &w["payloadJson"]),
+                ("controlJson", control_json),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let mine = g.json[i].as_ref();
+                let agree = if theirs.is_null() {
+                    mine.is_none() || decoder == Decoder::TransactionLog || what == "controlJson"
+                } else {
+                    mine == Some(theirs)
+                };
+                if !agree && !want_fatal {
+                    problems.push(format!("{what}: got {mine:?}, want {theirs}"));
                 }
             }
             if problems.is_empty() {

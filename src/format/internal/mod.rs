@@ -14,6 +14,7 @@ mod kraft;
 mod metadata;
 mod reader;
 mod schema;
+#[rustfmt::skip]
 mod tables;
 mod txn;
 
