@@ -15,6 +15,7 @@ use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
+use crate::format::internal::{control_record_text, decode_record, Decoded, Decoder};
 use crate::format::names::{classify, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
@@ -40,6 +41,8 @@ pub struct DumpOptions {
     pub verify_index_only: bool,
     /// Cap on what one batch may decompress to.
     pub max_decompressed_bytes: usize,
+    /// Internal-topic decoder for keys and values (implies `print_data`).
+    pub decoder: Option<Decoder>,
     /// Check time-index timestamps against the largest record timestamp of the batch (a deep
     /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
     pub exact_time_index: bool,
@@ -57,6 +60,7 @@ impl Default for DumpOptions {
             verify_index_only: false,
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
             exact_time_index: true,
+            decoder: None,
         }
     }
 }
@@ -107,12 +111,28 @@ pub struct RecordInfo<'a> {
     pub batch_magic: i8,
     pub is_control_batch: bool,
     pub control: Option<ControlInfo>,
+    /// What kafka-dump-log appends to a control record's line (leading space included), and
+    /// the same value as JSON where it has one.
+    pub control_text: Option<(String, Option<serde_json::Value>)>,
+    /// The internal-topic decoder's reading of a data record (`--offsets-decoder`, ...).
+    pub decoded: Option<Decoded>,
 }
 
 impl RecordInfo<'_> {
     pub fn legacy(&self) -> Option<LegacyRecordInfo> {
         self.view.legacy
     }
+}
+
+/// What kind of batch file is being dumped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogHeader {
+    /// A `.log` segment and the base offset in its name.
+    Segment { base_offset: i64 },
+    /// A KRaft snapshot, `<end offset>-<epoch>.checkpoint`.
+    KraftSnapshot { end_offset: i64, epoch: i32 },
+    /// `bootstrap.checkpoint`.
+    Bootstrap,
 }
 
 /// What the dump walk reports, in file order.
@@ -125,9 +145,10 @@ pub enum Event<'a> {
     Ignored {
         path: &'a Path,
     },
-    LogStart {
-        base_offset: i64,
-    },
+    /// The line before a log's batches: its base offset, or the KRaft snapshot it is.
+    LogHeader(LogHeader),
+    /// The content of `quorum-state`.
+    QuorumState(&'a serde_json::Value),
     /// A batch's header fields, and the entry itself for sinks that look further.
     Batch {
         info: &'a BatchInfo,
@@ -280,8 +301,30 @@ impl Walker<'_, '_> {
             .unwrap_or_default();
         match classify(&name) {
             FileKind::Log { base_offset } => {
-                self.emit(Event::LogStart { base_offset })?;
+                self.emit(Event::LogHeader(LogHeader::Segment { base_offset }))?;
                 self.log(p, base_offset)
+            }
+            // KRaft snapshots hold batches from offset 0 on.
+            FileKind::KraftSnapshot { end_offset, epoch } => {
+                self.emit(Event::LogHeader(LogHeader::KraftSnapshot {
+                    end_offset,
+                    epoch,
+                }))?;
+                self.log(p, 0)
+            }
+            FileKind::BootstrapCheckpoint => {
+                self.emit(Event::LogHeader(LogHeader::Bootstrap))?;
+                self.log(p, 0)
+            }
+            FileKind::QuorumState => {
+                let bytes = self.read_small(p)?;
+                match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                    Ok(v) => self.emit(Event::QuorumState(&v)),
+                    Err(e) => {
+                        let m = format!("not valid JSON: {e}");
+                        self.finding(Finding::error("quorum-state.decode", p, m))
+                    }
+                }
             }
             FileKind::OffsetIndex { base_offset } => self.offset_index(p, base_offset),
             FileKind::TimeIndex { base_offset } => self.time_index(p, base_offset),
@@ -462,30 +505,40 @@ impl Walker<'_, '_> {
                 }
             }
             *last_offset = Some(view.offset);
-            let control = if info.is_control {
-                Some(control_info(&view))
-            } else {
-                None
-            };
-            let (control, control_err) = match control {
-                Some(Ok(c)) => (Some(c), None),
-                Some(Err(e)) => (None, Some(e)),
-                None => (None, None),
-            };
+            let (mut control, mut control_text, mut decoded, mut fatal) = (None, None, None, None);
+            if info.is_control {
+                match control_info(&view)
+                    .and_then(|c| Ok((c, control_record_text(view.key, view.value)?)))
+                {
+                    Ok((c, text)) => (control, control_text) = (Some(c), Some(text)),
+                    Err(e) => fatal = Some(format!("bad control record: {e}")),
+                }
+            } else if let (Some(d), true) = (self.opts.decoder, self.opts.print_data) {
+                let r = decode_record(d, view.offset, view.key, view.value);
+                match r.fatal.clone() {
+                    Some(f) => fatal = Some(format!("kafka-dump-log would stop here: {f}")),
+                    None => decoded = Some(r),
+                }
+            }
+            if let Some(message) = fatal {
+                // Where kafka-dump-log dies on a record, kseg says why and goes on.
+                let f = Finding::error(
+                    "record.decode",
+                    self.current.clone(),
+                    format!("Error decoding the record at offset {} (batch at position {position}): {message}", view.offset),
+                );
+                self.finding(f.at(position).offset(view.offset))?;
+                continue;
+            }
             let rec = RecordInfo {
                 view,
                 batch_magic: info.magic,
                 is_control_batch: info.is_control,
                 control,
+                control_text,
+                decoded,
             };
             self.emit(Event::Record(&rec))?;
-            if let Some(message) = control_err {
-                self.records_error(
-                    position,
-                    rec.view.offset,
-                    format!("bad control record: {message}"),
-                )?;
-            }
         }
         if let Some(e) = error {
             let message = format!("{} (at byte {} of the records)", e.message, e.pos);
