@@ -24,7 +24,7 @@ struct Collect {
 impl Sink for Collect {
     fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
         match e {
-            Event::Batch(b) => {
+            Event::Batch { info: b, .. } => {
                 let mut v = serde_json::to_value(b).unwrap();
                 v["records"] = json!([]);
                 self.batches.push(v);

@@ -11,6 +11,7 @@ pub mod cursor;
 pub mod entry;
 pub mod error;
 pub mod index;
+pub mod internal;
 pub mod legacy;
 pub mod names;
 pub mod snapshot;
