@@ -3,6 +3,7 @@
 
 pub mod dump;
 mod render;
+pub mod retention;
 pub mod verify;
 pub mod write;
 
@@ -35,6 +36,8 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Build a partition directory from a spec, byte for byte as the broker writes it.
     Write(write::WriteArgs),
+    /// Which segments the broker's retention would delete and why, and when the rest goes.
+    Retention(retention::RetentionArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -44,6 +47,7 @@ pub fn main() -> ExitCode {
         Command::Dump(args) => dump::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Write(args) => write::run(args),
+        Command::Retention(args) => retention::run(args),
     };
     ExitCode::from(code)
 }

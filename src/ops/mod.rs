@@ -3,6 +3,8 @@
 
 pub mod dump;
 pub mod finding;
+pub mod partition;
+pub mod retention;
 pub mod verify;
 pub mod write;
 

@@ -1,0 +1,451 @@
+//! `kseg retention`: which segments the broker's retention would delete, why, and when the
+//! others become eligible (behavior.md §5, `UnifiedLog.deleteOldSegments`).
+//!
+//! Three passes run in the broker's order — log start offset, size, time — each over the log
+//! the previous one left. A pass walks the segments oldest first and stops at the first one it
+//! may not delete: only a prefix ever goes, nothing at or above the high watermark, never an
+//! empty last segment, and when every segment goes a new one is rolled at the log end offset
+//! first. This module plans; it changes no file.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::partition::{PartitionView, SegmentView};
+use crate::error::{Error, Result};
+use crate::format::names::{
+    index_file_name, log_file_name, snapshot_file_name, time_index_file_name, txn_index_file_name,
+    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+    REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+};
+
+/// `retention.ms` default: 7 days.
+pub const DEFAULT_RETENTION_MS: i64 = 604_800_000;
+/// `retention.bytes` default: unlimited.
+pub const DEFAULT_RETENTION_BYTES: i64 = -1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetentionOptions {
+    /// `retention.ms`; negative = unlimited.
+    pub retention_ms: i64,
+    /// `retention.bytes`; negative = unlimited.
+    pub retention_bytes: i64,
+    /// Default: `log-start-offset-checkpoint`, else the first segment's base offset.
+    pub log_start_offset: Option<i64>,
+    /// Default: `replication-offset-checkpoint`, else the log end offset.
+    pub high_watermark: Option<i64>,
+    pub now_ms: i64,
+}
+
+/// Which pass deletes a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DeletionReason {
+    LogStartOffsetBreach,
+    RetentionSizeBreach,
+    RetentionMsBreach,
+}
+
+impl DeletionReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeletionReason::LogStartOffsetBreach => "log start offset",
+            DeletionReason::RetentionSizeBreach => "retention.bytes",
+            DeletionReason::RetentionMsBreach => "retention.ms",
+        }
+    }
+}
+
+/// A value and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sourced {
+    pub value: i64,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeletedSegment {
+    pub base_offset: i64,
+    /// The next segment's base offset (the log end offset for the last segment).
+    pub upper_bound_offset: i64,
+    pub size: u64,
+    pub largest_timestamp: i64,
+    /// `records` (the time index's last entry) or `mtime` (the `.log` modification time).
+    pub timestamp_source: &'static str,
+    pub reason: DeletionReason,
+    /// The numbers behind the decision, in words.
+    pub detail: String,
+    /// Files renamed with `.deleted` and then removed (the producer snapshot at the base too).
+    pub files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemainingSegment {
+    pub base_offset: i64,
+    pub size: u64,
+    pub largest_timestamp: i64,
+    pub timestamp_source: &'static str,
+    pub active: bool,
+    /// The first time (ms) at which time retention deletes it, if nothing else changes; None
+    /// when it cannot be time-deleted as things stand (see `note`).
+    pub eligible_at_ms: Option<i64>,
+    pub note: String,
+}
+
+/// A checkpoint file entry of this partition that deletion moves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointUpdate {
+    pub file: PathBuf,
+    pub before: Option<i64>,
+    /// None: the entry is dropped.
+    pub after: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionReport {
+    pub dir: PathBuf,
+    pub now_ms: i64,
+    pub retention_ms: i64,
+    pub retention_bytes: i64,
+    pub log_end_offset: i64,
+    pub high_watermark: Sourced,
+    pub log_start_offset: Sourced,
+    pub new_log_start_offset: i64,
+    pub size_before: u64,
+    pub bytes_freed: u64,
+    /// Every segment goes: the broker first rolls an empty segment (and a producer snapshot)
+    /// at this offset.
+    pub rolled_at: Option<i64>,
+    pub deleted: Vec<DeletedSegment>,
+    pub remaining: Vec<RemainingSegment>,
+    pub checkpoint_updates: Vec<CheckpointUpdate>,
+}
+
+/// The high watermark and log start offset the broker would use, and where they came from.
+pub fn partition_offsets(
+    view: &PartitionView,
+    high_watermark: Option<i64>,
+    log_start_offset: Option<i64>,
+) -> Result<(Sourced, Sourced)> {
+    let from_checkpoint = |file: &str, fallback: (i64, &str)| -> Result<Sourced> {
+        Ok(match view.checkpoint_offset(file)? {
+            Some((path, value)) => Sourced {
+                value,
+                source: path.display().to_string(),
+            },
+            None => Sourced {
+                value: fallback.0,
+                source: fallback.1.to_string(),
+            },
+        })
+    };
+    let hw = match high_watermark {
+        Some(value) => Sourced {
+            value,
+            source: "--high-watermark".into(),
+        },
+        None => from_checkpoint(
+            REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+            (view.log_end_offset, "log end offset"),
+        )?,
+    };
+    let first_base = view.segments[0].base_offset;
+    let mut lso = match log_start_offset {
+        Some(value) => Sourced {
+            value,
+            source: "--log-start-offset".into(),
+        },
+        None => from_checkpoint(
+            LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+            (first_base, "first segment base offset"),
+        )?,
+    };
+    // The loader never lets the log start below the first segment.
+    if lso.value < first_base {
+        lso = Sourced {
+            value: first_base,
+            source: format!("first segment base offset (above {})", lso.source),
+        };
+    }
+    if lso.value > hw.value {
+        return Err(Error::invalid(
+            &view.dir,
+            format!(
+                "log start offset {} ({}) is above the high watermark {} ({})",
+                lso.value, lso.source, hw.value, hw.source
+            ),
+        ));
+    }
+    Ok((hw, lso))
+}
+
+/// The files of segment `base` that exist, with the producer snapshot at that base.
+fn segment_files(dir: &Path, base: i64) -> Vec<String> {
+    [
+        log_file_name(base),
+        index_file_name(base),
+        time_index_file_name(base),
+        txn_index_file_name(base),
+        snapshot_file_name(base),
+    ]
+    .into_iter()
+    .filter(|n| dir.join(n).exists())
+    .collect()
+}
+
+/// The log as the passes change it.
+struct Sim<'a> {
+    dir: &'a Path,
+    segments: Vec<SegmentView>,
+    log_start_offset: i64,
+    high_watermark: i64,
+    log_end_offset: i64,
+    now_ms: i64,
+    rolled_at: Option<i64>,
+    deleted: Vec<DeletedSegment>,
+}
+
+impl Sim<'_> {
+    /// `deletableSegments` + `deleteSegments` for one pass; `predicate` sees the segment and
+    /// its successor and returns why it may go.
+    fn pass(
+        &mut self,
+        reason: DeletionReason,
+        mut predicate: impl FnMut(&SegmentView, Option<&SegmentView>) -> Option<String>,
+    ) {
+        let mut deletable = Vec::new();
+        for (i, s) in self.segments.iter().enumerate() {
+            let next = self.segments.get(i + 1);
+            let upper = next.map_or(self.log_end_offset, |n| n.base_offset);
+            let is_last_and_empty = next.is_none() && s.size == 0;
+            if self.high_watermark < upper || is_last_and_empty {
+                break;
+            }
+            match predicate(s, next) {
+                Some(detail) => deletable.push((upper, detail)),
+                None => break,
+            }
+        }
+        if deletable.is_empty() {
+            return;
+        }
+        if deletable.len() == self.segments.len() {
+            // The log keeps a segment: roll an empty one at the log end offset first.
+            self.segments.push(SegmentView {
+                base_offset: self.log_end_offset,
+                size: 0,
+                mtime_ms: self.now_ms,
+                max_timestamp: -1,
+                offset_index_bytes: 0,
+                time_index_bytes: 0,
+            });
+            self.rolled_at = Some(self.log_end_offset);
+        }
+        let gone: Vec<SegmentView> = self.segments.drain(..deletable.len()).collect();
+        let new_start = self.segments[0].base_offset;
+        if new_start > self.log_start_offset {
+            self.log_start_offset = new_start;
+            self.high_watermark = self.high_watermark.max(new_start);
+        }
+        for (s, (upper, detail)) in gone.into_iter().zip(deletable) {
+            self.deleted.push(DeletedSegment {
+                base_offset: s.base_offset,
+                upper_bound_offset: upper,
+                size: s.size,
+                largest_timestamp: s.largest_timestamp(),
+                timestamp_source: s.timestamp_source(),
+                reason,
+                detail,
+                files: segment_files(self.dir, s.base_offset),
+            });
+        }
+    }
+
+    fn total_size(&self) -> u64 {
+        self.segments.iter().map(|s| s.size).sum()
+    }
+}
+
+/// Plans retention for the partition directory `dir`.
+pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionReport> {
+    let view = PartitionView::open(dir)?;
+    let (hw, lso) = partition_offsets(&view, opts.high_watermark, opts.log_start_offset)?;
+    let mut sim = Sim {
+        dir,
+        segments: view.segments.clone(),
+        log_start_offset: lso.value,
+        high_watermark: hw.value,
+        log_end_offset: view.log_end_offset,
+        now_ms: opts.now_ms,
+        rolled_at: None,
+        deleted: Vec::new(),
+    };
+    let size_before = sim.total_size();
+
+    let start = sim.log_start_offset;
+    sim.pass(DeletionReason::LogStartOffsetBreach, |_, next| {
+        let next = next?;
+        (next.base_offset <= start).then(|| {
+            format!(
+                "the next segment starts at {} <= log start offset {start}",
+                next.base_offset
+            )
+        })
+    });
+
+    let limit = opts.retention_bytes;
+    let total = sim.total_size();
+    if limit >= 0 && total >= limit as u64 {
+        let mut diff = total as i64 - limit;
+        sim.pass(DeletionReason::RetentionSizeBreach, |s, _| {
+            let size = s.size as i64;
+            (diff - size >= 0).then(|| {
+                let detail = format!(
+                    "the log is {diff} bytes over retention.bytes {limit}; without these {size} bytes {} over",
+                    diff - size
+                );
+                diff -= size;
+                detail
+            })
+        });
+    }
+
+    let ms = opts.retention_ms;
+    let now = opts.now_ms;
+    if ms >= 0 {
+        sim.pass(DeletionReason::RetentionMsBreach, |s, _| {
+            let age = now.saturating_sub(s.largest_timestamp());
+            (age > ms).then(|| {
+                format!(
+                    "largest timestamp {} ({}) is {age} ms old > retention.ms {ms}",
+                    s.largest_timestamp(),
+                    s.timestamp_source()
+                )
+            })
+        });
+    }
+
+    let remaining = remaining_segments(&sim, ms);
+    let bytes_freed = sim.deleted.iter().map(|d| d.size).sum();
+    let checkpoint_updates = if sim.deleted.is_empty() {
+        Vec::new()
+    } else {
+        checkpoint_updates(&view, &sim)?
+    };
+    Ok(RetentionReport {
+        dir: dir.to_path_buf(),
+        now_ms: opts.now_ms,
+        retention_ms: opts.retention_ms,
+        retention_bytes: opts.retention_bytes,
+        log_end_offset: view.log_end_offset,
+        high_watermark: hw,
+        log_start_offset: lso,
+        new_log_start_offset: sim.log_start_offset,
+        size_before,
+        bytes_freed,
+        rolled_at: sim.rolled_at,
+        deleted: sim.deleted,
+        remaining,
+        checkpoint_updates,
+    })
+}
+
+/// When each remaining segment would go by time, if nothing but the clock changes: its own
+/// deadline, but never before the segments ahead of it (only a prefix is deleted).
+fn remaining_segments(sim: &Sim<'_>, retention_ms: i64) -> Vec<RemainingSegment> {
+    let mut out = Vec::new();
+    let mut earliest = i64::MIN;
+    let mut first_blocked: Option<i64> = None;
+    for (i, s) in sim.segments.iter().enumerate() {
+        let next = sim.segments.get(i + 1);
+        let upper = next.map_or(sim.log_end_offset, |n| n.base_offset);
+        let active = next.is_none();
+        let ts = s.largest_timestamp();
+        let own_block = if retention_ms < 0 {
+            Some("retention.ms is unlimited".to_string())
+        } else if sim.high_watermark < upper {
+            Some(format!(
+                "holds offsets at or above the high watermark {}",
+                sim.high_watermark
+            ))
+        } else if active && s.size == 0 {
+            Some("the empty active segment is never deleted".to_string())
+        } else {
+            None
+        };
+        let (eligible_at_ms, note) = match (first_blocked, own_block) {
+            (_, Some(why)) if retention_ms < 0 => (None, why),
+            (Some(base), _) => (None, format!("behind segment {base}, which cannot go yet")),
+            (None, Some(why)) => {
+                first_blocked = Some(s.base_offset);
+                (None, why)
+            }
+            (None, None) => {
+                let own = ts.saturating_add(retention_ms).saturating_add(1);
+                let note = if own < earliest {
+                    "after the segments before it".to_string()
+                } else if ts > sim.now_ms {
+                    "largest timestamp is in the future: it holds back every later segment"
+                        .to_string()
+                } else if active {
+                    "active segment: the broker rolls a new one first".to_string()
+                } else {
+                    String::new()
+                };
+                earliest = earliest.max(own);
+                (Some(earliest), note)
+            }
+        };
+        out.push(RemainingSegment {
+            base_offset: s.base_offset,
+            size: s.size,
+            largest_timestamp: ts,
+            timestamp_source: s.timestamp_source(),
+            active,
+            eligible_at_ms,
+            note,
+        });
+    }
+    out
+}
+
+/// The log dir checkpoint entries deletion moves: the recovery point and the high watermark
+/// rise to the new log start offset; the log start offset is checkpointed only while it lies
+/// above the first segment's base (as `LogManager` writes it).
+fn checkpoint_updates(view: &PartitionView, sim: &Sim<'_>) -> Result<Vec<CheckpointUpdate>> {
+    let mut out = Vec::new();
+    let new_start = sim.log_start_offset;
+    let first_base = sim.segments[0].base_offset;
+    let Some(log_dir) = view.log_dir() else {
+        return Ok(out);
+    };
+    for file in [
+        RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+        REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+        LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+    ] {
+        let path = log_dir.join(file);
+        if !path.exists() {
+            continue;
+        }
+        let before = view.checkpoint_offset(file)?.map(|(_, o)| o);
+        let after = if file == LOG_START_OFFSET_CHECKPOINT_FILE_NAME {
+            (new_start > first_base).then_some(new_start)
+        } else {
+            before.map(|o| o.max(new_start))
+        };
+        if before != after {
+            out.push(CheckpointUpdate {
+                file: path,
+                before,
+                after,
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,399 @@
+//! `kseg retention` against hand-worked expectations (behavior.md §5 and the `UnifiedLogTest`
+//! cases it cites).
+
+use std::path::{Path, PathBuf};
+
+use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
+use kseg::ops::retention::{plan_retention, DeletionReason, RetentionOptions, RetentionReport};
+use kseg::storage::{CloseMode, Log, LogConfig};
+
+/// One segment: how many records, all stamped `timestamp`.
+struct Seg {
+    records: i64,
+    timestamp: i64,
+}
+
+/// Writes `t-0` with one segment per `Seg` (each closed segment rolled) and returns its path.
+/// The last `Seg` is the active segment.
+fn write_log(root: &Path, segs: &[Seg]) -> PathBuf {
+    let dir = root.join("t-0");
+    let mut log = Log::create(&dir, LogConfig::default(), 0, [9; 16], 1_000).unwrap();
+    let mut offset = 0;
+    for (i, s) in segs.iter().enumerate() {
+        if i > 0 {
+            log.roll().unwrap();
+        }
+        let records: Vec<RecordSpec> = (0..s.records)
+            .map(|k| RecordSpec {
+                offset: offset + k,
+                timestamp: s.timestamp,
+                key: Some(format!("k{k}").into_bytes()),
+                value: Some(vec![b'v'; 100]),
+                headers: vec![],
+            })
+            .collect();
+        if !records.is_empty() {
+            let batch = build_batch(
+                &BatchSpec {
+                    base_offset: offset,
+                    ..Default::default()
+                },
+                &records,
+            )
+            .unwrap();
+            log.append_as_follower(&batch).unwrap();
+        }
+        offset += s.records;
+    }
+    log.close(CloseMode::Clean).unwrap();
+    dir
+}
+
+fn opts(now_ms: i64) -> RetentionOptions {
+    RetentionOptions {
+        retention_ms: -1,
+        retention_bytes: -1,
+        log_start_offset: None,
+        high_watermark: None,
+        now_ms,
+    }
+}
+
+fn deleted(r: &RetentionReport) -> Vec<(i64, DeletionReason)> {
+    r.deleted
+        .iter()
+        .map(|d| (d.base_offset, d.reason))
+        .collect()
+}
+
+fn remaining(r: &RetentionReport) -> Vec<i64> {
+    r.remaining.iter().map(|s| s.base_offset).collect()
+}
+
+fn five_each(timestamps: [i64; 3]) -> Vec<Seg> {
+    timestamps
+        .iter()
+        .map(|&timestamp| Seg {
+            records: 5,
+            timestamp,
+        })
+        .collect()
+}
+
+#[test]
+fn time_retention_deletes_the_old_prefix_by_largest_timestamp() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_ms: 2500,
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    // Ages 4000 and 3000 exceed 2500; 2000 does not.
+    use DeletionReason::RetentionMsBreach as T;
+    assert_eq!(deleted(&r), vec![(0, T), (5, T)]);
+    assert_eq!(r.new_log_start_offset, 10);
+    assert_eq!(remaining(&r), vec![10]);
+    // 3000 + 2500 + 1: strictly older than retention.ms.
+    assert_eq!(r.remaining[0].eligible_at_ms, Some(5501));
+    assert!(r.remaining[0].active);
+    assert_eq!(r.rolled_at, None);
+    let d = &r.deleted[0];
+    assert_eq!((d.largest_timestamp, d.timestamp_source), (1000, "records"));
+    assert!(d.files.contains(&"00000000000000000000.log".to_string()));
+    assert!(r.deleted[1]
+        .files
+        .contains(&"00000000000000000005.snapshot".to_string()));
+    assert_eq!(r.bytes_freed, r.deleted.iter().map(|d| d.size).sum::<u64>());
+}
+
+#[test]
+fn size_retention_deletes_while_the_excess_covers_a_whole_segment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    let r0 = plan_retention(&dir, &opts(5000)).unwrap();
+    let seg = r0.remaining[0].size as i64;
+    assert!(r0.remaining.iter().all(|s| s.size as i64 == seg));
+    // Total 3 seg; limit 2 seg - 1: the excess (seg + 1) covers one segment, not two.
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_bytes: 2 * seg - 1,
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    assert_eq!(deleted(&r), vec![(0, DeletionReason::RetentionSizeBreach)]);
+    // Exactly at the limit: nothing.
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_bytes: 3 * seg,
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    assert!(r.deleted.is_empty());
+    // retention.bytes = 0: everything, the active segment too, after a roll at the log end.
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_bytes: 0,
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.deleted.len(), 3);
+    assert_eq!(r.rolled_at, Some(15));
+    assert_eq!(r.new_log_start_offset, 15);
+    assert_eq!(remaining(&r), vec![15]);
+    assert_eq!(r.bytes_freed, 3 * seg as u64);
+}
+
+#[test]
+fn log_start_offset_pass_matches_test_log_deletion_after_delete_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    for (start, left) in [(1, vec![0, 5, 10]), (6, vec![5, 10]), (15, vec![10])] {
+        let r = plan_retention(
+            &dir,
+            &RetentionOptions {
+                log_start_offset: Some(start),
+                ..opts(5000)
+            },
+        )
+        .unwrap();
+        assert_eq!(remaining(&r), left, "log start offset {start}");
+        assert!(r
+            .deleted
+            .iter()
+            .all(|d| d.reason == DeletionReason::LogStartOffsetBreach));
+        assert_eq!(r.rolled_at, None);
+    }
+}
+
+#[test]
+fn passes_run_in_order_start_offset_then_size_then_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    let seg = plan_retention(&dir, &opts(0)).unwrap().remaining[0].size as i64;
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            log_start_offset: Some(5),
+            // Measured after the start-offset pass: 2 segments left, 1 over.
+            retention_bytes: seg,
+            retention_ms: 0,
+            high_watermark: Some(10),
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    use DeletionReason::*;
+    assert_eq!(
+        deleted(&r),
+        vec![(0, LogStartOffsetBreach), (5, RetentionSizeBreach)]
+    );
+    // The time pass would take segment 10, but it holds offsets at or above HW 10.
+    assert_eq!(remaining(&r), vec![10]);
+    assert_eq!(r.remaining[0].eligible_at_ms, None);
+    assert!(r.remaining[0].note.contains("high watermark"));
+}
+
+#[test]
+fn nothing_at_or_above_the_high_watermark_goes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    for (hw, left) in [
+        (0, vec![0, 5, 10]),
+        (7, vec![5, 10]),
+        (10, vec![10]),
+        (14, vec![10]),
+    ] {
+        let r = plan_retention(
+            &dir,
+            &RetentionOptions {
+                retention_ms: 0,
+                high_watermark: Some(hw),
+                ..opts(5000)
+            },
+        )
+        .unwrap();
+        assert_eq!(remaining(&r), left, "hw {hw}");
+        assert_eq!(r.high_watermark.source, "--high-watermark");
+    }
+    // HW = LEO (the default without a checkpoint): the active segment goes after a roll.
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_ms: 0,
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.high_watermark.value, 15);
+    assert_eq!(r.high_watermark.source, "log end offset");
+    assert_eq!(r.rolled_at, Some(15));
+    assert_eq!(remaining(&r), vec![15]);
+    // testCannotDeleteSegmentsAtOrAboveHighWatermark: one empty segment is left, start = LEO.
+    assert_eq!(r.new_log_start_offset, 15);
+    assert_eq!(r.remaining[0].size, 0);
+}
+
+#[test]
+fn a_future_timestamp_blocks_every_later_segment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 9000, 2000]));
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_ms: 100,
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    assert_eq!(deleted(&r), vec![(0, DeletionReason::RetentionMsBreach)]);
+    assert_eq!(remaining(&r), vec![5, 10]);
+    assert_eq!(r.remaining[0].eligible_at_ms, Some(9101));
+    // Segment 10 is old enough on its own, but waits for segment 5.
+    assert_eq!(r.remaining[1].eligible_at_ms, Some(9101));
+    assert!(r.remaining[0].note.contains("future"));
+    // testRetentionIdempotency: the start-offset pass removes it first; then the time pass
+    // reaches the (old) active segment, which goes after a roll.
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_ms: 100,
+            log_start_offset: Some(10),
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    use DeletionReason::*;
+    assert_eq!(
+        deleted(&r),
+        vec![
+            (0, LogStartOffsetBreach),
+            (5, LogStartOffsetBreach),
+            (10, RetentionMsBreach)
+        ]
+    );
+    assert_eq!(r.rolled_at, Some(15));
+}
+
+#[test]
+fn segments_without_timestamps_age_by_mtime_and_an_empty_active_segment_stays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(
+        tmp.path(),
+        &[
+            Seg {
+                records: 3,
+                timestamp: -1,
+            },
+            Seg {
+                records: 0,
+                timestamp: 0,
+            },
+        ],
+    );
+    let log = dir.join("00000000000000000000.log");
+    let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(4_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_modified(when)
+        .unwrap();
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_ms: 1000,
+            ..opts(4_001_001)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.deleted.len(), 1);
+    assert_eq!(r.deleted[0].timestamp_source, "mtime");
+    assert_eq!(r.deleted[0].largest_timestamp, 4_000_000);
+    assert_eq!(remaining(&r), vec![3]);
+    assert!(r.remaining[0].note.contains("empty active segment"));
+    // One millisecond earlier the age is exactly retention.ms: kept.
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_ms: 1000,
+            ..opts(4_001_000)
+        },
+    )
+    .unwrap();
+    assert!(r.deleted.is_empty());
+    assert_eq!(r.remaining[0].eligible_at_ms, Some(4_001_001));
+}
+
+#[test]
+fn checkpoints_in_the_log_dir_give_the_defaults_and_are_updated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    let cp = |entries: &str| format!("0\n1\n{entries}\n");
+    std::fs::write(
+        tmp.path().join("replication-offset-checkpoint"),
+        cp("t 0 12"),
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("log-start-offset-checkpoint"), cp("t 0 6")).unwrap();
+    std::fs::write(
+        tmp.path().join("recovery-point-offset-checkpoint"),
+        cp("t 0 3"),
+    )
+    .unwrap();
+    let r = plan_retention(&dir, &opts(5000)).unwrap();
+    assert_eq!(r.high_watermark.value, 12);
+    assert!(r
+        .high_watermark
+        .source
+        .ends_with("replication-offset-checkpoint"));
+    assert_eq!(r.log_start_offset.value, 6);
+    assert_eq!(deleted(&r), vec![(0, DeletionReason::LogStartOffsetBreach)]);
+    let updates: Vec<_> = r
+        .checkpoint_updates
+        .iter()
+        .map(|u| {
+            (
+                u.file.file_name().unwrap().to_string_lossy().into_owned(),
+                u.before,
+                u.after,
+            )
+        })
+        .collect();
+    assert_eq!(
+        updates,
+        // The log start offset (6) stays above the new first segment (5): its entry stays.
+        vec![("recovery-point-offset-checkpoint".into(), Some(3), Some(6))]
+    );
+    assert!(tmp.path().join("t-0/00000000000000000000.log").exists());
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let e = plan_retention(tmp.path(), &opts(0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(&tmp.path().display().to_string()), "{e}");
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    let e = plan_retention(
+        &dir,
+        &RetentionOptions {
+            log_start_offset: Some(14),
+            high_watermark: Some(10),
+            ..opts(0)
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("above the high watermark"), "{e}");
+}
