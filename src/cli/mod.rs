@@ -2,6 +2,8 @@
 //! about Kafka's formats lives in the layers below.
 
 pub mod dump;
+pub mod rebuild_index;
+pub mod recover;
 mod render;
 pub mod write;
 
@@ -32,6 +34,11 @@ pub enum Command {
     Dump(dump::DumpArgs),
     /// Build a partition directory from a spec, byte for byte as the broker writes it.
     Write(write::WriteArgs),
+    /// Rebuild segment indexes from the .log as the broker's recovery does (dry run unless --apply).
+    RebuildIndex(rebuild_index::RebuildIndexArgs),
+    /// Repair a partition directory offline exactly as the broker's unclean-restart recovery
+    /// plus a clean shutdown would (dry run unless --apply).
+    Recover(recover::RecoverArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -40,6 +47,8 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Dump(args) => dump::run(args),
         Command::Write(args) => write::run(args),
+        Command::RebuildIndex(args) => rebuild_index::run(args),
+        Command::Recover(args) => recover::run(args),
     };
     ExitCode::from(code)
 }
