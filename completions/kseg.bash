@@ -28,6 +28,9 @@ _kseg() {
             kseg,recover)
                 cmd="kseg__subcmd__recover"
                 ;;
+            kseg,verify)
+                cmd="kseg__subcmd__verify"
+                ;;
             kseg,write)
                 cmd="kseg__subcmd__write"
                 ;;
@@ -43,6 +46,9 @@ _kseg() {
             kseg__subcmd__help,recover)
                 cmd="kseg__subcmd__help__subcmd__recover"
                 ;;
+            kseg__subcmd__help,verify)
+                cmd="kseg__subcmd__help__subcmd__verify"
+                ;;
             kseg__subcmd__help,write)
                 cmd="kseg__subcmd__help__subcmd__write"
                 ;;
@@ -53,7 +59,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --help --version dump write rebuild-index recover help"
+            opts="-h -V --help --version dump verify write rebuild-index recover help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -67,7 +73,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --json --key-format --value-format --help --version"
+            opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --json --key-format --value-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -101,7 +107,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump write rebuild-index recover help"
+            opts="dump verify write rebuild-index recover help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -157,6 +163,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__recover)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -247,6 +267,24 @@ _kseg() {
                     ;;
                 --producer-id-expiration-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__verify)
+            opts="-h -V --deep --json --format --strict --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "table json github" -- "${cur}"))
                     return 0
                     ;;
                 *)

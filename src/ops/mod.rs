@@ -6,6 +6,7 @@ pub mod dump;
 pub mod finding;
 pub mod rebuild_index;
 pub mod recover;
+pub mod verify;
 pub mod write;
 
 pub use finding::{Finding, Severity};
