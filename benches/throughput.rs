@@ -150,7 +150,10 @@ fn main() {
         Compression::Lz4,
         Compression::Zstd,
     ] {
-        let p = dir.path().join(format!("{}.log", codec.name()));
+        // A segment needs its base offset as name, or dump ignores it.
+        let codec_dir = dir.path().join(codec.name());
+        std::fs::create_dir(&codec_dir).unwrap();
+        let p = codec_dir.join("00000000000000000000.log");
         let target = (mib << 20) / 4;
         let on_disk = generate(&p, codec, target);
         let _ = std::fs::read(&p).map(|v| v.len());

@@ -2,6 +2,8 @@
 //! about Kafka's formats lives in the layers below.
 
 pub mod dump;
+pub mod rebuild_index;
+pub mod recover;
 mod render;
 pub mod retention;
 pub mod verify;
@@ -36,6 +38,11 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Build a partition directory from a spec, byte for byte as the broker writes it.
     Write(write::WriteArgs),
+    /// Rebuild segment indexes from the .log as the broker's recovery does (dry run unless --apply).
+    RebuildIndex(rebuild_index::RebuildIndexArgs),
+    /// Repair a partition directory offline exactly as the broker's unclean-restart recovery
+    /// plus a clean shutdown would (dry run unless --apply).
+    Recover(recover::RecoverArgs),
     /// Which segments the broker's retention would delete and why, and when the rest goes.
     Retention(retention::RetentionArgs),
 }
@@ -47,6 +54,8 @@ pub fn main() -> ExitCode {
         Command::Dump(args) => dump::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Write(args) => write::run(args),
+        Command::RebuildIndex(args) => rebuild_index::run(args),
+        Command::Recover(args) => recover::run(args),
         Command::Retention(args) => retention::run(args),
     };
     ExitCode::from(code)

@@ -15,6 +15,8 @@ pub mod internal;
 pub mod legacy;
 pub mod names;
 pub mod snapshot;
+#[cfg(test)]
+mod test_util;
 pub mod varint;
 
 pub use codec::Compression;

@@ -1,9 +1,12 @@
 //! Layer 3: operations built on the engine. Each walks the engine and reports what it finds;
 //! none parses bytes itself.
 
+pub mod apply;
 pub mod dump;
 pub mod finding;
 pub mod partition;
+pub mod rebuild_index;
+pub mod recover;
 pub mod retention;
 pub mod verify;
 pub mod write;

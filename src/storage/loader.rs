@@ -45,6 +45,8 @@ pub enum RecoveryCause {
     Unflushed,
     /// The segment's sanity check failed (missing `.index`, corrupt `.txnindex`).
     SanityCheck(String),
+    /// Asked for (index rebuild).
+    Requested(String),
 }
 
 /// What loading did, in order.
@@ -198,6 +200,45 @@ impl Log {
     }
 }
 
+/// Runs `LogSegment.recover` (with producer state brought up to each segment) on the segments
+/// `bases` of `dir`, in place and in order: their three indexes are rebuilt from the `.log`
+/// with the recovery rule. Also cuts a `.log` at its first invalid batch and writes snapshots
+/// and epochs as recovery does; callers that only want the indexes work on a copy.
+pub fn recover_segments(
+    dir: &Path,
+    config: LogConfig,
+    params: LoadParams,
+    bases: &[(i64, String)],
+) -> Result<Vec<LoadEvent>> {
+    let mut loader = Loader {
+        dir,
+        config,
+        params,
+        segments: BTreeMap::new(),
+        epochs: LeaderEpochCache::open(dir)?,
+        producer_state: ProducerStateManager::open(dir, params.producer_id_expiration_ms)?,
+        events: Vec::new(),
+    };
+    for p in regular_files(dir)? {
+        if let FileKind::Log { base_offset } = classify(&file_name(&p)) {
+            let segment = Segment::open(dir, base_offset, config.segment_config(), params.now_ms)?;
+            loader.segments.insert(base_offset, segment);
+        }
+    }
+    for (base, why) in bases {
+        let state = loader.state_before(*base)?;
+        let mut segment = loader
+            .segments
+            .remove(base)
+            .ok_or_else(|| Error::invalid(&dir.join(log_file_name(*base)), "no such segment"))?;
+        let result =
+            loader.recover_segment(&mut segment, state, RecoveryCause::Requested(why.clone()));
+        loader.segments.insert(*base, segment);
+        result?;
+    }
+    Ok(loader.events)
+}
+
 impl Loader<'_> {
     fn deleted(&mut self, p: &Path, why: &str) -> Result<()> {
         remove(p)?;
@@ -287,10 +328,10 @@ impl Loader<'_> {
             match classify(&name) {
                 FileKind::OffsetIndex { base_offset }
                 | FileKind::TimeIndex { base_offset }
-                | FileKind::TxnIndex { base_offset } => {
-                    if !self.dir.join(log_file_name(base_offset)).exists() {
-                        self.deleted(&p, "an index without its .log")?;
-                    }
+                | FileKind::TxnIndex { base_offset }
+                    if !self.dir.join(log_file_name(base_offset)).exists() =>
+                {
+                    self.deleted(&p, "an index without its .log")?;
                 }
                 FileKind::Log { base_offset } => {
                     if name != log_file_name(base_offset) {

@@ -14,7 +14,7 @@ pub mod txn_index;
 
 pub use index::{OffsetIndex, TimeIndex};
 pub use leader_epoch::LeaderEpochCache;
-pub use loader::{LoadEvent, LoadParams, LoadReport, RecoveryCause};
+pub use loader::{recover_segments, LoadEvent, LoadParams, LoadReport, RecoveryCause};
 pub use log::{CloseMode, Log, LogAppendInfo, LogConfig, LogEvent, RollReason};
 pub use producer_state::{ProducerStateEntry, ProducerStateManager};
 pub use segment::Segment;

@@ -587,15 +587,17 @@ impl ProducerAppends {
             let is_abort = match kind {
                 ControlRecordType::Abort => true,
                 ControlRecordType::Commit => false,
-                other => return Err(Error::invalid(
-                    path,
-                    format!(
+                other => {
+                    return Err(Error::invalid(
+                        path,
+                        format!(
                         "control batch at offset {} of producer {} is {}, not a transaction marker",
                         h.base_offset,
                         h.producer_id,
                         other.name()
                     ),
-                )),
+                    ))
+                }
             };
             let marker = EndTxnMarker::decode(r.value).map_err(|e| Error::decode(path, 0, e))?;
             self.completed.extend(info.append_end_txn_marker(

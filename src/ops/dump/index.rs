@@ -73,6 +73,27 @@ impl Walker<'_, '_> {
         self.finding(Finding::error("index.partial-entry", p, m).at(at))
     }
 
+    /// Reports a preallocated zero-filled tail of `count - first_slot` slots, if there is one.
+    fn zero_tail(
+        &mut self,
+        p: &Path,
+        first_slot: Option<usize>,
+        count: usize,
+        entry_bytes: usize,
+    ) -> Result<()> {
+        let Some(first_slot) = first_slot else {
+            return Ok(());
+        };
+        let slots = count - first_slot;
+        let bytes = (slots * entry_bytes) as u64;
+        self.emit(Event::ZeroTail {
+            path: p,
+            first_slot,
+            slots,
+            bytes,
+        })
+    }
+
     pub(super) fn offset_index(&mut self, p: &Path, base_offset: i64) -> Result<()> {
         let bytes = self.read_small(p)?;
         let count = offset_index_entry_count(bytes.len());
@@ -144,16 +165,7 @@ impl Walker<'_, '_> {
                 self.emit(Event::OffsetIndexEntry { slot, entry })?;
             }
         }
-        if let Some(first_slot) = zero_tail {
-            let slots = count - first_slot;
-            let bytes = (slots * OFFSET_INDEX_ENTRY_BYTES) as u64;
-            self.emit(Event::ZeroTail {
-                path: p,
-                first_slot,
-                slots,
-                bytes,
-            })?;
-        }
+        self.zero_tail(p, zero_tail, count, OFFSET_INDEX_ENTRY_BYTES)?;
         if !mismatches.is_empty() {
             self.outcome
                 .summary
@@ -270,16 +282,7 @@ impl Walker<'_, '_> {
             }
             prev_timestamp = entry.timestamp;
         }
-        if let Some(first_slot) = zero_tail {
-            let slots = count - first_slot;
-            let bytes = (slots * TIME_INDEX_ENTRY_BYTES) as u64;
-            self.emit(Event::ZeroTail {
-                path: p,
-                first_slot,
-                slots,
-                bytes,
-            })?;
-        }
+        self.zero_tail(p, zero_tail, count, TIME_INDEX_ENTRY_BYTES)?;
         for &(timestamp, max) in &mismatches {
             let m = format!("entry with timestamp {timestamp}: the largest record timestamp of its batch is {max}");
             self.finding(Finding::error("timeindex.timestamp", p, m))?;
