@@ -397,3 +397,63 @@ fn bad_input_is_an_error_naming_the_path() {
     .to_string();
     assert!(e.contains("above the high watermark"), "{e}");
 }
+
+#[test]
+fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
+    use kseg::ops::apply::{ApplyOptions, Backup};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    std::fs::write(
+        tmp.path().join("recovery-point-offset-checkpoint"),
+        "0\n1\nt 0 15\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("log-start-offset-checkpoint"),
+        "0\n1\nt 0 2\n",
+    )
+    .unwrap();
+    let r = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_ms: 0,
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    assert_eq!(r.rolled_at, Some(15));
+    let backup = tmp.path().join("backup");
+    r.apply(&ApplyOptions {
+        backup: Backup::Dir(backup.clone()),
+        fail_before_step: None,
+    })
+    .unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('0'))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["00000000000000000015.log", "00000000000000000015.snapshot"]
+    );
+    // Back at the first segment's base: no log start offset entry any more.
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("log-start-offset-checkpoint")).unwrap(),
+        "0\n0\n"
+    );
+    assert!(backup.join("00000000000000000000.log").exists());
+    assert!(backup.join("plan.json").exists());
+    // The log loads and a repeat deletes nothing.
+    let again = plan_retention(
+        &dir,
+        &RetentionOptions {
+            retention_ms: 0,
+            ..opts(5000)
+        },
+    )
+    .unwrap();
+    assert!(again.deleted.is_empty());
+    assert_eq!(again.log_start_offset.value, 15);
+}

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::apply::{self, ApplyOptions, Change};
 use super::partition::{PartitionView, SegmentView};
 use crate::error::{Error, Result};
+use crate::format::checkpoint::OffsetCheckpoint;
 use crate::format::names::{
     index_file_name, log_file_name, snapshot_file_name, time_index_file_name, txn_index_file_name,
     LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
@@ -109,6 +111,8 @@ pub struct CheckpointUpdate {
 #[serde(rename_all = "camelCase")]
 pub struct RetentionReport {
     pub dir: PathBuf,
+    #[serde(skip)]
+    pub topic_partition: Option<(String, i32)>,
     pub now_ms: i64,
     pub retention_ms: i64,
     pub retention_bytes: i64,
@@ -339,6 +343,7 @@ pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionRe
     };
     Ok(RetentionReport {
         dir: dir.to_path_buf(),
+        topic_partition: view.topic_partition.clone(),
         now_ms: opts.now_ms,
         retention_ms: opts.retention_ms,
         retention_bytes: opts.retention_bytes,
@@ -448,4 +453,72 @@ fn checkpoint_updates(view: &PartitionView, sim: &Sim<'_>) -> Result<Vec<Checkpo
         }
     }
     Ok(out)
+}
+
+impl RetentionReport {
+    /// What `--apply` changes, in execution order: the deleted segments' files oldest first
+    /// (so an interrupted run leaves a contiguous log), the rolled segment's empty `.log`,
+    /// then the checkpoint files. New contents are staged in `scratch`.
+    ///
+    /// The broker renames the files to `.deleted` and unlinks them `file.delete.delay.ms`
+    /// later so that readers can finish; offline no reader exists and the backup holds the
+    /// files, so they are unlinked at once (a `.deleted` leftover means the same to a loader).
+    pub fn changes(&self, scratch: &Path) -> Result<Vec<Change>> {
+        let mut out = Vec::new();
+        for d in &self.deleted {
+            for name in &d.files {
+                let file = self.dir.join(name);
+                let size_before = std::fs::metadata(&file)
+                    .map_err(|e| Error::io(&file, e))?
+                    .len();
+                out.push(Change::Delete { file, size_before });
+            }
+        }
+        if let Some(base) = self.rolled_at {
+            let source = scratch.join(log_file_name(base));
+            std::fs::write(&source, []).map_err(|e| Error::io(&source, e))?;
+            out.push(Change::Write {
+                file: self.dir.join(log_file_name(base)),
+                source,
+                size_before: None,
+                size_after: 0,
+            });
+        }
+        for u in &self.checkpoint_updates {
+            let bytes = std::fs::read(&u.file).map_err(|e| Error::io(&u.file, e))?;
+            let mut cp = OffsetCheckpoint::decode(&bytes, &u.file.display().to_string())
+                .map_err(|e| Error::decode(&u.file, 0, e))?;
+            let (topic, partition) = self.topic_partition.clone().unwrap_or_default();
+            cp.entries
+                .retain(|e| !(e.topic == topic && e.partition == partition));
+            if let Some(offset) = u.after {
+                cp.entries
+                    .push(crate::format::checkpoint::OffsetCheckpointEntry {
+                        topic,
+                        partition,
+                        offset,
+                    });
+            }
+            let name = u.file.file_name().unwrap_or_default();
+            let source = scratch.join(name);
+            let text = cp.encode();
+            std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;
+            out.push(Change::Write {
+                file: u.file.clone(),
+                source,
+                size_before: Some(bytes.len() as u64),
+                size_after: text.len() as u64,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Carries out the plan through the crash-safe executor (lock probe, backup first).
+    pub fn apply(&self, opts: &ApplyOptions) -> Result<Option<PathBuf>> {
+        let scratch = tempfile::tempdir().map_err(|e| Error::io(&self.dir, e))?;
+        let changes = self.changes(scratch.path())?;
+        let plan =
+            serde_json::to_string(self).map_err(|e| Error::invalid(&self.dir, e.to_string()))?;
+        apply::apply(&self.dir, &changes, &plan, opts)
+    }
 }
