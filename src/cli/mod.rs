@@ -1,6 +1,7 @@
 //! Layer 4: the command line. Argument parsing, rendering and exit codes only; everything
 //! about Kafka's formats lives in the layers below.
 
+pub mod compact;
 pub mod dump;
 pub mod rebuild_index;
 pub mod recover;
@@ -45,6 +46,8 @@ pub enum Command {
     Recover(recover::RecoverArgs),
     /// Which segments the broker's retention would delete and why, and when the rest goes.
     Retention(retention::RetentionArgs),
+    /// One round of the broker's log cleaner, written to a new log dir, with a report.
+    Compact(compact::CompactArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -57,6 +60,7 @@ pub fn main() -> ExitCode {
         Command::RebuildIndex(args) => rebuild_index::run(args),
         Command::Recover(args) => recover::run(args),
         Command::Retention(args) => retention::run(args),
+        Command::Compact(args) => compact::run(args),
     };
     ExitCode::from(code)
 }

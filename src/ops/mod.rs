@@ -2,6 +2,7 @@
 //! none parses bytes itself.
 
 pub mod apply;
+pub mod compact;
 pub mod dump;
 pub mod finding;
 pub mod partition;

@@ -1,0 +1,183 @@
+//! `kseg compact PATH --out DIR`: one round of the broker's log cleaner, written to a new log
+//! dir, with what it kept and removed per cleaned segment.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+
+use super::recover::parse_now;
+use super::{fail, EXIT_OK};
+use crate::ops::compact::{compact_to, CompactOptions, CompactReport};
+use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// The partition directory (`<topic>-<partition>`).
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    /// A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The broker clock, in epoch milliseconds or RFC 3339. Default: now.
+    #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
+    pub now: Option<i64>,
+    /// `delete.retention.ms`: how long tombstones and removable markers stay after stamping.
+    #[arg(long, default_value_t = 86_400_000, value_name = "MS")]
+    pub delete_retention_ms: i64,
+    /// `min.compaction.lag.ms`.
+    #[arg(long, default_value_t = 0, value_name = "MS")]
+    pub min_compaction_lag_ms: i64,
+    /// `max.compaction.lag.ms`.
+    #[arg(long, default_value_t = i64::MAX, value_name = "MS")]
+    pub max_compaction_lag_ms: i64,
+    /// `min.cleanable.dirty.ratio`: the log is cleaned only above it (or when the max lag forces it).
+    #[arg(long, default_value_t = 0.5, value_name = "RATIO")]
+    pub min_cleanable_dirty_ratio: f64,
+    /// `segment.bytes`: the most log bytes one cleaned segment gathers.
+    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]
+    pub segment_bytes: u64,
+    /// `segment.index.bytes`.
+    #[arg(long, default_value_t = 10 << 20, value_name = "BYTES")]
+    pub segment_index_bytes: u64,
+    /// `index.interval.bytes`.
+    #[arg(long, default_value_t = 4096, value_name = "BYTES")]
+    pub index_interval_bytes: u64,
+    /// `log.cleaner.dedupe.buffer.size` (24 bytes per key; the map holds 90% of the slots).
+    #[arg(long, default_value_t = crate::ops::compact::DEFAULT_DEDUPE_BUFFER_BYTES, value_name = "BYTES")]
+    pub dedupe_buffer_bytes: u64,
+    /// Default: the log dir's cleaner-offset-checkpoint, else the log start offset.
+    #[arg(long, value_name = "N")]
+    pub first_dirty_offset: Option<i64>,
+    /// Default: the log dir's replication-offset-checkpoint, else the log end offset.
+    #[arg(long, value_name = "N")]
+    pub high_watermark: Option<i64>,
+    /// Default: the log dir's log-start-offset-checkpoint, else the first segment's base.
+    #[arg(long, value_name = "N")]
+    pub log_start_offset: Option<i64>,
+    /// The broker's producer.id.expiration.ms (expired producers keep no empty batches).
+    #[arg(long, default_value_t = DEFAULT_PRODUCER_ID_EXPIRATION_MS, value_name = "MS")]
+    pub producer_id_expiration_ms: i64,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: CompactArgs) -> u8 {
+    let now_ms = args.now.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    });
+    let opts = CompactOptions {
+        delete_retention_ms: args.delete_retention_ms,
+        min_compaction_lag_ms: args.min_compaction_lag_ms,
+        max_compaction_lag_ms: args.max_compaction_lag_ms,
+        min_cleanable_dirty_ratio: args.min_cleanable_dirty_ratio,
+        segment_bytes: args.segment_bytes,
+        segment_index_bytes: args.segment_index_bytes,
+        index_interval_bytes: args.index_interval_bytes,
+        dedupe_buffer_bytes: args.dedupe_buffer_bytes,
+        first_dirty_offset: args.first_dirty_offset,
+        high_watermark: args.high_watermark,
+        log_start_offset: args.log_start_offset,
+        producer_id_expiration_ms: args.producer_id_expiration_ms,
+        ..CompactOptions::new(now_ms)
+    };
+    let report = match compact_to(&args.path, &args.out, &opts) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let mut out = std::io::stdout().lock();
+    let written = if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)
+            .map_err(std::io::Error::other)
+            .and_then(|_| writeln!(out))
+    } else {
+        print_report(&mut out, &report)
+    };
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => fail(&e),
+        _ => EXIT_OK,
+    }
+}
+
+fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}: log start {} ({}), high watermark {} ({}), last stable offset {}, log end {}",
+        r.dir.display(),
+        r.log_start_offset.value,
+        r.log_start_offset.source,
+        r.high_watermark.value,
+        r.high_watermark.source,
+        r.last_stable_offset,
+        r.log_end_offset
+    )?;
+    writeln!(
+        out,
+        "cleanable range [{}, {}) (first dirty offset from {}); dirty ratio {:.3}{}",
+        r.first_dirty_offset.value,
+        r.first_uncleanable_offset,
+        r.first_dirty_offset.source,
+        r.dirty_ratio_before,
+        if r.needs_compaction_now {
+            "; max.compaction.lag.ms forces a clean"
+        } else {
+            ""
+        }
+    )?;
+    if !r.cleaned {
+        writeln!(
+            out,
+            "the broker would not clean this log now; the copy is unchanged"
+        )?;
+    }
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header([
+        "segment",
+        "sources",
+        "records",
+        "bytes",
+        "keys",
+        "tombstones removed/kept",
+        "aborted removed",
+        "markers removed",
+        "keyless removed",
+        "empty batches",
+    ]);
+    let row = |name: String, sources: String, s: &crate::ops::compact::CleanStats| {
+        [
+            name,
+            sources,
+            format!("{} -> {}", s.records_before, s.records_after),
+            format!("{} -> {}", s.bytes_before, s.bytes_after),
+            s.keys.to_string(),
+            format!("{}/{}", s.tombstones_removed, s.tombstones_kept),
+            s.aborted_records_removed.to_string(),
+            s.markers_removed.to_string(),
+            s.keyless_removed.to_string(),
+            s.empty_batches_kept.to_string(),
+        ]
+    };
+    for s in &r.segments {
+        let sources: Vec<String> = s.sources.iter().map(i64::to_string).collect();
+        t.add_row(row(s.base_offset.to_string(), sources.join(" "), &s.stats));
+    }
+    t.add_row(row("total".into(), String::new(), &r.total));
+    writeln!(out, "{t}")?;
+    writeln!(
+        out,
+        "map: {} keys{}, cleaned up to offset {}; dirty ratio {:.3} -> {:.3}; written to {}",
+        r.keys_in_map,
+        if r.map_full { " (full)" } else { "" },
+        r.end_offset,
+        r.dirty_ratio_before,
+        r.dirty_ratio_after,
+        r.out
+            .as_ref()
+            .map_or(String::new(), |p| p.display().to_string())
+    )
+}
