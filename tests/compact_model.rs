@@ -33,8 +33,13 @@ struct Rec {
     horizon: Option<i64>,
 }
 
-/// Every batch (last offset, whether it is a control batch) and record of a partition dir.
-fn read_dir(dir: &Path) -> (Vec<(i64, bool, Vec<u8>)>, Vec<Rec>) {
+/// A batch as read back: its last offset, whether it is a control batch, its bytes.
+type BatchRead = (i64, bool, Vec<u8>);
+/// A record without its batch's horizon: offset, key, value, control.
+type PlainRec = (i64, Option<Vec<u8>>, Option<Vec<u8>>, bool);
+
+/// Every batch and record of a partition dir.
+fn read_dir(dir: &Path) -> (Vec<BatchRead>, Vec<Rec>) {
     let mut bases: Vec<i64> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| {
@@ -126,7 +131,7 @@ fn model(src: &[Rec], aborted: &HashSet<i64>, end: i64, now: i64) -> Vec<Rec> {
 }
 
 /// Records compared without the batch's horizon (rewritten batches may gain one).
-fn plain(recs: &[Rec]) -> Vec<(i64, Option<Vec<u8>>, Option<Vec<u8>>, bool)> {
+fn plain(recs: &[Rec]) -> Vec<PlainRec> {
     recs.iter()
         .map(|r| (r.offset, r.key.clone(), r.value.clone(), r.control))
         .collect()
