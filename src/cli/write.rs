@@ -37,7 +37,7 @@ pub fn run(args: WriteArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(&format!("{}: {e}", args.spec.display())),
     };
-    let spec = match Spec::from_json(&text) {
+    let spec = match Spec::from_json_at(&text, &args.spec) {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
