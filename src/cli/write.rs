@@ -7,14 +7,15 @@ use clap::Args;
 
 use super::{fail, EXIT_OK};
 use crate::format::names::partition_dir_name;
-use crate::ops::write::{write_spec, Spec};
+use crate::ops::write::{write_log_dir, write_spec, AnySpec, Spec, WriteSummary};
 
 #[derive(Debug, Args)]
 pub struct WriteArgs {
     /// The spec: the format of the reference corpus' SPEC.json (see README.md).
     #[arg(value_name = "SPEC.json")]
     pub spec: PathBuf,
-    /// The partition directory to create (`<topic>-<partition>`), or a directory to create it in.
+    /// The partition directory to create (`<topic>-<partition>`), or a directory to create it
+    /// in; for a log-dir spec (one with `partitions`), the log dir.
     #[arg(value_name = "OUTDIR")]
     pub out_dir: PathBuf,
     /// Print the summary (segments, rolls, aborted transactions) as JSON.
@@ -37,27 +38,50 @@ pub fn run(args: WriteArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(&format!("{}: {e}", args.spec.display())),
     };
-    let spec = match Spec::from_json_at(&text, &args.spec) {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let dir = partition_dir(&args.out_dir, &spec);
-    match write_spec(&spec, &dir) {
-        Ok(summary) => {
+    let result = match AnySpec::from_json_at(&text, &args.spec) {
+        Ok(AnySpec::Partition(spec)) => {
+            let dir = partition_dir(&args.out_dir, &spec);
+            write_spec(&spec, &dir).map(|summary| {
+                if args.json {
+                    println!("{}", summary.to_json());
+                } else {
+                    print_summary(&dir, &summary);
+                }
+            })
+        }
+        Ok(AnySpec::LogDir(spec)) => write_log_dir(&spec, &args.out_dir).map(|summary| {
             if args.json {
                 println!("{}", summary.to_json());
             } else {
+                for p in &summary.partitions {
+                    print_summary(&args.out_dir.join(&p.topic_partition), p);
+                }
                 println!(
-                    "wrote {}: log end offset {}, {} segment(s) at base offsets {:?}, {} event(s)",
-                    dir.display(),
-                    summary.log_end_offset,
-                    summary.segments.len(),
-                    summary.segments,
-                    summary.events.len()
+                    "wrote {}: {}",
+                    args.out_dir.display(),
+                    summary.files.join(", ")
                 );
             }
-            EXIT_OK
-        }
+        }),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(()) => EXIT_OK,
         Err(e) => fail(&e),
     }
+}
+
+fn print_summary(dir: &Path, summary: &WriteSummary) {
+    println!(
+        "wrote {}: log end offset {}, {} segment(s) at base offsets {:?}, {} event(s){}",
+        dir.display(),
+        summary.log_end_offset,
+        summary.segments.len(),
+        summary.segments,
+        summary.events.len(),
+        match summary.damage.len() {
+            0 => String::new(),
+            n => format!(", {n} damage(s)"),
+        }
+    );
 }

@@ -26,12 +26,14 @@ use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 
 pub mod damage;
+pub mod log_dir;
 
 pub use damage::Damage;
+pub use log_dir::{write_log_dir, LogDirSpec, LogDirSummary};
 
 /// The topic id written to `partition.metadata` when the spec names none.
 pub const DEFAULT_TOPIC_ID: &str = "T1JBQ0xFAAAAAAAAAAAAAQ";
-const DEFAULT_NOW_MS: i64 = 1_730_000_000_000;
+pub const DEFAULT_NOW_MS: i64 = 1_730_000_000_000;
 /// The automatic clock starts this long before `now_ms` unless `start_ts` says otherwise.
 const DEFAULT_START_TS_BEFORE_NOW_MS: i64 = 3_600_000;
 /// Generated keys and values derive their seeds from the block seed with this multiplier.
@@ -61,6 +63,28 @@ pub struct Spec {
     /// The file the spec came from, named in errors (`SPEC.json` unless read from a file).
     #[serde(skip)]
     pub source: PathBuf,
+}
+
+/// A spec file in either form: one partition, or a log dir (`{"partitions": [SPEC, …]}`).
+#[derive(Debug, Clone)]
+pub enum AnySpec {
+    Partition(Spec),
+    LogDir(LogDirSpec),
+}
+
+impl AnySpec {
+    /// Parses a spec read from `source`: the log-dir form when it has `partitions`.
+    pub fn from_json_at(text: &str, source: &Path) -> Result<AnySpec> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::invalid(source, format!("invalid spec: {e}")))?;
+        if value.get("partitions").is_none() {
+            return Spec::from_json_at(text, source).map(AnySpec::Partition);
+        }
+        let mut spec: LogDirSpec = serde_json::from_str(text)
+            .map_err(|e| Error::invalid(source, format!("invalid log-dir spec: {e}")))?;
+        spec.source = source.to_path_buf();
+        Ok(AnySpec::LogDir(spec))
+    }
 }
 
 /// Topic settings (Kafka's names) and batch defaults.
