@@ -48,7 +48,32 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l index-sanity-check -d
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l json -d 'JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the summary (segments, rolls, aborted transactions) as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l partition -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l batch-size -d 'Records per batch (one batch per append)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l compression -r -f -a "none\t''
+gzip\t''
+snappy\t''
+lz4\t''
+zstd\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l compression-level -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l magic -d 'Message format: 0 and 1 are the legacy message sets' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l timestamp-type -r -f -a "CreateTime\t''
+LogAppendTime\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l producer-id -d 'Write as an idempotent producer with this id (sequences continue batch to batch)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l producer-epoch -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l leader-epoch -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l segment-bytes -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l segment-ms -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l index-interval-bytes -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l segment-index-bytes -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l start-offset -d 'The first offset (the log start offset)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l now-ms -d 'The broker clock in ms (default: the reference corpus\' 1730000000000)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l start-ts -d 'The timestamp of the first record that gives none (default: now − 1 h; +1 per record)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic-id -d 'The topic id (base64) for partition.metadata' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the summary (segments, rolls, aborted transactions, damage) as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read records from standard input, one JSON object per line (key, value, headers, timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump write help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'

@@ -26,9 +26,11 @@ use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 
 pub mod damage;
+pub mod jsonl;
 pub mod log_dir;
 
 pub use damage::Damage;
+pub use jsonl::write_jsonl;
 pub use log_dir::{write_log_dir, LogDirSpec, LogDirSummary};
 
 /// The topic id written to `partition.metadata` when the spec names none.
@@ -361,6 +363,19 @@ pub fn write_spec_with(
     out_dir: &Path,
     bytes_for: &mut dyn FnMut(&PlannedBatch) -> Result<Vec<u8>>,
 ) -> Result<WriteSummary> {
+    write_driven(spec, out_dir, &mut |log, planner, appended| {
+        run_ops(&spec.ops, log, planner, bytes_for, appended)
+    })
+}
+
+/// What feeds a log its appends, given the planner and (when kept) the appended batches.
+type AppendDriver<'d> =
+    dyn FnMut(&mut Log, &mut Planner<'_>, Option<&mut Vec<Vec<u8>>>) -> Result<()> + 'd;
+
+/// Appends through [`Log`] what `drive` gives it (one call per append; the list collects the
+/// appended batches when the tail garbage needs them), then adds the spec's tail garbage,
+/// closes as the spec says and applies its damage.
+fn write_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Result<WriteSummary> {
     if std::fs::read_dir(out_dir).is_ok_and(|mut d| d.next().is_some()) {
         return Err(Error::invalid(out_dir, "output directory is not empty"));
     }
@@ -388,11 +403,9 @@ pub fn write_spec_with(
         })
     );
     let mut appended = Vec::new();
-    run_ops(
-        &spec.ops,
+    drive(
         &mut log,
         &mut planner,
-        bytes_for,
         keep_appended.then_some(&mut appended),
     )?;
     let tail = match &spec.tail_garbage {
