@@ -9,11 +9,12 @@
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
-use std::time::Instant;
 
-use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
 use kseg::format::Compression;
 use kseg::ops::dump::{dump_paths, DumpOptions, Event, Sink};
+
+mod common;
+use common::{batch, batch_payload_bytes, report, timed, RECORDS_PER_BATCH};
 
 struct Null(u64);
 
@@ -24,67 +25,18 @@ impl Sink for Null {
     }
 }
 
-/// Deterministic text-ish values so that codecs have realistic work.
-fn value(i: u64, len: usize) -> Vec<u8> {
-    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            b"abcdefghijklmnopqrstuvwxyz      "[(x >> 59) as usize]
-        })
-        .collect()
-}
-
 fn generate(path: &Path, codec: Compression, target_bytes: u64) -> u64 {
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path).unwrap());
     let (mut offset, mut written, mut uncompressed) = (0i64, 0u64, 0u64);
     while uncompressed < target_bytes {
-        let records: Vec<RecordSpec> = (0..100)
-            .map(|i| {
-                let o = offset + i;
-                RecordSpec {
-                    offset: o,
-                    timestamp: 1_700_000_000_000 + o,
-                    key: Some(format!("key-{}", o % 1000).into_bytes()),
-                    value: Some(value(o as u64, 150)),
-                    headers: vec![],
-                }
-            })
-            .collect();
-        let spec = BatchSpec {
-            base_offset: offset,
-            compression: codec,
-            ..Default::default()
-        };
-        let batch = build_batch(&spec, &records).unwrap();
-        out.write_all(&batch).unwrap();
-        written += batch.len() as u64;
-        uncompressed += 100 * 170 + 61;
-        offset += 100;
+        let b = batch(offset, codec);
+        out.write_all(&b).unwrap();
+        written += b.len() as u64;
+        uncompressed += batch_payload_bytes();
+        offset += RECORDS_PER_BATCH;
     }
     out.flush().unwrap();
     written
-}
-
-fn report(label: &str, bytes: u64, secs: f64, baseline: Option<f64>) -> f64 {
-    let rate = bytes as f64 / secs;
-    let ratio = baseline
-        .map(|b| format!("  ({:.2}x plain read)", rate / b))
-        .unwrap_or_default();
-    println!(
-        "{label:<44} {:>9.1} MiB/s  {:>7.3} s{ratio}",
-        rate / (1 << 20) as f64,
-        secs
-    );
-    rate
-}
-
-fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
-    let t = Instant::now();
-    let r = f();
-    (r, t.elapsed().as_secs_f64())
 }
 
 fn dump(path: &Path, deep: bool) -> u64 {
@@ -106,7 +58,7 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let seg = dir.path().join("00000000000000000000.log");
     let (size, gen_secs) = timed(|| generate(&seg, Compression::None, mib << 20));
-    println!("segment: {} MiB of uncompressed v2 batches (100 records x 170 B), generated in {gen_secs:.1} s", size >> 20);
+    println!("segment: {} MiB of uncompressed v2 batches ({RECORDS_PER_BATCH} records x 170 B), generated in {gen_secs:.1} s", size >> 20);
 
     // Warm the page cache so every figure below reads from memory.
     let _ = std::fs::read(&seg).map(|v| v.len());
@@ -134,7 +86,7 @@ fn main() {
         "mmap + CRC32C (the alternative to reads)",
         size,
         secs,
-        Some(plain),
+        Some((plain, "plain read")),
     );
 
     let (_, secs) = timed(|| {
@@ -149,13 +101,28 @@ fn main() {
             crc = crc32c::crc32c_append(crc, &buf[..n]);
         }
     });
-    report("bare CRC32C pass (read + crc32c)", size, secs, Some(plain));
+    report(
+        "bare CRC32C pass (read + crc32c)",
+        size,
+        secs,
+        Some((plain, "plain read")),
+    );
 
     let (_, secs) = timed(|| dump(&seg, false));
-    report("dump, shallow, every CRC checked", size, secs, Some(plain));
+    report(
+        "dump, shallow, every CRC checked",
+        size,
+        secs,
+        Some((plain, "plain read")),
+    );
 
     let (_, secs) = timed(|| dump(&seg, true));
-    report("dump --deep-iteration, none", size, secs, Some(plain));
+    report(
+        "dump --deep-iteration, none",
+        size,
+        secs,
+        Some((plain, "plain read")),
+    );
 
     let exe = env!("CARGO_BIN_EXE_kseg");
     let (status, secs) = timed(|| {
@@ -171,7 +138,7 @@ fn main() {
         "kseg dump --json --deep-iteration > /dev/null",
         size,
         secs,
-        Some(plain),
+        Some((plain, "plain read")),
     );
     std::fs::remove_file(&seg).unwrap();
 
@@ -183,7 +150,10 @@ fn main() {
         Compression::Lz4,
         Compression::Zstd,
     ] {
-        let p = dir.path().join(format!("{}.log", codec.name()));
+        // A segment needs its base offset as name, or dump ignores it.
+        let codec_dir = dir.path().join(codec.name());
+        std::fs::create_dir(&codec_dir).unwrap();
+        let p = codec_dir.join("00000000000000000000.log");
         let target = (mib << 20) / 4;
         let on_disk = generate(&p, codec, target);
         let _ = std::fs::read(&p).map(|v| v.len());
@@ -193,7 +163,7 @@ fn main() {
             codec.name(),
             on_disk >> 20
         );
-        report(&label, target, secs, Some(plain));
+        report(&label, target, secs, Some((plain, "plain read")));
         std::fs::remove_file(&p).unwrap();
     }
 }

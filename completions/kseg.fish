@@ -27,6 +27,7 @@ end
 complete -c kseg -n "__fish_kseg_needs_command" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_needs_command" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
@@ -45,9 +46,21 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l print-data-log -d 'Pr
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l skip-record-metadata -d 'Leave the per-record metadata out of record lines'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l verify-index-only -d 'Index files: check the entries against the log but print no entry lines'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l index-sanity-check -d 'Index files: only run Kafka\'s index sanity check'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l offsets-decoder -d 'Decode `__consumer_offsets` records (implies --print-data-log)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l transaction-log-decoder -d 'Decode `__transaction_state` records (implies --print-data-log)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l cluster-metadata-decoder -d 'Decode KRaft `__cluster_metadata` records and snapshots (implies --print-data-log)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l share-group-state-decoder -d 'Decode `__share_group_state` records (implies --print-data-log)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l json -d 'JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l format -r -f -a "table\t'A summary table per partition, then each finding'
+json\t'The full report as one JSON document (schema in README.md)'
+github\t'GitHub Actions workflow commands (`::error file=…::…`), one per finding'"
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l deep -d 'Decode every record (decompressing), not only batch headers'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l json -d 'Short for --format json'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l strict -d 'Warnings make the exit status 1 too'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l partition -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l batch-size -d 'Records per batch (one batch per append)' -r
@@ -76,6 +89,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read recor
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump write help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump write help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump write help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,16 +1,12 @@
 //! `kseg dump` text output against the worked examples of kafka-dump-log's documentation
 //! (dump-log.md §8): the same lines, fields and punctuation, quirks included.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn hex(s: &str) -> Vec<u8> {
-    let s: String = s.split_whitespace().collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
-}
+use std::path::Path;
+
+use common::unhex as hex;
+use std::process::Command;
 
 /// Batch A then batch B of formats.md §3.6.
 fn batches_a_b() -> Vec<u8> {

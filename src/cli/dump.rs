@@ -10,9 +10,10 @@ use serde_json::json;
 
 use super::render::BytesFormat;
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
+use crate::format::internal::Decoder;
 use crate::ops::dump::{
-    dump_paths, BatchInfo, DumpOptions, Event, Outcome, RecordInfo, Sink, DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_MESSAGE_SIZE,
+    dump_paths, BatchInfo, DumpOptions, Event, LogHeader, Outcome, RecordInfo, Sink,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
 };
 
 #[derive(Debug, Args)]
@@ -44,6 +45,18 @@ pub struct DumpArgs {
     /// Log files: read at most this many bytes from the start of each file.
     #[arg(long, default_value_t = DEFAULT_MAX_BYTES, value_name = "BYTES")]
     pub max_bytes: u64,
+    /// Decode `__consumer_offsets` records (implies --print-data-log).
+    #[arg(long)]
+    pub offsets_decoder: bool,
+    /// Decode `__transaction_state` records (implies --print-data-log).
+    #[arg(long)]
+    pub transaction_log_decoder: bool,
+    /// Decode KRaft `__cluster_metadata` records and snapshots (implies --print-data-log).
+    #[arg(long)]
+    pub cluster_metadata_decoder: bool,
+    /// Decode `__share_group_state` records (implies --print-data-log).
+    #[arg(long)]
+    pub share_group_state_decoder: bool,
     /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
     #[arg(long)]
     pub json: bool,
@@ -61,7 +74,16 @@ pub fn run(args: DumpArgs) -> u8 {
     if paths.is_empty() {
         return fail(&"no file given: name files or directories (or use --files a,b,c)");
     }
-    let print_data = args.print_data_log;
+    // kafka-dump-log's precedence when several decoders are given.
+    let decoder = [
+        (args.offsets_decoder, Decoder::Offsets),
+        (args.transaction_log_decoder, Decoder::TransactionLog),
+        (args.cluster_metadata_decoder, Decoder::ClusterMetadata),
+        (args.share_group_state_decoder, Decoder::ShareGroupState),
+    ]
+    .into_iter()
+    .find_map(|(on, d)| on.then_some(d));
+    let print_data = args.print_data_log || decoder.is_some();
     let opts = DumpOptions {
         deep: args.deep_iteration || print_data,
         print_data,
@@ -70,6 +92,7 @@ pub fn run(args: DumpArgs) -> u8 {
         max_message_size: args.max_message_size,
         index_sanity_check: args.index_sanity_check,
         verify_index_only: args.verify_index_only,
+        decoder,
         ..DumpOptions::default()
     };
     let stdout = io::stdout();
@@ -283,29 +306,23 @@ impl<W: Write> TextSink<'_, W> {
                     let _ = write!(l, " isValid: {} crc: {}}}", legacy.is_valid, legacy.crc);
                 }
             }
-            if r.is_control_batch {
-                match r.control {
-                    Some(c) if c.coordinator_epoch.is_some() => {
-                        let _ = write!(
-                            l,
-                            " endTxnMarker: {} coordinatorEpoch: {}",
-                            c.kind,
-                            c.coordinator_epoch.unwrap_or(0)
-                        );
-                    }
-                    Some(c) => {
-                        let _ = write!(l, " controlType: {}({})", c.kind, c.control_type.id());
-                    }
-                    None => {}
-                }
+            if let Some((text, _)) = &r.control_text {
+                l.push_str(text);
             }
         }
         if self.opts.print_data && !r.is_control_batch {
-            if let Some(k) = v.key {
-                let _ = write!(l, "{prefix}key: {}", String::from_utf8_lossy(k));
+            let (key, payload) = match &r.decoded {
+                Some(d) => (d.key.clone(), d.payload.clone()),
+                None => (
+                    v.key.map(|k| String::from_utf8_lossy(k).into_owned()),
+                    v.value.map(|x| String::from_utf8_lossy(x).into_owned()),
+                ),
+            };
+            if let Some(k) = key {
+                let _ = write!(l, "{prefix}key: {k}");
             }
-            if let Some(x) = v.value {
-                let _ = write!(l, " payload: {}", String::from_utf8_lossy(x));
+            if let Some(x) = payload {
+                let _ = write!(l, " payload: {x}");
             }
         }
     }
@@ -320,8 +337,15 @@ impl<W: Write> Sink for TextSink<'_, W> {
                 eprintln!("Ignoring unknown file {}", path.display());
                 Ok(())
             }
-            Event::LogStart { base_offset } => writeln!(self.out, "Log starting offset: {base_offset}"),
-            Event::Batch(b) => {
+            Event::LogHeader(h) => match h {
+                LogHeader::Segment { base_offset } => writeln!(self.out, "Log starting offset: {base_offset}"),
+                LogHeader::KraftSnapshot { end_offset, epoch } => {
+                    writeln!(self.out, "Snapshot end offset: {end_offset}, epoch: {epoch}")
+                }
+                LogHeader::Bootstrap => writeln!(self.out, "KRaft bootstrap snapshot"),
+            },
+            Event::QuorumState(v) => writeln!(self.out, "{v}"),
+            Event::Batch { info: b, .. } => {
                 self.batch_line(b);
                 writeln!(self.out, "{}", self.line)
             }
@@ -332,7 +356,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
             Event::Finding(f) => {
                 // Damage inside a log is explained where it occurs; problems with other
                 // files go to stderr, as kafka-dump-log reports snapshot corruption.
-                if f.check.starts_with("log.") || f.check.starts_with("batch.") {
+                if ["log.", "batch.", "record.", "segment."].iter().any(|p| f.check.starts_with(p)) {
                     writeln!(self.out, "{}", f.message)
                 } else {
                     self.out.flush()?;
@@ -458,6 +482,15 @@ struct JsonRecord {
     legacy: Option<JsonLegacy>,
     #[serde(skip_serializing_if = "Option::is_none")]
     control: Option<crate::ops::dump::ControlInfo>,
+    /// A KRaft control record's value (SnapshotHeader, Voters, ...) as JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    control_value: Option<serde_json::Value>,
+    /// With an internal-topic decoder: the decoded key and value, as JSON objects where the
+    /// decoder gives one, else as kafka-dump-log's text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decoded_key: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decoded_value: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -516,6 +549,16 @@ impl<W: Write> JsonSink<'_, W> {
                 is_valid: l.is_valid,
             }),
             control: r.control,
+            control_value: r.control_text.as_ref().and_then(|(_, j)| j.clone()),
+            decoded_key: r
+                .decoded
+                .as_ref()
+                .and_then(|d| d.key_json.clone().or_else(|| d.key.clone().map(Into::into))),
+            decoded_value: r.decoded.as_ref().and_then(|d| {
+                d.payload_json
+                    .clone()
+                    .or_else(|| d.payload.clone().map(Into::into))
+            }),
         };
         self.line("record", rec)
     }
@@ -529,8 +572,18 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 Ok(())
             }
             Event::Ignored { .. } | Event::FileEnd { .. } => Ok(()),
-            Event::LogStart { base_offset } => self.line("log", json!({"baseOffset": base_offset})),
-            Event::Batch(b) => self.line("batch", b),
+            Event::LogHeader(h) => match h {
+                LogHeader::Segment { base_offset } => {
+                    self.line("log", json!({"baseOffset": base_offset}))
+                }
+                LogHeader::KraftSnapshot { end_offset, epoch } => self.line(
+                    "kraft_snapshot",
+                    json!({"endOffset": end_offset, "epoch": epoch}),
+                ),
+                LogHeader::Bootstrap => self.line("kraft_bootstrap", json!({})),
+            },
+            Event::QuorumState(v) => self.line("quorum_state", json!({"state": v})),
+            Event::Batch { info, .. } => self.line("batch", info),
             Event::Record(r) => self.record(r),
             Event::Finding(f) => self.line("finding", f),
             Event::TrailingBytes {

@@ -3,6 +3,7 @@
 
 pub mod dump;
 mod render;
+pub mod verify;
 pub mod write;
 
 use std::process::ExitCode;
@@ -30,6 +31,8 @@ pub enum Command {
     /// Print the contents of segment, index, snapshot and checkpoint files (a drop-in for
     /// kafka-dump-log.sh --files, with JSON output and damage reports).
     Dump(dump::DumpArgs),
+    /// Check segments, partitions and log dirs for damage (exit status 1 when errors are found).
+    Verify(verify::VerifyArgs),
     /// Build a partition directory from a spec, byte for byte as the broker writes it.
     Write(write::WriteArgs),
 }
@@ -39,6 +42,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Dump(args) => dump::run(args),
+        Command::Verify(args) => verify::run(args),
         Command::Write(args) => write::run(args),
     };
     ExitCode::from(code)

@@ -588,14 +588,7 @@ pub fn build_batch(spec: &BatchSpec, records: &[RecordSpec]) -> Result<Vec<u8>> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::format::test_util::hex;
 
     /// Batch A of formats.md §3.6, byte for byte.
     fn batch_a_bytes() -> Vec<u8> {

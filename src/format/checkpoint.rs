@@ -826,6 +826,7 @@ impl CleanShutdown {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::test_util::reference_dir;
 
     const LOC: &str = "/data/orders-0/leader-epoch-checkpoint";
 
@@ -1214,20 +1215,6 @@ mod tests {
                 CleanShutdown::decode(bad).unwrap_err().kind,
                 ErrorKind::Malformed
             );
-        }
-    }
-
-    fn reference_dir(scenario: &str) -> Option<std::path::PathBuf> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/reference")
-            .join(scenario)
-            .join("input/orders-0");
-        if dir.is_dir() {
-            Some(dir)
-        } else if std::env::var_os("KSEG_REFERENCE").is_some() {
-            panic!("KSEG_REFERENCE is set but {} is missing", dir.display());
-        } else {
-            None
         }
     }
 

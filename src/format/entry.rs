@@ -46,6 +46,69 @@ pub fn frame_at(buf: &[u8]) -> Frame {
     }
 }
 
+/// What the first bytes of an entry tell without reading its body or checking its CRC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryHeader {
+    /// Whole entry, offset and size fields included.
+    pub size: u64,
+    pub magic: i8,
+    /// None for a legacy compressed wrapper (its first offset is inside the compressed value).
+    pub first_offset: Option<i64>,
+    pub last_offset: i64,
+    /// v2: the header's max timestamp; v1: the (wrapper) message timestamp; v0: -1.
+    pub max_timestamp: i64,
+}
+
+/// Bytes [`peek_header`] needs to see for any magic.
+pub const PEEK_HEADER_BYTES: usize = RECORD_BATCH_OVERHEAD_BYTES;
+
+/// Parses the header of the entry starting `buf` (at most [`PEEK_HEADER_BYTES`] are looked at),
+/// given that `available` bytes of the file start there. None when no whole, plausible entry
+/// starts here.
+pub fn peek_header(buf: &[u8], available: u64) -> Option<EntryHeader> {
+    if buf.len() <= HEADER_SIZE_UP_TO_MAGIC_BYTES {
+        return None;
+    }
+    let size = i32::from_be_bytes(buf[8..12].try_into().expect("4 bytes"));
+    if size < MIN_ENTRY_SIZE_FIELD || (LOG_OVERHEAD_BYTES as u64 + size as u64) > available {
+        return None;
+    }
+    let len = LOG_OVERHEAD_BYTES + size as usize;
+    let magic = buf[MAGIC_OFFSET] as i8;
+    let int64 = |at: usize| {
+        buf.get(at..at + 8)
+            .map(|b| i64::from_be_bytes(b.try_into().expect("8 bytes")))
+    };
+    match magic {
+        0 | 1 => {
+            let offset = int64(0)?;
+            let compressed = *buf.get(MAGIC_OFFSET + 1)? & 0x07 != 0;
+            Some(EntryHeader {
+                size: len as u64,
+                magic,
+                first_offset: (!compressed).then_some(offset),
+                last_offset: offset,
+                max_timestamp: if magic == 1 {
+                    int64(MAGIC_OFFSET + 2)?
+                } else {
+                    -1
+                },
+            })
+        }
+        m if m >= MAGIC_V2 && len >= RECORD_BATCH_OVERHEAD_BYTES => {
+            let h = super::batch::BatchHeader::decode(buf).ok()?;
+            Some(EntryHeader {
+                size: len as u64,
+                magic,
+                first_offset: Some(h.base_offset),
+                last_offset: h.last_offset(),
+                max_timestamp: h.max_timestamp,
+            })
+        }
+        _ => None,
+    }
+}
+
 /// One entry of a segment: a v2 batch or a v0/v1 message (possibly a compressed wrapper).
 #[derive(Debug, Clone, Copy)]
 pub enum Entry<'a> {

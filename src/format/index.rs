@@ -585,6 +585,7 @@ pub fn txn_index_sanity_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::test_util::reference_dir;
 
     fn off(offset: i64, position: i32) -> OffsetIndexEntry {
         OffsetIndexEntry { offset, position }
@@ -941,22 +942,6 @@ mod tests {
                 .to_string())
         );
         assert_eq!(txn_index_sanity_check(&[], 0, "f"), Ok(()));
-    }
-
-    /// The reference corpus partition directory of `scenario`, if present; panics if it is missing
-    /// while `KSEG_REFERENCE` is set.
-    fn reference_dir(scenario: &str) -> Option<std::path::PathBuf> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/reference")
-            .join(scenario)
-            .join("input/orders-0");
-        if dir.is_dir() {
-            Some(dir)
-        } else if std::env::var_os("KSEG_REFERENCE").is_some() {
-            panic!("KSEG_REFERENCE is set but {} is missing", dir.display());
-        } else {
-            None
-        }
     }
 
     #[test]

@@ -366,14 +366,7 @@ pub fn build_message_set(spec: &LegacySetSpec, records: &[RecordSpec]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    use crate::format::test_util::hex;
 
     #[test]
     fn documented_v1_and_v0_messages() {

@@ -11,9 +11,12 @@ pub mod cursor;
 pub mod entry;
 pub mod error;
 pub mod index;
+pub mod internal;
 pub mod legacy;
 pub mod names;
 pub mod snapshot;
+#[cfg(test)]
+mod test_util;
 pub mod varint;
 
 pub use codec::Compression;

@@ -3,6 +3,7 @@
 
 pub mod dump;
 pub mod finding;
+pub mod verify;
 pub mod write;
 
 pub use finding::{Finding, Severity};

@@ -14,11 +14,14 @@ use crate::error::{Error, Result};
 use crate::format::batch::{
     HEADER_SIZE_UP_TO_MAGIC_BYTES, LOG_OVERHEAD_BYTES, MIN_ENTRY_SIZE_FIELD,
 };
-use crate::format::entry::{frame_at, Entry, Frame};
+use crate::format::entry::{frame_at, peek_header, Entry, EntryHeader, Frame, PEEK_HEADER_BYTES};
 use crate::format::DecodeError;
 
-/// Bytes read from the file per call.
+/// Bytes read from the file per call when scanning sequentially.
 pub const READ_CHUNK_BYTES: usize = 1 << 20;
+/// Bytes read per call when jumping between positions (index checks): enough for a typical
+/// batch, without reading a megabyte for every entry.
+pub const RANDOM_READ_CHUNK_BYTES: usize = 64 << 10;
 /// Largest entry the reader will load; a bigger size field is reported, not allocated.
 pub const DEFAULT_MAX_ENTRY_BYTES: u64 = 256 << 20;
 /// Smallest v2 length field a plausible batch has (61-byte header − 12).
@@ -68,6 +71,7 @@ pub struct LogReader {
     buf_pos: u64,
     pos: u64,
     max_entry_bytes: u64,
+    read_chunk: usize,
 }
 
 impl LogReader {
@@ -83,11 +87,18 @@ impl LogReader {
             buf_pos: 0,
             pos: 0,
             max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES,
+            read_chunk: READ_CHUNK_BYTES,
         })
     }
 
     pub fn with_max_entry_bytes(mut self, n: u64) -> Self {
         self.max_entry_bytes = n;
+        self
+    }
+
+    /// Reads in small chunks: for callers that seek from entry to entry.
+    pub fn for_random_access(mut self) -> Self {
+        self.read_chunk = RANDOM_READ_CHUNK_BYTES;
         self
     }
 
@@ -130,7 +141,7 @@ impl LogReader {
         }
         let mut have_end = self.buf_pos + self.buf.len() as u64;
         while have_end < want_end {
-            let chunk = (READ_CHUNK_BYTES as u64)
+            let chunk = (self.read_chunk as u64)
                 .max(want_end - have_end)
                 .min(self.end - have_end);
             let old = self.buf.len();
@@ -192,6 +203,31 @@ impl LogReader {
                 })
             }
         }
+    }
+
+    /// The header of the entry at `position`, read on its own (no body, no checksum): what
+    /// index checks need when they jump from entry to entry. None when no whole, plausible
+    /// entry starts there.
+    pub fn header_at(&self, position: u64) -> Result<Option<EntryHeader>> {
+        use std::os::unix::fs::FileExt;
+        if position >= self.end {
+            return Ok(None);
+        }
+        let mut buf = [0u8; PEEK_HEADER_BYTES];
+        let want = (PEEK_HEADER_BYTES as u64).min(self.end - position) as usize;
+        let mut got = 0;
+        while got < want {
+            match self
+                .file
+                .read_at(&mut buf[got..want], position + got as u64)
+            {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+        }
+        Ok(peek_header(&buf[..got], self.end - position))
     }
 
     /// Scans forward from `from` for the next position where a whole entry with a valid

@@ -5,14 +5,15 @@ use std::path::{Path, PathBuf};
 
 use super::{Event, Walker};
 use crate::error::Result;
-use crate::format::entry::Entry;
+use crate::format::entry::EntryHeader;
 use crate::format::index::{
     offset_index_entries, offset_index_entry_count, offset_index_sanity_check,
     offset_index_zero_tail_start, time_index_entries, time_index_entry_count,
     time_index_sanity_check, time_index_zero_tail_start, OFFSET_INDEX_ENTRY_BYTES,
     TIME_INDEX_ENTRY_BYTES,
 };
-use crate::format::names::log_file_name;
+use crate::format::index::{offset_index_lookup, OffsetIndexEntry};
+use crate::format::names::{index_file_name, log_file_name};
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::{LogReader, Step};
 
@@ -29,9 +30,15 @@ fn slot_position(slot: usize) -> u64 {
 /// The batch a time-index entry landed on.
 struct Landing {
     position: u64,
-    first_offset: Option<i64>,
-    last_offset: i64,
+    header: EntryHeader,
+    /// The largest record timestamp, once computed.
     max_record_timestamp: Option<i64>,
+}
+
+impl Landing {
+    fn last_offset(&self) -> i64 {
+        self.header.last_offset
+    }
 }
 
 impl Walker<'_, '_> {
@@ -40,7 +47,10 @@ impl Walker<'_, '_> {
     fn open_companion(&mut self, p: &Path, base_offset: i64) -> Result<Option<LogReader>> {
         let log = companion_log(p, base_offset);
         match LogReader::open(&log, None) {
-            Ok(r) => Ok(Some(r.with_max_entry_bytes(self.opts.max_message_size))),
+            Ok(r) => Ok(Some(
+                r.with_max_entry_bytes(self.opts.max_message_size)
+                    .for_random_access(),
+            )),
             Err(e) => {
                 let m = format!("entries cannot be checked against the log: {e}");
                 self.finding(Finding::error("index.log-missing", p, m))?;
@@ -61,6 +71,27 @@ impl Walker<'_, '_> {
             "{len} bytes is not a multiple of the {entry_bytes}-byte entry size: the last {partial} byte(s) at position {at} are a partial entry"
         );
         self.finding(Finding::error("index.partial-entry", p, m).at(at))
+    }
+
+    /// Reports a preallocated zero-filled tail of `count - first_slot` slots, if there is one.
+    fn zero_tail(
+        &mut self,
+        p: &Path,
+        first_slot: Option<usize>,
+        count: usize,
+        entry_bytes: usize,
+    ) -> Result<()> {
+        let Some(first_slot) = first_slot else {
+            return Ok(());
+        };
+        let slots = count - first_slot;
+        let bytes = (slots * entry_bytes) as u64;
+        self.emit(Event::ZeroTail {
+            path: p,
+            first_slot,
+            slots,
+            bytes,
+        })
     }
 
     pub(super) fn offset_index(&mut self, p: &Path, base_offset: i64) -> Result<()> {
@@ -98,13 +129,9 @@ impl Walker<'_, '_> {
             }
             prev = Some((entry.offset, i64::from(entry.position)));
             if let Some(reader) = log.as_mut() {
-                reader.seek(entry.position.max(0) as u64);
-                let found = match reader.next_step()? {
-                    Step::Entry { entry: batch, .. } => {
-                        Some((first_offset(&batch), batch.last_offset()))
-                    }
-                    _ => None,
-                };
+                let found = reader
+                    .header_at(entry.position.max(0) as u64)?
+                    .map(|h| (h.first_offset, h.last_offset));
                 match found {
                     Some((first, last)) => {
                         if last != entry.offset {
@@ -138,16 +165,7 @@ impl Walker<'_, '_> {
                 self.emit(Event::OffsetIndexEntry { slot, entry })?;
             }
         }
-        if let Some(first_slot) = zero_tail {
-            let slots = count - first_slot;
-            let bytes = (slots * OFFSET_INDEX_ENTRY_BYTES) as u64;
-            self.emit(Event::ZeroTail {
-                path: p,
-                first_slot,
-                slots,
-                bytes,
-            })?;
-        }
+        self.zero_tail(p, zero_tail, count, OFFSET_INDEX_ENTRY_BYTES)?;
         if !mismatches.is_empty() {
             self.outcome
                 .summary
@@ -171,8 +189,20 @@ impl Walker<'_, '_> {
         let zero_tail = time_index_zero_tail_start(&bytes, base_offset);
         let shown = zero_tail.unwrap_or(count);
         let mut log = self.open_companion(p, base_offset)?;
+        // Like the broker, start each search at the offset index's position for the entry,
+        // so the log is not read end to end; without an index the walk is one forward pass.
+        let offset_index: Vec<OffsetIndexEntry> =
+            std::fs::read(p.with_file_name(index_file_name(base_offset)))
+                .map(|b| {
+                    let n = offset_index_zero_tail_start(&b, base_offset)
+                        .unwrap_or(offset_index_entry_count(b.len()));
+                    offset_index_entries(&b, base_offset).take(n).collect()
+                })
+                .unwrap_or_default();
         let (mut mismatches, mut out_of_order) = (Vec::new(), Vec::new());
         let mut landing: Option<Landing> = None;
+        // Where the next batch header is read: the walk hops from header to header.
+        let mut cursor = 0u64;
         let mut prev_timestamp = -1i64;
         for (slot, entry) in time_index_entries(&bytes, base_offset)
             .take(shown)
@@ -181,62 +211,69 @@ impl Walker<'_, '_> {
             if let Some(reader) = log.as_mut() {
                 if landing
                     .as_ref()
-                    .is_some_and(|l| l.first_offset.is_some_and(|f| entry.offset < f))
+                    .is_some_and(|l| l.header.first_offset.is_some_and(|f| entry.offset < f))
                 {
                     // Offsets went backwards: start over (only damaged indexes get here).
-                    reader.seek(0);
+                    cursor = 0;
                     landing = None;
                 }
-                while landing
+                if landing
                     .as_ref()
-                    .is_none_or(|l| l.last_offset < entry.offset)
+                    .is_none_or(|l| l.last_offset() < entry.offset)
                 {
-                    let position = reader.position();
-                    match reader.next_step()? {
-                        Step::Entry { entry: batch, .. } => {
-                            landing = Some(Landing {
-                                position,
-                                first_offset: first_offset(&batch),
-                                last_offset: batch.last_offset(),
-                                max_record_timestamp: None,
-                            })
-                        }
-                        _ => {
-                            landing = None;
+                    let indexed = offset_index_lookup(&offset_index, base_offset, entry.offset);
+                    cursor = cursor.max(indexed.position.max(0) as u64);
+                    landing = None;
+                    while let Some(h) = reader.header_at(cursor)? {
+                        landing = Some(Landing {
+                            position: cursor,
+                            header: h,
+                            max_record_timestamp: None,
+                        });
+                        cursor += h.size;
+                        if h.last_offset >= entry.offset {
                             break;
                         }
                     }
                 }
-                match landing.as_mut() {
-                    None => self
-                        .outcome
+                let found = match landing.as_ref() {
+                    None => Some(-1),
+                    Some(l) if l.last_offset() != entry.offset => Some(l.last_offset()),
+                    Some(_) => None,
+                };
+                if let Some(found) = found {
+                    self.outcome
                         .summary
                         .time_offsets_not_found
-                        .push((entry.offset, -1)),
-                    Some(l) if l.last_offset != entry.offset => self
-                        .outcome
-                        .summary
-                        .time_offsets_not_found
-                        .push((entry.offset, l.last_offset)),
-                    Some(l) => {
-                        let max = match l.max_record_timestamp {
-                            Some(m) => m,
-                            None => {
-                                let m = max_record_timestamp(
-                                    reader,
-                                    l.position,
-                                    self.opts.max_decompressed_bytes,
-                                )?;
-                                l.max_record_timestamp = Some(m);
-                                m
-                            }
-                        };
-                        if max != entry.timestamp {
-                            mismatches.push((entry.timestamp, max));
+                        .push((entry.offset, found));
+                    let m = format!(
+                        "entry {slot} (timestamp {}, offset {}) names no batch's last offset (found {found})",
+                        entry.timestamp, entry.offset
+                    );
+                    let at = (slot * TIME_INDEX_ENTRY_BYTES) as u64;
+                    let f = Finding::error("timeindex.offset", p, m).at(at);
+                    self.finding(f.offset(entry.offset))?;
+                } else if let Some(l) = landing.as_mut() {
+                    let max = match l.max_record_timestamp {
+                        Some(m) => m,
+                        // kafka-dump-log takes the largest record timestamp (a deep read);
+                        // a shallow verify trusts the header, whose max --deep checks.
+                        None if self.opts.exact_time_index => {
+                            let m = max_record_timestamp(
+                                reader,
+                                l.position,
+                                self.opts.max_decompressed_bytes,
+                            )?;
+                            l.max_record_timestamp = Some(m);
+                            m
                         }
-                        if prev_timestamp >= entry.timestamp {
-                            out_of_order.push((entry.timestamp, prev_timestamp));
-                        }
+                        None => l.header.max_timestamp,
+                    };
+                    if max != entry.timestamp {
+                        mismatches.push((entry.timestamp, max));
+                    }
+                    if prev_timestamp >= entry.timestamp {
+                        out_of_order.push((entry.timestamp, prev_timestamp));
                     }
                 }
             }
@@ -245,16 +282,7 @@ impl Walker<'_, '_> {
             }
             prev_timestamp = entry.timestamp;
         }
-        if let Some(first_slot) = zero_tail {
-            let slots = count - first_slot;
-            let bytes = (slots * TIME_INDEX_ENTRY_BYTES) as u64;
-            self.emit(Event::ZeroTail {
-                path: p,
-                first_slot,
-                slots,
-                bytes,
-            })?;
-        }
+        self.zero_tail(p, zero_tail, count, TIME_INDEX_ENTRY_BYTES)?;
         for &(timestamp, max) in &mismatches {
             let m = format!("entry with timestamp {timestamp}: the largest record timestamp of its batch is {max}");
             self.finding(Finding::error("timeindex.timestamp", p, m))?;
@@ -281,19 +309,9 @@ impl Walker<'_, '_> {
     }
 }
 
-/// The first offset of a batch when the header tells it without decompressing.
-fn first_offset(e: &Entry<'_>) -> Option<i64> {
-    match e {
-        Entry::V2(b) => Some(b.header.base_offset),
-        Entry::Legacy(m) if !m.is_compressed() => Some(m.offset),
-        Entry::Legacy(_) => None,
-    }
-}
-
 /// The largest record timestamp of the batch at `position` (-1 when it has none), as
 /// kafka-dump-log computes it with a deep iteration.
 fn max_record_timestamp(reader: &mut LogReader, position: u64, limit: usize) -> Result<i64> {
-    let resume = reader.position();
     reader.seek(position);
     let mut max = -1;
     if let Step::Entry { entry, .. } = reader.next_step()? {
@@ -304,6 +322,5 @@ fn max_record_timestamp(reader: &mut LogReader, position: u64, limit: usize) -> 
             }
         }
     }
-    reader.seek(resume);
     Ok(max)
 }

@@ -15,6 +15,7 @@ use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
+use crate::format::internal::{control_record_text, decode_record, Decoded, Decoder};
 use crate::format::names::{classify, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
@@ -40,6 +41,11 @@ pub struct DumpOptions {
     pub verify_index_only: bool,
     /// Cap on what one batch may decompress to.
     pub max_decompressed_bytes: usize,
+    /// Internal-topic decoder for keys and values (implies `print_data`).
+    pub decoder: Option<Decoder>,
+    /// Check time-index timestamps against the largest record timestamp of the batch (a deep
+    /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
+    pub exact_time_index: bool,
 }
 
 impl Default for DumpOptions {
@@ -53,6 +59,8 @@ impl Default for DumpOptions {
             index_sanity_check: false,
             verify_index_only: false,
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+            exact_time_index: true,
+            decoder: None,
         }
     }
 }
@@ -103,12 +111,28 @@ pub struct RecordInfo<'a> {
     pub batch_magic: i8,
     pub is_control_batch: bool,
     pub control: Option<ControlInfo>,
+    /// What kafka-dump-log appends to a control record's line (leading space included), and
+    /// the same value as JSON where it has one.
+    pub control_text: Option<(String, Option<serde_json::Value>)>,
+    /// The internal-topic decoder's reading of a data record (`--offsets-decoder`, ...).
+    pub decoded: Option<Decoded>,
 }
 
 impl RecordInfo<'_> {
     pub fn legacy(&self) -> Option<LegacyRecordInfo> {
         self.view.legacy
     }
+}
+
+/// What kind of batch file is being dumped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogHeader {
+    /// A `.log` segment and the base offset in its name.
+    Segment { base_offset: i64 },
+    /// A KRaft snapshot, `<end offset>-<epoch>.checkpoint`.
+    KraftSnapshot { end_offset: i64, epoch: i32 },
+    /// `bootstrap.checkpoint`.
+    Bootstrap,
 }
 
 /// What the dump walk reports, in file order.
@@ -121,10 +145,15 @@ pub enum Event<'a> {
     Ignored {
         path: &'a Path,
     },
-    LogStart {
-        base_offset: i64,
+    /// The line before a log's batches: its base offset, or the KRaft snapshot it is.
+    LogHeader(LogHeader),
+    /// The content of `quorum-state`.
+    QuorumState(&'a serde_json::Value),
+    /// A batch's header fields, and the entry itself for sinks that look further.
+    Batch {
+        info: &'a BatchInfo,
+        entry: &'a Entry<'a>,
     },
-    Batch(&'a BatchInfo),
     Record(&'a RecordInfo<'a>),
     /// Something wrong, explained: damage in a log, a bad index entry, an undecodable file.
     Finding(&'a Finding),
@@ -272,8 +301,30 @@ impl Walker<'_, '_> {
             .unwrap_or_default();
         match classify(&name) {
             FileKind::Log { base_offset } => {
-                self.emit(Event::LogStart { base_offset })?;
+                self.emit(Event::LogHeader(LogHeader::Segment { base_offset }))?;
                 self.log(p, base_offset)
+            }
+            // KRaft snapshots hold batches from offset 0 on.
+            FileKind::KraftSnapshot { end_offset, epoch } => {
+                self.emit(Event::LogHeader(LogHeader::KraftSnapshot {
+                    end_offset,
+                    epoch,
+                }))?;
+                self.log(p, 0)
+            }
+            FileKind::BootstrapCheckpoint => {
+                self.emit(Event::LogHeader(LogHeader::Bootstrap))?;
+                self.log(p, 0)
+            }
+            FileKind::QuorumState => {
+                let bytes = self.read_small(p)?;
+                match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                    Ok(v) => self.emit(Event::QuorumState(&v)),
+                    Err(e) => {
+                        let m = format!("not valid JSON: {e}");
+                        self.finding(Finding::error("quorum-state.decode", p, m))
+                    }
+                }
             }
             FileKind::OffsetIndex { base_offset } => self.offset_index(p, base_offset),
             FileKind::TimeIndex { base_offset } => self.time_index(p, base_offset),
@@ -358,7 +409,10 @@ impl Walker<'_, '_> {
             self.check_batch(p, &entry, &info, base_offset, prev_batch_last)?;
             prev_batch_last = Some(info.last_offset);
             if !self.opts.deep {
-                self.emit(Event::Batch(&info))?;
+                self.emit(Event::Batch {
+                    info: &info,
+                    entry: &entry,
+                })?;
                 continue;
             }
             self.deep_batch(
@@ -392,7 +446,7 @@ impl Walker<'_, '_> {
         let records = match entry.records(scratch, self.opts.max_decompressed_bytes) {
             Ok(r) => r,
             Err(e) => {
-                self.emit(Event::Batch(&info))?;
+                self.emit(Event::Batch { info: &info, entry })?;
                 return self.records_error(
                     position,
                     info.last_offset,
@@ -415,38 +469,76 @@ impl Walker<'_, '_> {
         if let (Entry::Legacy(_), Some(first)) = (entry, views.first()) {
             info.base_offset = Some(first.offset);
         }
-        self.emit(Event::Batch(&info))?;
+        self.emit(Event::Batch { info: &info, entry })?;
+        // Record timestamps can be checked against the header only where the header's max
+        // is the max of the record timestamps as written (CreateTime v2).
+        let max_timestamp = match entry {
+            Entry::V2(b) if info.timestamp_type == "CreateTime" => Some(b.header.max_timestamp),
+            _ => None,
+        };
+        let batch_first = info.base_offset.unwrap_or(i64::MIN);
+        let mut prev_in_batch: Option<i64> = None;
         for view in views {
+            let out_of_range = view.offset < batch_first || view.offset > info.last_offset;
+            if out_of_range || prev_in_batch.is_some_and(|p| view.offset <= p) {
+                let m = format!(
+                    "Record offset {} in the batch at position {position} is outside {batch_first}..={} or not above the previous record's",
+                    view.offset, info.last_offset
+                );
+                let f = Finding::error("record.offset", self.current.clone(), m);
+                self.finding(f.at(position).offset(view.offset))?;
+            }
+            prev_in_batch = Some(view.offset);
+            if max_timestamp.is_some_and(|max| view.timestamp > max) {
+                let m = format!(
+                    "Record at offset {} has timestamp {}, above its batch's max timestamp {}",
+                    view.offset,
+                    view.timestamp,
+                    max_timestamp.unwrap_or_default()
+                );
+                let f = Finding::error("record.timestamp", self.current.clone(), m);
+                self.finding(f.at(position).offset(view.offset))?;
+            }
             if let Some(prev) = *last_offset {
                 if view.offset <= prev {
                     regressions.push((prev, view.offset));
                 }
             }
             *last_offset = Some(view.offset);
-            let control = if info.is_control {
-                Some(control_info(&view))
-            } else {
-                None
-            };
-            let (control, control_err) = match control {
-                Some(Ok(c)) => (Some(c), None),
-                Some(Err(e)) => (None, Some(e)),
-                None => (None, None),
-            };
+            let (mut control, mut control_text, mut decoded, mut fatal) = (None, None, None, None);
+            if info.is_control {
+                match control_info(&view)
+                    .and_then(|c| Ok((c, control_record_text(view.key, view.value)?)))
+                {
+                    Ok((c, text)) => (control, control_text) = (Some(c), Some(text)),
+                    Err(e) => fatal = Some(format!("bad control record: {e}")),
+                }
+            } else if let (Some(d), true) = (self.opts.decoder, self.opts.print_data) {
+                let r = decode_record(d, view.offset, view.key, view.value);
+                match r.fatal.clone() {
+                    Some(f) => fatal = Some(format!("kafka-dump-log would stop here: {f}")),
+                    None => decoded = Some(r),
+                }
+            }
+            if let Some(message) = fatal {
+                // Where kafka-dump-log dies on a record, kseg says why and goes on.
+                let f = Finding::error(
+                    "record.decode",
+                    self.current.clone(),
+                    format!("Error decoding the record at offset {} (batch at position {position}): {message}", view.offset),
+                );
+                self.finding(f.at(position).offset(view.offset))?;
+                continue;
+            }
             let rec = RecordInfo {
                 view,
                 batch_magic: info.magic,
                 is_control_batch: info.is_control,
                 control,
+                control_text,
+                decoded,
             };
             self.emit(Event::Record(&rec))?;
-            if let Some(message) = control_err {
-                self.records_error(
-                    position,
-                    rec.view.offset,
-                    format!("bad control record: {message}"),
-                )?;
-            }
         }
         if let Some(e) = error {
             let message = format!("{} (at byte {} of the records)", e.message, e.pos);
@@ -466,8 +558,8 @@ impl Walker<'_, '_> {
         prev_last: Option<i64>,
     ) -> Result<()> {
         let at = info.position;
-        let problem =
-            |check, m: String| Finding::error(check, p, m).at(at).offset(info.last_offset);
+        let first = info.base_offset.unwrap_or(info.last_offset);
+        let problem = |check, m: String| Finding::error(check, p, m).at(at).offset(first);
         if !info.is_valid {
             let m = format!(
                 "Batch at position {at}: stored CRC {} does not match the computed {}",
@@ -493,7 +585,6 @@ impl Walker<'_, '_> {
             let m = format!("Batch at position {at}: unknown compression codec id");
             self.finding(problem("batch.codec", m))?;
         }
-        let first = info.base_offset.unwrap_or(info.last_offset);
         match prev_last {
             Some(prev) if first <= prev => {
                 let m =

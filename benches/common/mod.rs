@@ -1,0 +1,70 @@
+//! Data generation and reporting shared by the benchmarks.
+#![allow(dead_code)] // each bench uses a subset
+
+use std::time::Instant;
+
+use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
+use kseg::format::Compression;
+
+pub const RECORDS_PER_BATCH: i64 = 100;
+pub const VALUE_BYTES: usize = 150;
+
+/// Deterministic text-ish values so that codecs have realistic work.
+pub fn value(i: u64, len: usize) -> Vec<u8> {
+    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b"abcdefghijklmnopqrstuvwxyz      "[(x >> 59) as usize]
+        })
+        .collect()
+}
+
+/// One batch of `RECORDS_PER_BATCH` records starting at `offset`.
+pub fn batch(offset: i64, codec: Compression) -> Vec<u8> {
+    let records: Vec<RecordSpec> = (0..RECORDS_PER_BATCH)
+        .map(|i| {
+            let o = offset + i;
+            RecordSpec {
+                offset: o,
+                timestamp: 1_700_000_000_000 + o,
+                key: Some(format!("key-{}", o % 1000).into_bytes()),
+                value: Some(value(o as u64, VALUE_BYTES)),
+                headers: vec![],
+            }
+        })
+        .collect();
+    let spec = BatchSpec {
+        base_offset: offset,
+        compression: codec,
+        ..Default::default()
+    };
+    build_batch(&spec, &records).unwrap()
+}
+
+/// Uncompressed bytes of one batch's records (what a codec's throughput is counted over).
+pub fn batch_payload_bytes() -> u64 {
+    RECORDS_PER_BATCH as u64 * (VALUE_BYTES as u64 + 20) + 61
+}
+
+pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed().as_secs_f64())
+}
+
+/// Prints one figure and returns the rate; `baseline` adds the ratio to it.
+pub fn report(label: &str, bytes: u64, secs: f64, baseline: Option<(f64, &str)>) -> f64 {
+    let rate = bytes as f64 / secs;
+    let ratio = baseline
+        .map(|(b, name)| format!("  ({:.2}x {name})", rate / b))
+        .unwrap_or_default();
+    println!(
+        "{label:<52} {:>9.1} MiB/s  {:>8.3} s{ratio}",
+        rate / (1 << 20) as f64,
+        secs
+    );
+    rate
+}

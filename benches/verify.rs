@@ -1,0 +1,162 @@
+//! `verify` speed on a generated log dir (run: `cargo bench --bench verify`).
+//!
+//! Writes, through the engine, a log dir of `KSEG_BENCH_VERIFY_MIB` MiB (default 2048) spread
+//! over 8 partitions of uncompressed batches, plus one small partition per codec. Prints, in one
+//! run on the same warm page cache: plain read bandwidth, a bare read + CRC32C pass (one core and
+//! all cores), `verify` and `verify --deep` on 1 core and on all cores, and `verify --deep` per
+//! codec — each with its ratio to the bare read + CRC32C pass on all cores.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use kseg::format::Compression;
+use kseg::ops::verify::{verify_paths, VerifyOptions};
+use kseg::storage::{CloseMode, Log, LogConfig};
+use rayon::prelude::*;
+
+mod common;
+use common::{batch, batch_payload_bytes, report, timed, RECORDS_PER_BATCH};
+
+const PARTITIONS: u64 = 8;
+
+fn write_partition(dir: &Path, codec: Compression, target_bytes: u64) {
+    let config = LogConfig {
+        segment_bytes: 128 << 20,
+        ..LogConfig::default()
+    };
+    let mut log = Log::create(dir, config, 0, *b"kseg-bench-topic", 1_700_000_000_000).unwrap();
+    let (mut offset, mut written) = (0i64, 0u64);
+    while written < target_bytes {
+        log.append_as_follower(&batch(offset, codec)).unwrap();
+        written += batch_payload_bytes();
+        offset += RECORDS_PER_BATCH;
+    }
+    log.close(CloseMode::Clean).unwrap();
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn read_crc(path: &Path) -> u32 {
+    let mut f = File::open(path).unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut crc = 0;
+    loop {
+        let n = f.read(&mut buf).unwrap();
+        if n == 0 {
+            return crc;
+        }
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+    }
+}
+
+fn verify(dir: &Path, deep: bool, threads: Option<usize>) {
+    let run = || {
+        let r = verify_paths(&[dir.to_path_buf()], &VerifyOptions { deep }, &|_| {}).unwrap();
+        assert_eq!(r.findings().count(), 0);
+    };
+    match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(run),
+        None => run(),
+    }
+}
+
+fn main() {
+    let mib: u64 = std::env::var("KSEG_BENCH_VERIFY_MIB")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2048);
+    let tmp = tempfile::tempdir().unwrap();
+    let log_dir = tmp.path().join("data");
+    let (_, secs) = timed(|| {
+        (0..PARTITIONS).into_par_iter().for_each(|p| {
+            write_partition(
+                &log_dir.join(format!("bench-{p}")),
+                Compression::None,
+                (mib << 20) / PARTITIONS,
+            )
+        })
+    });
+    let all = files(&log_dir);
+    let size: u64 = all.iter().map(|f| f.metadata().unwrap().len()).sum();
+    let cores = rayon::current_num_threads();
+    println!("log dir: {} MiB in {} files, {PARTITIONS} partitions, written in {secs:.1} s; {cores} core(s)", size >> 20, all.len());
+    all.par_iter().for_each(|f| {
+        read_crc(f);
+    }); // warm the page cache
+
+    let (_, secs) = timed(|| {
+        let mut buf = vec![0u8; 1 << 20];
+        for f in &all {
+            let mut file = File::open(f).unwrap();
+            while file.read(&mut buf).unwrap() > 0 {}
+        }
+    });
+    report("plain read, 1 core", size, secs, None);
+    let (_, secs) = timed(|| all.iter().map(|f| read_crc(f)).fold(0, u32::wrapping_add));
+    report("bare read + CRC32C, 1 core", size, secs, None);
+    let (_, secs) = timed(|| {
+        all.par_iter()
+            .map(|f| read_crc(f))
+            .reduce(|| 0, u32::wrapping_add)
+    });
+    let base = report("bare read + CRC32C, all cores", size, secs, None);
+    let against = Some((base, "bare read+CRC, all cores"));
+
+    let (_, secs) = timed(|| verify(&log_dir, false, Some(1)));
+    let one = report("verify, 1 core", size, secs, against);
+    let (_, secs) = timed(|| verify(&log_dir, false, None));
+    let many = report("verify, all cores", size, secs, against);
+    println!(
+        "{:<52} {:>9.2}x",
+        "verify speed-up, 1 core -> all cores",
+        many / one
+    );
+    let (_, secs) = timed(|| verify(&log_dir, true, Some(1)));
+    let one = report("verify --deep, none, 1 core", size, secs, against);
+    let (_, secs) = timed(|| verify(&log_dir, true, None));
+    let many = report("verify --deep, none, all cores", size, secs, against);
+    println!(
+        "{:<52} {:>9.2}x",
+        "verify --deep speed-up, 1 core -> all cores",
+        many / one
+    );
+    std::fs::remove_dir_all(&log_dir).unwrap();
+
+    for codec in [
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ] {
+        let dir = tmp.path().join(codec.name()).join("bench-0");
+        let payload = (mib << 20) / 8;
+        write_partition(&dir, codec, payload);
+        let on_disk: u64 = files(&dir)
+            .iter()
+            .map(|f| f.metadata().unwrap().len())
+            .sum();
+        let (_, secs) = timed(|| verify(&dir, true, None));
+        let label = format!(
+            "verify --deep, {} ({} MiB on disk), all cores",
+            codec.name(),
+            on_disk >> 20
+        );
+        report(&label, payload, secs, against);
+    }
+}

@@ -1,0 +1,207 @@
+//! `kseg verify`: a table per partition (or `--json`, or GitHub Actions annotations), exit
+//! status 0 when no error was found, 1 when errors were (warnings too with `--strict`), 2 when
+//! it could not run.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use crate::ops::finding::{Finding, Severity};
+use crate::ops::verify::{verify_paths, Report, VerifyOptions};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// A summary table per partition, then each finding.
+    Table,
+    /// The full report as one JSON document (schema in README.md).
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…::…`), one per finding.
+    Github,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Segment files, partition directories, or log dirs (directories of partitions).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Decode every record (decompressing), not only batch headers.
+    #[arg(long)]
+    pub deep: bool,
+    /// Short for --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    pub format: OutputFormat,
+    /// Warnings make the exit status 1 too.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+pub fn run(args: VerifyArgs) -> u8 {
+    let total: u64 = args.paths.iter().map(|p| dir_bytes(p)).sum();
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = ProgressBar::new(total);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {bytes}/{total_bytes} {bar:40} {bytes_per_sec} eta {eta}",
+            )
+            .expect("valid template"),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let opts = VerifyOptions { deep: args.deep };
+    let report = match verify_paths(&args.paths, &opts, &|n| bar.inc(n)) {
+        Ok(r) => r,
+        Err(e) => {
+            bar.finish_and_clear();
+            return fail(&e);
+        }
+    };
+    bar.finish_and_clear();
+    let format = if args.json {
+        OutputFormat::Json
+    } else {
+        args.format
+    };
+    let mut out = std::io::stdout().lock();
+    let written = match format {
+        OutputFormat::Table => print_table(&mut out, &report),
+        OutputFormat::Json => serde_json::to_writer_pretty(&mut out, &report)
+            .map_err(std::io::Error::other)
+            .and_then(|_| writeln!(out)),
+        OutputFormat::Github => report
+            .findings()
+            .try_for_each(|f| writeln!(out, "{}", github(f))),
+    };
+    if let Err(e) = written {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return fail(&e);
+        }
+    }
+    let errors = report.count(Severity::Error);
+    let warnings = report.count(Severity::Warning);
+    if errors > 0 || (args.strict && warnings > 0) {
+        EXIT_FINDINGS
+    } else {
+        EXIT_OK
+    }
+}
+
+/// Bytes below a path, for the progress bar.
+fn dir_bytes(p: &std::path::Path) -> u64 {
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => std::fs::read_dir(p)
+            .map(|d| d.flatten().map(|e| dir_bytes(&e.path())).sum())
+            .unwrap_or(0),
+        Ok(m) => m.len(),
+        Err(_) => 0,
+    }
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header([
+        "partition",
+        "segments",
+        "batches",
+        "records",
+        "bytes",
+        "log start",
+        "log end",
+        "errors",
+        "warnings",
+    ]);
+    for p in &report.partitions {
+        let batches: u64 = p.segments.iter().map(|s| s.batches).sum();
+        let records: Option<u64> = p.segments.iter().map(|s| s.records).sum();
+        let bytes: u64 = p.segments.iter().map(|s| s.bytes).sum();
+        let row = [
+            p.name(),
+            p.segments.len().to_string(),
+            batches.to_string(),
+            opt(records),
+            bytes.to_string(),
+            opt(p.log_start_offset),
+            opt(p.log_end_offset),
+            p.count(Severity::Error).to_string(),
+            p.count(Severity::Warning).to_string(),
+        ];
+        t.add_row(row.into_iter().enumerate().map(|(i, v)| {
+            let c = Cell::new(v);
+            if i == 0 {
+                c
+            } else {
+                c.set_alignment(CellAlignment::Right)
+            }
+        }));
+    }
+    writeln!(out, "{t}")?;
+    for f in report.findings() {
+        writeln!(out, "{}", line(f))?;
+    }
+    let (e, w) = (
+        report.count(Severity::Error),
+        report.count(Severity::Warning),
+    );
+    writeln!(
+        out,
+        "{} file(s), {} bytes checked: {e} error(s), {w} warning(s)",
+        report.files_checked, report.bytes_checked
+    )
+}
+
+fn severity(f: &Finding) -> &'static str {
+    match f.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+/// `error[batch.crc] path @ byte 1234 (offset 56): message`
+fn line(f: &Finding) -> String {
+    let mut s = format!("{}[{}] {}", severity(f), f.check, f.file.display());
+    if let Some(p) = f.position {
+        s += &format!(" @ byte {p}");
+    }
+    if let Some(o) = f.offset {
+        s += &format!(" (offset {o})");
+    }
+    s + ": " + &f.message
+}
+
+/// A GitHub Actions workflow command; properties and message escaped as Actions expects.
+fn github(f: &Finding) -> String {
+    let esc = |s: &str, prop: bool| {
+        let s = s
+            .replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A");
+        if prop {
+            s.replace(':', "%3A").replace(',', "%2C")
+        } else {
+            s
+        }
+    };
+    let mut msg = f.message.clone();
+    if let Some(p) = f.position {
+        msg += &format!(" (byte {p})");
+    }
+    format!(
+        "::{} file={},title={}::{}",
+        severity(f),
+        esc(&f.file.display().to_string(), true),
+        esc(f.check, true),
+        esc(&msg, false)
+    )
+}

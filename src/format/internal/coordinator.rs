@@ -1,0 +1,209 @@
+//! `--offsets-decoder` and `--share-group-state-decoder` (dump-log.md §7.2, §7.6): the
+//! coordinator record framing of formats.md §12.1 and the text kafka-dump-log makes of it.
+
+use super::json::{write_message, Json};
+use super::reader::{read_message, Buf, JavaError, Val, RUNTIME};
+use super::schema::Msg;
+use super::tables::*;
+use super::Decoded;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topic {
+    Offsets,
+    ShareState,
+}
+
+/// Key and value schemas by record type (the key's version prefix).
+fn schemas(topic: Topic, record_type: i16) -> Option<(&'static Msg, &'static Msg)> {
+    Some(match (topic, record_type) {
+        (Topic::Offsets, 0 | 1) => (&OFFSET_COMMIT_KEY, &OFFSET_COMMIT_VALUE),
+        (Topic::Offsets, 2) => (&GROUP_METADATA_KEY, &GROUP_METADATA_VALUE),
+        (Topic::Offsets, 3) => (&CONSUMER_GROUP_METADATA_KEY, &CONSUMER_GROUP_METADATA_VALUE),
+        (Topic::Offsets, 4) => (
+            &CONSUMER_GROUP_PARTITION_METADATA_KEY,
+            &CONSUMER_GROUP_PARTITION_METADATA_VALUE,
+        ),
+        (Topic::Offsets, 5) => (
+            &CONSUMER_GROUP_MEMBER_METADATA_KEY,
+            &CONSUMER_GROUP_MEMBER_METADATA_VALUE,
+        ),
+        (Topic::Offsets, 6) => (
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+        ),
+        (Topic::Offsets, 7) => (
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+            &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+        ),
+        (Topic::Offsets, 8) => (
+            &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+            &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+        ),
+        (Topic::Offsets, 9) => (
+            &SHARE_GROUP_PARTITION_METADATA_KEY,
+            &SHARE_GROUP_PARTITION_METADATA_VALUE,
+        ),
+        (Topic::Offsets, 10) => (
+            &SHARE_GROUP_MEMBER_METADATA_KEY,
+            &SHARE_GROUP_MEMBER_METADATA_VALUE,
+        ),
+        (Topic::Offsets, 11) => (&SHARE_GROUP_METADATA_KEY, &SHARE_GROUP_METADATA_VALUE),
+        (Topic::Offsets, 12) => (
+            &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
+            &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
+        ),
+        (Topic::Offsets, 13) => (
+            &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
+            &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
+        ),
+        (Topic::Offsets, 14) => (
+            &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
+            &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
+        ),
+        (Topic::Offsets, 15) => (
+            &SHARE_GROUP_STATE_PARTITION_METADATA_KEY,
+            &SHARE_GROUP_STATE_PARTITION_METADATA_VALUE,
+        ),
+        (Topic::ShareState, 0) => (&SHARE_SNAPSHOT_KEY, &SHARE_SNAPSHOT_VALUE),
+        (Topic::ShareState, 1) => (&SHARE_UPDATE_KEY, &SHARE_UPDATE_VALUE),
+        _ => return None,
+    })
+}
+
+enum Failure {
+    UnknownType(i16),
+    Java(JavaError),
+}
+
+impl From<JavaError> for Failure {
+    fn from(e: JavaError) -> Self {
+        Failure::Java(e)
+    }
+}
+
+pub fn decode(topic: Topic, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Decoded {
+    let Some(key) = key else {
+        let which = match topic {
+            Topic::Offsets => "offset",
+            Topic::ShareState => "share group state",
+        };
+        return Decoded::fatal(JavaError::new(
+            RUNTIME,
+            format!(
+                "Failed to decode message at offset {offset} using {which} topic decoder (message had a missing key)"
+            ),
+        ));
+    };
+    match parse(topic, key, value) {
+        Ok((k, v)) => Decoded::json(
+            Some(k),
+            Some(v.unwrap_or_else(|| Json::Str("<DELETE>".into()))),
+        ),
+        Err(Failure::UnknownType(t)) => Decoded::text(
+            Some(format!(
+                "Unknown record type {t} at offset {offset}, skipping."
+            )),
+            None,
+        ),
+        Err(Failure::Java(e)) => Decoded::text(
+            Some(format!(
+                "Error at offset {offset}, skipping. {}",
+                e.message()
+            )),
+            None,
+        ),
+    }
+}
+
+fn read_version(buf: &mut Buf<'_>, what: &str) -> Result<i16, JavaError> {
+    buf.i16().map_err(|_| {
+        JavaError::new(
+            RUNTIME,
+            format!("Could not read version from {what}'s buffer."),
+        )
+    })
+}
+
+fn read_part(msg: &Msg, buf: &mut Buf<'_>, version: i16, what: &str) -> Result<Val, JavaError> {
+    read_message(msg, buf, version).map_err(|e| {
+        JavaError::new(
+            RUNTIME,
+            format!(
+                "Could not read record with version {version} from {what}'s buffer due to: {}.",
+                e.message()
+            ),
+        )
+    })
+}
+
+/// The key object and the value object (`None` for a tombstone), as kafka-dump-log builds them.
+fn parse(topic: Topic, key: &[u8], value: Option<&[u8]>) -> Result<(Json, Option<Json>), Failure> {
+    let mut kb = Buf::new(key);
+    let record_type = read_version(&mut kb, "key")?;
+    let (key_msg, value_msg) =
+        schemas(topic, record_type).ok_or(Failure::UnknownType(record_type))?;
+    let key_val = read_part(key_msg, &mut kb, record_type, "key")?;
+    let value = match value {
+        None => None,
+        Some(v) => {
+            let mut vb = Buf::new(v);
+            let version = read_version(&mut vb, "value")?;
+            Some((version, read_part(value_msg, &mut vb, version, "value")?))
+        }
+    };
+    let key_json = Json::obj(vec![
+        ("type", Json::Str(record_type.to_string())),
+        ("data", write_message(key_msg, &key_val, record_type)?),
+    ]);
+    let value_json = match value {
+        None => None,
+        Some((version, val)) => {
+            let mut data = write_message(value_msg, &val, version)?;
+            if std::ptr::eq(value_msg, &GROUP_METADATA_VALUE) {
+                decode_consumer_protocol(&mut data);
+            }
+            let label = match topic {
+                Topic::Offsets => "version",
+                Topic::ShareState => "type",
+            };
+            Some(Json::obj(vec![
+                (label, Json::Str(version.to_string())),
+                ("data", data),
+            ]))
+        }
+    };
+    Ok((key_json, value_json))
+}
+
+/// In a group whose protocolType is exactly "consumer", each member's subscription and
+/// assignment bytes (int16 version + message) become their JSON; bytes that do not decode
+/// stay base64. Trailing bytes are ignored.
+fn decode_consumer_protocol(group: &mut Json) {
+    if group.get("protocolType") != Some(&Json::Str("consumer".into())) {
+        return;
+    }
+    let Some(Json::Arr(members)) = group.get_mut("members") else {
+        return;
+    };
+    for member in members {
+        for (field, msg) in [
+            ("subscription", &CONSUMER_PROTOCOL_SUBSCRIPTION),
+            ("assignment", &CONSUMER_PROTOCOL_ASSIGNMENT),
+        ] {
+            if let Some(slot) = member.get_mut(field) {
+                if let Json::Bytes(bytes) = slot {
+                    if let Ok(decoded) = decode_member_bytes(msg, bytes) {
+                        *slot = decoded;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn decode_member_bytes(msg: &Msg, bytes: &[u8]) -> Result<Json, JavaError> {
+    let mut buf = Buf::new(bytes);
+    let version = buf.i16()?;
+    let val = read_message(msg, &mut buf, version)?;
+    write_message(msg, &val, version)
+}

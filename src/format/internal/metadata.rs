@@ -1,0 +1,123 @@
+//! `--cluster-metadata-decoder` (dump-log.md §7.4, formats.md §12.4): the metadata record frame
+//! (uvarint frame version 1, api key, version) and the 25 record types of this Kafka version.
+
+use super::json::{write_message, Json};
+use super::reader::{read_message, Buf, JResult, JavaError, Val};
+use super::schema::Msg;
+use super::tables::*;
+use super::Decoded;
+
+/// Api key → enum constant name and schema.
+fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
+    Some(match api_key {
+        0 => ("REGISTER_BROKER_RECORD", &REGISTER_BROKER_RECORD),
+        1 => ("UNREGISTER_BROKER_RECORD", &UNREGISTER_BROKER_RECORD),
+        2 => ("TOPIC_RECORD", &TOPIC_RECORD),
+        3 => ("PARTITION_RECORD", &PARTITION_RECORD),
+        4 => ("CONFIG_RECORD", &CONFIG_RECORD),
+        5 => ("PARTITION_CHANGE_RECORD", &PARTITION_CHANGE_RECORD),
+        7 => ("FENCE_BROKER_RECORD", &FENCE_BROKER_RECORD),
+        8 => ("UNFENCE_BROKER_RECORD", &UNFENCE_BROKER_RECORD),
+        9 => ("REMOVE_TOPIC_RECORD", &REMOVE_TOPIC_RECORD),
+        10 => ("DELEGATION_TOKEN_RECORD", &DELEGATION_TOKEN_RECORD),
+        11 => (
+            "USER_SCRAM_CREDENTIAL_RECORD",
+            &USER_SCRAM_CREDENTIAL_RECORD,
+        ),
+        12 => ("FEATURE_LEVEL_RECORD", &FEATURE_LEVEL_RECORD),
+        14 => ("CLIENT_QUOTA_RECORD", &CLIENT_QUOTA_RECORD),
+        15 => ("PRODUCER_IDS_RECORD", &PRODUCER_IDS_RECORD),
+        17 => (
+            "BROKER_REGISTRATION_CHANGE_RECORD",
+            &BROKER_REGISTRATION_CHANGE_RECORD,
+        ),
+        18 => ("ACCESS_CONTROL_ENTRY_RECORD", &ACCESS_CONTROL_ENTRY_RECORD),
+        19 => (
+            "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
+            &REMOVE_ACCESS_CONTROL_ENTRY_RECORD,
+        ),
+        20 => ("NO_OP_RECORD", &NO_OP_RECORD),
+        21 => ("ZK_MIGRATION_STATE_RECORD", &ZK_MIGRATION_STATE_RECORD),
+        22 => (
+            "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
+            &REMOVE_USER_SCRAM_CREDENTIAL_RECORD,
+        ),
+        23 => ("BEGIN_TRANSACTION_RECORD", &BEGIN_TRANSACTION_RECORD),
+        24 => ("END_TRANSACTION_RECORD", &END_TRANSACTION_RECORD),
+        25 => ("ABORT_TRANSACTION_RECORD", &ABORT_TRANSACTION_RECORD),
+        26 => (
+            "REMOVE_DELEGATION_TOKEN_RECORD",
+            &REMOVE_DELEGATION_TOKEN_RECORD,
+        ),
+        27 => ("REGISTER_CONTROLLER_RECORD", &REGISTER_CONTROLLER_RECORD),
+        _ => return None,
+    })
+}
+
+/// Error texts of `MetadataParseException`: only the message is printed.
+fn parse_error(message: impl Into<String>) -> JavaError {
+    JavaError::new(
+        "org.apache.kafka.server.common.serialization.MetadataParseException",
+        message,
+    )
+}
+
+pub fn decode(offset: i64, value: Option<&[u8]>) -> Decoded {
+    let (payload, json) = match parse(value) {
+        Ok(j) => (j.to_text(), Some(j.to_value())),
+        Err(e) => (
+            format!("Error at {offset}, skipping. {}", e.message()),
+            None,
+        ),
+    };
+    let mut d = Decoded::text(None, Some(payload));
+    d.payload_json = json;
+    d
+}
+
+/// `unsignedIntToShort`: a uvarint that must fit an int16 (read failures lose their detail).
+fn frame_short(buf: &mut Buf<'_>, entity: &str) -> JResult<i16> {
+    let v = buf
+        .uvarint()
+        .map_err(|_| parse_error(format!("Error while reading {entity}")))?;
+    if v > i32::from(i16::MAX) {
+        return Err(parse_error(format!("Value for {entity} was too large.")));
+    }
+    Ok(v as i16)
+}
+
+fn parse(value: Option<&[u8]>) -> JResult<Json> {
+    // A null value makes every read fail, starting with the frame version.
+    let mut buf = Buf::new(value.ok_or_else(|| parse_error("Error while reading frame version"))?);
+    let frame = frame_short(&mut buf, "frame version")?;
+    if frame == 0 {
+        return Err(parse_error(
+            "Could not deserialize metadata record with frame version 0. Note that upgrades from the preview release of KRaft in 2.8 to newer versions are not supported.",
+        ));
+    }
+    if frame != 1 {
+        return Err(parse_error(format!(
+            "Could not deserialize metadata record due to unknown frame version {frame}(only frame version 1 is supported)"
+        )));
+    }
+    let api_key = frame_short(&mut buf, "type")?;
+    let version = frame_short(&mut buf, "version")?;
+    let (name, msg) = record_type(api_key).ok_or_else(|| {
+        parse_error(format!(
+            "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
+        ))
+    })?;
+    let val: Val = read_message(msg, &mut buf, version)
+        .map_err(|_| parse_error(format!("Failed to deserialize record with type {api_key}")))?;
+    if buf.remaining() > 0 {
+        return Err(parse_error(format!(
+            "Found {} byte(s) of garbage after {api_key}",
+            buf.remaining()
+        )));
+    }
+    Ok(Json::obj(vec![
+        ("type", Json::Str(name.to_string())),
+        ("version", Json::Int(version.into())),
+        ("data", write_message(msg, &val, version)?),
+    ]))
+}

@@ -1,0 +1,120 @@
+//! Decoders of Kafka's internal topics and KRaft control records, printing exactly what
+//! kafka-dump-log prints with `--offsets-decoder`, `--transaction-log-decoder`,
+//! `--cluster-metadata-decoder` and `--share-group-state-decoder` (dump-log.md §3.6, §7;
+//! formats.md §0.2, §6, §12), plus a structured JSON form of the same data.
+//!
+//! One generic reader ([`reader`]) and JSON writer ([`json`]) of Kafka's message encoding are
+//! driven by our schema tables ([`tables`]). Nothing here panics on any input: a record that
+//! does not decode gives Kafka's own `Error at …` text, or, where kafka-dump-log itself dies,
+//! [`Decoded::fatal`].
+
+mod coordinator;
+mod json;
+mod kraft;
+mod metadata;
+mod reader;
+mod schema;
+#[rustfmt::skip]
+mod tables;
+mod txn;
+
+#[cfg(test)]
+mod tests;
+
+use json::Json;
+use reader::JavaError;
+
+/// Which of kafka-dump-log's record decoders to apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decoder {
+    /// `--offsets-decoder` (`__consumer_offsets`).
+    Offsets,
+    /// `--transaction-log-decoder` (`__transaction_state`).
+    TransactionLog,
+    /// `--cluster-metadata-decoder` (`__cluster_metadata`, KRaft snapshots).
+    ClusterMetadata,
+    /// `--share-group-state-decoder` (`__share_group_state`).
+    ShareGroupState,
+}
+
+/// What kafka-dump-log prints for one data record (non-control batch) with a decoder.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Decoded {
+    /// The text after `key: ` (`None`: no key part printed).
+    pub key: Option<String>,
+    /// The text after ` payload: ` (`None`: no payload part).
+    pub payload: Option<String>,
+    /// The key as a JSON object, when it decoded to one.
+    pub key_json: Option<serde_json::Value>,
+    /// The payload as a JSON object, when it decoded to one.
+    pub payload_json: Option<serde_json::Value>,
+    /// Where kafka-dump-log itself dies on this record: the exception it dies with
+    /// (`class: message`). Key and payload are then `None`.
+    pub fatal: Option<String>,
+}
+
+impl Decoded {
+    fn text(key: Option<String>, payload: Option<String>) -> Self {
+        Decoded {
+            key,
+            payload,
+            ..Default::default()
+        }
+    }
+
+    /// Key and payload given as JSON trees (a string tree, like `<DELETE>`, is plain text).
+    fn json(key: Option<Json>, payload: Option<Json>) -> Self {
+        let text = |j: &Json| match j {
+            Json::Str(s) => s.clone(),
+            j => j.to_text(),
+        };
+        let structured = |j: &Json| match j {
+            Json::Obj(_) => Some(j.to_value()),
+            _ => None,
+        };
+        Decoded {
+            key: key.as_ref().map(text),
+            payload: payload.as_ref().map(text),
+            key_json: key.as_ref().and_then(structured),
+            payload_json: payload.as_ref().and_then(structured),
+            fatal: None,
+        }
+    }
+
+    fn fatal(e: JavaError) -> Self {
+        Decoded {
+            fatal: Some(e.to_java_string()),
+            ..Default::default()
+        }
+    }
+}
+
+/// Decodes one data record (of a non-control batch) as kafka-dump-log's `decoder` does.
+pub fn decode_record(
+    decoder: Decoder,
+    offset: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Decoded {
+    match decoder {
+        Decoder::Offsets => coordinator::decode(coordinator::Topic::Offsets, offset, key, value),
+        Decoder::ShareGroupState => {
+            coordinator::decode(coordinator::Topic::ShareState, offset, key, value)
+        }
+        Decoder::TransactionLog => txn::decode(key, value),
+        Decoder::ClusterMetadata => metadata::decode(offset, value),
+    }
+}
+
+/// The text kafka-dump-log appends to a control record's line, with its leading space
+/// (` SnapshotHeader {"version":0,…}`, ` controlType: LEADER_CHANGE(2)`,
+/// ` endTxnMarker: COMMIT coordinatorEpoch: 5`, ` controlType: UNKNOWN(9)`), and a JSON form:
+/// the decoded KRaft value (LeaderChange included, which the text leaves out), or
+/// `{"endTxnMarker":"COMMIT","coordinatorEpoch":5}` for markers; none for unknown types.
+/// `Err` holds the exception kafka-dump-log would die with (`class: message`).
+pub fn control_record_text(
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Result<(String, Option<serde_json::Value>), String> {
+    kraft::control_text(key, value).map_err(|e| e.to_java_string())
+}

@@ -1,0 +1,628 @@
+//! `verify`: integrity checks of files, partition directories and log dirs.
+//!
+//! Every file is walked once by the same walker `dump` uses (so every check dump explains is a
+//! finding here, with the same id); partition-level checks (segments against each other,
+//! indexes against their segment, transaction indexes against abort markers, snapshots and
+//! leader epochs against the log) and log-dir checks (checkpoint files) come on top. Files are
+//! checked in parallel; each walk streams its file, so memory stays bounded.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::format::checkpoint::{EpochEntry, OffsetCheckpointEntry};
+use crate::format::control::{decode_control_key, ControlRecordType};
+use crate::format::entry::Entry;
+use crate::format::index::AbortedTxn;
+use crate::format::names::{self, classify, parse_partition_dir, FileKind};
+use crate::format::snapshot::ProducerSnapshotEntry;
+use crate::ops::dump::{dump_paths, DumpOptions, Event, Sink};
+use crate::ops::finding::{Finding, Severity};
+
+#[derive(Debug, Clone, Default)]
+pub struct VerifyOptions {
+    /// Decode every record (decompressing), not only batch headers.
+    pub deep: bool,
+}
+
+/// What one `.log` holds, as far as the checks need it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentSummary {
+    pub base_offset: i64,
+    pub file: PathBuf,
+    pub bytes: u64,
+    pub batches: u64,
+    /// Counted with `--deep` only.
+    pub records: Option<u64>,
+    pub first_offset: Option<i64>,
+    pub last_offset: Option<i64>,
+}
+
+/// The checks of one partition directory (or of one file given alone).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionReport {
+    pub path: PathBuf,
+    pub topic: Option<String>,
+    pub partition: Option<i32>,
+    pub segments: Vec<SegmentSummary>,
+    pub log_start_offset: Option<i64>,
+    pub log_end_offset: Option<i64>,
+    pub findings: Vec<Finding>,
+}
+
+impl PartitionReport {
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count()
+    }
+
+    pub fn name(&self) -> String {
+        match (&self.topic, self.partition) {
+            (Some(t), Some(p)) => format!("{t}-{p}"),
+            _ => self.path.display().to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub partitions: Vec<PartitionReport>,
+    /// Findings about log-dir files (checkpoints).
+    pub log_dir_findings: Vec<Finding>,
+    pub files_checked: usize,
+    pub bytes_checked: u64,
+}
+
+impl Report {
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.partitions
+            .iter()
+            .flat_map(|p| &p.findings)
+            .chain(&self.log_dir_findings)
+    }
+
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings().filter(|f| f.severity == severity).count()
+    }
+}
+
+/// Everything one walk of one file yields.
+#[derive(Default)]
+struct FileScan {
+    findings: Vec<Finding>,
+    batches: u64,
+    records: u64,
+    first_offset: Option<i64>,
+    last_offset: Option<i64>,
+    /// (epoch, first offset seen with it) whenever the partition leader epoch changes.
+    epochs: Vec<(i32, i64)>,
+    /// (producer id, offset) of ABORT markers.
+    aborts: Vec<(i64, i64)>,
+    /// Slots of a zero-filled index tail.
+    zero_tail_slots: Option<usize>,
+    txn_entries: Vec<AbortedTxn>,
+    snapshot_entries: Vec<ProducerSnapshotEntry>,
+    epoch_entries: Vec<EpochEntry>,
+    checkpoint_entries: Vec<OffsetCheckpointEntry>,
+}
+
+impl Sink for FileScan {
+    fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
+        match e {
+            Event::Batch { info, entry } => {
+                self.batches += 1;
+                let first = info.base_offset.unwrap_or(info.last_offset);
+                self.first_offset.get_or_insert(first);
+                self.last_offset = Some(info.last_offset);
+                if info.magic >= 2 && info.partition_leader_epoch >= 0 {
+                    let e = info.partition_leader_epoch;
+                    if self.epochs.last().is_none_or(|&(last, _)| last != e) {
+                        self.epochs.push((e, first));
+                    }
+                }
+                if info.is_control && abort_marker(entry) {
+                    self.aborts.push((info.producer_id, info.last_offset));
+                }
+            }
+            Event::Record(_) => self.records += 1,
+            Event::Finding(f) => self.findings.push((*f).clone()),
+            Event::ZeroTail { slots, .. } => self.zero_tail_slots = Some(*slots),
+            Event::TxnEntry(t) => self.txn_entries.push(**t),
+            Event::SnapshotEntry(s) => self.snapshot_entries.push(**s),
+            Event::LeaderEpochEntry(l) => self.epoch_entries.push(**l),
+            Event::OffsetCheckpointEntry(c) => self.checkpoint_entries.push((*c).clone()),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Whether a control batch holds an ABORT marker (its one record is uncompressed and tiny).
+fn abort_marker(entry: &Entry<'_>) -> bool {
+    let mut scratch = Vec::new();
+    let Ok(mut records) = entry.records(&mut scratch, 1 << 20) else {
+        return false;
+    };
+    matches!(
+        records.next(),
+        Some(Ok(r)) if decode_control_key(r.key).is_ok_and(|t| t == ControlRecordType::Abort)
+    )
+}
+
+fn scan_file(path: &Path, opts: &VerifyOptions) -> Result<FileScan> {
+    let dump_opts = DumpOptions {
+        deep: opts.deep,
+        ..DumpOptions::default()
+    };
+    let mut scan = FileScan::default();
+    dump_paths(&[path.to_path_buf()], &dump_opts, &mut scan)?;
+    Ok(scan)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A unit of work: a partition directory with its files, or a file given alone.
+struct Unit {
+    path: PathBuf,
+    partition: Option<names::PartitionDir>,
+    files: Vec<PathBuf>,
+    /// The log dir this partition lives in, when the log dir was given.
+    log_dir: Option<PathBuf>,
+}
+
+fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let listed = crate::storage::files::list_dir(dir)?;
+    Ok(listed.into_iter().partition(|p| !p.is_dir()))
+}
+
+/// Sorts the paths given into partition directories, log dirs and single files.
+fn plan(paths: &[PathBuf]) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
+    let mut units = Vec::new();
+    let mut log_dirs = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
+        if !meta.is_dir() {
+            units.push(Unit {
+                path: p.clone(),
+                partition: None,
+                files: vec![p.clone()],
+                log_dir: None,
+            });
+            continue;
+        }
+        let (files, dirs) = regular_files(p)?;
+        let partition = parse_partition_dir(&file_name(p));
+        let holds_segments = files
+            .iter()
+            .any(|f| classify(&file_name(f)).is_segment_file());
+        if partition.is_some() || holds_segments || dirs.is_empty() {
+            units.push(Unit {
+                path: p.clone(),
+                partition,
+                files,
+                log_dir: None,
+            });
+            continue;
+        }
+        log_dirs.push(p.clone());
+        for d in dirs {
+            let Some(partition) = parse_partition_dir(&file_name(&d)) else {
+                continue;
+            };
+            let (files, _) = regular_files(&d)?;
+            units.push(Unit {
+                path: d,
+                partition: Some(partition),
+                files,
+                log_dir: Some(p.clone()),
+            });
+        }
+    }
+    Ok((units, log_dirs))
+}
+
+/// Verifies every path; `progress` is called with the bytes of each file once it is checked.
+pub fn verify_paths(
+    paths: &[PathBuf],
+    opts: &VerifyOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Report> {
+    let (units, log_dirs) = plan(paths)?;
+    let all_files: Vec<(usize, PathBuf)> = units
+        .iter()
+        .enumerate()
+        .flat_map(|(i, u)| u.files.iter().map(move |f| (i, f.clone())))
+        .chain(log_dirs.iter().flat_map(|d| {
+            regular_files(d)
+                .map(|(f, _)| f)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|f| (usize::MAX, f))
+        }))
+        .collect();
+    let bytes_checked: u64 = all_files
+        .iter()
+        .filter_map(|(_, f)| f.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    let scans: Vec<(usize, PathBuf, Result<FileScan>)> = all_files
+        .into_par_iter()
+        .map(|(i, f)| {
+            let scan = scan_file(&f, opts);
+            progress(f.metadata().map(|m| m.len()).unwrap_or(0));
+            (i, f, scan)
+        })
+        .collect();
+    let mut per_unit: Vec<Vec<(PathBuf, FileScan)>> = units.iter().map(|_| Vec::new()).collect();
+    let mut log_dir_scans = Vec::new();
+    for (i, f, scan) in scans {
+        let scan = scan?;
+        if i == usize::MAX {
+            log_dir_scans.push((f, scan));
+        } else {
+            per_unit[i].push((f, scan));
+        }
+    }
+    let files_checked = per_unit.iter().map(Vec::len).sum::<usize>() + log_dir_scans.len();
+    let mut partitions: Vec<PartitionReport> = units
+        .iter()
+        .zip(per_unit)
+        .map(|(u, scans)| check_partition(u, scans, opts))
+        .collect();
+    let log_dir_findings = check_log_dirs(&units, &mut partitions, log_dir_scans);
+    Ok(Report {
+        partitions,
+        log_dir_findings,
+        files_checked,
+        bytes_checked,
+    })
+}
+
+/// The checks across the files of one partition directory.
+fn check_partition(
+    u: &Unit,
+    scans: Vec<(PathBuf, FileScan)>,
+    opts: &VerifyOptions,
+) -> PartitionReport {
+    let mut findings = Vec::new();
+    let mut segments = Vec::new();
+    let mut by_base: BTreeMap<i64, Vec<(FileKind, &Path, &FileScan)>> = BTreeMap::new();
+    let mut snapshots = Vec::new();
+    let mut epoch_files = Vec::new();
+    for (path, scan) in &scans {
+        findings.extend(scan.findings.iter().cloned());
+        let name = file_name(path);
+        let kind = classify(&name);
+        match &kind {
+            FileKind::Log { base_offset } => {
+                if name != names::log_file_name(*base_offset) {
+                    findings.push(Finding::warning(
+                        "segment.name",
+                        path,
+                        format!("segment file name is not the 20-digit form Kafka writes ({})", names::log_file_name(*base_offset)),
+                    ));
+                }
+                segments.push(SegmentSummary {
+                    base_offset: *base_offset,
+                    file: path.clone(),
+                    bytes: path.metadata().map(|m| m.len()).unwrap_or(0),
+                    batches: scan.batches,
+                    records: opts.deep.then_some(scan.records),
+                    first_offset: scan.first_offset,
+                    last_offset: scan.last_offset,
+                });
+            }
+            FileKind::ProducerSnapshot { offset } => snapshots.push((*offset, path, scan)),
+            FileKind::LeaderEpochCheckpoint => epoch_files.push(scan),
+            FileKind::Leftover { suffix, .. } => findings.push(Finding::warning(
+                "leftover.file",
+                path,
+                format!(
+                    "leftover {} file: the broker resolves it at start-up (recover handles it offline)",
+                    suffix.as_str()
+                ),
+            )),
+            _ => {}
+        }
+        if let Some(base) = kind.offset().filter(|_| kind.is_segment_file()) {
+            by_base
+                .entry(base)
+                .or_default()
+                .push((kind.clone(), path, scan));
+        }
+    }
+    segments.sort_by_key(|s| s.base_offset);
+    let active_base = segments.last().map(|s| s.base_offset);
+    check_segment_files(&by_base, active_base, &mut findings);
+    check_segment_order(&segments, &mut findings);
+    let log_start_offset = segments
+        .first()
+        .map(|s| s.first_offset.unwrap_or(s.base_offset));
+    let log_end_offset = segments
+        .last()
+        .map(|s| s.last_offset.map_or(s.base_offset, |o| o + 1));
+    if let (Some(start), Some(end)) = (log_start_offset, log_end_offset) {
+        for (offset, path, scan) in &snapshots {
+            check_snapshot(*offset, path, scan, start, end, &mut findings);
+        }
+        let epochs: Vec<(i32, i64)> = by_base
+            .values()
+            .flatten()
+            .filter(|(k, _, _)| matches!(k, FileKind::Log { .. }))
+            .flat_map(|(_, _, s)| s.epochs.iter().copied())
+            .collect();
+        let epoch_path = u.path.join(names::LEADER_EPOCH_CHECKPOINT_FILE_NAME);
+        match epoch_files.first() {
+            Some(scan) => check_epochs(
+                &epoch_path,
+                &scan.epoch_entries,
+                &epochs,
+                end,
+                &mut findings,
+            ),
+            None if !epochs.is_empty() && u.partition.is_some() => findings.push(Finding::warning(
+                "leader-epoch.missing",
+                &epoch_path,
+                "no leader-epoch-checkpoint although batches carry partition leader epochs",
+            )),
+            None => {}
+        }
+    }
+    PartitionReport {
+        path: u.path.clone(),
+        topic: u.partition.as_ref().map(|p| p.topic.clone()),
+        partition: u.partition.as_ref().map(|p| p.partition),
+        segments,
+        log_start_offset,
+        log_end_offset,
+        findings,
+    }
+}
+
+/// Each segment's index files: present, trimmed when closed, and the transaction index
+/// naming only abort markers of its segment.
+fn check_segment_files(
+    by_base: &BTreeMap<i64, Vec<(FileKind, &Path, &FileScan)>>,
+    active_base: Option<i64>,
+    findings: &mut Vec<Finding>,
+) {
+    for (&base, files) in by_base {
+        let log = files
+            .iter()
+            .find(|(k, _, _)| matches!(k, FileKind::Log { .. }));
+        let Some((_, log_path, log_scan)) = log else {
+            for (_, path, _) in files {
+                findings.push(Finding::error(
+                    "index.orphan",
+                    *path,
+                    format!("no {} for this index", names::log_file_name(base)),
+                ));
+            }
+            continue;
+        };
+        let has = |want: fn(&FileKind) -> bool| files.iter().any(|(k, _, _)| want(k));
+        if !has(|k| matches!(k, FileKind::OffsetIndex { .. })) {
+            let p = log_path.with_file_name(names::index_file_name(base));
+            findings.push(Finding::error(
+                "index.missing",
+                p,
+                "offset index missing: the broker would rebuild it by recovering the segment",
+            ));
+        }
+        if !has(|k| matches!(k, FileKind::TimeIndex { .. })) {
+            let p = log_path.with_file_name(names::time_index_file_name(base));
+            findings.push(Finding::error(
+                "timeindex.missing",
+                p,
+                "time index missing: the broker would rebuild it by recovering the segment",
+            ));
+        }
+        for (kind, path, scan) in files {
+            if let Some(slots) = scan.zero_tail_slots {
+                let active = Some(base) == active_base;
+                let m = format!(
+                    "{slots} preallocated zero-filled slot(s) at the end: {}",
+                    if active {
+                        "normal for the active segment of a running or crashed broker"
+                    } else {
+                        "a closed segment's index should have been trimmed"
+                    }
+                );
+                findings.push(if active {
+                    Finding::warning("index.untrimmed", *path, m)
+                } else {
+                    Finding::error("index.untrimmed", *path, m)
+                });
+            }
+            if matches!(kind, FileKind::TxnIndex { .. }) {
+                for t in &scan.txn_entries {
+                    if !log_scan.aborts.contains(&(t.producer_id, t.last_offset)) {
+                        let m = format!(
+                            "aborted transaction of producer {} ending at offset {} has no ABORT marker of that producer at that offset in {}",
+                            t.producer_id, t.last_offset, file_name(log_path)
+                        );
+                        findings.push(
+                            Finding::error("txnindex.marker", *path, m).offset(t.last_offset),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Segments hold increasing, non-overlapping offset ranges.
+fn check_segment_order(segments: &[SegmentSummary], findings: &mut Vec<Finding>) {
+    let mut prev: Option<&SegmentSummary> = None;
+    for s in segments {
+        if let Some(p) = prev {
+            let prev_last = p.last_offset.unwrap_or(p.base_offset - 1);
+            let first = s.first_offset.unwrap_or(s.base_offset);
+            if s.base_offset <= prev_last || first <= prev_last {
+                let m = format!(
+                    "segment starting at offset {first} overlaps the previous segment, whose last offset is {prev_last}"
+                );
+                findings.push(Finding::error("segment.overlap", &s.file, m).offset(first));
+            }
+        }
+        prev = Some(s);
+    }
+}
+
+fn check_snapshot(
+    offset: i64,
+    path: &Path,
+    scan: &FileScan,
+    start: i64,
+    end: i64,
+    findings: &mut Vec<Finding>,
+) {
+    if offset < start || offset > end {
+        let m = format!("snapshot offset {offset} is outside the log ({start}..={end}); the broker deletes such snapshots at load");
+        findings.push(Finding::warning("snapshot.range", path, m).offset(offset));
+    }
+    for e in &scan.snapshot_entries {
+        if e.has_batch_metadata() && e.last_offset >= offset {
+            let m = format!(
+                "producer {} has its last batch at offset {}, not below the snapshot's offset {offset}",
+                e.producer_id, e.last_offset
+            );
+            findings.push(Finding::error("snapshot.content", path, m).offset(e.last_offset));
+        }
+    }
+}
+
+/// Epochs increase, start offsets do not decrease, nothing starts past the log end, and every
+/// epoch a batch carries has an entry starting at or before that batch.
+fn check_epochs(
+    path: &Path,
+    entries: &[EpochEntry],
+    seen: &[(i32, i64)],
+    log_end: i64,
+    findings: &mut Vec<Finding>,
+) {
+    for w in entries.windows(2) {
+        if w[1].epoch <= w[0].epoch || w[1].start_offset < w[0].start_offset {
+            let m = format!(
+                "entry (epoch {}, start offset {}) does not follow (epoch {}, start offset {})",
+                w[1].epoch, w[1].start_offset, w[0].epoch, w[0].start_offset
+            );
+            findings.push(Finding::error("leader-epoch.order", path, m));
+        }
+    }
+    for e in entries.iter().filter(|e| e.start_offset > log_end) {
+        let m = format!(
+            "epoch {} starts at offset {}, past the log end offset {log_end}",
+            e.epoch, e.start_offset
+        );
+        findings.push(Finding::error("leader-epoch.range", path, m).offset(e.start_offset));
+    }
+    for &(epoch, first) in seen {
+        match entries.iter().find(|e| e.epoch == epoch) {
+            Some(e) if e.start_offset <= first => {}
+            Some(e) => {
+                let m = format!("epoch {epoch} starts at offset {} but a batch at offset {first} already carries it", e.start_offset);
+                findings.push(Finding::error("leader-epoch.coverage", path, m).offset(first));
+            }
+            None => {
+                let m = format!("batches from offset {first} carry partition leader epoch {epoch}, which has no entry");
+                findings.push(Finding::error("leader-epoch.coverage", path, m).offset(first));
+            }
+        }
+    }
+}
+
+/// Log-dir checkpoint files against the partitions present in the log dir.
+fn check_log_dirs(
+    units: &[Unit],
+    partitions: &mut [PartitionReport],
+    scans: Vec<(PathBuf, FileScan)>,
+) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (path, scan) in scans {
+        findings.extend(scan.findings.iter().cloned());
+        let kind = classify(&file_name(&path));
+        let Some(dir) = path.parent() else { continue };
+        let present: Vec<usize> = units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| {
+                u.log_dir.as_deref() == Some(dir)
+                    && u.partition
+                        .as_ref()
+                        .is_some_and(|p| p.state == names::PartitionDirState::Live)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let check_all = matches!(
+            kind,
+            FileKind::RecoveryPointCheckpoint | FileKind::ReplicationOffsetCheckpoint
+        );
+        let what = match kind {
+            FileKind::RecoveryPointCheckpoint => "recovery point",
+            FileKind::ReplicationOffsetCheckpoint => "high watermark",
+            FileKind::LogStartOffsetCheckpoint => "log start offset",
+            FileKind::CleanerOffsetCheckpoint => "cleaner offset",
+            _ => continue,
+        };
+        let check = match kind {
+            FileKind::RecoveryPointCheckpoint => "checkpoint.recovery-point",
+            FileKind::ReplicationOffsetCheckpoint => "checkpoint.high-watermark",
+            FileKind::LogStartOffsetCheckpoint => "checkpoint.log-start",
+            _ => "checkpoint.cleaner-offset",
+        };
+        for e in &scan.checkpoint_entries {
+            let name = format!("{}-{}", e.topic, e.partition);
+            let Some(&i) = present.iter().find(|&&i| partitions[i].name() == name) else {
+                let m = format!("{what} for {name}, which has no directory in this log dir");
+                findings.push(Finding::warning("checkpoint.unknown-partition", &path, m));
+                continue;
+            };
+            let p = &mut partitions[i];
+            if kind == FileKind::LogStartOffsetCheckpoint {
+                p.log_start_offset = Some(e.offset.max(p.log_start_offset.unwrap_or(e.offset)));
+            }
+            let (Some(start), Some(end)) = (p.log_start_offset, p.log_end_offset) else {
+                continue;
+            };
+            let floor = if kind == FileKind::LogStartOffsetCheckpoint {
+                p.segments.first().map_or(start, |s| s.base_offset)
+            } else {
+                start
+            };
+            if e.offset > end || e.offset < floor {
+                let m = format!(
+                    "{what} {} of {name} is outside the log ({start}..={end})",
+                    e.offset
+                );
+                findings.push(Finding::error(check, &path, m).offset(e.offset));
+            }
+        }
+        if check_all {
+            for &i in &present {
+                let name = partitions[i].name();
+                if !scan
+                    .checkpoint_entries
+                    .iter()
+                    .any(|e| format!("{}-{}", e.topic, e.partition) == name)
+                {
+                    let m = format!("no {what} entry for {name}, which is present in this log dir");
+                    findings.push(Finding::warning("checkpoint.missing-entry", &path, m));
+                }
+            }
+        }
+    }
+    findings
+}

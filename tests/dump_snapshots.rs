@@ -1,0 +1,70 @@
+//! Snapshot tests of `kseg dump` text output for every kind of file, over the bundled
+//! fixtures. A change in output shows up as a diff against `tests/snapshots/`;
+//! `KSEG_REGENERATE=1 cargo test --test dump_snapshots` rewrites them after an intended change.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn check(name: &str, args: &[&str]) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .current_dir(&root)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "$ kseg {}\n--- stdout\n{}--- stderr\n{}--- exit status {}\n",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        out.status.code().unwrap()
+    );
+    let path = root.join("tests/snapshots").join(format!("{name}.txt"));
+    if std::env::var_os("KSEG_REGENERATE").is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        want == text,
+        "{name}: output differs from {}:\n{text}",
+        path.display()
+    );
+}
+
+#[test]
+fn every_file_kind() {
+    // .log (with records, control batches, four codecs), .index, .timeindex, .txnindex,
+    // .snapshot, leader-epoch-checkpoint, partition.metadata.
+    check(
+        "payments-deep",
+        &["dump", "--deep-iteration", "testdata/payments/payments-0"],
+    );
+    // Legacy v0/v1 message sets and compressed wrappers, with data.
+    check(
+        "legacy-print-data",
+        &["dump", "--print-data-log", "testdata/legacy/legacy-0"],
+    );
+    // A crashed broker's partition: torn tail, zero-filled index tails.
+    check("crashed", &["dump", "testdata/crashed/crashed-0"]);
+    check(
+        "crashed-sanity",
+        &[
+            "dump",
+            "--index-sanity-check",
+            "testdata/crashed/crashed-0/00000000000000000054.index",
+            "testdata/crashed/crashed-0/00000000000000000054.timeindex",
+        ],
+    );
+    check(
+        "orders-json",
+        &[
+            "dump",
+            "--json",
+            "--print-data-log",
+            "--value-format",
+            "hex",
+            "testdata/orders/orders-0/00000000000000000175.log",
+        ],
+    );
+}

@@ -1,0 +1,242 @@
+//! Fault injection over the fixtures `kseg write` produced (`testdata/`): every kind of damage
+//! is found with the right check id, and nothing panics.
+
+use std::path::{Path, PathBuf};
+
+use kseg::format::entry::Entry;
+use kseg::ops::verify::{verify_paths, Report, VerifyOptions};
+use kseg::ops::Severity;
+use kseg::storage::log_reader::{LogReader, Step};
+
+fn fixture(name: &str, partition: &str) -> (tempfile::TempDir, PathBuf) {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata")
+        .join(name)
+        .join(partition);
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join(partition);
+    std::fs::create_dir(&dst).unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+    }
+    (tmp, dst)
+}
+
+fn verify(dir: &Path) -> Report {
+    verify_paths(&[dir.to_path_buf()], &VerifyOptions { deep: true }, &|_| {}).unwrap()
+}
+
+fn error_checks(r: &Report) -> Vec<(&'static str, String)> {
+    r.findings()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| {
+            (
+                f.check,
+                f.file.file_name().unwrap().to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+fn assert_found(r: &Report, check: &str, file: &str) {
+    let errs = error_checks(r);
+    assert!(
+        errs.iter().any(|(c, f)| *c == check && f == file),
+        "{check} on {file} not in {errs:?}"
+    );
+}
+
+/// Positions and sizes of the batches of a segment.
+fn batches(log: &Path) -> Vec<(u64, u64)> {
+    let mut r = LogReader::open(log, None).unwrap();
+    let mut out = Vec::new();
+    while let Step::Entry { position, entry } = r.next_step().unwrap() {
+        out.push((position, Entry::size_in_bytes(&entry) as u64));
+    }
+    out
+}
+
+#[test]
+fn fixtures_verify_clean() {
+    for (name, part) in [
+        ("orders", "orders-0"),
+        ("payments", "payments-0"),
+        ("legacy", "legacy-0"),
+    ] {
+        let (_t, dir) = fixture(name, part);
+        let r = verify(&dir);
+        assert_eq!(
+            r.findings().count(),
+            0,
+            "{name}: {:#?}",
+            r.findings().collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn truncation_at_every_byte_of_the_active_segment() {
+    let (_t, dir) = fixture("orders", "orders-0");
+    let log = dir.join("00000000000000000175.log");
+    let bytes = std::fs::read(&log).unwrap();
+    let bounds: Vec<u64> = std::iter::once(0)
+        .chain(batches(&log).iter().map(|(p, s)| p + s))
+        .collect();
+    for n in 0..bytes.len() as u64 {
+        std::fs::write(&log, &bytes[..n as usize]).unwrap();
+        let r = verify(&log);
+        let last = *bounds.iter().filter(|&&b| b <= n).max().unwrap();
+        let torn: Vec<_> = r
+            .findings()
+            .filter(|f| f.check == "log.torn-tail")
+            .collect();
+        if n - last > 17 {
+            assert_eq!(torn.len(), 1, "cut at {n}");
+            assert_eq!(torn[0].position, Some(last), "cut at {n}");
+        } else {
+            assert!(torn.is_empty(), "cut at {n}: {torn:?}");
+        }
+    }
+}
+
+#[test]
+fn a_flipped_byte_in_each_batch() {
+    let (_t, dir) = fixture("payments", "payments-0");
+    let log = dir.join("00000000000000000000.log");
+    let original = std::fs::read(&log).unwrap();
+    for (pos, size) in batches(&log) {
+        let mut b = original.clone();
+        b[(pos + size - 1) as usize] ^= 0x40; // the last byte: inside every checksum
+        std::fs::write(&log, &b).unwrap();
+        let r = verify(&dir);
+        let crc: Vec<_> = r.findings().filter(|f| f.check == "batch.crc").collect();
+        assert_eq!(crc.len(), 1, "batch at {pos}");
+        assert_eq!(crc[0].position, Some(pos));
+    }
+    std::fs::write(&log, &original).unwrap();
+}
+
+#[test]
+fn each_kind_of_index_damage() {
+    let (_t, dir) = fixture("orders", "orders-0");
+    let index = dir.join("00000000000000000000.index");
+    let timeindex = dir.join("00000000000000000000.timeindex");
+    let idx = std::fs::read(&index).unwrap();
+    let tidx = std::fs::read(&timeindex).unwrap();
+    assert!(
+        idx.len() >= 16 && tidx.len() >= 24,
+        "fixture indexes too small"
+    );
+
+    std::fs::remove_file(&index).unwrap();
+    assert_found(&verify(&dir), "index.missing", "00000000000000000000.index");
+    std::fs::write(&index, &idx[..idx.len() - 3]).unwrap();
+    assert_found(
+        &verify(&dir),
+        "index.partial-entry",
+        "00000000000000000000.index",
+    );
+    let mut swapped = idx.clone();
+    swapped[..16].rotate_left(8);
+    std::fs::write(&index, &swapped).unwrap();
+    assert_found(&verify(&dir), "index.order", "00000000000000000000.index");
+    let mut shifted = idx.clone();
+    shifted[7] = shifted[7].wrapping_add(1); // position of entry 0 moves off a batch boundary
+    std::fs::write(&index, &shifted).unwrap();
+    assert_found(
+        &verify(&dir),
+        "index.position",
+        "00000000000000000000.index",
+    );
+    let mut grown = idx.clone();
+    grown.resize(4096, 0);
+    std::fs::write(&index, &grown).unwrap();
+    assert_found(
+        &verify(&dir),
+        "index.untrimmed",
+        "00000000000000000000.index",
+    );
+    std::fs::write(&index, &idx).unwrap();
+
+    std::fs::remove_file(&timeindex).unwrap();
+    assert_found(
+        &verify(&dir),
+        "timeindex.missing",
+        "00000000000000000000.timeindex",
+    );
+    let mut t = tidx.clone();
+    t[7] ^= 1; // first entry's timestamp no longer the batch's max
+    std::fs::write(&timeindex, &t).unwrap();
+    assert_found(
+        &verify(&dir),
+        "timeindex.timestamp",
+        "00000000000000000000.timeindex",
+    );
+    let mut t = tidx.clone();
+    t[11] = t[11].wrapping_add(1); // first entry's offset no longer a batch's last offset
+    std::fs::write(&timeindex, &t).unwrap();
+    assert_found(
+        &verify(&dir),
+        "timeindex.offset",
+        "00000000000000000000.timeindex",
+    );
+    std::fs::write(&timeindex, &tidx).unwrap();
+    assert_eq!(error_checks(&verify(&dir)), vec![]);
+}
+
+#[test]
+fn each_kind_of_state_file_damage() {
+    let (_t, dir) = fixture("payments", "payments-0");
+    let check = |file: &str, bytes: &[u8], id: &str| {
+        let p = dir.join(file);
+        let orig = std::fs::read(&p).unwrap();
+        std::fs::write(&p, bytes).unwrap();
+        assert_found(&verify(&dir), id, file);
+        std::fs::write(&p, orig).unwrap();
+    };
+    let snap = std::fs::read(dir.join("00000000000000000047.snapshot")).unwrap();
+    let mut bad = snap.clone();
+    *bad.last_mut().unwrap() ^= 1;
+    check("00000000000000000047.snapshot", &bad, "snapshot.decode");
+    check(
+        "leader-epoch-checkpoint",
+        b"0\n2\n0 0\n",
+        "leader-epoch.decode",
+    );
+    check(
+        "leader-epoch-checkpoint",
+        b"0\n1\n5 0\n",
+        "leader-epoch.coverage",
+    );
+    check(
+        "leader-epoch-checkpoint",
+        b"0\n2\n3 0\n1 5\n",
+        "leader-epoch.order",
+    );
+    check(
+        "partition.metadata",
+        b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA",
+        "partition-metadata.decode",
+    );
+    let txn = std::fs::read(dir.join("00000000000000000000.txnindex")).unwrap();
+    let mut moved = txn.clone();
+    moved[25] ^= 1; // the aborted transaction's last offset no longer names the marker
+    check("00000000000000000000.txnindex", &moved, "txnindex.marker");
+    check(
+        "00000000000000000000.txnindex",
+        &txn[..20],
+        "txnindex.partial-entry",
+    );
+
+    std::fs::copy(
+        dir.join("00000000000000000047.log"),
+        dir.join("00000000000000000047.log.swap"),
+    )
+    .unwrap();
+    let r = verify(&dir);
+    assert!(r
+        .findings()
+        .any(|f| f.check == "leftover.file" && f.severity == Severity::Warning));
+    assert_eq!(error_checks(&r), vec![]);
+}
