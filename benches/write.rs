@@ -17,17 +17,18 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
-use std::time::Instant;
 
 use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
 use kseg::format::Compression;
 use kseg::ops::write::{generate, write_spec, GenKind, Spec};
 use kseg::storage::{CloseMode, Log, LogConfig};
 
-const RECORDS_PER_BATCH: u64 = 100;
+mod common;
+use common::{report, timed};
+
+const RECORDS_PER_BATCH: u64 = common::RECORDS_PER_BATCH as u64;
 const KEY_LEN: u64 = 12;
-const VALUE_LEN: u64 = 150;
-const MIB: f64 = (1 << 20) as f64;
+const VALUE_LEN: u64 = common::VALUE_BYTES as u64;
 
 fn log_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
@@ -40,16 +41,16 @@ fn log_bytes(dir: &Path) -> u64 {
 
 fn plain_write(path: &Path, bytes: u64) -> f64 {
     let chunk = vec![b'x'; 1 << 20];
-    let start = Instant::now();
-    let mut f = File::create(path).unwrap();
-    let mut left = bytes;
-    while left > 0 {
-        let n = left.min(chunk.len() as u64) as usize;
-        f.write_all(&chunk[..n]).unwrap();
-        left -= n as u64;
-    }
-    drop(f);
-    start.elapsed().as_secs_f64()
+    timed(|| {
+        let mut f = File::create(path).unwrap();
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(chunk.len() as u64) as usize;
+            f.write_all(&chunk[..n]).unwrap();
+            left -= n as u64;
+        }
+    })
+    .1
 }
 
 struct Run {
@@ -73,9 +74,7 @@ fn spec_run(root: &Path, codec: &str, batches: u64) -> Run {
     )
     .unwrap();
     let dir = root.join(format!("spec-{codec}/bench-0"));
-    let start = Instant::now();
-    write_spec(&spec, &dir).unwrap();
-    let secs = start.elapsed().as_secs_f64();
+    let secs = timed(|| write_spec(&spec, &dir).unwrap()).1;
     let run = Run {
         label: format!("kseg write SPEC.json ({codec})"),
         log_bytes: log_bytes(&dir),
@@ -109,16 +108,18 @@ fn sample_batch(codec: Compression) -> Vec<u8> {
 fn engine_run(root: &Path, codec: Compression, batches: u64) -> Run {
     let mut batch = sample_batch(codec);
     let dir = root.join(format!("engine-{}/bench-0", codec.name()));
-    let start = Instant::now();
-    let mut log = Log::create(&dir, LogConfig::default(), 0, [1; 16], 1_730_000_000_000).unwrap();
-    for b in 0..batches {
-        batch[..8].copy_from_slice(&((b * RECORDS_PER_BATCH) as i64).to_be_bytes());
-        log.append_as_follower(&batch).unwrap();
-    }
-    log.close(CloseMode::Clean).unwrap();
-    let secs = start.elapsed().as_secs_f64();
+    let secs = timed(|| {
+        let mut log =
+            Log::create(&dir, LogConfig::default(), 0, [1; 16], 1_730_000_000_000).unwrap();
+        for b in 0..batches {
+            batch[..8].copy_from_slice(&((b * RECORDS_PER_BATCH) as i64).to_be_bytes());
+            log.append_as_follower(&batch).unwrap();
+        }
+        log.close(CloseMode::Clean).unwrap();
+    })
+    .1;
     let run = Run {
-        label: format!("engine append, prebuilt batch ({})", codec.name()),
+        label: format!("engine append, prebuilt ({})", codec.name()),
         log_bytes: log_bytes(&dir),
         payload: batches * RECORDS_PER_BATCH * (KEY_LEN + VALUE_LEN),
         records: batches * RECORDS_PER_BATCH,
@@ -159,24 +160,26 @@ fn main() {
     assert_eq!(runs[0].log_bytes, plain_bytes);
     let after = plain_write(&plain, plain_bytes);
     let plain_rate = plain_bytes as f64 / before.min(after);
+    println!("(MiB/s of .log bytes written; payload = keys and values before compression)");
     for (when, secs) in [("before", before), ("after", after)] {
-        println!(
-            "{:<40} {:>9.1} MiB/s  {:>7.3} s  ({plain_bytes} bytes in 1 MiB writes)",
-            format!("plain file write, {when} the runs"),
-            plain_bytes as f64 / secs / MIB,
-            secs
+        report(
+            &format!("plain file write, {when} the runs"),
+            plain_bytes,
+            secs,
+            None,
         );
     }
     for r in &runs {
-        let rate = r.log_bytes as f64 / r.secs;
-        println!(
-            "{:<40} {:>9.1} MiB/s  {:>7.3} s  ({:.2}x plain write)  payload {:>7.1} MiB/s  {:>6.2} M records/s",
-            r.label,
-            rate / MIB,
+        report(
+            &format!(
+                "{} [{:.2} M records/s, payload {:.0} MiB/s]",
+                r.label,
+                r.records as f64 / r.secs / 1e6,
+                r.payload as f64 / r.secs / (1 << 20) as f64
+            ),
+            r.log_bytes,
             r.secs,
-            rate / plain_rate,
-            r.payload as f64 / r.secs / MIB,
-            r.records as f64 / r.secs / 1e6,
+            Some((plain_rate, "plain write")),
         );
     }
 }
