@@ -11,8 +11,8 @@
 //! - the engine alone: one prebuilt batch appended again and again (its base offset patched,
 //!   which the CRC does not cover).
 //!
-//! Rates are MiB/s of `.log` bytes written (and of record payload for lz4) and records/s;
-//! ratios are against the plain write of the same run.
+//! Rates are MiB/s of record payload (keys and values before compression), records/s and
+//! MiB/s of `.log` bytes; ratios are payload rates against the plain write of the same run.
 
 use std::fs::File;
 use std::io::Write;
@@ -76,7 +76,7 @@ fn spec_run(root: &Path, codec: &str, batches: u64) -> Run {
     let dir = root.join(format!("spec-{codec}/bench-0"));
     let secs = timed(|| write_spec(&spec, &dir).unwrap()).1;
     let run = Run {
-        label: format!("kseg write SPEC.json ({codec})"),
+        label: format!("kseg write, {codec}:"),
         log_bytes: log_bytes(&dir),
         payload: batches * RECORDS_PER_BATCH * (KEY_LEN + VALUE_LEN),
         records: batches * RECORDS_PER_BATCH,
@@ -119,7 +119,7 @@ fn engine_run(root: &Path, codec: Compression, batches: u64) -> Run {
     })
     .1;
     let run = Run {
-        label: format!("engine append, prebuilt ({})", codec.name()),
+        label: format!("engine only, {}:", codec.name()),
         log_bytes: log_bytes(&dir),
         payload: batches * RECORDS_PER_BATCH * (KEY_LEN + VALUE_LEN),
         records: batches * RECORDS_PER_BATCH,
@@ -160,7 +160,7 @@ fn main() {
     assert_eq!(runs[0].log_bytes, plain_bytes);
     let after = plain_write(&plain, plain_bytes);
     let plain_rate = plain_bytes as f64 / before.min(after);
-    println!("(MiB/s of .log bytes written; payload = keys and values before compression)");
+    println!("(MiB/s of record payload: keys and values before compression)");
     for (when, secs) in [("before", before), ("after", after)] {
         report(
             &format!("plain file write, {when} the runs"),
@@ -172,12 +172,12 @@ fn main() {
     for r in &runs {
         report(
             &format!(
-                "{} [{:.2} M records/s, payload {:.0} MiB/s]",
+                "{} {:.2} M rec/s, .log {:.0} MiB/s",
                 r.label,
                 r.records as f64 / r.secs / 1e6,
-                r.payload as f64 / r.secs / (1 << 20) as f64
+                r.log_bytes as f64 / r.secs / (1 << 20) as f64
             ),
-            r.log_bytes,
+            r.payload,
             r.secs,
             Some((plain_rate, "plain write")),
         );
