@@ -29,6 +29,8 @@ complete -c kseg -n "__fish_kseg_needs_command" -s V -l version -d 'Print versio
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Index files: bytes of the log read at each indexed position' -r
@@ -89,7 +91,31 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read recor
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (producers idle for producer.id.expiration.ms at this time are dropped from snapshots). Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l all -d 'Rebuild every index, even those that look sound (missing, partial, out-of-order, untrimmed or out-of-range indexes are always rebuilt)'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Print the plan as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l recovery-point -d 'Recover from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (producers idle for producer.id.expiration.ms at this time are dropped from snapshots). Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

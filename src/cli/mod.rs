@@ -2,6 +2,8 @@
 //! about Kafka's formats lives in the layers below.
 
 pub mod dump;
+pub mod rebuild_index;
+pub mod recover;
 mod render;
 pub mod verify;
 pub mod write;
@@ -35,6 +37,11 @@ pub enum Command {
     Verify(verify::VerifyArgs),
     /// Build a partition directory from a spec, byte for byte as the broker writes it.
     Write(write::WriteArgs),
+    /// Rebuild segment indexes from the .log as the broker's recovery does (dry run unless --apply).
+    RebuildIndex(rebuild_index::RebuildIndexArgs),
+    /// Repair a partition directory offline exactly as the broker's unclean-restart recovery
+    /// plus a clean shutdown would (dry run unless --apply).
+    Recover(recover::RecoverArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -44,6 +51,8 @@ pub fn main() -> ExitCode {
         Command::Dump(args) => dump::run(args),
         Command::Verify(args) => verify::run(args),
         Command::Write(args) => write::run(args),
+        Command::RebuildIndex(args) => rebuild_index::run(args),
+        Command::Recover(args) => recover::run(args),
     };
     ExitCode::from(code)
 }

@@ -19,11 +19,15 @@ use crate::format::index::{
     OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
 };
 
-/// The file side shared by both indexes: lazy creation, in-place slot writes, trimming.
+/// The file side shared by both indexes, as Kafka's lazy index: nothing happens to the file
+/// until first access; then an existing file is opened as it is (every whole slot counts as an
+/// entry and the file is full), a missing one is created preallocated to `max_index_bytes`.
 #[derive(Debug)]
 struct IndexFile {
     path: PathBuf,
     entry_bytes: u64,
+    /// `segment.index.bytes`: what a new file, `reset` and the active segment are sized to.
+    max_index_bytes: u64,
     max_entries: u64,
     file: Option<File>,
 }
@@ -33,6 +37,7 @@ impl IndexFile {
         IndexFile {
             path,
             entry_bytes,
+            max_index_bytes,
             max_entries: max_index_bytes / entry_bytes,
             file: None,
         }
@@ -42,22 +47,34 @@ impl IndexFile {
         self.file.is_some()
     }
 
-    /// Creates the file (replacing any stale one) preallocated to `max_entries` zero slots,
-    /// as the broker's lazy index does on first access.
-    fn materialize(&mut self) -> Result<&mut File> {
-        if self.file.is_none() {
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&self.path)
-                .map_err(|e| Error::io(&self.path, e))?;
-            file.set_len(self.max_entries * self.entry_bytes)
-                .map_err(|e| Error::io(&self.path, e))?;
-            self.file = Some(file);
+    /// Opens the file on first access and returns the bytes of an existing one (empty for a
+    /// new one), whose whole slots become the entries.
+    fn materialize(&mut self) -> Result<Vec<u8>> {
+        if self.file.is_some() {
+            return Ok(Vec::new());
         }
-        Ok(self.file.as_mut().expect("just opened"))
+        let existed = self.path.exists();
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        let mut bytes = Vec::new();
+        if existed {
+            file.read_to_end(&mut bytes)
+                .map_err(|e| Error::io(&self.path, e))?;
+            let whole = bytes.len() as u64 / self.entry_bytes;
+            bytes.truncate((whole * self.entry_bytes) as usize);
+            self.max_entries = whole;
+        } else {
+            let size = self.max_index_bytes / self.entry_bytes * self.entry_bytes;
+            file.set_len(size).map_err(|e| Error::io(&self.path, e))?;
+            self.max_entries = size / self.entry_bytes;
+        }
+        self.file = Some(file);
+        Ok(bytes)
     }
 
     /// Opens an existing file read-only and returns its bytes (every whole slot counts).
@@ -69,24 +86,47 @@ impl IndexFile {
         Ok(bytes)
     }
 
+    fn file(&mut self) -> Result<&mut File> {
+        if self.file.is_none() {
+            return Err(Error::invalid(
+                &self.path,
+                "index used before it was opened",
+            ));
+        }
+        Ok(self.file.as_mut().expect("checked"))
+    }
+
     fn write_slot(&mut self, slot: u64, bytes: &[u8]) -> Result<()> {
         let pos = slot * self.entry_bytes;
         let path = self.path.clone();
-        let file = self.materialize()?;
+        let file = self.file()?;
         file.seek(SeekFrom::Start(pos))
             .and_then(|_| file.write_all(bytes))
             .map_err(|e| Error::io(&path, e))
     }
 
+    /// `resize`: the file length becomes `bytes` rounded down to whole slots, which become the
+    /// new maximum. Entries already written stay.
+    fn resize(&mut self, bytes: u64) -> Result<()> {
+        let len = bytes / self.entry_bytes * self.entry_bytes;
+        let path = self.path.clone();
+        self.file()?.set_len(len).map_err(|e| Error::io(&path, e))?;
+        self.max_entries = len / self.entry_bytes;
+        Ok(())
+    }
+
     /// Cuts the file to `entries` slots; they become the new maximum, as in Kafka, so a trimmed
     /// index reports itself full.
     fn trim(&mut self, entries: u64) -> Result<()> {
+        self.resize(entries * self.entry_bytes)
+    }
+
+    fn sync(&mut self) -> Result<()> {
         let path = self.path.clone();
-        let len = entries * self.entry_bytes;
-        let file = self.materialize()?;
-        file.set_len(len).map_err(|e| Error::io(&path, e))?;
-        self.max_entries = entries;
-        Ok(())
+        match &self.file {
+            Some(f) => f.sync_all().map_err(|e| Error::io(&path, e)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -125,6 +165,10 @@ impl OffsetIndex {
         })
     }
 
+    pub fn path(&self) -> &Path {
+        &self.file.path
+    }
+
     pub fn entries(&self) -> &[OffsetIndexEntry] {
         &self.entries
     }
@@ -137,12 +181,40 @@ impl OffsetIndex {
         self.file.is_open()
     }
 
-    /// Materialises the file, as any access to Kafka's lazy index does.
+    /// Materialises the file, as any access to Kafka's lazy index does: an existing file's
+    /// slots become the entries.
     pub fn touch(&mut self) -> Result<()> {
-        self.file.materialize().map(|_| ())
+        if !self.file.is_open() {
+            let bytes = self.file.materialize()?;
+            self.entries = offset_index_entries(&bytes, self.base_offset).collect();
+        }
+        Ok(())
+    }
+
+    /// `reset`: no entries, the file sized back to `segment.index.bytes` (recovery).
+    pub fn reset(&mut self) -> Result<()> {
+        self.touch()?;
+        self.entries.clear();
+        self.file.resize(self.file.max_index_bytes)
+    }
+
+    /// `resize(segment.index.bytes)`: room for more entries (the active segment after load).
+    pub fn resize_to_max(&mut self) -> Result<()> {
+        self.touch()?;
+        self.file.resize(self.file.max_index_bytes)
+    }
+
+    /// The largest offset indexed, or the base offset (`lastOffset`).
+    pub fn last_offset(&self) -> i64 {
+        self.entries.last().map_or(self.base_offset, |e| e.offset)
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
     }
 
     pub fn append(&mut self, offset: i64, position: i32) -> Result<()> {
+        self.touch()?;
         if self.is_full() {
             return Err(Error::invalid(
                 &self.file.path,
@@ -184,6 +256,7 @@ impl OffsetIndex {
     }
 
     pub fn trim_to_valid_size(&mut self) -> Result<()> {
+        self.touch()?;
         self.file.trim(self.entries.len() as u64)
     }
 }
@@ -228,7 +301,33 @@ impl TimeIndex {
     }
 
     pub fn touch(&mut self) -> Result<()> {
-        self.file.materialize().map(|_| ())
+        if !self.file.is_open() {
+            let bytes = self.file.materialize()?;
+            self.entries = time_index_entries(&bytes, self.base_offset).collect();
+        }
+        Ok(())
+    }
+
+    /// `reset`: no entries, the file sized back to `segment.index.bytes` (recovery).
+    pub fn reset(&mut self) -> Result<()> {
+        self.touch()?;
+        self.entries.clear();
+        self.file.resize(self.file.max_index_bytes)
+    }
+
+    /// `resize(0)`: what the loader does to a time index it had to create.
+    pub fn resize_to_empty(&mut self) -> Result<()> {
+        self.touch()?;
+        self.file.resize(0)
+    }
+
+    pub fn resize_to_max(&mut self) -> Result<()> {
+        self.touch()?;
+        self.file.resize(self.file.max_index_bytes)
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
     }
 
     pub fn is_full(&self) -> bool {
@@ -252,6 +351,8 @@ impl TimeIndex {
         offset: i64,
         skip_full_check: bool,
     ) -> Result<()> {
+        // The file is touched even when nothing is written: Kafka materialises it on access.
+        self.touch()?;
         if !skip_full_check && self.is_full() {
             return Err(Error::invalid(
                 &self.file.path,
@@ -271,8 +372,6 @@ impl TimeIndex {
                 ),
             ));
         }
-        // The file is touched even when nothing is written: Kafka materialises it on access.
-        self.touch()?;
         if timestamp > last.timestamp {
             let entry = TimeIndexEntry { timestamp, offset };
             let slot = encode_time_index_entry(&entry, self.base_offset)
@@ -296,6 +395,7 @@ impl TimeIndex {
     }
 
     pub fn trim_to_valid_size(&mut self) -> Result<()> {
+        self.touch()?;
         self.file.trim(self.entries.len() as u64)
     }
 }

@@ -28,6 +28,28 @@ impl LeaderEpochCache {
         })
     }
 
+    /// The cache of an existing directory: every line of the checkpoint goes through the
+    /// same rules as `assign`, without rewriting the file. A missing file is created empty,
+    /// as Kafka's checkpoint file object does.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let path = dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Self::create(dir),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let file = LeaderEpochCheckpoint::decode(&bytes, &path.display().to_string())
+            .map_err(|e| Error::decode(&path, 0, e))?;
+        let mut cache = LeaderEpochCache {
+            path,
+            entries: Vec::new(),
+        };
+        for e in file.entries {
+            cache.apply(e.epoch, e.start_offset)?;
+        }
+        Ok(cache)
+    }
+
     pub fn entries(&self) -> &[EpochEntry] {
         &self.entries
     }
@@ -40,6 +62,22 @@ impl LeaderEpochCache {
     /// does not go back; otherwise drop every newer-or-equal epoch and every entry starting at
     /// or after `start_offset`, add the entry, and rewrite the file.
     pub fn assign(&mut self, epoch: i32, start_offset: i64) -> Result<()> {
+        if self.apply(epoch, start_offset)? {
+            self.write()?;
+        }
+        Ok(())
+    }
+
+    /// What segment recovery does: assign only an epoch greater than the latest one.
+    pub fn assign_if_newer(&mut self, epoch: i32, start_offset: i64) -> Result<()> {
+        if epoch >= 0 && self.latest().is_none_or(|l| epoch > l.epoch) {
+            self.assign(epoch, start_offset)?;
+        }
+        Ok(())
+    }
+
+    /// `assign` without the write; true if the entries changed.
+    fn apply(&mut self, epoch: i32, start_offset: i64) -> Result<bool> {
         if epoch < 0 || start_offset < 0 {
             return Err(Error::invalid(
                 &self.path,
@@ -50,7 +88,7 @@ impl LeaderEpochCache {
             .latest()
             .is_none_or(|l| epoch != l.epoch || start_offset < l.start_offset);
         if !needed {
-            return Ok(());
+            return Ok(false);
         }
         while self
             .entries
@@ -63,7 +101,38 @@ impl LeaderEpochCache {
             epoch,
             start_offset,
         });
-        self.write()
+        Ok(true)
+    }
+
+    /// `truncateFromEnd`: drops the entries starting at or after `end_offset` and rewrites
+    /// the file if any went.
+    pub fn truncate_from_end(&mut self, end_offset: i64) -> Result<()> {
+        if end_offset >= 0 && self.latest().is_some_and(|l| l.start_offset >= end_offset) {
+            self.entries.retain(|e| e.start_offset < end_offset);
+            self.write()?;
+        }
+        Ok(())
+    }
+
+    /// `truncateFromStart`: drops the entries starting at or before `start_offset`, keeping
+    /// the last of them re-based at `start_offset`; rewrites the file if any went.
+    pub fn truncate_from_start(&mut self, start_offset: i64) -> Result<()> {
+        let n = self
+            .entries
+            .partition_point(|e| e.start_offset <= start_offset);
+        if n > 0 {
+            let last = self.entries[n - 1];
+            self.entries.drain(..n);
+            self.entries.insert(
+                0,
+                EpochEntry {
+                    epoch: last.epoch,
+                    start_offset,
+                },
+            );
+            self.write()?;
+        }
+        Ok(())
     }
 
     /// `clearAndFlush`: what an append of a v0/v1 batch does to a non-empty cache.
@@ -115,6 +184,33 @@ mod tests {
         assert_eq!(
             pairs(&cache_with(&[(5, 11), (6, 12), (7, 13), (7, 12)]).1),
             vec![(5, 11), (7, 12)]
+        );
+    }
+
+    #[test]
+    fn truncations_from_the_spec() {
+        let t = |f: &dyn Fn(&mut LeaderEpochCache)| {
+            let (_d, mut c) = cache_with(&[(2, 6), (3, 8), (4, 11)]);
+            f(&mut c);
+            pairs(&c)
+        };
+        assert_eq!(t(&|c| c.truncate_from_end(8).unwrap()), vec![(2, 6)]);
+        assert_eq!(
+            t(&|c| c.truncate_from_end(9).unwrap()),
+            vec![(2, 6), (3, 8)]
+        );
+        assert_eq!(
+            t(&|c| c.truncate_from_start(6).unwrap()),
+            vec![(2, 6), (3, 8), (4, 11)]
+        );
+        assert_eq!(
+            t(&|c| c.truncate_from_start(9).unwrap()),
+            vec![(3, 9), (4, 11)]
+        );
+        assert_eq!(t(&|c| c.truncate_from_start(15).unwrap()), vec![(4, 15)]);
+        assert_eq!(
+            t(&|c| c.assign_if_newer(3, 20).unwrap()),
+            vec![(2, 6), (3, 8), (4, 11)]
         );
     }
 

@@ -10,18 +10,15 @@
 //! clean close snapshots it under the log end offset and trims the active indexes, a crash
 //! close leaves everything as a killed broker would.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::java_hash_order::JavaHashOrder;
 use super::leader_epoch::LeaderEpochCache;
-use super::producer_state::{CompletedTxn, ProducerAppendInfo, ProducerStateManager};
+use super::producer_state::ProducerStateManager;
 use super::segment::{BatchLocation, RollParams, Segment, SegmentConfig};
 use crate::error::{Error, Result};
 use crate::format::batch::MAGIC_V2;
 use crate::format::checkpoint::{PartitionMetadata, PARTITION_METADATA_VERSION, UUID_BYTES};
-use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
-use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::{frame_at, Entry, Frame};
 use crate::format::index::{AbortedTxn, ABORTED_TXN_CURRENT_VERSION};
 use crate::format::names::PARTITION_METADATA_FILE_NAME;
@@ -51,7 +48,7 @@ impl Default for LogConfig {
 }
 
 impl LogConfig {
-    fn segment_config(&self) -> SegmentConfig {
+    pub(super) fn segment_config(&self) -> SegmentConfig {
         SegmentConfig {
             index_interval_bytes: self.index_interval_bytes,
             max_index_bytes: self.segment_index_bytes,
@@ -176,6 +173,31 @@ impl Log {
         })
     }
 
+    /// A log the loader put together.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn from_loaded(
+        dir: &Path,
+        config: LogConfig,
+        segments: BTreeMap<i64, Segment>,
+        log_start_offset: i64,
+        log_end_offset: i64,
+        producer_state: ProducerStateManager,
+        leader_epochs: LeaderEpochCache,
+        now_ms: i64,
+    ) -> Self {
+        Log {
+            dir: dir.to_path_buf(),
+            config,
+            segments,
+            log_start_offset,
+            log_end_offset,
+            producer_state,
+            leader_epochs,
+            now_ms,
+            events: Vec::new(),
+        }
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -281,7 +303,7 @@ impl Log {
             ));
         }
         self.maybe_roll(&info)?;
-        let (updates, completed) = self.analyze_producer_state(&entries)?;
+        let (updates, completed) = self.producer_state.collect_appends(&entries, &self.dir)?;
         let segment = self.active_segment_mut();
         info.segment_base_offset = segment.base_offset();
         segment.append(
@@ -401,78 +423,6 @@ impl Log {
                 .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned())),
         });
         Ok(())
-    }
-
-    /// Builds each producer's changes for this call, in the order Kafka's per-append `HashMap`
-    /// applies them, and the transactions its markers complete, in log order.
-    fn analyze_producer_state(
-        &self,
-        entries: &[Entry<'_>],
-    ) -> Result<(Vec<ProducerAppendInfo>, Vec<CompletedTxn>)> {
-        let mut infos: HashMap<i64, ProducerAppendInfo> = HashMap::new();
-        let mut order = JavaHashOrder::new();
-        let mut completed = Vec::new();
-        let mut scratch = Vec::new();
-        for e in entries {
-            let Entry::V2(b) = e else { continue };
-            let h = &b.header;
-            if !h.has_producer_id() {
-                continue;
-            }
-            order.insert(h.producer_id);
-            let info = infos
-                .entry(h.producer_id)
-                .or_insert_with(|| self.producer_state.prepare_update(h.producer_id));
-            if h.is_control() {
-                let mut records = e
-                    .records(&mut scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
-                    .map_err(|e| Error::decode(&self.dir, 0, e))?;
-                // A control batch the cleaner emptied completes nothing.
-                let Some(first) = records.next() else {
-                    continue;
-                };
-                let r = first.map_err(|e| Error::decode(&self.dir, 0, e))?;
-                let kind = decode_control_key(r.key).map_err(|e| Error::decode(&self.dir, 0, e))?;
-                let is_abort = match kind {
-                    ControlRecordType::Abort => true,
-                    ControlRecordType::Commit => false,
-                    other => {
-                        return Err(Error::invalid(
-                            &self.dir,
-                            format!(
-                                "control batch at offset {} of producer {} is {}, not a transaction marker",
-                                h.base_offset,
-                                h.producer_id,
-                                other.name()
-                            ),
-                        ))
-                    }
-                };
-                let marker =
-                    EndTxnMarker::decode(r.value).map_err(|e| Error::decode(&self.dir, 0, e))?;
-                completed.extend(info.append_end_txn_marker(
-                    is_abort,
-                    marker.coordinator_epoch,
-                    h.producer_epoch,
-                    h.base_offset,
-                    r.timestamp,
-                ));
-            } else {
-                info.append_data_batch(
-                    h.producer_epoch,
-                    h.last_sequence(),
-                    h.max_timestamp,
-                    h.base_offset,
-                    h.last_offset(),
-                    h.is_transactional(),
-                )?;
-            }
-        }
-        let updates = order
-            .iter()
-            .map(|pid| infos.remove(&pid).expect("every ordered id has an info"))
-            .collect();
-        Ok((updates, completed))
     }
 
     /// The segment holding `offset` and the batch in it that contains it (a fetch starts at

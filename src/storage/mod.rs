@@ -5,6 +5,7 @@ pub mod files;
 pub mod index;
 mod java_hash_order;
 pub mod leader_epoch;
+pub mod loader;
 pub mod log;
 pub mod log_reader;
 pub mod producer_state;
@@ -13,6 +14,7 @@ pub mod txn_index;
 
 pub use index::{OffsetIndex, TimeIndex};
 pub use leader_epoch::LeaderEpochCache;
+pub use loader::{recover_segments, LoadEvent, LoadParams, LoadReport, RecoveryCause};
 pub use log::{CloseMode, Log, LogAppendInfo, LogConfig, LogEvent, RollReason};
 pub use producer_state::{ProducerStateEntry, ProducerStateManager};
 pub use segment::Segment;

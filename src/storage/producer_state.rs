@@ -8,13 +8,20 @@
 //! writes the entries this module computes) and not sequence validation (the follower path
 //! accepts any sequence).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::java_hash_order::JavaHashOrder;
 use crate::error::{Error, Result};
-use crate::format::names::snapshot_file_name;
+use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
+use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
+use crate::format::entry::Entry;
+use crate::format::names::{classify, snapshot_file_name, FileKind};
 use crate::format::snapshot::{self, decrement_sequence, ProducerSnapshotEntry};
+
+/// `producer.id.expiration.ms`, Kafka's default.
+pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
 
 /// How many batches Kafka remembers per producer (for duplicate detection).
 pub const NUM_BATCHES_TO_RETAIN: usize = 5;
@@ -88,6 +95,28 @@ impl ProducerStateEntry {
         self.coordinator_epoch = next.coordinator_epoch;
         self.current_txn_first_offset = next.current_txn_first_offset;
         self.last_timestamp = next.last_timestamp;
+    }
+
+    /// An entry as a snapshot stores it: only the newest batch survives, and only if it has
+    /// an offset.
+    fn from_snapshot(e: &ProducerSnapshotEntry) -> Self {
+        let mut batches = VecDeque::new();
+        if e.has_batch_metadata() {
+            batches.push_back(BatchMetadata {
+                last_seq: e.last_sequence,
+                last_offset: e.last_offset,
+                offset_delta: e.offset_delta,
+                timestamp: e.timestamp,
+            });
+        }
+        ProducerStateEntry {
+            producer_id: e.producer_id,
+            producer_epoch: e.producer_epoch,
+            batches,
+            coordinator_epoch: e.coordinator_epoch,
+            last_timestamp: e.timestamp,
+            current_txn_first_offset: e.current_txn_first_offset(),
+        }
     }
 
     pub fn last_seq(&self) -> i32 {
@@ -210,8 +239,14 @@ pub struct ProducerStateManager {
     order: JavaHashOrder,
     /// Open transactions: first offset → producer id.
     ongoing_txns: BTreeMap<i64, i64>,
+    /// Completed transactions not yet known to be replicated: first offset → marker offset.
+    unreplicated_txns: BTreeMap<i64, i64>,
+    /// Offsets of the `.snapshot` files this manager knows of.
+    snapshots: BTreeSet<i64>,
     map_end_offset: i64,
     last_snap_offset: i64,
+    /// `producer.id.expiration.ms`: entries idle that long are skipped when a snapshot loads.
+    expiration_ms: i64,
 }
 
 impl ProducerStateManager {
@@ -222,9 +257,153 @@ impl ProducerStateManager {
             producers: HashMap::new(),
             order: JavaHashOrder::new(),
             ongoing_txns: BTreeMap::new(),
+            unreplicated_txns: BTreeMap::new(),
+            snapshots: BTreeSet::new(),
             map_end_offset: start_offset,
             last_snap_offset: start_offset,
+            expiration_ms: DEFAULT_PRODUCER_ID_EXPIRATION_MS,
         }
+    }
+
+    /// An empty manager for an existing directory: it knows the `.snapshot` files there.
+    pub fn open(dir: &Path, expiration_ms: i64) -> Result<Self> {
+        let mut m = ProducerStateManager::new(dir, 0);
+        m.expiration_ms = expiration_ms;
+        m.snapshots = list_snapshots(dir)?;
+        Ok(m)
+    }
+
+    /// No producer and no unreplicated transaction.
+    pub fn is_empty(&self) -> bool {
+        self.producers.is_empty() && self.unreplicated_txns.is_empty()
+    }
+
+    pub fn latest_snapshot_offset(&self) -> Option<i64> {
+        self.snapshots.last().copied()
+    }
+
+    fn clear(&mut self) {
+        self.producers.clear();
+        self.order = JavaHashOrder::new();
+        self.ongoing_txns.clear();
+        self.unreplicated_txns.clear();
+    }
+
+    fn remove_and_delete_snapshot(&mut self, offset: i64) -> Result<()> {
+        if self.snapshots.remove(&offset) {
+            let path = self.dir.join(snapshot_file_name(offset));
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(Error::io(&path, e))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `truncateAndReload`: deletes snapshots above `log_end` or at or below `log_start`; then,
+    /// unless the map already ends at `log_end`, forgets everything and loads the latest
+    /// readable snapshot (corrupt ones are deleted), skipping producers expired at `now_ms`.
+    pub fn truncate_and_reload(&mut self, log_start: i64, log_end: i64, now_ms: i64) -> Result<()> {
+        let out_of_range: Vec<i64> = self
+            .snapshots
+            .iter()
+            .copied()
+            .filter(|&o| o > log_end || o <= log_start)
+            .collect();
+        for o in out_of_range {
+            self.remove_and_delete_snapshot(o)?;
+        }
+        if log_end != self.map_end_offset {
+            self.clear();
+            self.load_from_snapshot(log_start, now_ms)
+        } else {
+            self.on_log_start_offset_incremented(log_start);
+            Ok(())
+        }
+    }
+
+    fn load_from_snapshot(&mut self, log_start: i64, now_ms: i64) -> Result<()> {
+        while let Some(offset) = self.latest_snapshot_offset() {
+            let path = self.dir.join(snapshot_file_name(offset));
+            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            match snapshot::decode(&bytes) {
+                Ok(snap) => {
+                    for e in &snap.entries {
+                        let expired = e.current_txn_first_offset().is_none()
+                            && now_ms.saturating_sub(e.timestamp) >= self.expiration_ms;
+                        if !expired {
+                            self.load_entry(ProducerStateEntry::from_snapshot(e));
+                        }
+                    }
+                    self.last_snap_offset = offset;
+                    self.map_end_offset = offset;
+                    return Ok(());
+                }
+                // A corrupt snapshot is deleted and the next latest tried, as Kafka does.
+                Err(_) => self.remove_and_delete_snapshot(offset)?,
+            }
+        }
+        self.last_snap_offset = log_start;
+        self.map_end_offset = log_start;
+        Ok(())
+    }
+
+    fn load_entry(&mut self, entry: ProducerStateEntry) {
+        let pid = entry.producer_id;
+        if let Some(first) = entry.current_txn_first_offset {
+            self.ongoing_txns.insert(first, pid);
+        }
+        if self.producers.insert(pid, entry).is_none() {
+            self.order.insert(pid);
+        }
+    }
+
+    pub fn on_log_start_offset_incremented(&mut self, log_start: i64) {
+        self.unreplicated_txns
+            .retain(|_, &mut last| last >= log_start);
+        self.map_end_offset = self.map_end_offset.max(log_start);
+        self.last_snap_offset = self.latest_snapshot_offset().unwrap_or(log_start);
+    }
+
+    /// `truncateFullyAndStartAt`: no state, no snapshot, the map ends at `offset`.
+    pub fn truncate_fully_and_start_at(&mut self, offset: i64) -> Result<()> {
+        self.clear();
+        for o in std::mem::take(&mut self.snapshots) {
+            self.snapshots.insert(o);
+            self.remove_and_delete_snapshot(o)?;
+        }
+        self.last_snap_offset = 0;
+        self.map_end_offset = offset;
+        Ok(())
+    }
+
+    /// `removeStraySnapshots`: keeps the snapshots at segment bases and the latest other one
+    /// if it lies above every base.
+    pub fn remove_stray_snapshots(&mut self, segment_bases: &BTreeSet<i64>) -> Result<()> {
+        self.snapshots = list_snapshots(&self.dir)?;
+        let mut latest_stray: Option<i64> = None;
+        for o in self.snapshots.clone() {
+            if segment_bases.contains(&o) {
+                continue;
+            }
+            if let Some(prev) = latest_stray.replace(o) {
+                self.remove_and_delete_snapshot(prev)?;
+            }
+        }
+        if let (Some(stray), Some(&max_base)) = (latest_stray, segment_bases.last()) {
+            if stray < max_base {
+                self.remove_and_delete_snapshot(stray)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The snapshot of segment `base` goes with the segment (`removeAndMarkSnapshotForDeletion`;
+    /// offline the file is deleted at once rather than renamed `.deleted`).
+    pub fn delete_snapshot_of_segment(&mut self, base: i64) -> Result<()> {
+        self.remove_and_delete_snapshot(base)
     }
 
     pub fn map_end_offset(&self) -> i64 {
@@ -285,7 +464,10 @@ impl ProducerStateManager {
     pub fn complete_txn(&mut self, txn: &CompletedTxn) -> Result<()> {
         self.ongoing_txns
             .remove(&txn.first_offset)
-            .map(|_| ())
+            .map(|_| {
+                self.unreplicated_txns
+                    .insert(txn.first_offset, txn.last_offset);
+            })
             .ok_or_else(|| {
                 Error::invalid(
                     &self.dir,
@@ -304,9 +486,48 @@ impl ProducerStateManager {
             return Ok(None);
         }
         let path = self.dir.join(snapshot_file_name(self.map_end_offset));
-        std::fs::write(&path, self.encode_snapshot()).map_err(|e| Error::io(&path, e))?;
+        // Kafka opens the file CREATE + WRITE without truncating: bytes past the new content
+        // of a longer file already there would stay.
+        std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(false)
+            .open(&path)
+            .and_then(|mut f| {
+                f.write_all(&self.encode_snapshot())?;
+                f.sync_all()
+            })
+            .map_err(|e| Error::io(&path, e))?;
+        self.snapshots.insert(self.map_end_offset);
         self.last_snap_offset = self.map_end_offset;
         Ok(Some(path))
+    }
+
+    /// What a run of whole batches does to producer state (see [`ProducerAppends`]).
+    pub fn collect_appends<'e>(
+        &self,
+        entries: impl IntoIterator<Item = &'e Entry<'e>>,
+        path: &Path,
+    ) -> Result<(Vec<ProducerAppendInfo>, Vec<CompletedTxn>)> {
+        let mut appends = ProducerAppends::default();
+        for e in entries {
+            appends.add(self, e, path)?;
+        }
+        Ok(appends.finish())
+    }
+
+    /// Applies what [`ProducerAppends`] collected as rebuilding from the log does
+    /// (`loadProducersFromRecords`): every producer's changes, then every completed
+    /// transaction; no transaction index is written.
+    pub fn apply_loaded(&mut self, appends: ProducerAppends) -> Result<()> {
+        let (updates, completed) = appends.finish();
+        for u in updates {
+            self.update(u);
+        }
+        for txn in &completed {
+            self.complete_txn(txn)?;
+        }
+        Ok(())
     }
 
     /// The snapshot bytes: only the newest batch of each producer, in Kafka's map order.
@@ -326,6 +547,115 @@ impl ProducerStateManager {
             .collect();
         snapshot::encode(&entries)
     }
+}
+
+/// What a run of whole batches does to producer state: each producer's changes, in the order
+/// Kafka's per-call `HashMap` applies them, and the transactions its markers complete, in log
+/// order. Batches without a producer id (and v0/v1 entries) change nothing.
+#[derive(Debug, Default)]
+pub struct ProducerAppends {
+    infos: HashMap<i64, ProducerAppendInfo>,
+    order: JavaHashOrder,
+    completed: Vec<CompletedTxn>,
+    scratch: Vec<u8>,
+}
+
+impl ProducerAppends {
+    /// Adds one entry, read against `state` (the state before the whole run); `path` names
+    /// the file in errors.
+    pub fn add(&mut self, state: &ProducerStateManager, e: &Entry<'_>, path: &Path) -> Result<()> {
+        let Entry::V2(b) = e else { return Ok(()) };
+        let h = &b.header;
+        if !h.has_producer_id() {
+            return Ok(());
+        }
+        self.order.insert(h.producer_id);
+        let info = self
+            .infos
+            .entry(h.producer_id)
+            .or_insert_with(|| state.prepare_update(h.producer_id));
+        if h.is_control() {
+            let mut records = e
+                .records(&mut self.scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
+                .map_err(|e| Error::decode(path, 0, e))?;
+            // A control batch the cleaner emptied completes nothing.
+            let Some(first) = records.next() else {
+                return Ok(());
+            };
+            let r = first.map_err(|e| Error::decode(path, 0, e))?;
+            let kind = decode_control_key(r.key).map_err(|e| Error::decode(path, 0, e))?;
+            let is_abort = match kind {
+                ControlRecordType::Abort => true,
+                ControlRecordType::Commit => false,
+                other => {
+                    return Err(Error::invalid(
+                        path,
+                        format!(
+                        "control batch at offset {} of producer {} is {}, not a transaction marker",
+                        h.base_offset,
+                        h.producer_id,
+                        other.name()
+                    ),
+                    ))
+                }
+            };
+            let marker = EndTxnMarker::decode(r.value).map_err(|e| Error::decode(path, 0, e))?;
+            self.completed.extend(info.append_end_txn_marker(
+                is_abort,
+                marker.coordinator_epoch,
+                h.producer_epoch,
+                h.base_offset,
+                r.timestamp,
+            ));
+            Ok(())
+        } else {
+            info.append_data_batch(
+                h.producer_epoch,
+                h.last_sequence(),
+                h.max_timestamp,
+                h.base_offset,
+                h.last_offset(),
+                h.is_transactional(),
+            )
+            .map_err(|e| match e {
+                Error::Invalid { message, .. } => Error::invalid(path, message),
+                other => other,
+            })
+        }
+    }
+
+    /// The changes in Kafka's map order, and the completed transactions in log order.
+    pub fn finish(mut self) -> (Vec<ProducerAppendInfo>, Vec<CompletedTxn>) {
+        let updates = self
+            .order
+            .iter()
+            .map(|pid| {
+                self.infos
+                    .remove(&pid)
+                    .expect("every ordered id has an info")
+            })
+            .collect();
+        (updates, self.completed)
+    }
+}
+
+/// The offsets of the `.snapshot` files in `dir`.
+fn list_snapshots(dir: &Path) -> Result<BTreeSet<i64>> {
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        if !e
+            .file_type()
+            .map_err(|err| Error::io(&e.path(), err))?
+            .is_file()
+        {
+            continue;
+        }
+        if let FileKind::ProducerSnapshot { offset } = classify(&e.file_name().to_string_lossy()) {
+            out.insert(offset);
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

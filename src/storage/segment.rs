@@ -8,14 +8,20 @@
 //! producer state (see [`super::log::Log`]).
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::index::{OffsetIndex, TimeIndex};
+use super::leader_epoch::LeaderEpochCache;
 use super::log_reader::{LogReader, Step};
+use super::producer_state::{ProducerAppends, ProducerStateManager};
 use super::txn_index::TxnIndex;
 use crate::error::{Error, Result};
-use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
+use crate::format::batch::MAGIC_V2;
+use crate::format::entry::Entry;
+use crate::format::index::{
+    AbortedTxn, OffsetIndexEntry, TimeIndexEntry, ABORTED_TXN_CURRENT_VERSION,
+};
 use crate::format::names::{
     index_file_name, log_file_name, time_index_file_name, txn_index_file_name,
 };
@@ -48,6 +54,27 @@ pub struct BatchLocation {
     pub size: u64,
 }
 
+/// Why recovery stopped reading a segment before its end: the first bad position and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InvalidData {
+    pub position: u64,
+    pub reason: String,
+}
+
+/// What `LogSegment.recover` did to one segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecoverOutcome {
+    /// Bytes cut from the end of the `.log`.
+    pub truncated_bytes: u64,
+    /// Where the valid data ended and why (None when the whole file was valid).
+    pub invalid: Option<InvalidData>,
+}
+
+/// Recovery met an offset that does not go forward (Kafka's InvalidOffsetException): the
+/// loader empties the segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OffsetWentBack(pub InvalidData);
+
 #[derive(Debug)]
 pub struct Segment {
     base_offset: i64,
@@ -78,11 +105,10 @@ impl Segment {
         now_ms: i64,
     ) -> Result<Self> {
         let log_path = dir.join(log_file_name(base_offset));
-        let txn_path = dir.join(txn_index_file_name(base_offset));
         for stale in [
             dir.join(index_file_name(base_offset)),
             dir.join(time_index_file_name(base_offset)),
-            txn_path.clone(),
+            dir.join(txn_index_file_name(base_offset)),
         ] {
             match std::fs::remove_file(&stale) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -93,13 +119,49 @@ impl Segment {
         }
         let log = OpenOptions::new()
             .create(true)
+            .read(true)
             .write(true)
             .truncate(true)
             .open(&log_path)
             .map_err(|e| Error::io(&log_path, e))?;
-        Ok(Segment {
+        Ok(Segment::create_unchecked(
+            dir,
             base_offset,
-            log_path,
+            config,
+            now_ms,
+            log,
+        ))
+    }
+
+    /// Opens the existing segment of `base_offset` in `dir`; its indexes stay untouched until
+    /// first used, as Kafka's lazy indexes do.
+    pub fn open(dir: &Path, base_offset: i64, config: SegmentConfig, now_ms: i64) -> Result<Self> {
+        let log_path = dir.join(log_file_name(base_offset));
+        let log = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&log_path)
+            .map_err(|e| Error::io(&log_path, e))?;
+        let size = log.metadata().map_err(|e| Error::io(&log_path, e))?.len();
+        // Appends go after what is there.
+        (&log)
+            .seek(SeekFrom::End(0))
+            .map_err(|e| Error::io(&log_path, e))?;
+        let mut segment = Segment::create_unchecked(dir, base_offset, config, now_ms, log);
+        segment.size = size;
+        Ok(segment)
+    }
+
+    fn create_unchecked(
+        dir: &Path,
+        base_offset: i64,
+        config: SegmentConfig,
+        now_ms: i64,
+        log: File,
+    ) -> Self {
+        Segment {
+            base_offset,
+            log_path: dir.join(log_file_name(base_offset)),
             log,
             size: 0,
             offset_index: OffsetIndex::new(
@@ -112,17 +174,287 @@ impl Segment {
                 base_offset,
                 config.max_index_bytes,
             ),
-            txn_index: TxnIndex::new(txn_path),
+            txn_index: TxnIndex::new(dir.join(txn_index_file_name(base_offset))),
             config,
             bytes_since_last_index_entry: 0,
             max_timestamp_so_far: None,
             rolling_based_timestamp: None,
             created_ms: now_ms,
-        })
+        }
     }
 
     pub fn base_offset(&self) -> i64 {
         self.base_offset
+    }
+
+    /// The loader's `sanityCheck`: None when the segment can be used as it is, else why it
+    /// must be recovered (no `.index`, or a `.txnindex` entry ending before the base offset).
+    /// A missing `.timeindex` is created empty and stays so.
+    pub fn sanity_check(&mut self, time_index_newly_created: bool) -> Result<Option<String>> {
+        if !self.offset_index.path().exists() {
+            return Ok(Some(format!(
+                "offset index {} does not exist",
+                self.offset_index.path().display()
+            )));
+        }
+        if time_index_newly_created {
+            self.time_index.resize_to_empty()?;
+        }
+        Ok(self.txn_index.sanity_check(self.base_offset)?.err())
+    }
+
+    /// `LogSegment.recover`: rebuilds the three indexes from the `.log` with the recovery
+    /// index rule (one entry per batch once more than `index.interval.bytes` passed since the
+    /// last indexed batch *start*), replays producer state and leader epochs into `state` and
+    /// `epochs`, and cuts the `.log` at the first invalid batch. An offset that does not go
+    /// forward is returned as [`OffsetWentBack`] with nothing cut yet.
+    pub fn recover(
+        &mut self,
+        state: &mut ProducerStateManager,
+        epochs: &mut LeaderEpochCache,
+    ) -> Result<std::result::Result<RecoverOutcome, OffsetWentBack>> {
+        self.offset_index.reset()?;
+        self.time_index.reset()?;
+        self.txn_index.reset()?;
+        self.max_timestamp_so_far = None;
+        let mut valid_bytes = 0u64;
+        let mut last_index_entry = 0u64;
+        let mut reader = LogReader::open(&self.log_path, None)?.with_max_entry_bytes(u64::MAX);
+        let invalid = loop {
+            let (position, entry) = match reader.next_step()? {
+                Step::Entry { position, entry } => (position, entry),
+                Step::End {
+                    position,
+                    trailing,
+                    truncated_len,
+                } => {
+                    break (trailing > 0).then(|| InvalidData {
+                        position,
+                        reason: match truncated_len {
+                            Some(len) => format!(
+                                "torn write: the batch there announces {len} bytes but only {trailing} remain"
+                            ),
+                            None => format!("{trailing} trailing bytes, too few for a batch header"),
+                        },
+                    })
+                }
+                Step::SizeTooSmall { position, size } => {
+                    break Some(InvalidData {
+                        position,
+                        reason: format!("size field {size} is below the minimum of 14 (CorruptRecordException)"),
+                    })
+                }
+                Step::BadEntry { position, error, .. } => {
+                    break Some(InvalidData {
+                        position,
+                        reason: format!("invalid batch: {} (at byte {})", error.message, error.pos),
+                    })
+                }
+                Step::TooLarge { position, len } => {
+                    break Some(InvalidData {
+                        position,
+                        reason: format!("batch of {len} bytes is larger than any segment"),
+                    })
+                }
+            };
+            if !entry.crc_is_valid() {
+                break Some(InvalidData {
+                    position,
+                    reason: format!(
+                        "record is corrupt (stored crc = {}, computed crc = {})",
+                        entry.stored_crc(),
+                        entry.compute_crc()
+                    ),
+                });
+            }
+            let last_offset = entry.last_offset();
+            if !self.can_convert_to_relative_offset(last_offset) {
+                return Err(Error::invalid(
+                    &self.log_path,
+                    format!(
+                        "at byte {position}: offset {last_offset} does not fit a segment based at {}                          (a legacy segment the broker would split; not supported offline)",
+                        self.base_offset
+                    ),
+                ));
+            }
+            let went_back = |what: &str, last: i64| {
+                Ok(Err(OffsetWentBack(InvalidData {
+                    position,
+                    reason: format!(
+                        "offset {last_offset} is not above the {what} {last} (InvalidOffsetException)"
+                    ),
+                })))
+            };
+            let mut max = self.max_timestamp_and_offset_so_far();
+            if entry.max_timestamp() > max.timestamp {
+                max = TimeIndexEntry {
+                    timestamp: entry.max_timestamp(),
+                    offset: last_offset,
+                };
+                self.max_timestamp_so_far = Some(max);
+            }
+            if valid_bytes - last_index_entry > self.config.index_interval_bytes {
+                if let Some(last) = self.offset_index.entries().last() {
+                    if last_offset <= last.offset {
+                        return went_back("last indexed offset", last.offset);
+                    }
+                }
+                let last_time = self.time_index.last_entry();
+                if !self.time_index.entries().is_empty() && max.offset < last_time.offset {
+                    return went_back("last time-indexed offset", last_time.offset);
+                }
+                let position = i32::try_from(valid_bytes).map_err(|_| {
+                    Error::invalid(&self.log_path, "segment position exceeds 2^31 - 1")
+                })?;
+                self.offset_index.append(last_offset, position)?;
+                self.time_index
+                    .maybe_append(max.timestamp, max.offset, false)?;
+                last_index_entry = valid_bytes;
+            }
+            valid_bytes += entry.size_in_bytes() as u64;
+            if let Entry::V2(b) = &entry {
+                epochs.assign_if_newer(b.header.partition_leader_epoch, b.header.base_offset)?;
+                self.apply_producer_state(state, &entry)?;
+            }
+        };
+        let truncated_bytes = self.size - valid_bytes;
+        self.log
+            .set_len(valid_bytes)
+            .and_then(|_| self.log.sync_all())
+            .map_err(|e| Error::io(&self.log_path, e))?;
+        self.size = valid_bytes;
+        self.offset_index.trim_to_valid_size()?;
+        let max = self.max_timestamp_and_offset_so_far();
+        self.time_index
+            .maybe_append(max.timestamp, max.offset, true)?;
+        self.time_index.trim_to_valid_size()?;
+        Ok(Ok(RecoverOutcome {
+            truncated_bytes,
+            invalid,
+        }))
+    }
+
+    /// `updateProducerState` for one recovered batch: the transaction it completes is indexed
+    /// here if it aborted.
+    fn apply_producer_state(
+        &mut self,
+        state: &mut ProducerStateManager,
+        entry: &Entry<'_>,
+    ) -> Result<()> {
+        let (updates, completed) = state.collect_appends([entry], &self.log_path)?;
+        for u in updates {
+            state.update(u);
+        }
+        for txn in completed {
+            let lso = state.last_stable_offset(&txn);
+            if txn.is_aborted {
+                self.txn_index.append(&AbortedTxn {
+                    version: ABORTED_TXN_CURRENT_VERSION,
+                    producer_id: txn.producer_id,
+                    first_offset: txn.first_offset,
+                    last_offset: txn.last_offset,
+                    last_stable_offset: lso,
+                })?;
+            }
+            state.complete_txn(&txn)?;
+        }
+        state.update_map_end_offset(entry.last_offset() + 1);
+        Ok(())
+    }
+
+    /// `truncateTo(base)`: what the loader does to a segment whose offsets went back — every
+    /// batch from the first one reaching the base offset goes, the indexes are emptied and
+    /// sized for appends again. Returns the bytes cut.
+    pub fn truncate_to_base(&mut self) -> Result<u64> {
+        let mapping = self.translate_offset(self.base_offset, 0)?;
+        self.offset_index.reset()?;
+        self.time_index.reset()?;
+        self.txn_index.reset()?;
+        let cut = match mapping {
+            Some(m) => {
+                let cut = self.size - m.position;
+                self.log
+                    .set_len(m.position)
+                    .and_then(|_| self.log.sync_all())
+                    .map_err(|e| Error::io(&self.log_path, e))?;
+                self.size = m.position;
+                cut
+            }
+            None => 0,
+        };
+        self.bytes_since_last_index_entry = 0;
+        self.rolling_based_timestamp = None;
+        self.max_timestamp_so_far = None;
+        Ok(cut)
+    }
+
+    /// `readNextOffset`: one past the last batch found from the offset index's last entry,
+    /// else the base offset.
+    pub fn read_next_offset(&mut self) -> Result<i64> {
+        self.offset_index.touch()?;
+        let from = self.offset_index.last_offset();
+        let Some(start) = self.translate_offset(from, 0)? else {
+            return Ok(self.base_offset);
+        };
+        let mut reader = LogReader::open(&self.log_path, None)?.with_max_entry_bytes(u64::MAX);
+        reader.seek(start.position);
+        let mut next = self.base_offset;
+        while let Step::Entry { entry, .. } = reader.next_step()? {
+            next = entry.last_offset() + 1;
+        }
+        Ok(next)
+    }
+
+    /// Feeds the batches from the one holding `start_offset` up to byte `max_position` into
+    /// producer state, as rebuilding it from the log does (`loadProducersFromRecords`).
+    pub fn load_producer_state(
+        &self,
+        state: &mut ProducerStateManager,
+        start_offset: i64,
+        max_position: u64,
+    ) -> Result<()> {
+        let Some(start) = self.translate_offset(start_offset, 0)? else {
+            return Ok(());
+        };
+        let mut reader =
+            LogReader::open(&self.log_path, Some(max_position))?.with_max_entry_bytes(u64::MAX);
+        reader.seek(start.position);
+        let mut appends = ProducerAppends::default();
+        while let Step::Entry { entry, .. } = reader.next_step()? {
+            if entry.magic() >= MAGIC_V2 {
+                appends.add(state, &entry, &self.log_path)?;
+            }
+        }
+        state.apply_loaded(appends)
+    }
+
+    /// `resizeIndexes(segment.index.bytes)`: the active segment after loading.
+    pub fn resize_indexes_to_max(&mut self) -> Result<()> {
+        self.offset_index.resize_to_max()?;
+        self.time_index.resize_to_max()
+    }
+
+    /// Deletes the segment's files (those that exist).
+    pub fn delete(self) -> Result<()> {
+        let dir = self
+            .log_path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        drop(self.log);
+        for name in [
+            log_file_name(self.base_offset),
+            index_file_name(self.base_offset),
+            time_index_file_name(self.base_offset),
+            txn_index_file_name(self.base_offset),
+        ] {
+            let p = dir.join(name);
+            match std::fs::remove_file(&p) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&p, e)),
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Bytes in the `.log`.

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
-use crate::format::index::{encode_aborted_txn, AbortedTxn};
+use crate::format::index::{encode_aborted_txn, txn_index_sanity_check, AbortedTxn};
 
 #[derive(Debug)]
 pub struct TxnIndex {
@@ -24,6 +24,42 @@ impl TxnIndex {
             path,
             file: None,
             last_offset: None,
+        }
+    }
+
+    /// `reset`: an existing file is cut to 0 bytes (a missing one stays missing).
+    pub fn reset(&mut self) -> Result<()> {
+        self.last_offset = None;
+        self.file = None;
+        if self.path.exists() {
+            let f = OpenOptions::new()
+                .append(true)
+                .open(&self.path)
+                .map_err(|e| Error::io(&self.path, e))?;
+            f.set_len(0).map_err(|e| Error::io(&self.path, e))?;
+            self.file = Some(f);
+        }
+        Ok(())
+    }
+
+    /// `sanityCheck`: every entry ends at or after the segment's base offset. The error is
+    /// Kafka's CorruptIndexException text.
+    pub fn sanity_check(&self, base_offset: i64) -> Result<std::result::Result<(), String>> {
+        match std::fs::read(&self.path) {
+            Ok(bytes) => Ok(txn_index_sanity_check(
+                &bytes,
+                base_offset,
+                &self.path.display().to_string(),
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ok(())),
+            Err(e) => Err(Error::io(&self.path, e)),
+        }
+    }
+
+    pub fn sync(&mut self) -> Result<()> {
+        match &self.file {
+            Some(f) => f.sync_all().map_err(|e| Error::io(&self.path, e)),
+            None => Ok(()),
         }
     }
 

@@ -1,0 +1,368 @@
+//! The one crash-safe executor for repairs: a plan of file changes is carried out only when no
+//! broker holds the log directory, after every affected file and the plan itself are copied to
+//! a backup directory; each write goes to a temporary file in the same directory, is fsynced,
+//! renamed into place, and the directory fsynced.
+//!
+//! Order matters for a rerun after a crash: later segments go first (highest offset first),
+//! then logs are cut, then indexes, snapshots and checkpoints are written. At every point the
+//! directory is one that recovery turns into the same result.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+/// Suffix of the executor's temporary files (removed by the next run if left behind).
+pub const TMP_SUFFIX: &str = ".kseg-tmp";
+/// Kafka's lock file in every log directory.
+pub const LOCK_FILE_NAME: &str = ".lock";
+
+/// One file change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "action",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Change {
+    /// The file gets the bytes of `source` (created if it does not exist).
+    Write {
+        file: PathBuf,
+        #[serde(skip)]
+        source: PathBuf,
+        size_before: Option<u64>,
+        size_after: u64,
+    },
+    /// The file is cut to `size_after` bytes (a `.log` losing its invalid tail).
+    Truncate {
+        file: PathBuf,
+        size_before: u64,
+        size_after: u64,
+    },
+    Delete {
+        file: PathBuf,
+        size_before: u64,
+    },
+}
+
+impl Change {
+    pub fn file(&self) -> &Path {
+        match self {
+            Change::Write { file, .. }
+            | Change::Truncate { file, .. }
+            | Change::Delete { file, .. } => file,
+        }
+    }
+
+    /// Execution order: deletions of segment data by descending offset, then cuts, then
+    /// writes, then other deletions.
+    fn rank(&self) -> (u8, std::cmp::Reverse<i64>) {
+        let offset = self
+            .file()
+            .file_name()
+            .and_then(|n| crate::format::names::parse_offset_prefix(&n.to_string_lossy()))
+            .unwrap_or(i64::MIN);
+        let segment_file = self.file().file_name().is_some_and(|n| {
+            crate::format::names::classify(&n.to_string_lossy()).is_segment_file()
+        });
+        match self {
+            Change::Delete { .. } if segment_file => (0, std::cmp::Reverse(offset)),
+            Change::Truncate { .. } => (1, std::cmp::Reverse(offset)),
+            Change::Write { .. } => (2, std::cmp::Reverse(0)),
+            Change::Delete { .. } => (3, std::cmp::Reverse(0)),
+        }
+    }
+}
+
+/// Where the backup goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backup {
+    None,
+    Dir(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct ApplyOptions {
+    pub backup: Backup,
+    /// Fault injection for tests: fail before step `n` (backup copies and file changes count).
+    pub fail_before_step: Option<usize>,
+}
+
+/// Sorts changes into the executor's order.
+pub fn order_changes(changes: &mut [Change]) {
+    changes.sort_by_key(Change::rank);
+}
+
+/// The process holding a POSIX (fcntl) lock on `log_dir/.lock`, as a running broker does.
+/// `flock` locks are not seen by the broker and are not reported.
+pub fn lock_holder(log_dir: &Path) -> Result<Option<i32>> {
+    let path = log_dir.join(LOCK_FILE_NAME);
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    // SAFETY: a zeroed flock is a valid argument; F_GETLK only writes into it.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: the descriptor is open for the duration of the call; `lock` is a valid flock.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) };
+    if rc != 0 {
+        return Err(Error::io(&path, std::io::Error::last_os_error()));
+    }
+    Ok((lock.l_type != libc::F_UNLCK as libc::c_short).then_some(lock.l_pid))
+}
+
+fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(dir, e))
+}
+
+fn parent(p: &Path) -> &Path {
+    p.parent().unwrap_or(Path::new("."))
+}
+
+/// Copies `from` to `to` through a temporary file beside `to`, fsynced and renamed.
+fn replace_file(from: &Path, to: &Path) -> Result<()> {
+    let mut tmp_name = to.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(TMP_SUFFIX);
+    let tmp = to.with_file_name(tmp_name);
+    std::fs::copy(from, &tmp).map_err(|e| Error::io(&tmp, e))?;
+    OpenOptions::new()
+        .write(true)
+        .open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, to).map_err(|e| Error::io(to, e))?;
+    sync_dir(parent(to))
+}
+
+/// Refuses files and directories the executor could not change, before anything changes.
+fn check_writable(changes: &[Change]) -> Result<()> {
+    for c in changes {
+        let f = c.file();
+        let dir = parent(f);
+        let dir_meta = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
+        if dir_meta.permissions().readonly() {
+            return Err(Error::invalid(
+                dir,
+                "the directory is read-only; nothing was changed",
+            ));
+        }
+        if let Ok(m) = std::fs::metadata(f) {
+            if m.permissions().readonly() && !matches!(c, Change::Delete { .. }) {
+                return Err(Error::invalid(
+                    f,
+                    "the file is read-only; nothing was changed",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Steps {
+    done: usize,
+    fail_before: Option<usize>,
+}
+
+impl Steps {
+    fn next(&mut self, what: &Path) -> Result<()> {
+        if self.fail_before == Some(self.done) {
+            return Err(Error::invalid(
+                what,
+                format!("injected failure before step {}", self.done),
+            ));
+        }
+        self.done += 1;
+        Ok(())
+    }
+}
+
+/// Carries out `changes` (already in executor order) in `dir` (the partition directory),
+/// after the lock check and the backup; `plan_json` is recorded in the backup. Returns the
+/// backup directory used.
+pub fn apply(
+    dir: &Path,
+    changes: &[Change],
+    plan_json: &str,
+    opts: &ApplyOptions,
+) -> Result<Option<PathBuf>> {
+    let log_dir = parent(dir);
+    if let Some(pid) = lock_holder(log_dir)? {
+        return Err(Error::invalid(
+            &log_dir.join(LOCK_FILE_NAME),
+            format!(
+                "the log directory is locked by process {pid} (a running broker?); stop it before --apply; nothing was changed"
+            ),
+        ));
+    }
+    check_writable(changes)?;
+    let mut steps = Steps {
+        done: 0,
+        fail_before: opts.fail_before_step,
+    };
+    // Leftovers of an interrupted run.
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let p = e.map_err(|e| Error::io(dir, e))?.path();
+        if p.to_string_lossy().ends_with(TMP_SUFFIX) {
+            std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
+        }
+    }
+    let backup = match &opts.backup {
+        Backup::None => None,
+        Backup::Dir(b) => {
+            std::fs::create_dir_all(b).map_err(|e| Error::io(b, e))?;
+            for c in changes {
+                let f = c.file();
+                if !f.exists() {
+                    continue;
+                }
+                steps.next(f)?;
+                let to = b.join(f.file_name().unwrap_or_default());
+                std::fs::copy(f, &to)
+                    .and_then(|_| File::open(&to)?.sync_all())
+                    .map_err(|e| Error::io(&to, e))?;
+            }
+            let plan = b.join("plan.json");
+            steps.next(&plan)?;
+            File::create(&plan)
+                .and_then(|mut f| {
+                    f.write_all(plan_json.as_bytes())?;
+                    f.sync_all()
+                })
+                .map_err(|e| Error::io(&plan, e))?;
+            sync_dir(b)?;
+            Some(b.clone())
+        }
+    };
+    for c in changes {
+        steps.next(c.file())?;
+        match c {
+            Change::Write { file, source, .. } => replace_file(source, file)?,
+            Change::Truncate {
+                file, size_after, ..
+            } => OpenOptions::new()
+                .write(true)
+                .open(file)
+                .and_then(|f| {
+                    f.set_len(*size_after)?;
+                    f.sync_all()
+                })
+                .map_err(|e| Error::io(file, e))?,
+            Change::Delete { file, .. } => {
+                match std::fs::remove_file(file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Error::io(file, e))
+                    }
+                    _ => {}
+                }
+                sync_dir(parent(file))?;
+            }
+        }
+    }
+    Ok(backup)
+}
+
+/// Compares the directory `original` with `updated` (regular files, by name) and lists what
+/// turns the first into the second: deletions, cuts (when the new file is a prefix of the old
+/// one), and writes. `keep` says which names take part.
+pub fn diff_dirs(
+    original: &Path,
+    updated: &Path,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Change>> {
+    let names = |d: &Path| -> Result<std::collections::BTreeSet<String>> {
+        let mut out = std::collections::BTreeSet::new();
+        for e in std::fs::read_dir(d).map_err(|e| Error::io(d, e))? {
+            let e = e.map_err(|e| Error::io(d, e))?;
+            let n = e.file_name().to_string_lossy().into_owned();
+            if e.file_type()
+                .map_err(|err| Error::io(&e.path(), err))?
+                .is_file()
+                && keep(&n)
+            {
+                out.insert(n);
+            }
+        }
+        Ok(out)
+    };
+    let (before, after) = (names(original)?, names(updated)?);
+    let mut changes = Vec::new();
+    for n in before.union(&after) {
+        let (o, u) = (original.join(n), updated.join(n));
+        match (before.contains(n), after.contains(n)) {
+            (true, false) => changes.push(Change::Delete {
+                size_before: len(&o)?,
+                file: o,
+            }),
+            (false, true) => changes.push(Change::Write {
+                size_after: len(&u)?,
+                file: o,
+                source: u,
+                size_before: None,
+            }),
+            _ => {
+                let (a, b) = (read(&o)?, read(&u)?);
+                if a == b {
+                    continue;
+                }
+                if b.len() < a.len() && a.starts_with(&b) {
+                    changes.push(Change::Truncate {
+                        file: o,
+                        size_before: a.len() as u64,
+                        size_after: b.len() as u64,
+                    });
+                } else {
+                    changes.push(Change::Write {
+                        file: o,
+                        source: u,
+                        size_before: Some(a.len() as u64),
+                        size_after: b.len() as u64,
+                    });
+                }
+            }
+        }
+    }
+    order_changes(&mut changes);
+    Ok(changes)
+}
+
+fn len(p: &Path) -> Result<u64> {
+    Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
+}
+
+fn read(p: &Path) -> Result<Vec<u8>> {
+    std::fs::read(p).map_err(|e| Error::io(p, e))
+}
+
+/// Copies the regular files of `from` into the new directory `to`, writable, leaving out the
+/// executor's own temporary files: the scratch copy a plan is computed on.
+pub fn copy_for_planning(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
+    for e in std::fs::read_dir(from).map_err(|e| Error::io(from, e))? {
+        let e = e.map_err(|e| Error::io(from, e))?;
+        let p = e.path();
+        let name = e.file_name();
+        if !e.file_type().map_err(|err| Error::io(&p, err))?.is_file()
+            || name.to_string_lossy().ends_with(TMP_SUFFIX)
+        {
+            continue;
+        }
+        let dst = to.join(&name);
+        std::fs::copy(&p, &dst).map_err(|e| Error::io(&p, e))?;
+        let mut perm = std::fs::metadata(&dst)
+            .map_err(|e| Error::io(&dst, e))?
+            .permissions();
+        #[allow(clippy::permissions_set_readonly_false)] // a private scratch copy
+        perm.set_readonly(false);
+        std::fs::set_permissions(&dst, perm).map_err(|e| Error::io(&dst, e))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,258 @@
+//! `rebuild-index`: the `.index`, `.timeindex` and `.txnindex` of segments rebuilt from their
+//! `.log` as the broker's recovery rebuilds them (`LogSegment.recover`: one entry per batch),
+//! on a scratch copy; only index files change. Without `--all`, only segments whose indexes
+//! look unsound are rebuilt: missing, a partial entry, out of order, pointing past the log, or
+//! left untrimmed (a zero-filled preallocated tail).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::apply::{self, ApplyOptions, Change};
+use super::recover::{describe, render_changes};
+use crate::error::{Error, Result};
+use crate::format::index::{
+    offset_index_entries, offset_index_sanity_check, offset_index_zero_tail_start,
+    time_index_entries, time_index_sanity_check, time_index_zero_tail_start,
+    txn_index_sanity_check,
+};
+use crate::format::names::{
+    classify, index_file_name, log_file_name, time_index_file_name, txn_index_file_name, FileKind,
+};
+use crate::storage::{recover_segments, LoadEvent, LoadParams, LogConfig};
+
+#[derive(Debug, Clone, Copy)]
+pub struct RebuildOptions {
+    pub config: LogConfig,
+    /// Rebuild even indexes that look sound.
+    pub all: bool,
+    pub now_ms: i64,
+    pub producer_id_expiration_ms: i64,
+}
+
+/// The rebuild of one partition directory.
+#[derive(Debug)]
+pub struct RebuildPlan {
+    pub dir: PathBuf,
+    /// Segment base offset → why it is rebuilt.
+    pub segments: BTreeMap<i64, String>,
+    pub events: Vec<LoadEvent>,
+    pub changes: Vec<Change>,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+/// Why the indexes of segment `base` in `dir` need a rebuild, if they do.
+pub fn index_problem(dir: &Path, base: i64) -> Result<Option<String>> {
+    let read = |name: String| -> Result<Option<Vec<u8>>> {
+        let p = dir.join(name);
+        match std::fs::read(&p) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(&p, e)),
+        }
+    };
+    let log_len = std::fs::metadata(dir.join(log_file_name(base)))
+        .map_err(|e| Error::io(&dir.join(log_file_name(base)), e))?
+        .len();
+    let name = index_file_name(base);
+    let Some(index) = read(name.clone())? else {
+        return Ok(Some(format!("{name} is missing")));
+    };
+    if let Err(m) = offset_index_sanity_check(&index, base, &name) {
+        return Ok(Some(m));
+    }
+    if let Some(slot) = offset_index_zero_tail_start(&index, base) {
+        return Ok(Some(format!(
+            "{name} is not trimmed: zero entries from byte {}",
+            slot * 8
+        )));
+    }
+    let entries: Vec<_> = offset_index_entries(&index, base).collect();
+    for (i, w) in entries.windows(2).enumerate() {
+        if w[1].offset <= w[0].offset || w[1].position <= w[0].position {
+            return Ok(Some(format!("{name}: entry {} is out of order", i + 1)));
+        }
+    }
+    if let Some(e) = entries
+        .iter()
+        .find(|e| e.position < 0 || e.position as u64 >= log_len)
+    {
+        return Ok(Some(format!(
+            "{name}: entry for offset {} points past the log",
+            e.offset
+        )));
+    }
+    let name = time_index_file_name(base);
+    let Some(time) = read(name.clone())? else {
+        return Ok(Some(format!("{name} is missing")));
+    };
+    if let Err(m) = time_index_sanity_check(&time, base, &name) {
+        return Ok(Some(m));
+    }
+    if let Some(slot) = time_index_zero_tail_start(&time, base) {
+        return Ok(Some(format!(
+            "{name} is not trimmed: zero entries from byte {}",
+            slot * 12
+        )));
+    }
+    let entries: Vec<_> = time_index_entries(&time, base).collect();
+    for (i, w) in entries.windows(2).enumerate() {
+        if w[1].offset < w[0].offset || w[1].timestamp <= w[0].timestamp {
+            return Ok(Some(format!("{name}: entry {} is out of order", i + 1)));
+        }
+    }
+    let name = txn_index_file_name(base);
+    if let Some(txn) = read(name.clone())? {
+        if let Err(m) = txn_index_sanity_check(&txn, base, &name) {
+            return Ok(Some(m));
+        }
+    }
+    Ok(None)
+}
+
+/// Segment files or partition directories → partition directory → segments asked for
+/// (None: every segment of the directory).
+fn targets(paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Option<Vec<i64>>>> {
+    let mut out: BTreeMap<PathBuf, Option<Vec<i64>>> = BTreeMap::new();
+    for p in paths {
+        if p.is_dir() {
+            out.insert(p.clone(), None);
+            continue;
+        }
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let base = match classify(&name) {
+            FileKind::Log { base_offset }
+            | FileKind::OffsetIndex { base_offset }
+            | FileKind::TimeIndex { base_offset }
+            | FileKind::TxnIndex { base_offset } => base_offset,
+            _ => return Err(Error::invalid(
+                p,
+                "not a segment file (.log, .index, .timeindex, .txnindex) or partition directory",
+            )),
+        };
+        let dir = p.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        if !dir.join(log_file_name(base)).is_file() {
+            return Err(Error::invalid(
+                &dir.join(log_file_name(base)),
+                "missing: an index cannot be rebuilt without its .log",
+            ));
+        }
+        if let Some(list) = out.entry(dir).or_insert_with(|| Some(Vec::new())) {
+            list.push(base);
+        }
+    }
+    Ok(out)
+}
+
+/// Plans the rebuild for each partition directory among `paths`.
+pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>> {
+    let mut plans = Vec::new();
+    for (dir, asked) in targets(paths)? {
+        let bases = match asked {
+            Some(b) => b,
+            None => {
+                let mut b = Vec::new();
+                for e in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+                    let e = e.map_err(|e| Error::io(&dir, e))?;
+                    if let FileKind::Log { base_offset } =
+                        classify(&e.file_name().to_string_lossy())
+                    {
+                        b.push(base_offset);
+                    }
+                }
+                b
+            }
+        };
+        let mut segments = BTreeMap::new();
+        for base in bases {
+            let why = if opts.all {
+                Some("--all".to_string())
+            } else {
+                index_problem(&dir, base)?
+            };
+            if let Some(why) = why {
+                segments.insert(base, why);
+            }
+        }
+        if segments.is_empty() {
+            plans.push(RebuildPlan {
+                dir,
+                segments,
+                events: Vec::new(),
+                changes: Vec::new(),
+                _scratch: None,
+            });
+            continue;
+        }
+        let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+        let work = scratch.path().join(dir.file_name().unwrap_or_default());
+        apply::copy_for_planning(&dir, &work)?;
+        let params = LoadParams {
+            had_clean_shutdown: false,
+            recovery_point: 0,
+            log_start_offset: 0,
+            now_ms: opts.now_ms,
+            producer_id_expiration_ms: opts.producer_id_expiration_ms,
+        };
+        let list: Vec<(i64, String)> = segments.iter().map(|(b, w)| (*b, w.clone())).collect();
+        let events = recover_segments(&work, opts.config, params, &list)?;
+        let index_names: Vec<String> = segments
+            .keys()
+            .flat_map(|&b| {
+                [
+                    index_file_name(b),
+                    time_index_file_name(b),
+                    txn_index_file_name(b),
+                ]
+            })
+            .collect();
+        let changes = apply::diff_dirs(&dir, &work, &|n| index_names.iter().any(|i| i == n))?;
+        plans.push(RebuildPlan {
+            dir,
+            segments,
+            events,
+            changes,
+            _scratch: Some(scratch),
+        });
+    }
+    Ok(plans)
+}
+
+impl RebuildPlan {
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "directory": self.dir,
+            "segments": self.segments.iter().map(|(b, w)| json!({"baseOffset": b, "why": w})).collect::<Vec<_>>(),
+            "events": self.events,
+            "changes": self.changes,
+        })
+    }
+
+    pub fn render_text(&self) -> String {
+        let mut out = format!("rebuild-index {}:\n", self.dir.display());
+        for e in &self.events {
+            out.push_str("  ");
+            out.push_str(&describe(e));
+            if matches!(e, LoadEvent::SegmentRecovered { truncated_bytes, .. } if *truncated_bytes > 0)
+            {
+                out.push_str(" — the .log is left as it is here; `kseg recover` cuts it");
+            }
+            out.push('\n');
+        }
+        out.push_str(&render_changes(&self.changes));
+        out
+    }
+
+    pub fn apply(&self, opts: &ApplyOptions) -> Result<Option<PathBuf>> {
+        apply::apply(&self.dir, &self.changes, &self.to_json().to_string(), opts)
+    }
+}

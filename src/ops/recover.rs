@@ -1,0 +1,264 @@
+//! `recover`: what the broker does to a partition directory on an unclean restart
+//! (`LogLoader.load`: recovery from the recovery point, truncation at the first invalid batch,
+//! later segments dropped, indexes, producer snapshots and leader epochs rebuilt, leftovers
+//! resolved), followed by a clean close — computed on a scratch copy, so a dry run changes
+//! nothing, and carried out through the crash-safe executor.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::apply::{self, ApplyOptions, Change};
+use crate::error::{Error, Result};
+use crate::format::checkpoint::OffsetCheckpoint;
+use crate::format::names::{
+    parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+};
+use crate::storage::{CloseMode, LoadEvent, LoadParams, LoadReport, Log, LogConfig};
+
+#[derive(Debug, Clone, Copy)]
+pub struct RecoverOptions {
+    pub config: LogConfig,
+    pub now_ms: i64,
+    /// Else the log dir's `recovery-point-offset-checkpoint`, else 0.
+    pub recovery_point: Option<i64>,
+    pub producer_id_expiration_ms: i64,
+}
+
+/// What recovery would change.
+#[derive(Debug)]
+pub struct RecoverPlan {
+    pub dir: PathBuf,
+    /// Where recovery started and why.
+    pub recovery_point: i64,
+    pub recovery_point_source: &'static str,
+    pub report: LoadReport,
+    pub changes: Vec<Change>,
+    /// Holds the recovered copy the writes come from.
+    _scratch: tempfile::TempDir,
+}
+
+/// The checkpoint in the log dir holding this partition's entry, and its offset.
+fn checkpoint_entry(dir: &Path, file: &str) -> Result<Option<(PathBuf, OffsetCheckpoint, usize)>> {
+    let Some(log_dir) = dir.parent() else {
+        return Ok(None);
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Some(pd) = parse_partition_dir(&name) else {
+        return Ok(None);
+    };
+    let path = log_dir.join(file);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let ckpt = OffsetCheckpoint::decode(&bytes, &path.display().to_string())
+        .map_err(|e| Error::decode(&path, 0, e))?;
+    Ok(ckpt
+        .entries
+        .iter()
+        .position(|e| e.topic == pd.topic && e.partition == pd.partition)
+        .map(|i| (path, ckpt.clone(), i)))
+}
+
+/// Computes the plan for the partition directory `dir`.
+pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
+    if !dir.is_dir() {
+        return Err(Error::invalid(dir, "not a partition directory"));
+    }
+    let (recovery_point, recovery_point_source) = match opts.recovery_point {
+        Some(rp) => (rp, "--recovery-point"),
+        None => match checkpoint_entry(dir, RECOVERY_POINT_CHECKPOINT_FILE_NAME)? {
+            Some((_, c, i)) => (c.entries[i].offset, RECOVERY_POINT_CHECKPOINT_FILE_NAME),
+            None => (
+                0,
+                "the start of the log (no checkpoint names the partition)",
+            ),
+        },
+    };
+    let log_start_checkpoint = checkpoint_entry(dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME)?;
+    let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+    let work = scratch.path().join(dir.file_name().unwrap_or_default());
+    apply::copy_for_planning(dir, &work)?;
+    let params = LoadParams {
+        had_clean_shutdown: false,
+        recovery_point,
+        log_start_offset: log_start_checkpoint
+            .as_ref()
+            .map_or(0, |(_, c, i)| c.entries[*i].offset),
+        now_ms: opts.now_ms,
+        producer_id_expiration_ms: opts.producer_id_expiration_ms,
+    };
+    let (log, report) = Log::load(&work, opts.config, params)?;
+    log.close(CloseMode::Clean)?;
+    let mut changes = apply::diff_dirs(dir, &work, &|_| true)?;
+    // The checkpoints that name this partition follow: a clean close flushed everything.
+    let staged = scratch.path().join("log-dir");
+    for (file, value) in [
+        (RECOVERY_POINT_CHECKPOINT_FILE_NAME, report.log_end_offset),
+        (
+            LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+            report.log_start_offset,
+        ),
+    ] {
+        if let Some((path, mut ckpt, i)) = checkpoint_entry(dir, file)? {
+            if ckpt.entries[i].offset != value {
+                ckpt.entries[i].offset = value;
+                std::fs::create_dir_all(&staged).map_err(|e| Error::io(&staged, e))?;
+                let source = staged.join(file);
+                let text = ckpt.encode();
+                std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;
+                changes.push(Change::Write {
+                    size_before: std::fs::metadata(&path).ok().map(|m| m.len()),
+                    size_after: text.len() as u64,
+                    file: path,
+                    source,
+                });
+            }
+        }
+    }
+    apply::order_changes(&mut changes);
+    Ok(RecoverPlan {
+        dir: dir.to_path_buf(),
+        recovery_point,
+        recovery_point_source,
+        report,
+        changes,
+        _scratch: scratch,
+    })
+}
+
+impl RecoverPlan {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "directory": self.dir,
+            "recoveryPoint": self.recovery_point,
+            "recoveryPointFrom": self.recovery_point_source,
+            "logStartOffset": self.report.log_start_offset,
+            "logEndOffset": self.report.log_end_offset,
+            "events": self.report.events,
+            "changes": self.changes,
+        })
+    }
+
+    /// The plan in words: what recovery found, then each file change.
+    pub fn render_text(&self) -> String {
+        let mut out = format!(
+            "recover {}: recovery from offset {} ({}); new log end offset {}, log start offset {}\n",
+            self.dir.display(),
+            self.recovery_point,
+            self.recovery_point_source,
+            self.report.log_end_offset,
+            self.report.log_start_offset
+        );
+        for e in &self.report.events {
+            out.push_str("  ");
+            out.push_str(&describe(e));
+            out.push('\n');
+        }
+        out.push_str(&render_changes(&self.changes));
+        out
+    }
+
+    pub fn apply(&self, opts: &ApplyOptions) -> Result<Option<PathBuf>> {
+        apply::apply(&self.dir, &self.changes, &self.to_json().to_string(), opts)
+    }
+}
+
+pub fn describe(e: &LoadEvent) -> String {
+    match e {
+        LoadEvent::FileDeleted { file, why } => format!("{file}: deleted ({why})"),
+        LoadEvent::SwapCompleted { from, to } => {
+            format!("{from}: renamed to {to} (interrupted swap)")
+        }
+        LoadEvent::SegmentRecovered {
+            base_offset,
+            cause,
+            log_bytes_before,
+            truncated_bytes,
+            invalid,
+            emptied,
+        } => {
+            let why = match cause {
+                crate::storage::RecoveryCause::Unflushed => {
+                    "at or after the recovery point".to_string()
+                }
+                crate::storage::RecoveryCause::SanityCheck(m)
+                | crate::storage::RecoveryCause::Requested(m) => m.clone(),
+            };
+            let mut s = format!("segment {base_offset}: recovered ({why})");
+            if let Some(bad) = invalid {
+                s.push_str(&format!(
+                    "; first invalid data at byte {}: {}",
+                    bad.position, bad.reason
+                ));
+            }
+            if *truncated_bytes > 0 {
+                s.push_str(&format!(
+                    "; bytes {}..{} go ({truncated_bytes} bytes{})",
+                    log_bytes_before - truncated_bytes,
+                    log_bytes_before,
+                    if *emptied { ", the whole segment" } else { "" }
+                ));
+            }
+            s
+        }
+        LoadEvent::SegmentDeleted {
+            base_offset,
+            log_bytes,
+        } => format!(
+            "segment {base_offset}: deleted ({log_bytes} bytes of log), it follows a truncation"
+        ),
+        LoadEvent::SegmentCreated { base_offset } => {
+            format!("segment {base_offset}: created empty at the log start offset")
+        }
+        LoadEvent::UnknownFileKept { file } => {
+            format!("{file}: not a Kafka file; left alone")
+        }
+    }
+}
+
+/// The file changes, one line each, and the total.
+pub fn render_changes(changes: &[Change]) -> String {
+    if changes.is_empty() {
+        return "no file changes\n".to_string();
+    }
+    let mut out = String::from("changes:\n");
+    for c in changes {
+        let line = match c {
+            Change::Write {
+                file,
+                size_before: Some(b),
+                size_after,
+                ..
+            } => format!("rewrite  {} ({b} -> {size_after} bytes)", file.display()),
+            Change::Write {
+                file, size_after, ..
+            } => format!("create   {} ({size_after} bytes)", file.display()),
+            Change::Truncate {
+                file,
+                size_before,
+                size_after,
+            } => format!(
+                "truncate {} ({size_before} -> {size_after} bytes: bytes {size_after}..{size_before} go)",
+                file.display()
+            ),
+            Change::Delete { file, size_before } => {
+                format!("delete   {} ({size_before} bytes)", file.display())
+            }
+        };
+        out.push_str("  ");
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&format!("{} file(s) change\n", changes.len()));
+    out
+}
