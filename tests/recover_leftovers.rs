@@ -114,3 +114,38 @@ fn swaps_at_or_above_a_cleaned_file_are_discarded() {
     recover(&dirty);
     assert!(files(&dirty) == files(&clean), "the originals must survive");
 }
+
+#[test]
+fn the_log_dirs_recovery_point_follows_the_recovered_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("crashed-0");
+    let from = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/crashed/crashed-0");
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+    }
+    let checkpoint = tmp.path().join("recovery-point-offset-checkpoint");
+    std::fs::write(&checkpoint, "0\n2\ncrashed 0 0\nother 3 5\n").unwrap();
+    let opts = RecoverOptions {
+        config: LogConfig {
+            segment_bytes: 8192,
+            index_interval_bytes: 1024,
+            segment_index_bytes: 2048,
+            ..LogConfig::default()
+        },
+        ..options()
+    };
+    let p = plan(&dir, &opts).unwrap();
+    p.apply(&ApplyOptions {
+        backup: Backup::None,
+        fail_before_step: None,
+    })
+    .unwrap();
+    // The torn tail went; the partition's entry now says everything up to the log end is safe,
+    // the other partition's entry is untouched.
+    assert_eq!(
+        std::fs::read_to_string(&checkpoint).unwrap(),
+        "0\n2\ncrashed 0 90\nother 3 5\n"
+    );
+}
