@@ -63,7 +63,32 @@ complete -c kseg -n "__fish_kseg_using_subcommand verify" -l json -d 'Short for 
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l strict -d 'Warnings make the exit status 1 too'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the summary (segments, rolls, aborted transactions) as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l partition -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l batch-size -d 'Records per batch (one batch per append)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l compression -r -f -a "none\t''
+gzip\t''
+snappy\t''
+lz4\t''
+zstd\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l compression-level -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l magic -d 'Message format: 0 and 1 are the legacy message sets' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l timestamp-type -r -f -a "CreateTime\t''
+LogAppendTime\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l producer-id -d 'Write as an idempotent producer with this id (sequences continue batch to batch)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l producer-epoch -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l leader-epoch -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l segment-bytes -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l segment-ms -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l index-interval-bytes -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l segment-index-bytes -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l start-offset -d 'The first offset (the log start offset)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l now-ms -d 'The broker clock in ms (default: the reference corpus\' 1730000000000)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l start-ts -d 'The timestamp of the first record that gives none (default: now − 1 h; +1 per record)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic-id -d 'The topic id (base64) for partition.metadata' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the summary (segments, rolls, aborted transactions, damage) as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read records from standard input, one JSON object per line (key, value, headers, timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F

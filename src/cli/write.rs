@@ -7,19 +7,125 @@ use clap::Args;
 
 use super::{fail, EXIT_OK};
 use crate::format::names::partition_dir_name;
-use crate::ops::write::{write_spec, Spec};
+use crate::ops::write::{
+    write_jsonl, write_log_dir, write_spec, AnySpec, Spec, SpecBatch, SpecClose, SpecConfig,
+    WriteSummary,
+};
 
 #[derive(Debug, Args)]
 pub struct WriteArgs {
-    /// The spec: the format of the reference corpus' SPEC.json (see README.md).
+    /// The spec: the format of the reference corpus' SPEC.json, or the log-dir form (see
+    /// docs/write-spec.md). Omitted with --jsonl.
     #[arg(value_name = "SPEC.json")]
-    pub spec: PathBuf,
-    /// The partition directory to create (`<topic>-<partition>`), or a directory to create it in.
+    pub spec: Option<PathBuf>,
+    /// The partition directory to create (`<topic>-<partition>`), or a directory to create it
+    /// in; for a log-dir spec (one with `partitions`), the log dir.
     #[arg(value_name = "OUTDIR")]
-    pub out_dir: PathBuf,
-    /// Print the summary (segments, rolls, aborted transactions) as JSON.
+    pub out_dir: Option<PathBuf>,
+    /// Print the summary (segments, rolls, aborted transactions, damage) as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Read records from standard input, one JSON object per line (key, value, headers,
+    /// timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`.
+    #[arg(long)]
+    pub jsonl: bool,
+    #[command(flatten)]
+    pub stream: Box<JsonlArgs>,
+}
+
+/// How `--jsonl` records are batched and the partition configured.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Options for --jsonl")]
+pub struct JsonlArgs {
+    #[arg(long, requires = "jsonl", default_value = "records")]
+    pub topic: String,
+    #[arg(long, requires = "jsonl", default_value_t = 0)]
+    pub partition: i32,
+    /// Records per batch (one batch per append).
+    #[arg(long, requires = "jsonl", default_value_t = 100, value_name = "N")]
+    pub batch_size: usize,
+    #[arg(long, requires = "jsonl", default_value = "none",
+          value_parser = ["none", "gzip", "snappy", "lz4", "zstd"])]
+    pub compression: String,
+    #[arg(long, requires = "jsonl", allow_negative_numbers = true)]
+    pub compression_level: Option<i32>,
+    /// Message format: 0 and 1 are the legacy message sets.
+    #[arg(long, requires = "jsonl", default_value_t = 2,
+          value_parser = clap::value_parser!(i8).range(0..=2))]
+    pub magic: i8,
+    #[arg(long, requires = "jsonl", value_parser = ["CreateTime", "LogAppendTime"])]
+    pub timestamp_type: Option<String>,
+    /// Write as an idempotent producer with this id (sequences continue batch to batch).
+    #[arg(long, requires = "jsonl")]
+    pub producer_id: Option<i64>,
+    #[arg(long, requires = "jsonl")]
+    pub producer_epoch: Option<i16>,
+    #[arg(long, requires = "jsonl")]
+    pub leader_epoch: Option<i32>,
+    #[arg(long, requires = "jsonl", value_name = "BYTES")]
+    pub segment_bytes: Option<u64>,
+    #[arg(long, requires = "jsonl", value_name = "MS")]
+    pub segment_ms: Option<i64>,
+    #[arg(long, requires = "jsonl", value_name = "BYTES")]
+    pub index_interval_bytes: Option<u64>,
+    #[arg(long, requires = "jsonl", value_name = "BYTES")]
+    pub segment_index_bytes: Option<u64>,
+    /// The first offset (the log start offset).
+    #[arg(long, requires = "jsonl")]
+    pub start_offset: Option<i64>,
+    /// The broker clock in ms (default: the reference corpus' 1730000000000).
+    #[arg(long, requires = "jsonl", value_name = "MS")]
+    pub now_ms: Option<i64>,
+    /// The timestamp of the first record that gives none (default: now − 1 h; +1 per record).
+    #[arg(long, requires = "jsonl", value_name = "MS")]
+    pub start_ts: Option<i64>,
+    /// The topic id (base64) for partition.metadata.
+    #[arg(long, requires = "jsonl")]
+    pub topic_id: Option<String>,
+    /// Leave the files as a killed broker would (preallocated indexes, no snapshot).
+    #[arg(long, requires = "jsonl")]
+    pub crash: bool,
+}
+
+impl JsonlArgs {
+    /// The spec frame (everything but the records) and the template batch.
+    fn frame(&self) -> (Spec, SpecBatch) {
+        let frame = Spec {
+            topic: self.topic.clone(),
+            partition: self.partition,
+            topic_id: self.topic_id.clone(),
+            now_ms: self.now_ms,
+            start_ts: self.start_ts,
+            start_offset: self.start_offset,
+            producer_id_expiration_ms: None,
+            config: SpecConfig {
+                segment_bytes: self.segment_bytes,
+                segment_ms: self.segment_ms,
+                index_interval_bytes: self.index_interval_bytes,
+                segment_index_bytes: self.segment_index_bytes,
+                magic: Some(self.magic),
+                compression: Some(self.compression.clone()),
+                compression_level: self.compression_level,
+            },
+            close: Some(if self.crash {
+                SpecClose::Crash
+            } else {
+                SpecClose::Clean
+            }),
+            tail_garbage: None,
+            ops: Vec::new(),
+            damage: Vec::new(),
+            source: PathBuf::from("<stdin>"),
+        };
+        let template = SpecBatch {
+            timestamp_type: self.timestamp_type.clone(),
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            leader_epoch: self.leader_epoch,
+            ..SpecBatch::default()
+        };
+        (frame, template)
+    }
 }
 
 /// OUTDIR itself when it carries the partition's name, else `OUTDIR/<topic>-<partition>`.
@@ -33,31 +139,68 @@ fn partition_dir(out_dir: &Path, spec: &Spec) -> PathBuf {
 }
 
 pub fn run(args: WriteArgs) -> u8 {
-    let text = match std::fs::read_to_string(&args.spec) {
+    let (spec_path, out_dir) = match (args.jsonl, &args.spec, &args.out_dir) {
+        (true, Some(out), None) => {
+            let (frame, template) = args.stream.frame();
+            let dir = partition_dir(out, &frame);
+            let mut stdin = std::io::stdin().lock();
+            return report(
+                write_jsonl(&frame, &template, args.stream.batch_size, &mut stdin, &dir)
+                    .map(|summary| print_summary(&dir, &summary, args.json)),
+            );
+        }
+        (false, Some(spec), Some(out)) => (spec, out),
+        (true, _, _) => {
+            return fail(&"with --jsonl, give only OUTDIR (records come from standard input)")
+        }
+        (false, _, _) => return fail(&"expected SPEC.json and OUTDIR (or --jsonl OUTDIR)"),
+    };
+    let text = match std::fs::read_to_string(spec_path) {
         Ok(t) => t,
-        Err(e) => return fail(&format!("{}: {e}", args.spec.display())),
+        Err(e) => return fail(&format!("{}: {e}", spec_path.display())),
     };
-    let spec = match Spec::from_json(&text) {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let dir = partition_dir(&args.out_dir, &spec);
-    match write_spec(&spec, &dir) {
-        Ok(summary) => {
+    let result = match AnySpec::from_json_at(&text, spec_path) {
+        Ok(AnySpec::Partition(spec)) => {
+            let dir = partition_dir(out_dir, &spec);
+            write_spec(&spec, &dir).map(|summary| print_summary(&dir, &summary, args.json))
+        }
+        Ok(AnySpec::LogDir(spec)) => write_log_dir(&spec, out_dir).map(|summary| {
             if args.json {
                 println!("{}", summary.to_json());
             } else {
-                println!(
-                    "wrote {}: log end offset {}, {} segment(s) at base offsets {:?}, {} event(s)",
-                    dir.display(),
-                    summary.log_end_offset,
-                    summary.segments.len(),
-                    summary.segments,
-                    summary.events.len()
-                );
+                for p in &summary.partitions {
+                    print_summary(&out_dir.join(&p.topic_partition), p, false);
+                }
+                println!("wrote {}: {}", out_dir.display(), summary.files.join(", "));
             }
-            EXIT_OK
-        }
+        }),
+        Err(e) => Err(e),
+    };
+    report(result)
+}
+
+fn report(result: crate::Result<()>) -> u8 {
+    match result {
+        Ok(()) => EXIT_OK,
         Err(e) => fail(&e),
     }
+}
+
+fn print_summary(dir: &Path, summary: &WriteSummary, json: bool) {
+    if json {
+        println!("{}", summary.to_json());
+        return;
+    }
+    println!(
+        "wrote {}: log end offset {}, {} segment(s) at base offsets {:?}, {} event(s){}",
+        dir.display(),
+        summary.log_end_offset,
+        summary.segments.len(),
+        summary.segments,
+        summary.events.len(),
+        match summary.damage.len() {
+            0 => String::new(),
+            n => format!(", {n} damage(s)"),
+        }
+    );
 }

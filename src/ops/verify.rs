@@ -160,6 +160,8 @@ fn abort_marker(entry: &Entry<'_>) -> bool {
 fn scan_file(path: &Path, opts: &VerifyOptions) -> Result<FileScan> {
     let dump_opts = DumpOptions {
         deep: opts.deep,
+        // Shallow: time-index entries are checked against batch headers, whose max --deep checks.
+        exact_time_index: opts.deep,
         ..DumpOptions::default()
     };
     let mut scan = FileScan::default();

@@ -9,8 +9,10 @@
 use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -23,9 +25,17 @@ use crate::format::legacy::{build_message_set, LegacySetSpec};
 use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 
+pub mod damage;
+pub mod jsonl;
+pub mod log_dir;
+
+pub use damage::Damage;
+pub use jsonl::write_jsonl;
+pub use log_dir::{write_log_dir, LogDirSpec, LogDirSummary};
+
 /// The topic id written to `partition.metadata` when the spec names none.
 pub const DEFAULT_TOPIC_ID: &str = "T1JBQ0xFAAAAAAAAAAAAAQ";
-const DEFAULT_NOW_MS: i64 = 1_730_000_000_000;
+pub const DEFAULT_NOW_MS: i64 = 1_730_000_000_000;
 /// The automatic clock starts this long before `now_ms` unless `start_ts` says otherwise.
 const DEFAULT_START_TS_BEFORE_NOW_MS: i64 = 3_600_000;
 /// Generated keys and values derive their seeds from the block seed with this multiplier.
@@ -49,6 +59,34 @@ pub struct Spec {
     pub close: Option<SpecClose>,
     pub tail_garbage: Option<TailGarbage>,
     pub ops: Vec<Op>,
+    /// Damage applied after writing (and after `tail_garbage`), in order: one object or a list.
+    #[serde(default, deserialize_with = "damage::one_or_many")]
+    pub damage: Vec<Damage>,
+    /// The file the spec came from, named in errors (`SPEC.json` unless read from a file).
+    #[serde(skip)]
+    pub source: PathBuf,
+}
+
+/// A spec file in either form: one partition, or a log dir (`{"partitions": [SPEC, …]}`).
+#[derive(Debug, Clone)]
+pub enum AnySpec {
+    Partition(Spec),
+    LogDir(LogDirSpec),
+}
+
+impl AnySpec {
+    /// Parses a spec read from `source`: the log-dir form when it has `partitions`.
+    pub fn from_json_at(text: &str, source: &Path) -> Result<AnySpec> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::invalid(source, format!("invalid spec: {e}")))?;
+        if value.get("partitions").is_none() {
+            return Spec::from_json_at(text, source).map(AnySpec::Partition);
+        }
+        let mut spec: LogDirSpec = serde_json::from_str(text)
+            .map_err(|e| Error::invalid(source, format!("invalid log-dir spec: {e}")))?;
+        spec.source = source.to_path_buf();
+        Ok(AnySpec::LogDir(spec))
+    }
 }
 
 /// Topic settings (Kafka's names) and batch defaults.
@@ -134,9 +172,11 @@ pub struct SpecRecord {
     pub timestamp: Option<i64>,
     pub key: Option<String>,
     pub key_hex: Option<String>,
+    pub key_base64: Option<String>,
     pub key_gen: Option<BytesGen>,
     pub value: Option<String>,
     pub value_hex: Option<String>,
+    pub value_base64: Option<String>,
     pub value_gen: Option<BytesGen>,
     #[serde(default)]
     pub headers: Vec<SpecHeader>,
@@ -148,6 +188,7 @@ pub struct SpecHeader {
     pub key: String,
     pub value: Option<String>,
     pub value_hex: Option<String>,
+    pub value_base64: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -204,9 +245,17 @@ pub enum TailGarbage {
 }
 
 impl Spec {
+    /// Parses a spec; errors name `SPEC.json`.
     pub fn from_json(text: &str) -> Result<Spec> {
-        serde_json::from_str(text)
-            .map_err(|e| Error::invalid(Path::new("SPEC.json"), format!("invalid spec: {e}")))
+        Self::from_json_at(text, Path::new("SPEC.json"))
+    }
+
+    /// Parses a spec read from `source`, which errors then name.
+    pub fn from_json_at(text: &str, source: &Path) -> Result<Spec> {
+        let mut spec: Spec = serde_json::from_str(text)
+            .map_err(|e| Error::invalid(source, format!("invalid spec: {e}")))?;
+        spec.source = source.to_path_buf();
+        Ok(spec)
     }
 
     fn log_config(&self) -> LogConfig {
@@ -246,13 +295,13 @@ impl PlannedBatch {
         }
     }
 
-    pub fn build(&self) -> Result<Vec<u8>> {
+    /// The batch's bytes; errors name `source`, the spec it was planned from.
+    pub fn build(&self, source: &Path) -> Result<Vec<u8>> {
         let built = match self {
             PlannedBatch::V2 { spec, records } => build_batch(spec, records),
             PlannedBatch::Legacy { spec, records } => build_message_set(spec, records),
         };
-        built
-            .map_err(|e| Error::invalid(Path::new("SPEC.json"), format!("cannot build batch: {e}")))
+        built.map_err(|e| Error::invalid(source, format!("cannot build batch: {e}")))
     }
 }
 
@@ -265,6 +314,8 @@ pub struct WriteSummary {
     /// Segment base offsets, ascending.
     pub segments: Vec<i64>,
     pub events: Vec<LogEvent>,
+    /// What each `damage` entry did, in the reference corpus' DAMAGE.json shape.
+    pub damage: Vec<Value>,
 }
 
 impl WriteSummary {
@@ -291,6 +342,7 @@ impl WriteSummary {
             .collect();
         json!({
             "close": match self.close { CloseMode::Clean => "clean", CloseMode::Crash => "crash" },
+            "damage": self.damage,
             "events": events,
             "logEndOffset": self.log_end_offset,
             "segments": self.segments,
@@ -301,7 +353,7 @@ impl WriteSummary {
 
 /// Writes the partition directory `out_dir` (which must be absent or empty) from `spec`.
 pub fn write_spec(spec: &Spec, out_dir: &Path) -> Result<WriteSummary> {
-    write_spec_with(spec, out_dir, &mut |b: &PlannedBatch| b.build())
+    write_spec_with(spec, out_dir, &mut |b: &PlannedBatch| b.build(&spec.source))
 }
 
 /// As [`write_spec`], with the bytes of every appended batch supplied by `bytes_for` (e.g.
@@ -311,6 +363,19 @@ pub fn write_spec_with(
     out_dir: &Path,
     bytes_for: &mut dyn FnMut(&PlannedBatch) -> Result<Vec<u8>>,
 ) -> Result<WriteSummary> {
+    write_driven(spec, out_dir, &mut |log, planner, appended| {
+        run_ops(&spec.ops, log, planner, bytes_for, appended)
+    })
+}
+
+/// What feeds a log its appends, given the planner and (when kept) the appended batches.
+type AppendDriver<'d> =
+    dyn FnMut(&mut Log, &mut Planner<'_>, Option<&mut Vec<Vec<u8>>>) -> Result<()> + 'd;
+
+/// Appends through [`Log`] what `drive` gives it (one call per append; the list collects the
+/// appended batches when the tail garbage needs them), then adds the spec's tail garbage,
+/// closes as the spec says and applies its damage.
+fn write_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Result<WriteSummary> {
     if std::fs::read_dir(out_dir).is_ok_and(|mut d| d.next().is_some()) {
         return Err(Error::invalid(out_dir, "output directory is not empty"));
     }
@@ -318,9 +383,10 @@ pub fn write_spec_with(
     let start_offset = spec.start_offset.unwrap_or(0);
     let topic_id_text = spec.topic_id.as_deref().unwrap_or(DEFAULT_TOPIC_ID);
     let topic_id = uuid_from_base64(topic_id_text)
-        .map_err(|m| Error::invalid(Path::new("SPEC.json"), format!("topic_id: {m}")))?;
+        .map_err(|m| Error::invalid(&spec.source, format!("topic_id: {m}")))?;
     let mut log = Log::create(out_dir, spec.log_config(), start_offset, topic_id, now_ms)?;
     let mut planner = Planner {
+        source: &spec.source,
         config: &spec.config,
         next_offset: start_offset,
         clock: spec
@@ -337,18 +403,16 @@ pub fn write_spec_with(
         })
     );
     let mut appended = Vec::new();
-    run_ops(
-        &spec.ops,
+    drive(
         &mut log,
         &mut planner,
-        bytes_for,
         keep_appended.then_some(&mut appended),
     )?;
     let tail = match &spec.tail_garbage {
         None => None,
         Some(t) => Some(tail_bytes(t, &mut planner, &appended)?),
     };
-    let summary = WriteSummary {
+    let mut summary = WriteSummary {
         topic_partition: format!("{}-{}", spec.topic, spec.partition),
         close: match spec.close {
             Some(SpecClose::Crash) => CloseMode::Crash,
@@ -357,7 +421,9 @@ pub fn write_spec_with(
         log_end_offset: log.log_end_offset(),
         segments: log.segments().map(|s| s.base_offset()).collect(),
         events: log.events().to_vec(),
+        damage: Vec::new(),
     };
+    let segment_index_bytes = log.config().segment_index_bytes;
     let active_log = log.active_segment().log_path().to_path_buf();
     log.close(summary.close)?;
     // Torn bytes go behind the closed file's back: a clean close would otherwise trim them.
@@ -368,6 +434,7 @@ pub fn write_spec_with(
             .and_then(|mut f| f.write_all(&tail))
             .map_err(|e| Error::io(&active_log, e))?;
     }
+    summary.damage = damage::apply_all(out_dir, &spec.damage, segment_index_bytes)?;
     Ok(summary)
 }
 
@@ -408,20 +475,21 @@ fn run_ops(
 }
 
 fn tail_bytes(t: &TailGarbage, planner: &mut Planner<'_>, appended: &[Vec<u8>]) -> Result<Vec<u8>> {
-    let bad = |m: String| Error::invalid(Path::new("SPEC.json"), m);
+    let source = planner.source;
+    let bad = |m: String| Error::invalid(source, m);
     match t {
         TailGarbage::Random { len, seed } => {
-            let len = gen_len(i64::try_from(*len).unwrap_or(i64::MAX))?.unwrap_or(0);
-            Ok(generate(*seed, len, GenKind::Binary))
+            let len = gen_len(i64::try_from(*len).unwrap_or(i64::MAX)).map_err(bad)?;
+            Ok(generate(*seed, len.unwrap_or(0), GenKind::Binary))
         }
-        TailGarbage::Hex { hex } => decode_hex(hex),
+        TailGarbage::Hex { hex } => decode_hex(hex).map_err(bad),
         TailGarbage::PartialBatch {
             len,
             batch,
             batch_index,
         } => {
             let full = match (batch, batch_index) {
-                (Some(b), None) => planner.plan(b)?.build()?,
+                (Some(b), None) => planner.plan(b)?.build(source)?,
                 (None, Some(i)) => {
                     let n = appended.len() as i64;
                     let at = if *i < 0 { n + i } else { *i };
@@ -455,6 +523,8 @@ fn tail_bytes(t: &TailGarbage, planner: &mut Planner<'_>, appended: &[Vec<u8>]) 
 /// The spec's running defaults: the next offset, the automatic timestamp clock, the broker
 /// clock and each producer's next sequence.
 struct Planner<'s> {
+    /// The spec's file, named in errors.
+    source: &'s Path,
     config: &'s SpecConfig,
     next_offset: i64,
     clock: i64,
@@ -470,7 +540,8 @@ impl Planner<'_> {
     }
 
     fn plan(&mut self, b: &SpecBatch) -> Result<PlannedBatch> {
-        let bad = |m: String| Error::invalid(Path::new("SPEC.json"), m);
+        let source = self.source;
+        let bad = |m: String| Error::invalid(source, m);
         let magic = b.magic.or(self.config.magic).unwrap_or(2);
         let codec_name = b
             .compression
@@ -513,7 +584,7 @@ impl Planner<'_> {
                 headers: Vec::new(),
             }]
         } else if let Some(g) = &b.gen {
-            self.gen_records(g, base_offset)?
+            self.gen_records(g, base_offset).map_err(bad)?
         } else {
             let mut out = Vec::new();
             let mut offset = base_offset;
@@ -532,16 +603,37 @@ impl Planner<'_> {
                 out.push(RecordSpec {
                     offset,
                     timestamp,
-                    key: bytes_of(r.key.as_deref(), r.key_hex.as_deref(), r.key_gen)?,
-                    value: bytes_of(r.value.as_deref(), r.value_hex.as_deref(), r.value_gen)?,
+                    key: bytes_of(
+                        r.key.as_deref(),
+                        r.key_hex.as_deref(),
+                        r.key_base64.as_deref(),
+                        r.key_gen,
+                    )
+                    .map_err(|m| bad(format!("record at offset {offset}: key: {m}")))?,
+                    value: bytes_of(
+                        r.value.as_deref(),
+                        r.value_hex.as_deref(),
+                        r.value_base64.as_deref(),
+                        r.value_gen,
+                    )
+                    .map_err(|m| bad(format!("record at offset {offset}: value: {m}")))?,
                     headers: r
                         .headers
                         .iter()
                         .map(|h| {
-                            Ok((
-                                h.key.clone().into_bytes(),
-                                bytes_of(h.value.as_deref(), h.value_hex.as_deref(), None)?,
-                            ))
+                            let value = bytes_of(
+                                h.value.as_deref(),
+                                h.value_hex.as_deref(),
+                                h.value_base64.as_deref(),
+                                None,
+                            )
+                            .map_err(|m| {
+                                bad(format!(
+                                    "record at offset {offset}: header {:?}: {m}",
+                                    h.key
+                                ))
+                            })?;
+                            Ok((h.key.clone().into_bytes(), value))
                         })
                         .collect::<Result<_>>()?,
                 });
@@ -620,7 +712,11 @@ impl Planner<'_> {
         })
     }
 
-    fn gen_records(&mut self, g: &SpecGen, base_offset: i64) -> Result<Vec<RecordSpec>> {
+    fn gen_records(
+        &mut self,
+        g: &SpecGen,
+        base_offset: i64,
+    ) -> std::result::Result<Vec<RecordSpec>, String> {
         let step = g.ts_step.unwrap_or(1);
         let ts0 = g.ts_start.unwrap_or(self.clock);
         let block_seed = g.seed.wrapping_mul(GEN_SEED_MULTIPLIER);
@@ -646,36 +742,36 @@ impl Planner<'_> {
 }
 
 /// A generated length: negative means null; Kafka cannot store more than 2^31 - 1 bytes.
-fn gen_len(len: i64) -> Result<Option<usize>> {
+fn gen_len(len: i64) -> std::result::Result<Option<usize>, String> {
     if len > i64::from(i32::MAX) {
-        return Err(Error::invalid(
-            Path::new("SPEC.json"),
-            format!("generated length {len} exceeds 2^31 - 1"),
-        ));
+        return Err(format!("generated length {len} exceeds 2^31 - 1"));
     }
     Ok(usize::try_from(len).ok())
 }
 
-/// A key, value or header value from exactly one of text, hex or a generator; none is null.
+/// A key, value or header value from at most one of text, hex, base64 or a generator; none
+/// is null.
 fn bytes_of(
     text: Option<&str>,
     hex: Option<&str>,
+    base64: Option<&str>,
     gen: Option<BytesGen>,
-) -> Result<Option<Vec<u8>>> {
-    match (text, hex, gen) {
-        (None, None, None) => Ok(None),
-        (Some(t), None, None) => Ok(Some(t.as_bytes().to_vec())),
-        (None, Some(h), None) => decode_hex(h).map(Some),
-        (None, None, Some(g)) => Ok(gen_len(g.len)?.map(|len| generate(g.seed, len, g.kind))),
-        _ => Err(Error::invalid(
-            Path::new("SPEC.json"),
-            "a key or value is given in more than one form",
-        )),
+) -> std::result::Result<Option<Vec<u8>>, String> {
+    match (text, hex, base64, gen) {
+        (None, None, None, None) => Ok(None),
+        (Some(t), None, None, None) => Ok(Some(t.as_bytes().to_vec())),
+        (None, Some(h), None, None) => decode_hex(h).map(Some),
+        (None, None, Some(b), None) => BASE64
+            .decode(b)
+            .map(Some)
+            .map_err(|e| format!("expected standard base64, got {b:?}: {e}")),
+        (None, None, None, Some(g)) => Ok(gen_len(g.len)?.map(|len| generate(g.seed, len, g.kind))),
+        _ => Err("given in more than one form (text, hex, base64, gen): expected one".into()),
     }
 }
 
-fn decode_hex(h: &str) -> Result<Vec<u8>> {
-    let bad = || Error::invalid(Path::new("SPEC.json"), format!("invalid hex {h:?}"));
+fn decode_hex(h: &str) -> std::result::Result<Vec<u8>, String> {
+    let bad = || format!("expected an even number of hex digits, got {h:?}");
     if h.len() % 2 != 0 || !h.is_ascii() {
         return Err(bad());
     }
@@ -731,6 +827,7 @@ mod tests {
         )
         .unwrap();
         let mut p = Planner {
+            source: Path::new("SPEC.json"),
             config: &spec.config,
             next_offset: 0,
             clock: 1000,

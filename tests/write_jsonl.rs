@@ -1,0 +1,197 @@
+//! `kseg write --jsonl`: records from a stream, one JSON object per line, batched. The result
+//! is byte for byte what the equivalent spec (one append per batch) writes.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use kseg::ops::write::{write_jsonl, write_spec, Spec, SpecBatch};
+use serde_json::{json, Value};
+
+const LINES: &str = r#"{"key":"k1","value":"hello","timestamp":1729990000000}
+{"key_hex":"00ff","value_base64":"aGk=","headers":[{"key":"h","value":"v"},{"key":"n"}]}
+
+{"value":null}
+{"key_base64":"","value_hex":"","headers":[{"key":"b","value_hex":"0102"}]}
+{"value":"last"}
+"#;
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The spec that appends the same records `batch` at a time.
+fn equivalent_spec(frame: &Value, batch: &Value, per_batch: usize) -> Value {
+    let records: Vec<Value> = LINES
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ops: Vec<Value> = records
+        .chunks(per_batch)
+        .map(|c| {
+            let mut b = batch.clone();
+            b["records"] = json!(c);
+            json!({"op": "append", "batches": [b]})
+        })
+        .collect();
+    let mut spec = frame.clone();
+    spec["ops"] = json!(ops);
+    spec
+}
+
+#[test]
+fn jsonl_equals_the_equivalent_spec() {
+    let frame = json!({"topic": "cap", "partition": 2, "config": {"segment.bytes": 200, "compression": "lz4"}, "ops": []});
+    for (batch, per_batch) in [
+        (json!({}), 2),
+        (
+            json!({"producer_id": 9, "producer_epoch": 1, "leader_epoch": 3}),
+            3,
+        ),
+        (json!({"magic": 1, "compression": "gzip"}), 4),
+        (json!({"magic": 0, "compression": "none"}), 1),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let spec = Spec::from_json(&frame.to_string()).unwrap();
+        let template: SpecBatch = serde_json::from_value(batch.clone()).unwrap();
+        let a = tmp.path().join("a/cap-2");
+        let summary = write_jsonl(&spec, &template, per_batch, &mut LINES.as_bytes(), &a).unwrap();
+        assert_eq!(summary.log_end_offset, 5);
+        let b = tmp.path().join("b/cap-2");
+        let same =
+            Spec::from_json(&equivalent_spec(&frame, &batch, per_batch).to_string()).unwrap();
+        assert_eq!(write_spec(&same, &b).unwrap(), summary);
+        assert_eq!(files(&a), files(&b), "{batch}");
+    }
+}
+
+#[test]
+fn bad_lines_are_errors_naming_the_line() {
+    let mut spec = Spec::from_json(r#"{"topic":"t","partition":0,"ops":[]}"#).unwrap();
+    spec.source = "<stdin>".into();
+    let cases = [
+        (
+            "{\"value\":\"a\"}\n{\"value\":1}\n",
+            "<stdin>: line 2: expected a record object",
+        ),
+        ("{\"value\":\"a\"}\nnot json\n", "<stdin>: line 2:"),
+        ("{\"value\":\"a\",\"vlaue\":2}\n", "unknown field `vlaue`"),
+        (
+            "{\"value_hex\":\"zz\"}\n",
+            "<stdin>: lines 1-1: record at offset 0: value: expected an even number of hex digits",
+        ),
+        (
+            "{}\n{}\n{\"key\":\"a\",\"key_hex\":\"00\"}\n",
+            "<stdin>: lines 3-3: record at offset 2: key: given in more than one form",
+        ),
+        ("{\"offset\":5}\n{\"offset\":3}\n", "lines 2-2"),
+    ];
+    for (input, want) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let err = write_jsonl(
+            &spec,
+            &SpecBatch::default(),
+            1,
+            &mut input.as_bytes(),
+            &tmp.path().join("t-0"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(want), "{input:?}: {err}");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let with_records = SpecBatch {
+        records: Some(Vec::new()),
+        ..SpecBatch::default()
+    };
+    assert!(write_jsonl(&spec, &with_records, 1, &mut "".as_bytes(), tmp.path()).is_err());
+    assert!(write_jsonl(
+        &spec,
+        &SpecBatch::default(),
+        0,
+        &mut "".as_bytes(),
+        tmp.path()
+    )
+    .is_err());
+}
+
+#[test]
+fn cli_reads_standard_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args([
+            "write",
+            "--jsonl",
+            "--json",
+            "--topic",
+            "cap",
+            "--partition",
+            "2",
+            "--batch-size",
+            "2",
+        ])
+        .args([
+            "--compression",
+            "zstd",
+            "--compression-level",
+            "3",
+            "--segment-bytes",
+            "200",
+            "--crash",
+        ])
+        .arg(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(LINES.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["logEndOffset"], 5);
+    assert_eq!(summary["close"], "crash");
+    assert!(tmp.path().join("cap-2/00000000000000000000.log").exists());
+
+    // The same through the library, with the same settings.
+    let frame = json!({"topic": "cap", "partition": 2, "close": "crash",
+        "config": {"segment.bytes": 200, "compression": "zstd", "compression_level": 3, "magic": 2}, "ops": []});
+    let spec = Spec::from_json(&frame.to_string()).unwrap();
+    let lib = tmp.path().join("lib/cap-2");
+    write_jsonl(&spec, &SpecBatch::default(), 2, &mut LINES.as_bytes(), &lib).unwrap();
+    assert_eq!(files(&lib), files(&tmp.path().join("cap-2")));
+
+    // Usage errors.
+    for args in [
+        vec!["write", "--jsonl"],
+        vec!["write", "--jsonl", "a", "b"],
+        vec!["write", "only-one"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
