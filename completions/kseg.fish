@@ -31,6 +31,8 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "verify" -d 'Check segment
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir, with a report'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Index files: bytes of the log read at each indexed position' -r
@@ -113,9 +115,42 @@ complete -c kseg -n "__fish_kseg_using_subcommand recover" -l no-backup -d 'Do n
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-ms -d '`retention.ms`; -1 = unlimited' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-bytes -d '`retention.bytes`; -1 = unlimited' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (producers idle for producer.id.expiration.ms at this time are dropped from snapshots). Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l json -d 'Print the plan as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l out -d 'A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339. Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l delete-retention-ms -d '`delete.retention.ms`: how long tombstones and removable markers stay after stamping' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l min-compaction-lag-ms -d '`min.compaction.lag.ms`' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l max-compaction-lag-ms -d '`max.compaction.lag.ms`' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l min-cleanable-dirty-ratio -d '`min.cleanable.dirty.ratio`: the log is cleaned only above it (or when the max lag forces it)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l segment-bytes -d '`segment.bytes`: the most log bytes one cleaned segment gathers' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l segment-index-bytes -d '`segment.index.bytes`' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l index-interval-bytes -d '`index.interval.bytes`' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l dedupe-buffer-bytes -d '`log.cleaner.dedupe.buffer.size` (24 bytes per key; the map holds 90% of the slots)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l first-dirty-offset -d 'Default: the log dir\'s cleaner-offset-checkpoint, else the log start offset' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l high-watermark -d 'Default: the log dir\'s replication-offset-checkpoint, else the log end offset' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l log-start-offset -d 'Default: the log dir\'s log-start-offset-checkpoint, else the first segment\'s base' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms (expired producers keep no empty batches)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the report as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir, with a report'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
