@@ -57,6 +57,8 @@ pub struct EntryHeader {
     pub last_offset: i64,
     /// v2: the header's max timestamp; v1: the (wrapper) message timestamp; v0: -1.
     pub max_timestamp: i64,
+    /// v2: the header's record count (0 for a batch the cleaner emptied); None for v0/v1.
+    pub record_count: Option<i32>,
 }
 
 /// Bytes [`peek_header`] needs to see for any magic.
@@ -93,6 +95,7 @@ pub fn peek_header(buf: &[u8], available: u64) -> Option<EntryHeader> {
                 } else {
                     -1
                 },
+                record_count: None,
             })
         }
         m if m >= MAGIC_V2 && len >= RECORD_BATCH_OVERHEAD_BYTES => {
@@ -103,6 +106,7 @@ pub fn peek_header(buf: &[u8], available: u64) -> Option<EntryHeader> {
                 first_offset: Some(h.base_offset),
                 last_offset: h.last_offset(),
                 max_timestamp: h.max_timestamp,
+                record_count: Some(h.record_count),
             })
         }
         _ => None,
