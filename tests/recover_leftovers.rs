@@ -2,6 +2,8 @@
 //! loader resolves them: a partition directory with `.cleaned`, `.deleted` and `.swap` leftovers
 //! recovers to exactly what the same directory without them recovers to.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use kseg::ops::apply::{ApplyOptions, Backup};
@@ -10,11 +12,7 @@ use kseg::storage::LogConfig;
 
 fn fixture(to: &Path) {
     let from = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/orders-0");
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
+    common::copy_dir(&from, to);
 }
 
 /// The fixture's topic settings (testdata/orders/SPEC.json) and clock.
@@ -39,21 +37,6 @@ fn recover(dir: &Path) {
         fail_before_step: None,
     })
     .unwrap();
-}
-
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -84,7 +67,7 @@ fn leftovers_resolve_like_the_loader() {
 
     recover(&clean);
     recover(&dirty);
-    let (want, got) = (files(&clean), files(&dirty));
+    let (want, got) = (common::dir_contents(&clean), common::dir_contents(&dirty));
     let names = |v: &[(String, Vec<u8>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
     assert_eq!(names(&got), names(&want));
     assert!(got == want, "recovered files differ");
@@ -112,7 +95,10 @@ fn swaps_at_or_above_a_cleaned_file_are_discarded() {
     .unwrap();
     recover(&clean);
     recover(&dirty);
-    assert!(files(&dirty) == files(&clean), "the originals must survive");
+    assert!(
+        common::dir_contents(&dirty) == common::dir_contents(&clean),
+        "the originals must survive"
+    );
 }
 
 #[test]
@@ -120,11 +106,7 @@ fn the_log_dirs_recovery_point_follows_the_recovered_log() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("crashed-0");
     let from = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/crashed/crashed-0");
-    std::fs::create_dir_all(&dir).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
-    }
+    common::copy_dir(&from, &dir);
     let checkpoint = tmp.path().join("recovery-point-offset-checkpoint");
     std::fs::write(&checkpoint, "0\n2\ncrashed 0 0\nother 3 5\n").unwrap();
     let opts = RecoverOptions {

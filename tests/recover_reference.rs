@@ -17,21 +17,6 @@ fn kseg(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-fn snapshot_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 fn expected_json(s: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(s.join("expected-recover-closed.json")).unwrap()).unwrap()
 }
@@ -57,19 +42,6 @@ fn options(expected: &serde_json::Value) -> RecoverOptions {
         now_ms: expected["params"]["nowMs"].as_i64().unwrap(),
         recovery_point: None,
         producer_id_expiration_ms: 86_400_000,
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        std::fs::copy(e.path(), &dst).unwrap();
-        let mut perm = std::fs::metadata(&dst).unwrap().permissions();
-        #[allow(clippy::permissions_set_readonly_false)]
-        perm.set_readonly(false);
-        std::fs::set_permissions(&dst, perm).unwrap();
     }
 }
 
@@ -125,7 +97,7 @@ fn engine_load_and_clean_close_match_kafka() {
                 .unwrap();
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("orders-0");
-        copy_dir(&s.join("input/orders-0"), &dir);
+        common::copy_dir(&s.join("input/orders-0"), &dir);
         let params = LoadParams {
             had_clean_shutdown: false,
             recovery_point: 0,
@@ -160,10 +132,10 @@ fn cli_recover_apply_matches_kafka_on_every_scenario() {
         let expected = expected_json(&s);
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("orders-0");
-        copy_dir(&s.join("input/orders-0"), &dir);
+        common::copy_dir(&s.join("input/orders-0"), &dir);
         let now = expected["params"]["nowMs"].to_string();
         let d = dir.to_str().unwrap();
-        let before = snapshot_of(&dir);
+        let before = common::dir_contents(&dir);
         let cfg = config_args(&expected);
         let dry = kseg(
             &[
@@ -172,7 +144,11 @@ fn cli_recover_apply_matches_kafka_on_every_scenario() {
             ]
             .concat(),
         );
-        assert_eq!(snapshot_of(&dir), before, "a dry run changes no byte");
+        assert_eq!(
+            common::dir_contents(&dir),
+            before,
+            "a dry run changes no byte"
+        );
         let plan: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
         assert_eq!(
             plan["logEndOffset"],
@@ -259,7 +235,7 @@ fn rebuild_index_all_matches_kafka_recovery_indexes() {
         }
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("orders-0");
-        copy_dir(&s.join("input/orders-0"), &dir);
+        common::copy_dir(&s.join("input/orders-0"), &dir);
         let now = expected["params"]["nowMs"].to_string();
         let cfg = config_args(&expected);
         let d = dir.to_str().unwrap();
@@ -303,7 +279,7 @@ fn rebuild_index_finds_the_damaged_indexes() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("orders-0");
-    copy_dir(&root.join("h-index-damage/input/orders-0"), &dir);
+    common::copy_dir(&root.join("h-index-damage/input/orders-0"), &dir);
     let out = kseg(&[
         "rebuild-index",
         "--json",
@@ -341,8 +317,8 @@ fn interrupted_apply_reruns_to_the_same_result() {
         loop {
             let tmp = tempfile::tempdir().unwrap();
             let dir = tmp.path().join("logs").join("orders-0");
-            copy_dir(&s.join("input/orders-0"), &dir);
-            let original = snapshot_of(&dir);
+            common::copy_dir(&s.join("input/orders-0"), &dir);
+            let original = common::dir_contents(&dir);
             let backup = tmp.path().join("backup");
             let p = plan(&dir, &options(&expected)).unwrap();
             let opts = ApplyOptions {
@@ -387,7 +363,7 @@ fn apply_refuses_a_locked_log_dir() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("orders-0");
-    copy_dir(&root.join("f-crash-torn-tail/input/orders-0"), &dir);
+    common::copy_dir(&root.join("f-crash-torn-tail/input/orders-0"), &dir);
     let lock = tmp.path().join(".lock");
     std::fs::write(&lock, b"").unwrap();
     // python's fcntl.lockf is a POSIX record lock, like Java's FileChannel.tryLock.
@@ -407,7 +383,7 @@ fn apply_refuses_a_locked_log_dir() {
     )
     .unwrap();
     assert_eq!(line.trim(), "locked");
-    let before = snapshot_of(&dir);
+    let before = common::dir_contents(&dir);
     let out = kseg(&["recover", "--apply", "--no-backup", dir.to_str().unwrap()]);
     child.kill().unwrap();
     child.wait().unwrap();
@@ -417,7 +393,7 @@ fn apply_refuses_a_locked_log_dir() {
         err.contains(&format!("locked by process {}", child.id())),
         "{err}"
     );
-    assert_eq!(snapshot_of(&dir), before);
+    assert_eq!(common::dir_contents(&dir), before);
 }
 
 fn plan_events(dir: &Path) -> Vec<LoadEvent> {
@@ -445,12 +421,12 @@ fn bad_input_is_explained_and_nothing_is_lost() {
     // Read-only files: the dry run works, --apply refuses before changing anything.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("orders-0");
-    copy_dir(&input, &dir);
+    common::copy_dir(&input, &dir);
     let ro = dir.join("00000000000000000000.index");
     let mut perm = std::fs::metadata(&ro).unwrap().permissions();
     perm.set_readonly(true);
     std::fs::set_permissions(&ro, perm).unwrap();
-    let before = snapshot_of(&dir);
+    let before = common::dir_contents(&dir);
     let out = kseg(&["recover", "--apply", "--no-backup", dir.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
@@ -458,12 +434,12 @@ fn bad_input_is_explained_and_nothing_is_lost() {
         err.contains("00000000000000000000.index: the file is read-only"),
         "{err}"
     );
-    assert_eq!(snapshot_of(&dir), before);
+    assert_eq!(common::dir_contents(&dir), before);
 
     // A segment with no valid batch at all: emptied, and the plan says where and why.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("orders-0");
-    copy_dir(&input, &dir);
+    common::copy_dir(&input, &dir);
     std::fs::write(dir.join("00000000000000000962.log"), vec![0xab; 500]).unwrap();
     let out = kseg(&["recover", dir.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -482,7 +458,7 @@ fn bad_input_is_explained_and_nothing_is_lost() {
     // An index without its .log, and an unknown file.
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("orders-0");
-    copy_dir(&input, &dir);
+    common::copy_dir(&input, &dir);
     std::fs::write(dir.join("00000000000000009999.index"), [0u8; 16]).unwrap();
     std::fs::write(dir.join("notes.txt"), b"operator notes").unwrap();
     let events = plan_events(&dir);

@@ -1,8 +1,9 @@
 //! `kseg write --jsonl`: records from a stream, one JSON object per line, batched. The result
 //! is byte for byte what the equivalent spec (one append per batch) writes.
 
+mod common;
+
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use kseg::ops::write::{write_jsonl, write_spec, Spec, SpecBatch};
@@ -15,21 +16,6 @@ const LINES: &str = r#"{"key":"k1","value":"hello","timestamp":1729990000000}
 {"key_base64":"","value_hex":"","headers":[{"key":"b","value_hex":"0102"}]}
 {"value":"last"}
 "#;
-
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
 
 /// The spec that appends the same records `batch` at a time.
 fn equivalent_spec(frame: &Value, batch: &Value, per_batch: usize) -> Value {
@@ -73,7 +59,11 @@ fn jsonl_equals_the_equivalent_spec() {
         let same =
             Spec::from_json(&equivalent_spec(&frame, &batch, per_batch).to_string()).unwrap();
         assert_eq!(write_spec(&same, &b).unwrap(), summary);
-        assert_eq!(files(&a), files(&b), "{batch}");
+        assert_eq!(
+            common::dir_contents(&a),
+            common::dir_contents(&b),
+            "{batch}"
+        );
     }
 }
 
@@ -180,7 +170,10 @@ fn cli_reads_standard_input() {
     let spec = Spec::from_json(&frame.to_string()).unwrap();
     let lib = tmp.path().join("lib/cap-2");
     write_jsonl(&spec, &SpecBatch::default(), 2, &mut LINES.as_bytes(), &lib).unwrap();
-    assert_eq!(files(&lib), files(&tmp.path().join("cap-2")));
+    assert_eq!(
+        common::dir_contents(&lib),
+        common::dir_contents(&tmp.path().join("cap-2"))
+    );
 
     // Usage errors.
     for args in [

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The reference corpus written by Apache Kafka's own code (`../shared/reference`).
 /// Missing corpus: a failure when `KSEG_REFERENCE` is set (CI sets it), else `None`.
@@ -58,4 +58,34 @@ pub fn unhex(s: &str) -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
         .collect()
+}
+
+/// Every file of `dir` with its bytes, sorted by name: equal lists mean byte-identical dirs.
+pub fn dir_contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Copies the files of `from` into `to` (created), writable even when the source is not.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        std::fs::copy(e.path(), &dst).unwrap();
+        let mut perm = std::fs::metadata(&dst).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perm.set_readonly(false);
+        std::fs::set_permissions(&dst, perm).unwrap();
+    }
 }
