@@ -67,7 +67,9 @@ pub struct LogReader {
     end: u64,
     file_len: u64,
     buf: Vec<u8>,
-    /// File position of `buf[0]`; the file cursor is at `buf_pos + buf.len()`.
+    /// Bytes of `buf` holding file data; the file cursor is at `buf_pos + valid`.
+    valid: usize,
+    /// File position of `buf[0]`.
     buf_pos: u64,
     pos: u64,
     max_entry_bytes: u64,
@@ -83,7 +85,8 @@ impl LogReader {
             file,
             end: max_bytes.map_or(len, |m| m.min(len)),
             file_len: len,
-            buf: Vec::with_capacity(READ_CHUNK_BYTES),
+            buf: Vec::new(),
+            valid: 0,
             buf_pos: 0,
             pos: 0,
             max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES,
@@ -125,37 +128,41 @@ impl LogReader {
     }
 
     /// Makes `buf` hold file bytes `[pos, pos + n)`, or up to `end`; returns the slice.
+    /// The buffer only grows; bytes still needed move to its front, and reads go straight into
+    /// the space after them (no zero-filling per read).
     fn fill(&mut self, pos: u64, n: u64) -> Result<&[u8]> {
         let want_end = pos.saturating_add(n).min(self.end);
-        let have_end = self.buf_pos + self.buf.len() as u64;
+        let have_end = self.buf_pos + self.valid as u64;
         if pos < self.buf_pos || pos > have_end {
-            self.buf.clear();
+            self.valid = 0;
             self.buf_pos = pos;
             self.file
                 .seek(SeekFrom::Start(pos))
                 .map_err(|e| Error::io(&self.path, e))?;
         } else if want_end > have_end && pos > self.buf_pos {
-            // Keep only what is still needed before reading more.
-            self.buf.drain(..(pos - self.buf_pos) as usize);
+            let shift = (pos - self.buf_pos) as usize;
+            self.buf.copy_within(shift..self.valid, 0);
+            self.valid -= shift;
             self.buf_pos = pos;
         }
-        let mut have_end = self.buf_pos + self.buf.len() as u64;
+        let mut have_end = self.buf_pos + self.valid as u64;
         while have_end < want_end {
             let chunk = (self.read_chunk as u64)
                 .max(want_end - have_end)
-                .min(self.end - have_end);
-            let old = self.buf.len();
-            self.buf.resize(old + chunk as usize, 0);
+                .min(self.end - have_end) as usize;
+            if self.buf.len() < self.valid + chunk {
+                self.buf.resize(self.valid + chunk, 0);
+            }
             let got = self
                 .file
-                .read(&mut self.buf[old..])
+                .read(&mut self.buf[self.valid..self.valid + chunk])
                 .map_err(|e| Error::io(&self.path, e))?;
-            self.buf.truncate(old + got);
             if got == 0 {
                 // The file shrank under us: behave as if it ended here.
                 self.end = have_end;
                 break;
             }
+            self.valid += got;
             have_end += got as u64;
         }
         let start = (pos - self.buf_pos) as usize;
@@ -168,8 +175,11 @@ impl LogReader {
     pub fn next_step(&mut self) -> Result<Step<'_>> {
         let position = self.pos;
         let head_len = (HEADER_SIZE_UP_TO_MAGIC_BYTES + 1) as u64;
-        let head = self.fill(position, head_len)?.to_vec();
-        match frame_at(&head) {
+        let mut head_buf = [0u8; HEADER_SIZE_UP_TO_MAGIC_BYTES + 1];
+        let got = self.fill(position, head_len)?;
+        let head = &mut head_buf[..got.len()];
+        head.copy_from_slice(got);
+        match frame_at(head) {
             Frame::End => Ok(Step::End {
                 position,
                 trailing: self.end - position,
