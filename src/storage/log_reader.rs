@@ -216,16 +216,39 @@ impl LogReader {
     }
 
     /// The header of the entry at `position`, read on its own (no body, no checksum): what
-    /// index checks need when they jump from entry to entry. Reads go through the buffer, so
-    /// increasing positions cost one read per chunk, not one per entry. None when no whole,
-    /// plausible entry starts there.
+    /// index checks need when they jump from entry to entry. None when no whole, plausible
+    /// entry starts there.
     pub fn header_at(&mut self, position: u64) -> Result<Option<EntryHeader>> {
+        use std::os::unix::fs::FileExt;
         if position >= self.end {
             return Ok(None);
         }
         let available = self.end - position;
-        let head = self.fill(position, PEEK_HEADER_BYTES as u64)?;
-        Ok(peek_header(head, available))
+        let have_end = self.buf_pos + self.valid as u64;
+        if position >= self.buf_pos && position + PEEK_HEADER_BYTES as u64 <= have_end {
+            let start = (position - self.buf_pos) as usize;
+            return Ok(peek_header(
+                &self.buf[start..start + PEEK_HEADER_BYTES],
+                available,
+            ));
+        }
+        // Index checks jump a few KiB at a time: reading the header alone beats reading the
+        // whole log through the buffer again.
+        let mut head = [0u8; PEEK_HEADER_BYTES];
+        let want = (PEEK_HEADER_BYTES as u64).min(available) as usize;
+        let mut got = 0;
+        while got < want {
+            match self
+                .file
+                .read_at(&mut head[got..want], position + got as u64)
+            {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+        }
+        Ok(peek_header(&head[..got], available))
     }
 
     /// Scans forward from `from` for the next position where a whole entry with a valid
