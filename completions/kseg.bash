@@ -85,13 +85,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__compact)
-            opts="-h -V --out --now --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --segment-index-bytes --index-interval-bytes --dedupe-buffer-bytes --first-dirty-offset --high-watermark --log-start-offset --producer-id-expiration-ms --json --help --version"
+            opts="-h -V --out --apply --no-backup --backup-dir --now --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --segment-index-bytes --index-interval-bytes --dedupe-buffer-bytes --first-dirty-offset --high-watermark --log-start-offset --producer-id-expiration-ms --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backup-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -32,7 +32,7 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "write" -d 'Build a partit
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
-complete -c kseg -n "__fish_kseg_needs_command" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir, with a report'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir (--out) or carried out in place (--apply; dry run otherwise), with a report'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Index files: bytes of the log read at each indexed position' -r
@@ -130,6 +130,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l json -d 'Print t
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l out -d 'A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l backup-dir -d 'With --apply: the backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l delete-retention-ms -d '`delete.retention.ms`: how long tombstones and removable markers stay after stamping' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l min-compaction-lag-ms -d '`min.compaction.lag.ms`' -r
@@ -143,6 +144,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l first-dirty-offset
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l high-watermark -d 'Default: the log dir\'s replication-offset-checkpoint, else the log end offset' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l log-start-offset -d 'Default: the log dir\'s log-start-offset-checkpoint, else the first segment\'s base' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms (expired producers keep no empty batches)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l apply -d 'Clean the partition in place, as the broker does: cleaned segments written as `.cleaned`, renamed to `.swap`, the replaced files renamed to `.deleted` and deleted, the `.swap` files renamed into place, the log dir\'s cleaner-offset-checkpoint updated'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l no-backup -d 'With --apply: do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
@@ -152,5 +155,5 @@ complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subc
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir, with a report'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir (--out) or carried out in place (--apply; dry run otherwise), with a report'
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -422,6 +422,26 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
     )
     .unwrap();
     assert_eq!(r.rolled_at, Some(15));
+    // Two-step deletion: every file renamed to `.deleted` first, then unlinked.
+    {
+        use kseg::ops::apply::Change;
+        let scratch = tempfile::tempdir().unwrap();
+        let changes = r.changes(scratch.path()).unwrap();
+        let renames = changes
+            .iter()
+            .take_while(|c| matches!(c, Change::Rename { .. }))
+            .count();
+        assert!(renames > 0);
+        for (c, u) in changes[..renames].iter().zip(&changes[renames..]) {
+            match (c, u) {
+                (Change::Rename { to, .. }, Change::Delete { file, .. }) => {
+                    assert_eq!(to, file);
+                    assert!(to.to_string_lossy().ends_with(".deleted"));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
     let backup = tmp.path().join("backup");
     r.apply(&ApplyOptions {
         backup: Backup::Dir(backup.clone()),

@@ -1,5 +1,6 @@
-//! `kseg compact PATH --out DIR`: one round of the broker's log cleaner, written to a new log
-//! dir, with what it kept and removed per cleaned segment.
+//! `kseg compact PATH --out DIR | --apply`: one round of the broker's log cleaner, written to a
+//! new log dir or carried out in place through the broker's `.cleaned` -> `.swap` -> swap file
+//! dance (a dry run without either), with what it kept and removed per cleaned segment.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,19 +8,40 @@ use std::path::PathBuf;
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
-use super::recover::parse_now;
-use super::{fail, EXIT_OK};
-use crate::ops::compact::{compact_to, CompactOptions, CompactReport};
+use super::recover::{backup_for, parse_now};
+use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use crate::ops::apply::ApplyOptions;
+use crate::ops::compact::{compact_to, plan_apply, CompactOptions, CompactReport};
+use crate::ops::recover::render_changes;
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Without --out or --apply this is a dry run: the report and the in-place plan are \
+printed and nothing is written. --apply refuses a log dir locked by a running broker, and a \
+partition holding leftovers of an interrupted swap (`.cleaned`, `.swap`, `.deleted`): \
+`kseg recover --apply` resolves those as the broker's loader does; then compact again.\n\n\
+Exit status: 0 when --out or --apply succeeded or there is nothing to clean; 1 when a dry run \
+found cleaning to do; 2 on errors."
+)]
 pub struct CompactArgs {
     /// The partition directory (`<topic>-<partition>`).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint).
+    #[arg(long, value_name = "DIR", conflicts_with = "apply")]
+    pub out: Option<PathBuf>,
+    /// Clean the partition in place, as the broker does: cleaned segments written as
+    /// `.cleaned`, renamed to `.swap`, the replaced files renamed to `.deleted` and deleted, the
+    /// `.swap` files renamed into place, the log dir's cleaner-offset-checkpoint updated.
+    #[arg(long)]
+    pub apply: bool,
+    /// With --apply: do not copy the affected files and the plan to a backup directory first.
+    #[arg(long, conflicts_with = "backup_dir")]
+    pub no_backup: bool,
+    /// With --apply: the backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`).
     #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    pub backup_dir: Option<PathBuf>,
     /// The broker clock, in epoch milliseconds or RFC 3339. Default: now.
     #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
     pub now: Option<i64>,
@@ -85,21 +107,67 @@ pub fn run(args: CompactArgs) -> u8 {
         producer_id_expiration_ms: args.producer_id_expiration_ms,
         ..CompactOptions::new(now_ms)
     };
-    let report = match compact_to(&args.path, &args.out, &opts) {
-        Ok(r) => r,
+    if let Some(out_dir) = &args.out {
+        let report = match compact_to(&args.path, out_dir, &opts) {
+            Ok(r) => r,
+            Err(e) => return fail(&e),
+        };
+        let mut out = std::io::stdout().lock();
+        let written = if args.json {
+            serde_json::to_writer_pretty(&mut out, &report)
+                .map_err(std::io::Error::other)
+                .and_then(|_| writeln!(out))
+        } else {
+            print_report(&mut out, &report)
+        };
+        return match written {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => fail(&e),
+            _ => EXIT_OK,
+        };
+    }
+    let plan = match plan_apply(&args.path, &opts) {
+        Ok(p) => p,
         Err(e) => return fail(&e),
     };
     let mut out = std::io::stdout().lock();
     let written = if args.json {
-        serde_json::to_writer_pretty(&mut out, &report)
+        let v = serde_json::json!({ "report": plan.report, "changes": plan.changes });
+        serde_json::to_writer_pretty(&mut out, &v)
             .map_err(std::io::Error::other)
             .and_then(|_| writeln!(out))
     } else {
-        print_report(&mut out, &report)
+        print_report(&mut out, &plan.report)
+            .and_then(|_| write!(out, "{}", render_changes(&plan.changes)))
     };
     match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => fail(&e),
-        _ => EXIT_OK,
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return fail(&e),
+        _ => {}
+    }
+    drop(out);
+    if plan.changes.is_empty() {
+        return EXIT_OK;
+    }
+    if !args.apply {
+        eprintln!("dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy");
+        return EXIT_FINDINGS;
+    }
+    let apply_opts = ApplyOptions {
+        backup: backup_for(args.no_backup, args.backup_dir.as_deref(), &args.path),
+        fail_before_step: None,
+    };
+    match plan.apply(&apply_opts) {
+        Ok(Some(b)) => {
+            eprintln!(
+                "applied; the original files and the plan are in {}",
+                b.display()
+            );
+            EXIT_OK
+        }
+        Ok(None) => {
+            eprintln!("applied (no backup)");
+            EXIT_OK
+        }
+        Err(e) => fail(&e),
     }
 }
 
@@ -170,7 +238,7 @@ fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> 
     writeln!(out, "{t}")?;
     writeln!(
         out,
-        "map: {} keys{}, cleaned up to offset {}; dirty ratio {:.3} -> {:.3}; written to {}",
+        "map: {} keys{}, cleaned up to offset {}; dirty ratio {:.3} -> {:.3}{}",
         r.keys_in_map,
         if r.map_full { " (full)" } else { "" },
         r.end_offset,
@@ -178,6 +246,6 @@ fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> 
         r.dirty_ratio_after,
         r.out
             .as_ref()
-            .map_or(String::new(), |p| p.display().to_string())
+            .map_or(String::new(), |p| format!("; written to {}", p.display()))
     )
 }

@@ -46,7 +46,8 @@ pub enum Command {
     Recover(recover::RecoverArgs),
     /// Which segments the broker's retention would delete and why, and when the rest goes.
     Retention(retention::RetentionArgs),
-    /// One round of the broker's log cleaner, written to a new log dir, with a report.
+    /// One round of the broker's log cleaner, written to a new log dir (--out) or carried out
+    /// in place (--apply; dry run otherwise), with a report.
     Compact(compact::CompactArgs),
 }
 

@@ -56,26 +56,30 @@ impl RepairArgs {
     }
 
     pub fn apply_options(&self, dir: &Path) -> ApplyOptions {
-        let backup = if self.no_backup {
-            Backup::None
-        } else if let Some(d) = &self.backup_dir {
-            Backup::Dir(d.clone())
-        } else {
-            let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
-            let log_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
-            let mut root = log_dir.into_os_string();
-            root.push(".kseg-backup");
-            let name = format!(
-                "{}-{}",
-                abs.file_name().unwrap_or_default().to_string_lossy(),
-                wall_clock_ms()
-            );
-            Backup::Dir(PathBuf::from(root).join(name))
-        };
         ApplyOptions {
-            backup,
+            backup: backup_for(self.no_backup, self.backup_dir.as_deref(), dir),
             fail_before_step: None,
         }
+    }
+}
+
+/// `--no-backup`, `--backup-dir DIR`, or the default `<log dir>.kseg-backup/<partition>-<time>`.
+pub fn backup_for(no_backup: bool, backup_dir: Option<&Path>, dir: &Path) -> Backup {
+    if no_backup {
+        Backup::None
+    } else if let Some(d) = backup_dir {
+        Backup::Dir(d.to_path_buf())
+    } else {
+        let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let log_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let mut root = log_dir.into_os_string();
+        root.push(".kseg-backup");
+        let name = format!(
+            "{}-{}",
+            abs.file_name().unwrap_or_default().to_string_lossy(),
+            wall_clock_ms()
+        );
+        Backup::Dir(PathBuf::from(root).join(name))
     }
 }
 

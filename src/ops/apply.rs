@@ -47,6 +47,14 @@ pub enum Change {
         file: PathBuf,
         size_before: u64,
     },
+    /// The file `from` gets the name `to` (the broker's `.cleaned` -> `.swap` -> final and
+    /// `.deleted` dance). Done already when `from` is gone and `to` exists, so a rerun of the
+    /// same plan after a failure skips it.
+    Rename {
+        from: PathBuf,
+        to: PathBuf,
+        size: u64,
+    },
 }
 
 impl Change {
@@ -55,11 +63,14 @@ impl Change {
             Change::Write { file, .. }
             | Change::Truncate { file, .. }
             | Change::Delete { file, .. } => file,
+            Change::Rename { from, .. } => from,
         }
     }
 
     /// Execution order: deletions of segment data by descending offset, then cuts, then
-    /// writes, then other deletions.
+    /// writes and renames (in the order given: a rename may take a file written just before),
+    /// then other deletions. Plans whose order is the protocol itself (compaction's swap) are
+    /// not sorted.
     fn rank(&self) -> (u8, std::cmp::Reverse<i64>) {
         let offset = self
             .file()
@@ -72,7 +83,7 @@ impl Change {
         match self {
             Change::Delete { .. } if segment_file => (0, std::cmp::Reverse(offset)),
             Change::Truncate { .. } => (1, std::cmp::Reverse(offset)),
-            Change::Write { .. } => (2, std::cmp::Reverse(0)),
+            Change::Write { .. } | Change::Rename { .. } => (2, std::cmp::Reverse(0)),
             Change::Delete { .. } => (3, std::cmp::Reverse(0)),
         }
     }
@@ -156,7 +167,9 @@ fn check_writable(changes: &[Change]) -> Result<()> {
             ));
         }
         if let Ok(m) = std::fs::metadata(f) {
-            if m.permissions().readonly() && !matches!(c, Change::Delete { .. }) {
+            if m.permissions().readonly()
+                && !matches!(c, Change::Delete { .. } | Change::Rename { .. })
+            {
                 return Err(Error::invalid(
                     f,
                     "the file is read-only; nothing was changed",
@@ -242,7 +255,7 @@ pub fn apply(
             Some(b.clone())
         }
     };
-    for c in changes {
+    for (i, c) in changes.iter().enumerate() {
         steps.next(c.file())?;
         match c {
             Change::Write { file, source, .. } => replace_file(source, file)?,
@@ -256,6 +269,20 @@ pub fn apply(
                     f.sync_all()
                 })
                 .map_err(|e| Error::io(file, e))?,
+            Change::Rename { from, to, .. } => {
+                // Done by an earlier, interrupted run: `to` is there, or a later change of
+                // this plan (two-step deletion) already unlinked it.
+                let unlinked_later = || {
+                    changes[i + 1..]
+                        .iter()
+                        .any(|l| matches!(l, Change::Delete { file, .. } if file == to))
+                };
+                if !from.exists() && (to.exists() || unlinked_later()) {
+                    continue;
+                }
+                std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+                sync_dir(parent(to))?;
+            }
             Change::Delete { file, .. } => {
                 match std::fs::remove_file(file) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => {

@@ -1373,3 +1373,196 @@ fn copy_rest(
     }
     Ok(())
 }
+
+/// `compact --apply`: the cleaning round carried out in place with the broker's file dance
+/// (`LocalLog.replaceSegments`, behavior.md §6.8), group by group: the cleaned segment's files
+/// written as `.cleaned`, renamed to `.swap`, the replaced segments' files renamed to
+/// `.deleted` and deleted, the `.swap` files renamed to their final names; then the replaced
+/// bases' producer snapshots go the same two-step way and the log dir's
+/// `cleaner-offset-checkpoint` takes the new first dirty offset. Computed with [`compact_to`]
+/// into a scratch dir, so the result is byte for byte what `--out` writes. A crash at any
+/// point leaves a directory the broker's loader (and `kseg recover`) resolves to either the
+/// old or the new segments of the interrupted group.
+#[derive(Debug)]
+pub struct CompactPlan {
+    pub report: CompactReport,
+    pub changes: Vec<super::apply::Change>,
+    _scratch: tempfile::TempDir,
+}
+
+impl CompactPlan {
+    pub fn apply(&self, opts: &super::apply::ApplyOptions) -> Result<Option<PathBuf>> {
+        let plan = serde_json::json!({ "report": self.report, "changes": self.changes });
+        super::apply::apply(&self.report.dir, &self.changes, &plan.to_string(), opts)
+    }
+}
+
+fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The segment files (`.log`, `.index`, `.timeindex`, `.txnindex`, in that order) of `base`
+/// present in `dir`.
+fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
+    [
+        log_file_name(base),
+        index_file_name(base),
+        crate::format::names::time_index_file_name(base),
+        txn_index_file_name(base),
+    ]
+    .into_iter()
+    .map(|n| dir.join(n))
+    .filter(|p| p.is_file())
+    .collect()
+}
+
+fn file_len(p: &Path) -> Result<u64> {
+    Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
+}
+
+/// Plans `compact --apply` on the partition directory `dir`. Refuses a directory holding
+/// leftovers of an interrupted swap (`.cleaned`, `.swap`, `.deleted`): `kseg recover --apply`
+/// resolves them as the broker's loader does.
+pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
+    use super::apply::Change;
+    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+    if !dir.is_dir() {
+        return Err(Error::invalid(dir, "not a partition directory"));
+    }
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let n = e.map_err(|e| Error::io(dir, e))?.file_name();
+        let n = n.to_string_lossy();
+        if [CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, DELETED_FILE_SUFFIX]
+            .iter()
+            .any(|s| n.ends_with(s))
+        {
+            return Err(Error::invalid(
+                &dir.join(&*n),
+                "a leftover of an interrupted swap or deletion; run `kseg recover --apply` first (it resolves them as the broker's loader does)",
+            ));
+        }
+    }
+    let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+    let out_log_dir = scratch.path().join("out");
+    let mut report = compact_to(dir, &out_log_dir, opts)?;
+    let out = report.out.take().unwrap_or_default();
+    let mut changes = Vec::new();
+    if report.cleaned {
+        let new_bases: HashSet<i64> = report.segments.iter().map(|s| s.base_offset).collect();
+        let mut snapshots = Vec::new();
+        for seg in &report.segments {
+            let cleaned = segment_files(&out, seg.base_offset);
+            let finals: Vec<PathBuf> = cleaned
+                .iter()
+                .map(|p| dir.join(p.file_name().unwrap_or_default()))
+                .collect();
+            for (src, fin) in cleaned.iter().zip(&finals) {
+                changes.push(Change::Write {
+                    file: with_suffix(fin, CLEANED_FILE_SUFFIX),
+                    source: src.clone(),
+                    size_before: None,
+                    size_after: file_len(src)?,
+                });
+            }
+            for (src, fin) in cleaned.iter().zip(&finals) {
+                changes.push(Change::Rename {
+                    from: with_suffix(fin, CLEANED_FILE_SUFFIX),
+                    to: with_suffix(fin, SWAP_FILE_SUFFIX),
+                    size: file_len(src)?,
+                });
+            }
+            let mut doomed = Vec::new();
+            for &old in &seg.sources {
+                for f in segment_files(dir, old) {
+                    let size = file_len(&f)?;
+                    let to = with_suffix(&f, DELETED_FILE_SUFFIX);
+                    changes.push(Change::Rename {
+                        from: f,
+                        to: to.clone(),
+                        size,
+                    });
+                    doomed.push(Change::Delete {
+                        file: to,
+                        size_before: size,
+                    });
+                }
+                let snap = dir.join(crate::format::names::snapshot_file_name(old));
+                if !new_bases.contains(&old) && snap.is_file() {
+                    snapshots.push(snap);
+                }
+            }
+            changes.extend(doomed);
+            for (src, fin) in cleaned.iter().zip(&finals) {
+                changes.push(Change::Rename {
+                    from: with_suffix(fin, SWAP_FILE_SUFFIX),
+                    to: fin.clone(),
+                    size: file_len(src)?,
+                });
+            }
+        }
+        let mut doomed = Vec::new();
+        for snap in snapshots {
+            let size = file_len(&snap)?;
+            let to = with_suffix(&snap, DELETED_FILE_SUFFIX);
+            changes.push(Change::Rename {
+                from: snap,
+                to: to.clone(),
+                size,
+            });
+            doomed.push(Change::Delete {
+                file: to,
+                size_before: size,
+            });
+        }
+        changes.extend(doomed);
+        // The log dir's cleaner-offset-checkpoint: this partition's entry set or added.
+        let log_dir = dir.parent().unwrap_or(Path::new("."));
+        let path = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
+        let (mut ckpt, size_before) = match std::fs::read(&path) {
+            Ok(b) => (
+                OffsetCheckpoint::decode(&b, &path.display().to_string())
+                    .map_err(|e| Error::decode(&path, 0, e))?,
+                Some(b.len() as u64),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (OffsetCheckpoint::default(), None)
+            }
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let staged = out_log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
+        let ours = OffsetCheckpoint::decode(
+            &std::fs::read(&staged).map_err(|e| Error::io(&staged, e))?,
+            &staged.display().to_string(),
+        )
+        .map_err(|e| Error::decode(&staged, 0, e))?;
+        for entry in ours.entries {
+            match ckpt
+                .entries
+                .iter_mut()
+                .find(|e| e.topic == entry.topic && e.partition == entry.partition)
+            {
+                Some(e) => e.offset = entry.offset,
+                None => ckpt.entries.push(entry),
+            }
+        }
+        let text = ckpt.encode();
+        if size_before.is_none() || std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+            let source = scratch.path().join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
+            std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;
+            changes.push(Change::Write {
+                file: path,
+                source,
+                size_before,
+                size_after: text.len() as u64,
+            });
+        }
+    }
+    report.out = None;
+    Ok(CompactPlan {
+        report,
+        changes,
+        _scratch: scratch,
+    })
+}

@@ -254,6 +254,11 @@ pub fn render_changes(changes: &[Change]) -> String {
             Change::Delete { file, size_before } => {
                 format!("delete   {} ({size_before} bytes)", file.display())
             }
+            Change::Rename { from, to, size } => format!(
+                "rename   {} -> {} ({size} bytes)",
+                from.display(),
+                to.file_name().unwrap_or_default().to_string_lossy()
+            ),
         };
         out.push_str("  ");
         out.push_str(&line);

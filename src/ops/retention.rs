@@ -460,20 +460,34 @@ impl RetentionReport {
     /// (so an interrupted run leaves a contiguous log), the rolled segment's empty `.log`,
     /// then the checkpoint files. New contents are staged in `scratch`.
     ///
-    /// The broker renames the files to `.deleted` and unlinks them `file.delete.delay.ms`
-    /// later so that readers can finish; offline no reader exists and the backup holds the
-    /// files, so they are unlinked at once (a `.deleted` leftover means the same to a loader).
+    /// As the broker does (behavior.md §5.4), every file of the deleted segments is first
+    /// renamed to `.deleted`, oldest segment first, and only then unlinked (the broker waits
+    /// `file.delete.delay.ms` for readers; offline there are none). A crash in between leaves
+    /// `.deleted` files, which the next load removes.
     pub fn changes(&self, scratch: &Path) -> Result<Vec<Change>> {
         let mut out = Vec::new();
+        let mut unlinks = Vec::new();
         for d in &self.deleted {
             for name in &d.files {
                 let file = self.dir.join(name);
-                let size_before = std::fs::metadata(&file)
+                let size = std::fs::metadata(&file)
                     .map_err(|e| Error::io(&file, e))?
                     .len();
-                out.push(Change::Delete { file, size_before });
+                let mut deleted = file.clone().into_os_string();
+                deleted.push(crate::format::names::DELETED_FILE_SUFFIX);
+                let deleted = PathBuf::from(deleted);
+                out.push(Change::Rename {
+                    from: file,
+                    to: deleted.clone(),
+                    size,
+                });
+                unlinks.push(Change::Delete {
+                    file: deleted,
+                    size_before: size,
+                });
             }
         }
+        out.extend(unlinks);
         if let Some(base) = self.rolled_at {
             let source = scratch.join(log_file_name(base));
             std::fs::write(&source, []).map_err(|e| Error::io(&source, e))?;

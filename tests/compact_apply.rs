@@ -1,0 +1,308 @@
+//! `compact --apply`: the in-place cleaning through the broker's `.cleaned` -> `.swap` -> swap
+//! file dance gives exactly the files `--out` gives; a dry run changes nothing; a failure at
+//! any step, resolved as the broker's loader would (`recover --apply`) and cleaned again, ends
+//! with the same records. Also the executor's `Rename` change under fault injection.
+
+mod common;
+
+use std::path::Path;
+
+use kseg::ops::apply::{apply, ApplyOptions, Backup, Change};
+use kseg::ops::compact::{compact_to, plan_apply, CompactOptions};
+use kseg::ops::recover::{plan as recover_plan, RecoverOptions};
+use kseg::ops::verify::{verify_paths, VerifyOptions};
+use kseg::ops::Severity;
+use kseg::storage::log_reader::{LogReader, Step};
+use kseg::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
+use kseg::storage::LogConfig;
+
+const NOW: i64 = 1_767_225_600_000;
+
+fn options(segment_bytes: u64) -> CompactOptions {
+    CompactOptions {
+        min_cleanable_dirty_ratio: 0.0,
+        segment_bytes,
+        ..CompactOptions::new(NOW)
+    }
+}
+
+fn no_backup(step: Option<usize>) -> ApplyOptions {
+    ApplyOptions {
+        backup: Backup::None,
+        fail_before_step: step,
+    }
+}
+
+fn verify_clean(dir: &Path) {
+    let report =
+        verify_paths(&[dir.to_path_buf()], &VerifyOptions { deep: true }, &|_| {}).unwrap();
+    let errors: Vec<String> = report
+        .findings()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| format!("{f:?}"))
+        .collect();
+    assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
+}
+
+/// Offset, key and value of every record, in offset order.
+type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn records(dir: &Path) -> Vec<Rec> {
+    let mut logs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    let mut out = Vec::new();
+    let mut scratch = Vec::new();
+    for l in logs {
+        let mut reader = LogReader::open(&l, None).unwrap();
+        while let Step::Entry { entry, .. } = reader.next_step().unwrap() {
+            for r in entry.records(&mut scratch, usize::MAX).unwrap() {
+                let r = r.unwrap();
+                out.push((
+                    r.offset,
+                    r.key.map(<[u8]>::to_vec),
+                    r.value.map(<[u8]>::to_vec),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The input of i-compaction in `<tmp>/logs/orders-0`.
+fn fixture(root: &Path, tmp: &Path) -> std::path::PathBuf {
+    let dir = tmp.join("logs").join("orders-0");
+    common::copy_dir(&root.join("i-compaction/input/orders-0"), &dir);
+    dir
+}
+
+#[test]
+fn apply_gives_the_files_out_gives() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    for segment_bytes in [1 << 30, 40_000] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = fixture(&root, tmp.path());
+        let opts = options(segment_bytes);
+        let out = compact_to(&dir, &tmp.path().join("out"), &opts).unwrap();
+        assert!(out.cleaned);
+        let p = plan_apply(&dir, &opts).unwrap();
+        assert_eq!(p.report.segments, out.segments);
+        // The protocol's order: .cleaned written, renamed to .swap, old files to .deleted.
+        let names: Vec<String> = p
+            .changes
+            .iter()
+            .map(|c| c.file().file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert!(names[0].ends_with(".log.cleaned"), "{names:?}");
+        assert!(names.iter().any(|n| n.ends_with(".swap")));
+        let backup = tmp.path().join("backup");
+        p.apply(&ApplyOptions {
+            backup: Backup::Dir(backup.clone()),
+            fail_before_step: None,
+        })
+        .unwrap();
+        assert_eq!(
+            common::dir_contents(&dir),
+            common::dir_contents(out.out.as_ref().unwrap()),
+            "segment.bytes {segment_bytes}"
+        );
+        assert_eq!(
+            std::fs::read(tmp.path().join("logs/cleaner-offset-checkpoint")).unwrap(),
+            std::fs::read(tmp.path().join("out/cleaner-offset-checkpoint")).unwrap()
+        );
+        verify_clean(&dir);
+        // The backup holds the replaced segments' original bytes.
+        for (n, bytes) in common::dir_contents(&root.join("i-compaction/input/orders-0")) {
+            if let Ok(b) = std::fs::read(backup.join(&n)) {
+                assert_eq!(b, bytes, "{n}");
+            }
+        }
+        // With the checkpoint there is nothing left to clean.
+        assert!(plan_apply(&dir, &opts).unwrap().changes.is_empty());
+    }
+}
+
+#[test]
+fn dry_run_prints_the_plan_and_changes_nothing() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture(&root, tmp.path());
+    let before = common::dir_contents(&dir);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args([
+            "compact",
+            "--now",
+            &NOW.to_string(),
+            "--min-cleanable-dirty-ratio",
+            "0",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains(".log.cleaned"), "{stdout}");
+    assert!(stdout.contains("rename"), "{stdout}");
+    assert_eq!(common::dir_contents(&dir), before);
+    assert!(!tmp.path().join("logs/cleaner-offset-checkpoint").exists());
+    // --out and --apply exclude each other.
+    let both = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(["compact", "--apply", "--out"])
+        .arg(tmp.path().join("o"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(both.status.code(), Some(2));
+    // --apply through the CLI.
+    let applied = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args([
+            "compact",
+            "--apply",
+            "--no-backup",
+            "--now",
+            &NOW.to_string(),
+        ])
+        .args(["--min-cleanable-dirty-ratio", "0"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(applied.status.code(), Some(0));
+    verify_clean(&dir);
+}
+
+/// A failure before every step in turn; `recover --apply` (the broker's loader resolving
+/// `.cleaned`, `.swap` and `.deleted`), then compacting again, ends with the records of an
+/// uninterrupted run, in a directory that verifies clean.
+#[test]
+fn interrupted_apply_recovers_to_the_same_records() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let opts = options(40_000);
+    let want = {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = fixture(&root, tmp.path());
+        plan_apply(&dir, &opts)
+            .unwrap()
+            .apply(&no_backup(None))
+            .unwrap();
+        records(&dir)
+    };
+    let recover_opts = RecoverOptions {
+        config: LogConfig::default(),
+        now_ms: NOW,
+        recovery_point: None,
+        producer_id_expiration_ms: DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+    };
+    let mut step = 0;
+    loop {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = fixture(&root, tmp.path());
+        let failed = plan_apply(&dir, &opts)
+            .unwrap()
+            .apply(&ApplyOptions {
+                backup: Backup::Dir(tmp.path().join("backup")),
+                fail_before_step: Some(step),
+            })
+            .is_err();
+        recover_plan(&dir, &recover_opts)
+            .unwrap()
+            .apply(&no_backup(None))
+            .unwrap();
+        plan_apply(&dir, &opts)
+            .unwrap()
+            .apply(&no_backup(None))
+            .unwrap();
+        verify_clean(&dir);
+        assert_eq!(records(&dir), want, "step {step}");
+        if !failed {
+            break;
+        }
+        step += 1;
+    }
+    assert!(step > 20, "the swap has steps to interrupt ({step})");
+}
+
+/// The executor's `Rename`: a plan writing, renaming and deleting, interrupted before each
+/// step and rerun, always ends in the same directory; renames already done are skipped.
+#[test]
+fn interrupted_renames_rerun_to_the_same_result() {
+    let mut step = 0;
+    let mut want = None;
+    loop {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("logs").join("t-0");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a"), b"old a").unwrap();
+        std::fs::write(dir.join("c"), b"old c").unwrap();
+        let src = tmp.path().join("new-b");
+        std::fs::write(&src, b"new b").unwrap();
+        let changes = vec![
+            Change::Write {
+                file: dir.join("b.cleaned"),
+                source: src.clone(),
+                size_before: None,
+                size_after: 5,
+            },
+            Change::Rename {
+                from: dir.join("b.cleaned"),
+                to: dir.join("b.swap"),
+                size: 5,
+            },
+            Change::Rename {
+                from: dir.join("a"),
+                to: dir.join("a.deleted"),
+                size: 5,
+            },
+            Change::Delete {
+                file: dir.join("a.deleted"),
+                size_before: 5,
+            },
+            Change::Rename {
+                from: dir.join("b.swap"),
+                to: dir.join("b"),
+                size: 5,
+            },
+            Change::Rename {
+                from: dir.join("c"),
+                to: dir.join("d"),
+                size: 5,
+            },
+        ];
+        let backup = tmp.path().join("backup");
+        let failed = apply(
+            &dir,
+            &changes,
+            "{}",
+            &ApplyOptions {
+                backup: Backup::Dir(backup.clone()),
+                fail_before_step: Some(step),
+            },
+        )
+        .is_err();
+        if let Ok(b) = std::fs::read(backup.join("a")) {
+            assert_eq!(b, b"old a");
+        }
+        apply(&dir, &changes, "{}", &no_backup(None)).unwrap();
+        let got = common::dir_contents(&dir);
+        let want = want.get_or_insert_with(|| {
+            vec![
+                ("b".to_string(), b"new b".to_vec()),
+                ("d".to_string(), b"old c".to_vec()),
+            ]
+        });
+        assert_eq!(&got, want, "step {step}");
+        if !failed {
+            break;
+        }
+        step += 1;
+    }
+    assert!(step >= 8, "backups and changes are steps ({step})");
+}
