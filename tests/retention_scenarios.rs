@@ -477,3 +477,81 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
     assert!(again.deleted.is_empty());
     assert_eq!(again.log_start_offset.value, 15);
 }
+
+/// `--apply` interrupted before each step: the next load (`recover --apply`) removes the
+/// `.deleted` files as the broker's loader does, and retention planned again ends with the
+/// segments and records of an uninterrupted run.
+#[test]
+fn interrupted_apply_recovers_to_the_same_segments() {
+    use kseg::ops::apply::{ApplyOptions, Backup};
+    use kseg::ops::recover::{plan as recover_plan, RecoverOptions};
+    let segments = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".log") || n.contains(".deleted"))
+            .collect();
+        v.sort();
+        v
+    };
+    let options = RetentionOptions {
+        retention_ms: 3500,
+        ..opts(5000)
+    };
+    let run = |step: Option<usize>| {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = write_log(
+            tmp.path(),
+            &[1000, 1000, 3000, 4000].map(|timestamp| Seg {
+                records: 5,
+                timestamp,
+            }),
+        );
+        let r = plan_retention(&dir, &options).unwrap();
+        assert_eq!(r.deleted.len(), 2);
+        let failed = r
+            .apply(&ApplyOptions {
+                backup: Backup::Dir(tmp.path().join("backup")),
+                fail_before_step: step,
+            })
+            .is_err();
+        recover_plan(
+            &dir,
+            &RecoverOptions {
+                config: LogConfig::default(),
+                now_ms: 5000,
+                recovery_point: None,
+                producer_id_expiration_ms: 86_400_000,
+            },
+        )
+        .unwrap()
+        .apply(&ApplyOptions {
+            backup: Backup::None,
+            fail_before_step: None,
+        })
+        .unwrap();
+        let again = plan_retention(&dir, &options).unwrap();
+        again
+            .apply(&ApplyOptions {
+                backup: Backup::None,
+                fail_before_step: None,
+            })
+            .unwrap();
+        (failed, segments(&dir), tmp)
+    };
+    let (_, want, _tmp) = run(None);
+    assert_eq!(
+        want,
+        ["00000000000000000010.log", "00000000000000000015.log"]
+    );
+    let mut step = 0;
+    loop {
+        let (failed, got, _tmp) = run(Some(step));
+        assert_eq!(got, want, "step {step}");
+        if !failed {
+            break;
+        }
+        step += 1;
+    }
+    assert!(step > 4, "{step}");
+}
