@@ -1,20 +1,17 @@
 //! `compact --apply`: the in-place cleaning through the broker's `.cleaned` -> `.swap` -> swap
 //! file dance gives exactly the files `--out` gives; a dry run changes nothing; a failure at
-//! any step, resolved as the broker's loader would (`recover --apply`) and cleaned again, ends
-//! with the same records. Also the executor's `Rename` change under fault injection.
+//! any step, then a rerun (the leftovers resolved as the broker's loader would, then cleaned),
+//! ends with the same records. Also the executor's `Rename` change under fault injection.
 
 mod common;
 
 use std::path::Path;
 
 use kseg::ops::apply::{apply, ApplyOptions, Backup, Change};
-use kseg::ops::compact::{compact_to, plan_apply, CompactOptions};
-use kseg::ops::recover::{plan as recover_plan, RecoverOptions};
+use kseg::ops::compact::{compact_to, plan_apply, plan_resolve_leftovers, CompactOptions};
 use kseg::ops::verify::{verify_paths, VerifyOptions};
 use kseg::ops::Severity;
 use kseg::storage::log_reader::{LogReader, Step};
-use kseg::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
-use kseg::storage::LogConfig;
 
 const NOW: i64 = 1_767_225_600_000;
 
@@ -177,9 +174,9 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     verify_clean(&dir);
 }
 
-/// A failure before every step in turn; `recover --apply` (the broker's loader resolving
-/// `.cleaned`, `.swap` and `.deleted`), then compacting again, ends with the records of an
-/// uninterrupted run, in a directory that verifies clean.
+/// A failure before every step in turn, then a rerun of `compact --apply` (which first
+/// resolves `.cleaned`, `.swap` and `.deleted` as the broker's loader does), ends with the
+/// records of an uninterrupted run, in a directory that verifies clean.
 #[test]
 fn interrupted_apply_recovers_to_the_same_records() {
     let Some(root) = common::reference_dir() else {
@@ -195,12 +192,6 @@ fn interrupted_apply_recovers_to_the_same_records() {
             .unwrap();
         records(&dir)
     };
-    let recover_opts = RecoverOptions {
-        config: LogConfig::default(),
-        now_ms: NOW,
-        recovery_point: None,
-        producer_id_expiration_ms: DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-    };
     let mut step = 0;
     loop {
         let tmp = tempfile::tempdir().unwrap();
@@ -212,10 +203,10 @@ fn interrupted_apply_recovers_to_the_same_records() {
                 fail_before_step: Some(step),
             })
             .is_err();
-        recover_plan(&dir, &recover_opts)
-            .unwrap()
-            .apply(&no_backup(None))
-            .unwrap();
+        // The rerun of `compact --apply`: leftovers resolved as the loader does, then cleaned.
+        if let Some(recovery) = plan_resolve_leftovers(&dir, &opts).unwrap() {
+            recovery.apply(&no_backup(None)).unwrap();
+        }
         plan_apply(&dir, &opts)
             .unwrap()
             .apply(&no_backup(None))

@@ -11,16 +11,18 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use super::recover::{backup_for, parse_now};
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::apply::ApplyOptions;
-use crate::ops::compact::{compact_to, plan_apply, CompactOptions, CompactReport};
+use crate::ops::compact::{
+    compact_to, plan_apply, plan_resolve_leftovers, CompactOptions, CompactReport,
+};
 use crate::ops::recover::render_changes;
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 
 #[derive(Debug, Args)]
 #[command(
     after_help = "Without --out or --apply this is a dry run: the report and the in-place plan are \
-printed and nothing is written. --apply refuses a log dir locked by a running broker, and a \
-partition holding leftovers of an interrupted swap (`.cleaned`, `.swap`, `.deleted`): \
-`kseg recover --apply` resolves those as the broker's loader does; then compact again.\n\n\
+printed and nothing is written. --apply refuses a log dir locked by a running broker. Killed \
+mid-swap, a rerun of --apply first resolves the leftovers (`.cleaned`, `.swap`, `.deleted`) as \
+the broker's loader does at start-up (what `kseg recover --apply` does), then cleans.\n\n\
 Exit status: 0 when --out or --apply succeeded or there is nothing to clean; 1 when a dry run \
 found cleaning to do; 2 on errors."
 )]
@@ -125,6 +127,31 @@ pub fn run(args: CompactArgs) -> u8 {
             _ => EXIT_OK,
         };
     }
+    let apply_opts = ApplyOptions {
+        backup: backup_for(args.no_backup, args.backup_dir.as_deref(), &args.path),
+        fail_before_step: None,
+    };
+    // Leftovers of an interrupted run: resolved first as the broker's loader would at start-up,
+    // so that a rerun of `compact --apply` finishes the job.
+    match plan_resolve_leftovers(&args.path, &opts) {
+        Ok(None) => {}
+        Ok(Some(recovery)) => {
+            println!(
+                "leftovers of an interrupted swap are resolved first, as the broker's loader does:"
+            );
+            print!("{}", recovery.render_text());
+            if !args.apply {
+                eprintln!(
+                    "dry run: nothing was written; --apply resolves the leftovers, then cleans"
+                );
+                return EXIT_FINDINGS;
+            }
+            if let Err(e) = recovery.apply(&apply_opts) {
+                return fail(&e);
+            }
+        }
+        Err(e) => return fail(&e),
+    }
     let plan = match plan_apply(&args.path, &opts) {
         Ok(p) => p,
         Err(e) => return fail(&e),
@@ -151,10 +178,6 @@ pub fn run(args: CompactArgs) -> u8 {
         eprintln!("dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy");
         return EXIT_FINDINGS;
     }
-    let apply_opts = ApplyOptions {
-        backup: backup_for(args.no_backup, args.backup_dir.as_deref(), &args.path),
-        fail_before_step: None,
-    };
     match plan.apply(&apply_opts) {
         Ok(Some(b)) => {
             eprintln!(

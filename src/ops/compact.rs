@@ -23,6 +23,7 @@ use md5::{Digest, Md5};
 use serde::Serialize;
 
 use super::partition::{mtime_ms, PartitionView, SegmentView};
+use super::recover::{plan as recover_plan, RecoverOptions, RecoverPlan};
 use super::retention::{partition_offsets, Sourced};
 use crate::error::{Error, Result};
 use crate::format::batch::{
@@ -42,7 +43,7 @@ use crate::format::names::{
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::producer_state::{ProducerAppends, DEFAULT_PRODUCER_ID_EXPIRATION_MS};
 use crate::storage::segment::SegmentConfig;
-use crate::storage::{OffsetIndex, ProducerStateManager, Segment};
+use crate::storage::{LogConfig, OffsetIndex, ProducerStateManager, Segment};
 
 /// `log.cleaner.dedupe.buffer.size` default (one cleaner thread).
 pub const DEFAULT_DEDUPE_BUFFER_BYTES: u64 = 134_217_728;
@@ -1422,15 +1423,10 @@ fn file_len(p: &Path) -> Result<u64> {
     Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
 }
 
-/// Plans `compact --apply` on the partition directory `dir`. Refuses a directory holding
-/// leftovers of an interrupted swap (`.cleaned`, `.swap`, `.deleted`): `kseg recover --apply`
-/// resolves them as the broker's loader does.
-pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
-    use super::apply::Change;
+/// The leftovers of an interrupted swap or deletion (`.cleaned`, `.swap`, `.deleted`) in `dir`.
+fn leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
     use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
-    if !dir.is_dir() {
-        return Err(Error::invalid(dir, "not a partition directory"));
-    }
+    let mut out = Vec::new();
     for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let n = e.map_err(|e| Error::io(dir, e))?.file_name();
         let n = n.to_string_lossy();
@@ -1438,11 +1434,49 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
             .iter()
             .any(|s| n.ends_with(s))
         {
-            return Err(Error::invalid(
-                &dir.join(&*n),
-                "a leftover of an interrupted swap or deletion; run `kseg recover --apply` first (it resolves them as the broker's loader does)",
-            ));
+            out.push(dir.join(&*n));
         }
+    }
+    Ok(out)
+}
+
+/// When `dir` holds leftovers of an interrupted `compact --apply` (or of the broker's own
+/// cleaner), the recovery that resolves them as the broker's loader does at start-up: what a
+/// rerun of `compact --apply` carries out before cleaning again.
+pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Option<RecoverPlan>> {
+    if !dir.is_dir() {
+        return Err(Error::invalid(dir, "not a partition directory"));
+    }
+    if leftovers(dir)?.is_empty() {
+        return Ok(None);
+    }
+    let recover_opts = RecoverOptions {
+        config: LogConfig {
+            segment_bytes: opts.segment_bytes,
+            segment_index_bytes: opts.segment_index_bytes,
+            index_interval_bytes: opts.index_interval_bytes,
+            ..LogConfig::default()
+        },
+        now_ms: opts.now_ms,
+        recovery_point: None,
+        producer_id_expiration_ms: opts.producer_id_expiration_ms,
+    };
+    recover_plan(dir, &recover_opts).map(Some)
+}
+
+/// Plans `compact --apply` on the partition directory `dir`. Refuses a directory holding
+/// leftovers of an interrupted swap: [`plan_resolve_leftovers`] resolves them first.
+pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
+    use super::apply::Change;
+    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+    if !dir.is_dir() {
+        return Err(Error::invalid(dir, "not a partition directory"));
+    }
+    if let Some(p) = leftovers(dir)?.first() {
+        return Err(Error::invalid(
+            p,
+            "a leftover of an interrupted swap or deletion; resolve it first (rerun `kseg compact --apply`, or `kseg recover --apply`)",
+        ));
     }
     let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
     let out_log_dir = scratch.path().join("out");
