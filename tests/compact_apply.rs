@@ -9,8 +9,6 @@ use std::path::Path;
 
 use kseg::ops::apply::{apply, ApplyOptions, Backup, Change};
 use kseg::ops::compact::{compact_to, plan_apply, plan_resolve_leftovers, CompactOptions};
-use kseg::ops::verify::{verify_paths, VerifyOptions};
-use kseg::ops::Severity;
 use kseg::storage::log_reader::{LogReader, Step};
 
 const NOW: i64 = 1_767_225_600_000;
@@ -28,17 +26,6 @@ fn no_backup(step: Option<usize>) -> ApplyOptions {
         backup: Backup::None,
         fail_before_step: step,
     }
-}
-
-fn verify_clean(dir: &Path) {
-    let report =
-        verify_paths(&[dir.to_path_buf()], &VerifyOptions { deep: true }, &|_| {}).unwrap();
-    let errors: Vec<String> = report
-        .findings()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| format!("{f:?}"))
-        .collect();
-    assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
 }
 
 /// Offset, key and value of every record, in offset order.
@@ -112,7 +99,7 @@ fn apply_gives_the_files_out_gives() {
             std::fs::read(tmp.path().join("logs/cleaner-offset-checkpoint")).unwrap(),
             std::fs::read(tmp.path().join("out/cleaner-offset-checkpoint")).unwrap()
         );
-        verify_clean(&dir);
+        common::assert_verifies_clean(&dir);
         // The backup holds the replaced segments' original bytes.
         for (n, bytes) in common::dir_contents(&root.join("i-compaction/input/orders-0")) {
             if let Ok(b) = std::fs::read(backup.join(&n)) {
@@ -171,7 +158,7 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
         .output()
         .unwrap();
     assert_eq!(applied.status.code(), Some(0));
-    verify_clean(&dir);
+    common::assert_verifies_clean(&dir);
 }
 
 /// A failure before every step in turn, then a rerun of `compact --apply` (which first
@@ -211,7 +198,7 @@ fn interrupted_apply_recovers_to_the_same_records() {
             .unwrap()
             .apply(&no_backup(None))
             .unwrap();
-        verify_clean(&dir);
+        common::assert_verifies_clean(&dir);
         assert_eq!(records(&dir), want, "step {step}");
         if !failed {
             break;

@@ -14,8 +14,6 @@ use kseg::format::control::{encode_control_key, ControlRecordType, EndTxnMarker}
 use kseg::format::index::decode_txn_index;
 use kseg::format::names::{log_file_name, txn_index_file_name};
 use kseg::ops::compact::{compact_to, CompactOptions, CompactReport};
-use kseg::ops::verify::{verify_paths, VerifyOptions};
-use kseg::ops::Severity;
 use kseg::storage::log_reader::{LogReader, Step};
 use kseg::storage::{CloseMode, Log, LogConfig};
 use proptest::prelude::*;
@@ -137,17 +135,6 @@ fn plain(recs: &[Rec]) -> Vec<PlainRec> {
         .collect()
 }
 
-fn verify_clean(dir: &Path) {
-    let report =
-        verify_paths(&[dir.to_path_buf()], &VerifyOptions { deep: true }, &|_| {}).unwrap();
-    let errors: Vec<String> = report
-        .findings()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| format!("{f:?}"))
-        .collect();
-    assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
-}
-
 /// Compacts `src` into a fresh log dir under `tmp` and checks the model; returns the report
 /// and the output partition dir.
 fn check(src: &Path, tmp: &Path, name: &str, opts: &CompactOptions) -> (CompactReport, PathBuf) {
@@ -167,7 +154,7 @@ fn check(src: &Path, tmp: &Path, name: &str, opts: &CompactOptions) -> (CompactR
         "batch last offsets increase"
     );
     assert!(after.windows(2).all(|w| w[0].offset < w[1].offset));
-    verify_clean(&out);
+    common::assert_verifies_clean(&out);
     // The active segment is untouched.
     let active = |d: &Path| {
         let mut logs: Vec<PathBuf> = std::fs::read_dir(d)
@@ -201,7 +188,7 @@ fn check_second_round(out: &Path, tmp: &Path, opts: &CompactOptions) {
     let (_, a) = read_dir(out);
     let (_, b) = read_dir(forced.out.as_ref().unwrap());
     assert_eq!(plain(&a), plain(&b));
-    verify_clean(forced.out.as_ref().unwrap());
+    common::assert_verifies_clean(forced.out.as_ref().unwrap());
 }
 
 fn options(now_ms: i64) -> CompactOptions {
@@ -406,7 +393,7 @@ fn tombstones_go_in_a_later_round_after_the_horizon() {
         .unwrap();
         let (_, recs) = read_dir(r.out.as_ref().unwrap());
         assert_eq!(recs.iter().any(|r| r.value.is_none()), kept, "now {now}");
-        verify_clean(r.out.as_ref().unwrap());
+        common::assert_verifies_clean(r.out.as_ref().unwrap());
     }
     assert!(!tmp
         .path()

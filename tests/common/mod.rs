@@ -89,3 +89,15 @@ pub fn copy_dir(from: &Path, to: &Path) {
         std::fs::set_permissions(&dst, perm).unwrap();
     }
 }
+
+/// Fails with every error `kseg verify --deep` reports on `dir`, if it reports any.
+pub fn assert_verifies_clean(dir: &Path) {
+    let opts = kseg::ops::verify::VerifyOptions { deep: true };
+    let report = kseg::ops::verify::verify_paths(&[dir.to_path_buf()], &opts, &|_| {}).unwrap();
+    let errors: Vec<String> = report
+        .findings()
+        .filter(|f| f.severity == kseg::ops::Severity::Error)
+        .map(|f| format!("{f:?}"))
+        .collect();
+    assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
+}
