@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
-use super::recover::{backup_for, parse_now};
+use super::recover::{backup_for, parse_now, report_applied};
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::apply::ApplyOptions;
 use crate::ops::compact::{
@@ -178,20 +178,7 @@ pub fn run(args: CompactArgs) -> u8 {
         eprintln!("dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy");
         return EXIT_FINDINGS;
     }
-    match plan.apply(&apply_opts) {
-        Ok(Some(b)) => {
-            eprintln!(
-                "applied; the original files and the plan are in {}",
-                b.display()
-            );
-            EXIT_OK
-        }
-        Ok(None) => {
-            eprintln!("applied (no backup)");
-            EXIT_OK
-        }
-        Err(e) => fail(&e),
-    }
+    report_applied(plan.apply(&apply_opts))
 }
 
 fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> {

@@ -188,15 +188,21 @@ pub fn finish(
         eprintln!("dry run: nothing was written; rerun with --apply to make these changes");
         return EXIT_FINDINGS;
     }
-    match apply(&repair.apply_options(dir)) {
-        Ok(backup) => {
-            match backup {
-                Some(b) => eprintln!(
-                    "applied; the original files and the plan are in {}",
-                    b.display()
-                ),
-                None => eprintln!("applied (no backup)"),
-            }
+    report_applied(apply(&repair.apply_options(dir)))
+}
+
+/// Says where the backup went (or that there is none) after an `--apply`, or why it failed.
+pub fn report_applied(result: crate::Result<Option<PathBuf>>) -> u8 {
+    match result {
+        Ok(Some(b)) => {
+            eprintln!(
+                "applied; the original files and the plan are in {}",
+                b.display()
+            );
+            EXIT_OK
+        }
+        Ok(None) => {
+            eprintln!("applied (no backup)");
             EXIT_OK
         }
         Err(e) => fail(&e),
