@@ -3,60 +3,59 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Event, Walker};
-use crate::error::Result;
-use crate::format::entry::EntryHeader;
+use super::batches::{Discard, Tap, WalkedBatches};
+use super::{DumpOptions, Event, Walker, DEFAULT_MAX_BYTES};
+use crate::error::{Error, Result};
 use crate::format::index::{
     offset_index_entries, offset_index_entry_count, offset_index_sanity_check,
     offset_index_zero_tail_start, time_index_entries, time_index_entry_count,
     time_index_sanity_check, time_index_zero_tail_start, OFFSET_INDEX_ENTRY_BYTES,
     TIME_INDEX_ENTRY_BYTES,
 };
-use crate::format::index::{offset_index_lookup, OffsetIndexEntry};
-use crate::format::names::{index_file_name, log_file_name};
+use crate::format::names::{index_file_name, log_file_name, time_index_file_name};
 use crate::ops::finding::Finding;
-use crate::storage::log_reader::{LogReader, Step};
-
-/// The `.log` that an index of `base_offset` in the same directory describes.
-fn companion_log(index: &Path, base_offset: i64) -> PathBuf {
-    index.with_file_name(log_file_name(base_offset))
-}
 
 /// Byte position of an offset-index slot.
 fn slot_position(slot: usize) -> u64 {
     (slot * OFFSET_INDEX_ENTRY_BYTES) as u64
 }
 
-/// The batch a time-index entry landed on.
-struct Landing {
-    position: u64,
-    header: EntryHeader,
-    /// The largest record timestamp, once computed.
-    max_record_timestamp: Option<i64>,
-}
-
-impl Landing {
-    fn last_offset(&self) -> i64 {
-        self.header.last_offset
-    }
-}
-
 impl Walker<'_, '_> {
-    /// Opens the companion log, or reports why the entries cannot be checked. Like
-    /// kafka-dump-log, a batch larger than `--max-message-size` is not read.
-    fn open_companion(&mut self, p: &Path, base_offset: i64) -> Result<Option<LogReader>> {
-        let log = companion_log(p, base_offset);
-        match LogReader::open(&log, None) {
-            Ok(r) => Ok(Some(
-                r.with_max_entry_bytes(self.opts.max_message_size)
-                    .for_random_access(),
-            )),
-            Err(e) => {
-                let m = format!("entries cannot be checked against the log: {e}");
-                self.finding(Finding::error("index.log-missing", p, m))?;
-                Ok(None)
-            }
+    /// The batches of the log an index describes, for checking its entries: recorded by the
+    /// walk of that log that ran last if there was one, else by a walk made now (which records
+    /// what both of the segment's indexes need, so a directory's log is walked once for both).
+    /// None, reported, when there is no log to check against. The log's own damage is not
+    /// reported here: dumping the log does that.
+    fn walked_for(
+        &mut self,
+        p: &Path,
+        base_offset: i64,
+    ) -> Result<Option<(PathBuf, WalkedBatches)>> {
+        let log = p.with_file_name(log_file_name(base_offset));
+        if let Some(cached) = self.walked.take().filter(|(l, _)| *l == log) {
+            return Ok(Some(cached));
         }
+        if let Err(e) = std::fs::File::open(&log) {
+            let m = format!(
+                "entries cannot be checked against the log: {}",
+                Error::io(&log, e)
+            );
+            self.finding(Finding::error("index.log-missing", p, m))?;
+            return Ok(None);
+        }
+        let opts = DumpOptions {
+            deep: false,
+            max_bytes: DEFAULT_MAX_BYTES,
+            ..self.opts.clone()
+        };
+        let indexes = [
+            p.with_file_name(index_file_name(base_offset)),
+            p.with_file_name(time_index_file_name(base_offset)),
+        ];
+        let mut discard = Discard;
+        let mut tap = Tap::new(&mut discard, &indexes, &opts);
+        Walker::new(&opts, &mut tap).path(&log)?;
+        Ok(Some((log, tap.finish())))
     }
 
     /// Reports an index whose length is not a whole number of entries (Kafka's readers
@@ -110,7 +109,8 @@ impl Walker<'_, '_> {
         self.partial_entry(p, bytes.len(), OFFSET_INDEX_ENTRY_BYTES)?;
         let zero_tail = offset_index_zero_tail_start(&bytes, base_offset);
         let shown = zero_tail.unwrap_or(count);
-        let mut log = self.open_companion(p, base_offset)?;
+        let log = self.walked_for(p, base_offset)?;
+        let walked = log.as_ref().map(|(_, w)| w);
         let mut mismatches = Vec::new();
         let mut prev = None;
         for (slot, entry) in offset_index_entries(&bytes, base_offset)
@@ -128,9 +128,9 @@ impl Walker<'_, '_> {
                 }
             }
             prev = Some((entry.offset, i64::from(entry.position)));
-            if let Some(reader) = log.as_mut() {
-                let found = reader
-                    .header_at(entry.position.max(0) as u64)?
+            if let Some(walked) = walked {
+                let found = walked
+                    .batch_at(entry.position.max(0) as u64)
                     .map(|h| (h.first_offset, h.last_offset));
                 match found {
                     Some((first, last)) => {
@@ -165,6 +165,7 @@ impl Walker<'_, '_> {
                 self.emit(Event::OffsetIndexEntry { slot, entry })?;
             }
         }
+        self.walked = log;
         self.zero_tail(p, zero_tail, count, OFFSET_INDEX_ENTRY_BYTES)?;
         if !mismatches.is_empty() {
             self.outcome
@@ -188,57 +189,19 @@ impl Walker<'_, '_> {
         self.partial_entry(p, bytes.len(), TIME_INDEX_ENTRY_BYTES)?;
         let zero_tail = time_index_zero_tail_start(&bytes, base_offset);
         let shown = zero_tail.unwrap_or(count);
-        let mut log = self.open_companion(p, base_offset)?;
-        // Like the broker, start each search at the offset index's position for the entry,
-        // so the log is not read end to end; without an index the walk is one forward pass.
-        let offset_index: Vec<OffsetIndexEntry> =
-            std::fs::read(p.with_file_name(index_file_name(base_offset)))
-                .map(|b| {
-                    let n = offset_index_zero_tail_start(&b, base_offset)
-                        .unwrap_or(offset_index_entry_count(b.len()));
-                    offset_index_entries(&b, base_offset).take(n).collect()
-                })
-                .unwrap_or_default();
+        let log = self.walked_for(p, base_offset)?;
+        let walked = log.as_ref().map(|(_, w)| w);
         let (mut mismatches, mut out_of_order) = (Vec::new(), Vec::new());
-        let mut landing: Option<Landing> = None;
-        // Where the next batch header is read: the walk hops from header to header.
-        let mut cursor = 0u64;
         let mut prev_timestamp = -1i64;
         for (slot, entry) in time_index_entries(&bytes, base_offset)
             .take(shown)
             .enumerate()
         {
-            if let Some(reader) = log.as_mut() {
-                if landing
-                    .as_ref()
-                    .is_some_and(|l| l.header.first_offset.is_some_and(|f| entry.offset < f))
-                {
-                    // Offsets went backwards: start over (only damaged indexes get here).
-                    cursor = 0;
-                    landing = None;
-                }
-                if landing
-                    .as_ref()
-                    .is_none_or(|l| l.last_offset() < entry.offset)
-                {
-                    let indexed = offset_index_lookup(&offset_index, base_offset, entry.offset);
-                    cursor = cursor.max(indexed.position.max(0) as u64);
-                    landing = None;
-                    while let Some(h) = reader.header_at(cursor)? {
-                        landing = Some(Landing {
-                            position: cursor,
-                            header: h,
-                            max_record_timestamp: None,
-                        });
-                        cursor += h.size;
-                        if h.last_offset >= entry.offset {
-                            break;
-                        }
-                    }
-                }
+            if let Some(walked) = walked {
+                let landing = walked.landing(entry.offset);
                 let found = match landing.as_ref() {
                     None => Some(-1),
-                    Some(l) if l.last_offset() != entry.offset => Some(l.last_offset()),
+                    Some(l) if l.header.last_offset != entry.offset => Some(l.header.last_offset),
                     Some(_) => None,
                 };
                 if let Some(found) = found {
@@ -253,21 +216,13 @@ impl Walker<'_, '_> {
                     let at = (slot * TIME_INDEX_ENTRY_BYTES) as u64;
                     let f = Finding::error("timeindex.offset", p, m).at(at);
                     self.finding(f.offset(entry.offset))?;
-                } else if let Some(l) = landing.as_mut() {
-                    let max = match l.max_record_timestamp {
-                        Some(m) => m,
-                        // kafka-dump-log takes the largest record timestamp (a deep read);
-                        // a shallow verify trusts the header, whose max --deep checks.
-                        None if self.opts.exact_time_index => {
-                            let m = max_record_timestamp(
-                                reader,
-                                l.position,
-                                self.opts.max_decompressed_bytes,
-                            )?;
-                            l.max_record_timestamp = Some(m);
-                            m
-                        }
-                        None => l.header.max_timestamp,
+                } else if let Some(l) = landing {
+                    // kafka-dump-log takes the largest record timestamp (a deep read); a
+                    // shallow verify trusts the header, whose max --deep checks.
+                    let max = if self.opts.exact_time_index {
+                        l.max_record_timestamp.unwrap_or(-1)
+                    } else {
+                        l.header.max_timestamp
                     };
                     if max != entry.timestamp {
                         mismatches.push((entry.timestamp, max));
@@ -295,6 +250,7 @@ impl Walker<'_, '_> {
             }
             prev_timestamp = entry.timestamp;
         }
+        self.walked = log;
         self.zero_tail(p, zero_tail, count, TIME_INDEX_ENTRY_BYTES)?;
         for &(timestamp, prev) in &out_of_order {
             let m = format!(
@@ -316,20 +272,4 @@ impl Walker<'_, '_> {
         }
         Ok(())
     }
-}
-
-/// The largest record timestamp of the batch at `position` (-1 when it has none), as
-/// kafka-dump-log computes it with a deep iteration.
-fn max_record_timestamp(reader: &mut LogReader, position: u64, limit: usize) -> Result<i64> {
-    reader.seek(position);
-    let mut max = -1;
-    if let Step::Entry { entry, .. } = reader.next_step()? {
-        let mut scratch = Vec::new();
-        if let Ok(records) = entry.records(&mut scratch, limit) {
-            for r in records.flatten() {
-                max = max.max(r.timestamp);
-            }
-        }
-    }
-    Ok(max)
 }

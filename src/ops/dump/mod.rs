@@ -21,8 +21,11 @@ use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::{LogReader, Step};
 
+mod batches;
 mod index;
 mod state;
+
+pub use batches::WalkedBatches;
 
 /// kafka-dump-log's default for `--max-bytes`; the "invalid bytes" line is printed only then.
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
@@ -251,23 +254,53 @@ struct Walker<'o, 's> {
     outcome: Outcome,
     /// The file being dumped.
     current: PathBuf,
+    /// The batches a log's walk recorded for the checks of its indexes, and that log.
+    walked: Option<(PathBuf, WalkedBatches)>,
 }
 
 /// Dumps each path: a file, or a directory whose files are dumped in base-offset order.
 pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) -> Result<Outcome> {
-    let mut w = Walker {
-        opts,
-        sink,
-        outcome: Outcome::default(),
-        current: PathBuf::new(),
-    };
+    let mut w = Walker::new(opts, sink);
     for p in paths {
         w.path(p)?;
     }
     Ok(w.outcome)
 }
 
-impl Walker<'_, '_> {
+/// Walks a segment's `.log`, then checks `indexes` (its `.index` and `.timeindex`) against
+/// the batches that walk saw instead of reading the log again, as `verify` does with every
+/// segment. Events come file by file: the log's, then each index's.
+pub fn dump_segment(
+    log: &Path,
+    indexes: &[PathBuf],
+    opts: &DumpOptions,
+    sink: &mut dyn Sink,
+) -> Result<Outcome> {
+    let mut tap = batches::Tap::new(sink, indexes, opts);
+    let mut w = Walker::new(opts, &mut tap);
+    w.path(log)?;
+    let outcome = w.outcome;
+    let walked = tap.finish();
+    let mut w = Walker::new(opts, sink);
+    w.walked = Some((log.to_path_buf(), walked));
+    w.outcome = outcome;
+    for p in indexes {
+        w.path(p)?;
+    }
+    Ok(w.outcome)
+}
+
+impl<'o, 's> Walker<'o, 's> {
+    fn new(opts: &'o DumpOptions, sink: &'s mut dyn Sink) -> Self {
+        Walker {
+            opts,
+            sink,
+            outcome: Outcome::default(),
+            current: PathBuf::new(),
+            walked: None,
+        }
+    }
+
     fn emit(&mut self, e: Event<'_>) -> Result<()> {
         self.sink.event(&e).map_err(io_err)
     }

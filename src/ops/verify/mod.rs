@@ -1,10 +1,11 @@
 //! `verify`: integrity checks of files, partition directories and log dirs.
 //!
 //! Every file is walked once by the same walker `dump` uses (so every check dump explains is a
-//! finding here, with the same id); partition-level checks (segments against each other,
-//! indexes against their segment, transaction indexes against abort markers, snapshots and
-//! leader epochs against the log) and log-dir checks (checkpoint files) come on top. Files are
-//! checked in parallel; each walk streams its file, so memory stays bounded.
+//! finding here, with the same id); a segment's `.index` and `.timeindex` are checked against
+//! what the walk of its `.log` recorded, so each log is read once. Partition-level checks
+//! (segments against each other, transaction indexes against abort markers, snapshots and
+//! leader epochs against the log) and log-dir checks (checkpoint files) come on top. Segments
+//! and files are checked in parallel; each walk streams its file, so memory stays bounded.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,7 +20,7 @@ use crate::format::entry::Entry;
 use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
-use crate::ops::dump::{dump_paths, DumpOptions, Event, Sink};
+use crate::ops::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use crate::ops::finding::{Finding, Severity};
 
 #[derive(Debug, Clone, Default)]
@@ -157,16 +158,91 @@ fn abort_marker(entry: &Entry<'_>) -> bool {
     )
 }
 
-fn scan_file(path: &Path, opts: &VerifyOptions) -> Result<FileScan> {
+/// Collects a [`FileScan`] per file of one task, in the order the walk meets them.
+#[derive(Default)]
+struct Scans(FileScans);
+
+impl Sink for Scans {
+    fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
+        if let Event::FileStart { path } = e {
+            self.0.push((path.to_path_buf(), FileScan::default()));
+        }
+        match self.0.last_mut() {
+            Some((_, scan)) => scan.event(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One piece of parallel work: a file, or a segment's `.log` with its `.index` and
+/// `.timeindex`, which are checked against what the log's walk saw (each log is read once).
+struct Task {
+    /// The unit the files belong to; None for a log dir's own files.
+    unit: Option<usize>,
+    files: Vec<PathBuf>,
+}
+
+/// Each file of a task with what its walk yielded.
+type FileScans = Vec<(PathBuf, FileScan)>;
+
+fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
     let dump_opts = DumpOptions {
         deep: opts.deep,
         // Shallow: time-index entries are checked against batch headers, whose max --deep checks.
         exact_time_index: opts.deep,
         ..DumpOptions::default()
     };
-    let mut scan = FileScan::default();
-    dump_paths(&[path.to_path_buf()], &dump_opts, &mut scan)?;
-    Ok(scan)
+    let mut scans = Scans::default();
+    match task.files.split_first() {
+        Some((log, indexes)) if !indexes.is_empty() => {
+            dump_segment(log, indexes, &dump_opts, &mut scans)?
+        }
+        _ => dump_paths(&task.files, &dump_opts, &mut scans)?,
+    };
+    Ok(scans.0)
+}
+
+/// Groups each unit's files into tasks: every `.log` with the indexes of its base offset.
+fn tasks(units: &[Unit], log_dirs: &[PathBuf]) -> Vec<Task> {
+    let mut tasks = Vec::new();
+    for (i, u) in units.iter().enumerate() {
+        let kinds: Vec<FileKind> = u.files.iter().map(|f| classify(&file_name(f))).collect();
+        let log_of = |base: i64| {
+            kinds
+                .iter()
+                .any(|k| matches!(k, FileKind::Log { base_offset } if *base_offset == base))
+        };
+        for (f, kind) in u.files.iter().zip(&kinds) {
+            let files = match kind {
+                FileKind::Log { base_offset } => std::iter::once(f.clone())
+                    .chain(u.files.iter().zip(&kinds).filter_map(|(g, k)| {
+                        let index = matches!(k, FileKind::OffsetIndex { base_offset: b }
+                            | FileKind::TimeIndex { base_offset: b } if b == base_offset);
+                        index.then(|| g.clone())
+                    }))
+                    .collect(),
+                FileKind::OffsetIndex { base_offset } | FileKind::TimeIndex { base_offset }
+                    if log_of(*base_offset) =>
+                {
+                    continue
+                }
+                _ => vec![f.clone()],
+            };
+            tasks.push(Task {
+                unit: Some(i),
+                files,
+            });
+        }
+    }
+    for d in log_dirs {
+        for f in regular_files(d).map(|(f, _)| f).unwrap_or_default() {
+            tasks.push(Task {
+                unit: None,
+                files: vec![f],
+            });
+        }
+    }
+    tasks
 }
 
 fn file_name(p: &Path) -> String {
@@ -242,40 +318,28 @@ pub fn verify_paths(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Report> {
     let (units, log_dirs) = plan(paths)?;
-    let all_files: Vec<(usize, PathBuf)> = units
-        .iter()
-        .enumerate()
-        .flat_map(|(i, u)| u.files.iter().map(move |f| (i, f.clone())))
-        .chain(log_dirs.iter().flat_map(|d| {
-            regular_files(d)
-                .map(|(f, _)| f)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|f| (usize::MAX, f))
-        }))
-        .collect();
-    let bytes_checked: u64 = all_files
-        .iter()
-        .filter_map(|(_, f)| f.metadata().ok())
-        .map(|m| m.len())
-        .sum();
-    let scans: Vec<(usize, PathBuf, Result<FileScan>)> = all_files
+    let tasks = tasks(&units, &log_dirs);
+    let size = |f: &PathBuf| f.metadata().map_or(0, |m| m.len());
+    let bytes_checked: u64 = tasks.iter().flat_map(|t| &t.files).map(size).sum();
+    let scans: Vec<(Option<usize>, Result<FileScans>)> = tasks
         .into_par_iter()
-        .map(|(i, f)| {
-            let scan = scan_file(&f, opts);
-            progress(f.metadata().map(|m| m.len()).unwrap_or(0));
-            (i, f, scan)
+        .map(|t| {
+            let scans = scan_task(&t, opts);
+            progress(t.files.iter().map(size).sum());
+            (t.unit, scans)
         })
         .collect();
     let mut per_unit: Vec<Vec<(PathBuf, FileScan)>> = units.iter().map(|_| Vec::new()).collect();
     let mut log_dir_scans = Vec::new();
-    for (i, f, scan) in scans {
-        let scan = scan?;
-        if i == usize::MAX {
-            log_dir_scans.push((f, scan));
-        } else {
-            per_unit[i].push((f, scan));
+    for (unit, scans) in scans {
+        match unit {
+            Some(i) => per_unit[i].extend(scans?),
+            None => log_dir_scans.extend(scans?),
         }
+    }
+    // Report in directory order, whatever order the tasks walked the files in.
+    for (u, scans) in units.iter().zip(&mut per_unit) {
+        scans.sort_by_key(|(f, _)| u.files.iter().position(|g| g == f));
     }
     let files_checked = per_unit.iter().map(Vec::len).sum::<usize>() + log_dir_scans.len();
     let mut partitions: Vec<PartitionReport> = units
