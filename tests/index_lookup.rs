@@ -4,11 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use kseg::format::entry::Entry;
 use kseg::format::names::{index_file_name, log_file_name, time_index_file_name};
 use kseg::ops::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use kseg::ops::Finding;
-use kseg::storage::log_reader::{LogReader, Step};
 
 mod common;
 
@@ -59,16 +57,6 @@ fn assert_same_findings(dir: &Path, base: i64, what: &str) {
             log.display()
         );
     }
-}
-
-/// Positions and sizes of the batches of a segment.
-fn batches(log: &Path) -> Vec<(u64, u64)> {
-    let mut r = LogReader::open(log, None).unwrap();
-    let mut out = Vec::new();
-    while let Step::Entry { position, entry } = r.next_step().unwrap() {
-        out.push((position, Entry::size_in_bytes(&entry) as u64));
-    }
-    out
 }
 
 type Damage = fn(&Path, i64);
@@ -125,7 +113,7 @@ const DAMAGES: &[(&str, Damage)] = &[
     }),
     ("a record byte of the middle batch flipped", |d, b| {
         let log = d.join(log_file_name(b));
-        let batches = batches(&log);
+        let batches = common::batches(&log);
         let (position, size) = batches[batches.len() / 2];
         // The last byte is record data (a v2 record or a legacy value), under the CRC.
         let at = (position + size - 1) as usize;
@@ -133,7 +121,7 @@ const DAMAGES: &[(&str, Damage)] = &[
     }),
     ("log cut in the middle batch", |d, b| {
         let log = d.join(log_file_name(b));
-        let batches = batches(&log);
+        let batches = common::batches(&log);
         let at = batches[batches.len() / 2].0 + 30;
         std::fs::OpenOptions::new()
             .write(true)

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use kseg::format::entry::Entry;
 use kseg::ops::verify::{verify_paths, Report, VerifyOptions};
 use kseg::ops::Severity;
-use kseg::storage::log_reader::{LogReader, Step};
+
+mod common;
 
 fn fixture(name: &str, partition: &str) -> (tempfile::TempDir, PathBuf) {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -47,16 +47,6 @@ fn assert_found(r: &Report, check: &str, file: &str) {
     );
 }
 
-/// Positions and sizes of the batches of a segment.
-fn batches(log: &Path) -> Vec<(u64, u64)> {
-    let mut r = LogReader::open(log, None).unwrap();
-    let mut out = Vec::new();
-    while let Step::Entry { position, entry } = r.next_step().unwrap() {
-        out.push((position, Entry::size_in_bytes(&entry) as u64));
-    }
-    out
-}
-
 #[test]
 fn fixtures_verify_clean() {
     for (name, part) in [
@@ -81,7 +71,7 @@ fn truncation_at_every_byte_of_the_active_segment() {
     let log = dir.join("00000000000000000175.log");
     let bytes = std::fs::read(&log).unwrap();
     let bounds: Vec<u64> = std::iter::once(0)
-        .chain(batches(&log).iter().map(|(p, s)| p + s))
+        .chain(common::batches(&log).iter().map(|(p, s)| p + s))
         .collect();
     for n in 0..bytes.len() as u64 {
         std::fs::write(&log, &bytes[..n as usize]).unwrap();
@@ -105,7 +95,7 @@ fn a_flipped_byte_in_each_batch() {
     let (_t, dir) = fixture("payments", "payments-0");
     let log = dir.join("00000000000000000000.log");
     let original = std::fs::read(&log).unwrap();
-    for (pos, size) in batches(&log) {
+    for (pos, size) in common::batches(&log) {
         let mut b = original.clone();
         b[(pos + size - 1) as usize] ^= 0x40; // the last byte: inside every checksum
         std::fs::write(&log, &b).unwrap();

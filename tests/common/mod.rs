@@ -101,3 +101,13 @@ pub fn assert_verifies_clean(dir: &Path) {
         .collect();
     assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
 }
+
+/// Positions and sizes of the batches of a segment.
+pub fn batches(log: &Path) -> Vec<(u64, u64)> {
+    let mut r = kseg::storage::log_reader::LogReader::open(log, None).unwrap();
+    let mut out = Vec::new();
+    while let kseg::storage::log_reader::Step::Entry { position, entry } = r.next_step().unwrap() {
+        out.push((position, entry.size_in_bytes() as u64));
+    }
+    out
+}
