@@ -422,11 +422,19 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
     )
     .unwrap();
     assert_eq!(r.rolled_at, Some(15));
-    // Two-step deletion: every file renamed to `.deleted` first, then unlinked.
+    // The broker rolls first, so the log always has a segment; then two-step deletion:
+    // every file renamed to `.deleted` first, then unlinked.
     {
         use kseg::ops::apply::Change;
         let scratch = tempfile::tempdir().unwrap();
         let changes = r.changes(scratch.path()).unwrap();
+        match &changes[0] {
+            Change::Write { file, .. } => {
+                assert_eq!(file, &dir.join(kseg::format::names::log_file_name(15)))
+            }
+            other => panic!("the roll comes first: {other:?}"),
+        }
+        let changes = &changes[1..];
         let renames = changes
             .iter()
             .take_while(|c| matches!(c, Change::Rename { .. }))

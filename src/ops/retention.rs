@@ -456,9 +456,9 @@ fn checkpoint_updates(view: &PartitionView, sim: &Sim<'_>) -> Result<Vec<Checkpo
 }
 
 impl RetentionReport {
-    /// What `--apply` changes, in execution order: the deleted segments' files oldest first
-    /// (so an interrupted run leaves a contiguous log), the rolled segment's empty `.log`,
-    /// then the checkpoint files. New contents are staged in `scratch`.
+    /// What `--apply` changes, in execution order: the rolled segment's empty `.log` (when
+    /// every segment goes), the deleted segments' files oldest first (so an interrupted run
+    /// leaves a contiguous log), then the checkpoint files. New contents are staged in `scratch`.
     ///
     /// As the broker does (behavior.md §5.4), every file of the deleted segments is first
     /// renamed to `.deleted`, oldest segment first, and only then unlinked (the broker waits
@@ -466,6 +466,17 @@ impl RetentionReport {
     /// `.deleted` files, which the next load removes.
     pub fn changes(&self, scratch: &Path) -> Result<Vec<Change>> {
         let mut out = Vec::new();
+        // The broker rolls before it deletes: at no point is the log without a segment.
+        if let Some(base) = self.rolled_at {
+            let source = scratch.join(log_file_name(base));
+            std::fs::write(&source, []).map_err(|e| Error::io(&source, e))?;
+            out.push(Change::Write {
+                file: self.dir.join(log_file_name(base)),
+                source,
+                size_before: None,
+                size_after: 0,
+            });
+        }
         let mut unlinks = Vec::new();
         for d in &self.deleted {
             for name in &d.files {
@@ -488,16 +499,6 @@ impl RetentionReport {
             }
         }
         out.extend(unlinks);
-        if let Some(base) = self.rolled_at {
-            let source = scratch.join(log_file_name(base));
-            std::fs::write(&source, []).map_err(|e| Error::io(&source, e))?;
-            out.push(Change::Write {
-                file: self.dir.join(log_file_name(base)),
-                source,
-                size_before: None,
-                size_after: 0,
-            });
-        }
         for u in &self.checkpoint_updates {
             let bytes = std::fs::read(&u.file).map_err(|e| Error::io(&u.file, e))?;
             let mut cp = OffsetCheckpoint::decode(&bytes, &u.file.display().to_string())
