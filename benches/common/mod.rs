@@ -55,6 +55,14 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     (r, t.elapsed().as_secs_f64())
 }
 
+/// The fastest of `runs` runs of `f`, in seconds: the figure least disturbed by whatever
+/// else the machine does, for passes that are compared with each other.
+pub fn best_of(runs: usize, mut f: impl FnMut()) -> f64 {
+    (0..runs)
+        .map(|_| timed(&mut f).1)
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// Prints one figure and returns the rate; `baseline` adds the ratio to it.
 pub fn report(label: &str, bytes: u64, secs: f64, baseline: Option<(f64, &str)>) -> f64 {
     let rate = bytes as f64 / secs;
