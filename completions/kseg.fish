@@ -35,7 +35,7 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "retention" -d 'Which segm
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir (--out) or carried out in place (--apply; dry run otherwise), with a report'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Index files: bytes of the log read at each indexed position' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-bytes -d 'Log files: read at most this many bytes from the start of each file' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-format -d 'Encoding of keys in JSON output' -r -f -a "auto\t'UTF-8 text when the bytes are valid UTF-8, else base64'
 utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'

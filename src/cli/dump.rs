@@ -39,7 +39,8 @@ pub struct DumpArgs {
     /// Index files: only run Kafka's index sanity check.
     #[arg(long)]
     pub index_sanity_check: bool,
-    /// Index files: bytes of the log read at each indexed position.
+    /// Accepted for kafka-dump-log compatibility (its window read at each indexed position);
+    /// kseg checks index entries against a walk of the log, where no batch is too large.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_SIZE, value_name = "BYTES")]
     pub max_message_size: u64,
     /// Log files: read at most this many bytes from the start of each file.
@@ -89,7 +90,6 @@ pub fn run(args: DumpArgs) -> u8 {
         print_data,
         skip_record_metadata: args.skip_record_metadata,
         max_bytes: args.max_bytes,
-        max_message_size: args.max_message_size,
         index_sanity_check: args.index_sanity_check,
         verify_index_only: args.verify_index_only,
         decoder,

@@ -39,7 +39,6 @@ pub struct DumpOptions {
     pub print_data: bool,
     pub skip_record_metadata: bool,
     pub max_bytes: u64,
-    pub max_message_size: u64,
     pub index_sanity_check: bool,
     pub verify_index_only: bool,
     /// Cap on what one batch may decompress to.
@@ -58,7 +57,6 @@ impl Default for DumpOptions {
             print_data: false,
             skip_record_metadata: false,
             max_bytes: DEFAULT_MAX_BYTES,
-            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             index_sanity_check: false,
             verify_index_only: false,
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
