@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::Entry;
+use crate::format::index::{AbortedTxn, ABORTED_TXN_CURRENT_VERSION};
 use crate::format::names::{classify, snapshot_file_name, FileKind};
 use crate::format::snapshot::{self, decrement_sequence, ProducerSnapshotEntry};
 
@@ -265,6 +266,20 @@ impl ProducerStateManager {
         }
     }
 
+    /// The state a snapshot at `offset` holds, every entry loaded (none expired) and no files
+    /// behind it: replaying a log from there writes nothing.
+    pub fn from_snapshot_entries(
+        dir: &Path,
+        offset: i64,
+        entries: &[ProducerSnapshotEntry],
+    ) -> Self {
+        let mut m = ProducerStateManager::new(dir, offset);
+        for e in entries {
+            m.load_entry(ProducerStateEntry::from_snapshot(e));
+        }
+        m
+    }
+
     /// An empty manager for an existing directory: it knows the `.snapshot` files there.
     pub fn open(dir: &Path, expiration_ms: i64) -> Result<Self> {
         let mut m = ProducerStateManager::new(dir, 0);
@@ -477,6 +492,34 @@ impl ProducerStateManager {
                     ),
                 )
             })
+    }
+
+    /// Applies what one append collected as the broker does (`UnifiedLog.append`, and
+    /// `LogSegment.recover` batch by batch): every producer's changes first, then each completed
+    /// transaction in log order, its last stable offset taken just before it completes. Each
+    /// aborted one goes to `index_aborted` as the transaction-index entry the broker writes.
+    pub fn apply_appends(
+        &mut self,
+        updates: Vec<ProducerAppendInfo>,
+        completed: Vec<CompletedTxn>,
+        mut index_aborted: impl FnMut(AbortedTxn) -> Result<()>,
+    ) -> Result<()> {
+        for u in updates {
+            self.update(u);
+        }
+        for txn in completed {
+            if txn.is_aborted {
+                index_aborted(AbortedTxn {
+                    version: ABORTED_TXN_CURRENT_VERSION,
+                    producer_id: txn.producer_id,
+                    first_offset: txn.first_offset,
+                    last_offset: txn.last_offset,
+                    last_stable_offset: self.last_stable_offset(&txn),
+                })?;
+            }
+            self.complete_txn(&txn)?;
+        }
+        Ok(())
     }
 
     /// Writes `<map end offset>.snapshot` if the map end offset moved past the last snapshot;
