@@ -46,7 +46,7 @@ impl BatchMetadata {
     }
 
     pub fn first_offset(&self) -> i64 {
-        self.last_offset - i64::from(self.offset_delta)
+        self.last_offset.wrapping_sub(i64::from(self.offset_delta))
     }
 }
 
@@ -174,7 +174,8 @@ impl ProducerAppendInfo {
         last_offset: i64,
         is_transactional: bool,
     ) -> Result<()> {
-        let offset_delta = i32::try_from(last_offset - first_offset).map_err(|_| {
+        // Java's long arithmetic wraps: a header's last offset (base + delta) may have wrapped.
+        let offset_delta = i32::try_from(last_offset.wrapping_sub(first_offset)).map_err(|_| {
             Error::invalid(
                 Path::new(""),
                 format!("batch offsets {first_offset}..{last_offset} span more than 2^31"),
@@ -473,7 +474,7 @@ impl ProducerStateManager {
         self.ongoing_txns
             .iter()
             .find(|(_, &pid)| pid != txn.producer_id)
-            .map_or(txn.last_offset + 1, |(&first, _)| first)
+            .map_or(txn.last_offset.wrapping_add(1), |(&first, _)| first)
     }
 
     pub fn complete_txn(&mut self, txn: &CompletedTxn) -> Result<()> {
