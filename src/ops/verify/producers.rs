@@ -1167,6 +1167,87 @@ mod tests {
         );
     }
 
+    #[test]
+    fn hostile_input_gives_findings_not_panics() {
+        use crate::format::batch::{build_batch, BatchSpec, RecordSpec};
+        use crate::format::control::{encode_control_key, EndTxnMarker};
+        let batch = |base: i64, n: i64, pid: i64, txn: bool, control: Option<Vec<u8>>| {
+            let spec = BatchSpec {
+                producer_id: pid,
+                is_transactional: txn,
+                is_control: control.is_some(),
+                ..Default::default()
+            };
+            let records: Vec<RecordSpec> = (0..n)
+                .map(|i| RecordSpec {
+                    offset: i,
+                    timestamp: 5,
+                    key: control.clone().or(Some(b"k".to_vec())),
+                    value: Some(EndTxnMarker::encode(3).to_vec()),
+                    headers: vec![],
+                })
+                .collect();
+            // The base offset is outside the CRC: set it afterwards, wrapping offsets and all.
+            let mut bytes = build_batch(&spec, &records).unwrap();
+            bytes[..8].copy_from_slice(&base.to_be_bytes());
+            bytes
+        };
+        let abort = Some(encode_control_key(ControlRecordType::Abort).to_vec());
+        let leader_change = Some(encode_control_key(ControlRecordType::LeaderChange).to_vec());
+        let batches = [
+            batch(i64::MAX - 3, 2, 1, true, None),
+            batch(i64::MAX - 1, 1, 1, true, abort.clone()),
+            batch(i64::MAX, 3, 2, true, None),
+            batch(i64::MAX, 1, 2, false, None),
+            batch(-5, 1, 3, true, abort.clone()),
+            batch(7, 1, 4, true, Some(b"junk".to_vec())),
+            batch(8, 1, 5, false, leader_change),
+            batch(i64::MIN, 1, 6, true, abort),
+        ];
+        let weird = ProducerSnapshotEntry {
+            producer_id: 1,
+            producer_epoch: -7,
+            last_sequence: i32::MIN,
+            last_offset: i64::MIN,
+            offset_delta: i32::MAX,
+            timestamp: i64::MAX,
+            coordinator_epoch: i32::MIN,
+            current_txn_first_offset: i64::MAX - 2,
+        };
+        let entries = vec![
+            weird,
+            weird,
+            ProducerSnapshotEntry {
+                producer_id: -1,
+                ..weird
+            },
+        ];
+        let txns = [AbortedTxn {
+            version: -3,
+            producer_id: 1,
+            first_offset: i64::MAX,
+            last_offset: i64::MAX - 1,
+            last_stable_offset: i64::MIN,
+        }; 3];
+        for start in [
+            StartState::Empty,
+            StartState::Unknown,
+            StartState::Snapshot(entries.clone()),
+        ] {
+            let snaps = vec![
+                (i64::MAX, PathBuf::from("a"), entries.clone()),
+                (i64::MIN, PathBuf::from("b"), entries.clone()),
+                (9, PathBuf::from("c"), entries.clone()),
+            ];
+            let mut r = SegmentReplay::new(Path::new("x/0.log"), i64::MAX - 3, start, snaps);
+            for (i, b) in batches.iter().enumerate() {
+                r.batch(i as u64, &Entry::decode(b).unwrap());
+            }
+            let found = r.finish(Some((Path::new("x/0.txnindex"), &txns)), i64::MIN);
+            assert!(!found.is_empty());
+        }
+    }
+
     /// Writes a partition from a SPEC's ops, as the broker's follower would.
     fn write(ops: &str) -> (tempfile::TempDir, PathBuf, Vec<LogEvent>) {
         let spec = Spec::from_json(&format!(
