@@ -16,7 +16,7 @@ pub mod legacy;
 pub mod names;
 pub mod snapshot;
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 pub mod varint;
 
 pub use codec::Compression;

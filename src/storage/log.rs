@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::format::batch::MAGIC_V2;
 use crate::format::checkpoint::{PartitionMetadata, PARTITION_METADATA_VERSION, UUID_BYTES};
 use crate::format::entry::{frame_at, Entry, Frame};
-use crate::format::index::{AbortedTxn, ABORTED_TXN_CURRENT_VERSION};
+use crate::format::index::AbortedTxn;
 use crate::format::names::PARTITION_METADATA_FILE_NAME;
 
 /// The topic settings the engine applies. Defaults are Kafka's.
@@ -313,29 +313,25 @@ impl Log {
             records,
         )?;
         self.log_end_offset = info.last_offset + 1;
-        for u in updates {
-            self.producer_state.update(u);
-        }
-        for txn in completed {
-            let lso = self.producer_state.last_stable_offset(&txn);
-            if txn.is_aborted {
-                let aborted = AbortedTxn {
-                    version: ABORTED_TXN_CURRENT_VERSION,
-                    producer_id: txn.producer_id,
-                    first_offset: txn.first_offset,
-                    last_offset: txn.last_offset,
-                    last_stable_offset: lso,
-                };
-                let segment = self.active_segment_mut();
-                segment.append_aborted_txn(&aborted)?;
-                let segment = segment.base_offset();
-                self.events.push(LogEvent::AbortedTxnIndexed {
-                    segment,
-                    txn: aborted,
-                });
-            }
-            self.producer_state.complete_txn(&txn)?;
-        }
+        // Disjoint fields: the producer state indexes into the active segment as it goes.
+        let Log {
+            producer_state,
+            segments,
+            events,
+            ..
+        } = self;
+        let segment = segments
+            .values_mut()
+            .next_back()
+            .expect("a log has a segment");
+        producer_state.apply_appends(updates, completed, |aborted| {
+            segment.append_aborted_txn(&aborted)?;
+            events.push(LogEvent::AbortedTxnIndexed {
+                segment: segment.base_offset(),
+                txn: aborted,
+            });
+            Ok(())
+        })?;
         self.producer_state
             .update_map_end_offset(info.last_offset + 1);
         Ok(Some(info))

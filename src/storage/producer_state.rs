@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::Entry;
+use crate::format::index::{AbortedTxn, ABORTED_TXN_CURRENT_VERSION};
 use crate::format::names::{classify, snapshot_file_name, FileKind};
 use crate::format::snapshot::{self, decrement_sequence, ProducerSnapshotEntry};
 
@@ -45,7 +46,7 @@ impl BatchMetadata {
     }
 
     pub fn first_offset(&self) -> i64 {
-        self.last_offset - i64::from(self.offset_delta)
+        self.last_offset.wrapping_sub(i64::from(self.offset_delta))
     }
 }
 
@@ -173,7 +174,8 @@ impl ProducerAppendInfo {
         last_offset: i64,
         is_transactional: bool,
     ) -> Result<()> {
-        let offset_delta = i32::try_from(last_offset - first_offset).map_err(|_| {
+        // Java's long arithmetic wraps: a header's last offset (base + delta) may have wrapped.
+        let offset_delta = i32::try_from(last_offset.wrapping_sub(first_offset)).map_err(|_| {
             Error::invalid(
                 Path::new(""),
                 format!("batch offsets {first_offset}..{last_offset} span more than 2^31"),
@@ -263,6 +265,20 @@ impl ProducerStateManager {
             last_snap_offset: start_offset,
             expiration_ms: DEFAULT_PRODUCER_ID_EXPIRATION_MS,
         }
+    }
+
+    /// The state a snapshot at `offset` holds, every entry loaded (none expired) and no files
+    /// behind it: replaying a log from there writes nothing.
+    pub fn from_snapshot_entries(
+        dir: &Path,
+        offset: i64,
+        entries: &[ProducerSnapshotEntry],
+    ) -> Self {
+        let mut m = ProducerStateManager::new(dir, offset);
+        for e in entries {
+            m.load_entry(ProducerStateEntry::from_snapshot(e));
+        }
+        m
     }
 
     /// An empty manager for an existing directory: it knows the `.snapshot` files there.
@@ -458,7 +474,7 @@ impl ProducerStateManager {
         self.ongoing_txns
             .iter()
             .find(|(_, &pid)| pid != txn.producer_id)
-            .map_or(txn.last_offset + 1, |(&first, _)| first)
+            .map_or(txn.last_offset.wrapping_add(1), |(&first, _)| first)
     }
 
     pub fn complete_txn(&mut self, txn: &CompletedTxn) -> Result<()> {
@@ -477,6 +493,34 @@ impl ProducerStateManager {
                     ),
                 )
             })
+    }
+
+    /// Applies what one append collected as the broker does (`UnifiedLog.append`, and
+    /// `LogSegment.recover` batch by batch): every producer's changes first, then each completed
+    /// transaction in log order, its last stable offset taken just before it completes. Each
+    /// aborted one goes to `index_aborted` as the transaction-index entry the broker writes.
+    pub fn apply_appends(
+        &mut self,
+        updates: Vec<ProducerAppendInfo>,
+        completed: Vec<CompletedTxn>,
+        mut index_aborted: impl FnMut(AbortedTxn) -> Result<()>,
+    ) -> Result<()> {
+        for u in updates {
+            self.update(u);
+        }
+        for txn in completed {
+            if txn.is_aborted {
+                index_aborted(AbortedTxn {
+                    version: ABORTED_TXN_CURRENT_VERSION,
+                    producer_id: txn.producer_id,
+                    first_offset: txn.first_offset,
+                    last_offset: txn.last_offset,
+                    last_stable_offset: self.last_stable_offset(&txn),
+                })?;
+            }
+            self.complete_txn(&txn)?;
+        }
+        Ok(())
     }
 
     /// Writes `<map end offset>.snapshot` if the map end offset moved past the last snapshot;

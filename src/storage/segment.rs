@@ -19,9 +19,7 @@ use super::txn_index::TxnIndex;
 use crate::error::{Error, Result};
 use crate::format::batch::MAGIC_V2;
 use crate::format::entry::Entry;
-use crate::format::index::{
-    AbortedTxn, OffsetIndexEntry, TimeIndexEntry, ABORTED_TXN_CURRENT_VERSION,
-};
+use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::names::{
     index_file_name, log_file_name, time_index_file_name, txn_index_file_name,
 };
@@ -342,22 +340,9 @@ impl Segment {
         entry: &Entry<'_>,
     ) -> Result<()> {
         let (updates, completed) = state.collect_appends([entry], &self.log_path)?;
-        for u in updates {
-            state.update(u);
-        }
-        for txn in completed {
-            let lso = state.last_stable_offset(&txn);
-            if txn.is_aborted {
-                self.txn_index.append(&AbortedTxn {
-                    version: ABORTED_TXN_CURRENT_VERSION,
-                    producer_id: txn.producer_id,
-                    first_offset: txn.first_offset,
-                    last_offset: txn.last_offset,
-                    last_stable_offset: lso,
-                })?;
-            }
-            state.complete_txn(&txn)?;
-        }
+        state.apply_appends(updates, completed, |aborted| {
+            self.txn_index.append(&aborted)
+        })?;
         state.update_map_end_offset(entry.last_offset() + 1);
         Ok(())
     }

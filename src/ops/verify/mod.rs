@@ -7,6 +7,8 @@
 //! leader epochs against the log) and log-dir checks (checkpoint files) come on top. Segments
 //! and files are checked in parallel; each walk streams its file, so memory stays bounded.
 
+mod producers;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
