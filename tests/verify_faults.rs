@@ -218,6 +218,30 @@ fn each_kind_of_state_file_damage() {
         &txn[..20],
         "txnindex.partial-entry",
     );
+    // The replay of producer state: the broker's entry for the abort is gone, or says a
+    // different last stable offset (its last byte, bytes 26..34 of the entry).
+    check("00000000000000000000.txnindex", &[], "txnindex.missing");
+    let mut lso = txn.clone();
+    lso[33] ^= 1;
+    check("00000000000000000000.txnindex", &lso, "txnindex.entry");
+    let txn_path = dir.join("00000000000000000000.txnindex");
+    std::fs::remove_file(&txn_path).unwrap();
+    assert_found(
+        &verify(&dir),
+        "txnindex.missing",
+        "00000000000000000000.txnindex",
+    );
+    std::fs::write(&txn_path, &txn).unwrap();
+    // A snapshot whose producer disagrees with the log's batches (its CRC recomputed).
+    let shutdown = std::fs::read(dir.join("00000000000000000086.snapshot")).unwrap();
+    let mut entries = kseg::format::snapshot::decode(&shutdown).unwrap().entries;
+    assert!(!entries.is_empty(), "fixture snapshot has producers");
+    entries[0].last_sequence += 1;
+    check(
+        "00000000000000000086.snapshot",
+        &kseg::format::snapshot::encode(&entries),
+        "snapshot.content",
+    );
 
     std::fs::copy(
         dir.join("00000000000000000047.log"),

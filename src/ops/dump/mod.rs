@@ -265,9 +265,9 @@ pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) ->
     Ok(w.outcome)
 }
 
-/// Walks a segment's `.log`, then checks `indexes` (its `.index` and `.timeindex`) against
-/// the batches that walk saw instead of reading the log again, as `verify` does with every
-/// segment. Events come file by file: the log's, then each index's.
+/// Walks a segment's `.log`, then its index files `indexes`, checking the `.index` and
+/// `.timeindex` against the batches that walk saw instead of reading the log again, as `verify`
+/// does with every segment. Events come file by file: the log's, then each index's.
 pub fn dump_segment(
     log: &Path,
     indexes: &[PathBuf],

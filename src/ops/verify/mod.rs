@@ -17,13 +17,12 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::format::checkpoint::{EpochEntry, OffsetCheckpointEntry};
-use crate::format::control::{decode_control_key, ControlRecordType};
-use crate::format::entry::Entry;
 use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use crate::ops::finding::{Finding, Severity};
+use producers::{SegmentReplay, StartState};
 
 #[derive(Debug, Clone, Default)]
 pub struct VerifyOptions {
@@ -107,8 +106,6 @@ struct FileScan {
     last_offset: Option<i64>,
     /// (epoch, first offset seen with it) whenever the partition leader epoch changes.
     epochs: Vec<(i32, i64)>,
-    /// (producer id, offset) of ABORT markers.
-    aborts: Vec<(i64, i64)>,
     /// Slots of a zero-filled index tail.
     zero_tail_slots: Option<usize>,
     txn_entries: Vec<AbortedTxn>,
@@ -120,7 +117,7 @@ struct FileScan {
 impl Sink for FileScan {
     fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
         match e {
-            Event::Batch { info, entry } => {
+            Event::Batch { info, .. } => {
                 self.batches += 1;
                 let first = info.base_offset.unwrap_or(info.last_offset);
                 self.first_offset.get_or_insert(first);
@@ -130,9 +127,6 @@ impl Sink for FileScan {
                     if self.epochs.last().is_none_or(|&(last, _)| last != e) {
                         self.epochs.push((e, first));
                     }
-                }
-                if info.is_control && abort_marker(entry) {
-                    self.aborts.push((info.producer_id, info.last_offset));
                 }
             }
             Event::Record(_) => self.records += 1,
@@ -148,44 +142,65 @@ impl Sink for FileScan {
     }
 }
 
-/// Whether a control batch holds an ABORT marker (its one record is uncompressed and tiny).
-fn abort_marker(entry: &Entry<'_>) -> bool {
-    let mut scratch = Vec::new();
-    let Ok(mut records) = entry.records(&mut scratch, 1 << 20) else {
-        return false;
-    };
-    matches!(
-        records.next(),
-        Some(Ok(r)) if decode_control_key(r.key).is_ok_and(|t| t == ControlRecordType::Abort)
-    )
-}
-
-/// Collects a [`FileScan`] per file of one task, in the order the walk meets them.
+/// Collects a [`FileScan`] per file of one task, in the order the walk meets them, and feeds
+/// a segment's batches to its producer-state replay.
 #[derive(Default)]
-struct Scans(FileScans);
+struct Scans {
+    files: FileScans,
+    replay: Option<SegmentReplay>,
+}
 
 impl Sink for Scans {
     fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
-        if let Event::FileStart { path } = e {
-            self.0.push((path.to_path_buf(), FileScan::default()));
+        match e {
+            Event::FileStart { path } => {
+                self.files.push((path.to_path_buf(), FileScan::default()));
+            }
+            // The broker stops loading at a bad CRC; the replay skips such batches.
+            Event::Batch { info, entry } if info.is_valid => {
+                if let Some(r) = self.replay.as_mut() {
+                    r.batch(info.position, entry);
+                }
+            }
+            _ => {}
         }
-        match self.0.last_mut() {
+        match self.files.last_mut() {
             Some((_, scan)) => scan.event(e),
             None => Ok(()),
         }
     }
 }
 
-/// One piece of parallel work: a file, or a segment's `.log` with its `.index` and
-/// `.timeindex`, which are checked against what the log's walk saw (each log is read once).
+/// What a segment's task needs besides its files to replay producer state.
+struct SegmentContext {
+    base_offset: i64,
+    /// The next segment's base offset; None for the last segment.
+    next_base: Option<i64>,
+    /// `<base>.snapshot`, when the directory has it.
+    start_snapshot: Option<PathBuf>,
+    /// The snapshots whose offsets lie in (base, next base], or above base for the last.
+    snapshots: Vec<(i64, PathBuf)>,
+    txn_index: Option<PathBuf>,
+}
+
+/// One piece of parallel work: a file, or a segment's `.log` with its `.index`, `.timeindex`
+/// and `.txnindex`, which are checked against what the log's walk saw (each log is read once).
 struct Task {
     /// The unit the files belong to; None for a log dir's own files.
     unit: Option<usize>,
     files: Vec<PathBuf>,
+    segment: Option<SegmentContext>,
 }
 
 /// Each file of a task with what its walk yielded.
 type FileScans = Vec<(PathBuf, FileScan)>;
+
+fn decoded_snapshot(path: &Path) -> Option<Vec<ProducerSnapshotEntry>> {
+    let bytes = std::fs::read(path).ok()?;
+    crate::format::snapshot::decode(&bytes)
+        .ok()
+        .map(|s| s.entries)
+}
 
 fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
     let dump_opts = DumpOptions {
@@ -195,44 +210,119 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         ..DumpOptions::default()
     };
     let mut scans = Scans::default();
-    match task.files.split_first() {
-        Some((log, indexes)) if !indexes.is_empty() => {
-            dump_segment(log, indexes, &dump_opts, &mut scans)?
-        }
-        _ => dump_paths(&task.files, &dump_opts, &mut scans)?,
+    let (Some(seg), Some((log, rest))) = (&task.segment, task.files.split_first()) else {
+        dump_paths(&task.files, &dump_opts, &mut scans)?;
+        return Ok(scans.files);
     };
-    Ok(scans.0)
+    // Snapshots that do not decode are reported by their own walk and compared with nothing.
+    let start = match seg.start_snapshot.as_deref().and_then(decoded_snapshot) {
+        Some(entries) => StartState::Snapshot(entries),
+        None if seg.base_offset == 0 => StartState::Empty,
+        None => StartState::Unknown,
+    };
+    let snapshots = seg
+        .snapshots
+        .iter()
+        .filter_map(|(o, p)| Some((*o, p.clone(), decoded_snapshot(p)?)))
+        .collect();
+    scans.replay = Some(SegmentReplay::new(log, seg.base_offset, start, snapshots));
+    dump_segment(log, rest, &dump_opts, &mut scans)?;
+    let Scans { mut files, replay } = scans;
+    let log_end = files
+        .first()
+        .and_then(|(_, s)| s.last_offset)
+        .map_or(seg.base_offset, |o| o + 1);
+    let txn = seg.txn_index.as_ref().and_then(|t| {
+        files
+            .iter()
+            .find(|(p, _)| p == t)
+            .map(|(p, s)| (p.clone(), s))
+    });
+    // Entries past a decoding failure are unknown: that damage is reported already.
+    let txn_readable = txn
+        .as_ref()
+        .is_none_or(|(_, s)| !s.findings.iter().any(|f| f.check == "txnindex.decode"));
+    let txn_entries = txn.map(|(p, s)| (p, s.txn_entries.clone()));
+    let mut found = replay.map_or_else(Vec::new, |r| {
+        r.finish(
+            txn_entries
+                .as_ref()
+                .map(|(p, e)| (p.as_path(), e.as_slice())),
+            seg.next_base.unwrap_or(log_end),
+        )
+    });
+    if !txn_readable {
+        found.retain(|f| !f.check.starts_with("txnindex."));
+    }
+    if let Some((_, scan)) = files.first_mut() {
+        scan.findings.extend(found);
+    }
+    Ok(files)
 }
 
-/// Groups each unit's files into tasks: every `.log` with the indexes of its base offset.
+/// Groups each unit's files into tasks: every `.log` with the index files of its base offset.
 fn tasks(units: &[Unit], log_dirs: &[PathBuf]) -> Vec<Task> {
     let mut tasks = Vec::new();
     for (i, u) in units.iter().enumerate() {
         let kinds: Vec<FileKind> = u.files.iter().map(|f| classify(&file_name(f))).collect();
-        let log_of = |base: i64| {
-            kinds
-                .iter()
-                .any(|k| matches!(k, FileKind::Log { base_offset } if *base_offset == base))
-        };
-        for (f, kind) in u.files.iter().zip(&kinds) {
-            let files = match kind {
-                FileKind::Log { base_offset } => std::iter::once(f.clone())
-                    .chain(u.files.iter().zip(&kinds).filter_map(|(g, k)| {
-                        let index = matches!(k, FileKind::OffsetIndex { base_offset: b }
-                            | FileKind::TimeIndex { base_offset: b } if b == base_offset);
-                        index.then(|| g.clone())
-                    }))
-                    .collect(),
-                FileKind::OffsetIndex { base_offset } | FileKind::TimeIndex { base_offset }
-                    if log_of(*base_offset) =>
+        let files = || u.files.iter().zip(&kinds);
+        let mut bases: Vec<i64> = files()
+            .filter_map(|(_, k)| match k {
+                FileKind::Log { base_offset } => Some(*base_offset),
+                _ => None,
+            })
+            .collect();
+        bases.sort_unstable();
+        let snapshots: Vec<(i64, &PathBuf)> = files()
+            .filter_map(|(f, k)| match k {
+                FileKind::ProducerSnapshot { offset } => Some((*offset, f)),
+                _ => None,
+            })
+            .collect();
+        for (f, kind) in files() {
+            let (files, segment) = match kind {
+                FileKind::Log { base_offset: base } => {
+                    let indexes = files().filter(|(_, k)| {
+                        matches!(k, FileKind::OffsetIndex { base_offset: b }
+                            | FileKind::TimeIndex { base_offset: b }
+                            | FileKind::TxnIndex { base_offset: b } if b == base)
+                    });
+                    let files: Vec<PathBuf> = std::iter::once(f.clone())
+                        .chain(indexes.map(|(g, _)| g.clone()))
+                        .collect();
+                    let next_base = bases.iter().copied().find(|b| b > base);
+                    let segment = SegmentContext {
+                        base_offset: *base,
+                        next_base,
+                        start_snapshot: snapshots
+                            .iter()
+                            .find(|(o, _)| o == base)
+                            .map(|(_, p)| (*p).clone()),
+                        snapshots: snapshots
+                            .iter()
+                            .filter(|(o, _)| o > base && next_base.is_none_or(|n| *o <= n))
+                            .map(|(o, p)| (*o, (*p).clone()))
+                            .collect(),
+                        txn_index: files
+                            .iter()
+                            .find(|g| matches!(classify(&file_name(g)), FileKind::TxnIndex { .. }))
+                            .cloned(),
+                    };
+                    (files, Some(segment))
+                }
+                FileKind::OffsetIndex { base_offset }
+                | FileKind::TimeIndex { base_offset }
+                | FileKind::TxnIndex { base_offset }
+                    if bases.contains(base_offset) =>
                 {
                     continue
                 }
-                _ => vec![f.clone()],
+                _ => (vec![f.clone()], None),
             };
             tasks.push(Task {
                 unit: Some(i),
                 files,
+                segment,
             });
         }
     }
@@ -241,6 +331,7 @@ fn tasks(units: &[Unit], log_dirs: &[PathBuf]) -> Vec<Task> {
             tasks.push(Task {
                 unit: None,
                 files: vec![f],
+                segment: None,
             });
         }
     }
@@ -423,7 +514,8 @@ fn check_partition(
         .map(|s| s.last_offset.map_or(s.base_offset, |o| o + 1));
     if let (Some(start), Some(end)) = (log_start_offset, log_end_offset) {
         for (offset, path, scan) in &snapshots {
-            check_snapshot(*offset, path, scan, start, end, &mut findings);
+            let first_base = segments.first().map_or(start, |s| s.base_offset);
+            check_snapshot(*offset, path, scan, (start, end, first_base), &mut findings);
         }
         let epochs: Vec<(i32, i64)> = by_base
             .values()
@@ -459,8 +551,7 @@ fn check_partition(
     }
 }
 
-/// Each segment's index files: present, trimmed when closed, and the transaction index
-/// naming only abort markers of its segment.
+/// Each segment's offset and time indexes: present, and trimmed when closed.
 fn check_segment_files(
     by_base: &BTreeMap<i64, Vec<(FileKind, &Path, &FileScan)>>,
     active_base: Option<i64>,
@@ -470,7 +561,7 @@ fn check_segment_files(
         let log = files
             .iter()
             .find(|(k, _, _)| matches!(k, FileKind::Log { .. }));
-        let Some((_, log_path, log_scan)) = log else {
+        let Some((_, log_path, _)) = log else {
             for (_, path, _) in files {
                 findings.push(Finding::error(
                     "index.orphan",
@@ -497,7 +588,7 @@ fn check_segment_files(
                 "time index missing: the broker would rebuild it by recovering the segment",
             ));
         }
-        for (kind, path, scan) in files {
+        for (_, path, scan) in files {
             if let Some(slots) = scan.zero_tail_slots {
                 let active = Some(base) == active_base;
                 let m = format!(
@@ -513,19 +604,6 @@ fn check_segment_files(
                 } else {
                     Finding::error("index.untrimmed", *path, m)
                 });
-            }
-            if matches!(kind, FileKind::TxnIndex { .. }) {
-                for t in &scan.txn_entries {
-                    if !log_scan.aborts.contains(&(t.producer_id, t.last_offset)) {
-                        let m = format!(
-                            "aborted transaction of producer {} ending at offset {} has no ABORT marker of that producer at that offset in {}",
-                            t.producer_id, t.last_offset, file_name(log_path)
-                        );
-                        findings.push(
-                            Finding::error("txnindex.marker", *path, m).offset(t.last_offset),
-                        );
-                    }
-                }
             }
         }
     }
@@ -549,19 +627,26 @@ fn check_segment_order(segments: &[SegmentSummary], findings: &mut Vec<Finding>)
     }
 }
 
+/// A snapshot's offset within the log (`log` is the start, the end and the first segment's base
+/// offset). Its content is compared with the log by the replay of the segment it ends in; one
+/// at or below the first segment's base ends in none, so only its offsets are checked here.
 fn check_snapshot(
     offset: i64,
     path: &Path,
     scan: &FileScan,
-    start: i64,
-    end: i64,
+    log: (i64, i64, i64),
     findings: &mut Vec<Finding>,
 ) {
+    let (start, end, first_base) = log;
     if offset < start || offset > end {
         let m = format!("snapshot offset {offset} is outside the log ({start}..={end}); the broker deletes such snapshots at load");
         findings.push(Finding::warning("snapshot.range", path, m).offset(offset));
     }
-    for e in &scan.snapshot_entries {
+    for e in scan
+        .snapshot_entries
+        .iter()
+        .filter(|_| offset <= first_base)
+    {
         if e.has_batch_metadata() && e.last_offset >= offset {
             let m = format!(
                 "producer {} has its last batch at offset {}, not below the snapshot's offset {offset}",

@@ -29,8 +29,6 @@
 //! - `producer.state`: the broker refuses a batch (a non-transactional batch inside an open
 //!   transaction, a control batch that is no marker): loading fails there.
 
-#![allow(dead_code)] // wired into verify by the caller
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
