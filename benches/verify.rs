@@ -1,7 +1,7 @@
 //! `verify` speed on a generated log dir (run: `cargo bench --bench verify`).
 //!
 //! Writes, through the engine, a log dir of `KSEG_BENCH_VERIFY_MIB` MiB (default 2048) spread
-//! over 8 partitions of uncompressed batches, plus one small partition per codec. Prints, in one
+//! over 8 partitions of uncompressed batches of an idempotent producer, plus one small partition per codec. Prints, in one
 //! run on the same warm page cache: plain read bandwidth, a bare read + CRC32C pass (one core and
 //! all cores), `verify` and `verify --deep` on 1 core and on all cores, and `verify --deep` per
 //! codec — each with its ratio to the bare read + CRC32C pass on all cores. The bare passes and
@@ -11,13 +11,14 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use kseg::format::batch::BatchSpec;
 use kseg::format::Compression;
 use kseg::ops::verify::{verify_paths, VerifyOptions};
 use kseg::storage::{CloseMode, Log, LogConfig};
 use rayon::prelude::*;
 
 mod common;
-use common::{batch, batch_payload_bytes, best_of, report, timed, RECORDS_PER_BATCH};
+use common::{batch_payload_bytes, batch_with, best_of, report, timed, RECORDS_PER_BATCH};
 
 const PARTITIONS: u64 = 8;
 const RUNS: usize = 3;
@@ -30,7 +31,17 @@ fn write_partition(dir: &Path, codec: Compression, target_bytes: u64) {
     let mut log = Log::create(dir, config, 0, *b"kseg-bench-topic", 1_700_000_000_000).unwrap();
     let (mut offset, mut written) = (0i64, 0u64);
     while written < target_bytes {
-        log.append_as_follower(&batch(offset, codec)).unwrap();
+        // An idempotent producer, as Kafka clients are by default: every batch goes through
+        // the producer-state replay.
+        let spec = BatchSpec {
+            base_offset: offset,
+            compression: codec,
+            producer_id: 4242,
+            producer_epoch: 0,
+            base_sequence: offset as i32,
+            ..Default::default()
+        };
+        log.append_as_follower(&batch_with(spec)).unwrap();
         written += batch_payload_bytes();
         offset += RECORDS_PER_BATCH;
     }

@@ -24,9 +24,19 @@ pub fn value(i: u64, len: usize) -> Vec<u8> {
 
 /// One batch of `RECORDS_PER_BATCH` records starting at `offset`.
 pub fn batch(offset: i64, codec: Compression) -> Vec<u8> {
+    batch_with(BatchSpec {
+        base_offset: offset,
+        compression: codec,
+        ..Default::default()
+    })
+}
+
+/// One batch of `RECORDS_PER_BATCH` records starting at `spec.base_offset`, with the header
+/// fields of `spec`.
+pub fn batch_with(spec: BatchSpec) -> Vec<u8> {
     let records: Vec<RecordSpec> = (0..RECORDS_PER_BATCH)
         .map(|i| {
-            let o = offset + i;
+            let o = spec.base_offset + i;
             RecordSpec {
                 offset: o,
                 timestamp: 1_700_000_000_000 + o,
@@ -36,11 +46,6 @@ pub fn batch(offset: i64, codec: Compression) -> Vec<u8> {
             }
         })
         .collect();
-    let spec = BatchSpec {
-        base_offset: offset,
-        compression: codec,
-        ..Default::default()
-    };
     build_batch(&spec, &records).unwrap()
 }
 
