@@ -1,6 +1,7 @@
-//! `verify` checks a segment's indexes against the batches its log's walk recorded; `dump` of
-//! an index file reads those batches from disk. Both must reach the same findings, on Kafka's
-//! own segments and on every kind of index (and some log) damage.
+//! `verify` checks a segment's indexes against the batches recorded by the walk of its log
+//! that checks the log itself; `dump` of an index file alone walks the log for it. Both entry
+//! points must reach the same findings, on Kafka's own segments and on every kind of index
+//! (and some log) damage.
 
 use std::path::{Path, PathBuf};
 
