@@ -51,6 +51,41 @@ fn intact_scenarios_have_no_findings() {
     }
 }
 
+/// Kafka's internal topics and KRaft metadata log (transactional offset commits with their
+/// `.txnindex`, KRaft snapshots, `quorum-state`): no finding either.
+#[test]
+fn internal_topics_have_no_findings() {
+    let Some(root) = common::reference_internal_dir() else {
+        return;
+    };
+    for scenario in common::scenarios(&root) {
+        // The partition directory, and `bootstrap.checkpoint` where there is one.
+        let inputs: Vec<_> = std::fs::read_dir(scenario.join("input"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(inputs.iter().any(|p| p.is_dir()), "{}", scenario.display());
+        for deep in [false, true] {
+            let r = verify_paths(&inputs, &VerifyOptions { deep }, &|_| {}).unwrap();
+            let all: Vec<_> = r.findings().collect();
+            assert!(all.is_empty(), "{}: {all:#?}", scenario.display());
+            let partition = r.partitions.iter().find(|p| p.partition.is_some()).unwrap();
+            assert!(partition.segments.iter().all(|s| s.batches > 0));
+            assert_eq!(r.files_checked, file_count(&inputs));
+        }
+    }
+}
+
+fn file_count(paths: &[std::path::PathBuf]) -> usize {
+    paths
+        .iter()
+        .map(|p| match std::fs::read_dir(p) {
+            Ok(d) => d.count(),
+            Err(_) => 1,
+        })
+        .sum()
+}
+
 #[test]
 fn torn_tail_is_found_where_kafka_stopped_reading() {
     let Some(root) = common::reference_dir() else {
