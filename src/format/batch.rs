@@ -89,21 +89,39 @@ impl BatchHeader {
                 "v2 batch header",
             ));
         }
-        let mut c = Cursor::new(buf);
+        // Fixed offsets into a fixed-size array: no per-field length checks (the length was
+        // checked above), which matters at one header per batch.
+        let b: &[u8; RECORD_BATCH_OVERHEAD_BYTES] = buf[..RECORD_BATCH_OVERHEAD_BYTES]
+            .try_into()
+            .expect("length checked above");
+        let i64_at = |i: usize| {
+            i64::from_be_bytes([
+                b[i],
+                b[i + 1],
+                b[i + 2],
+                b[i + 3],
+                b[i + 4],
+                b[i + 5],
+                b[i + 6],
+                b[i + 7],
+            ])
+        };
+        let i32_at = |i: usize| i32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let i16_at = |i: usize| i16::from_be_bytes([b[i], b[i + 1]]);
         Ok(BatchHeader {
-            base_offset: c.i64("baseOffset")?,
-            length: c.i32("length")?,
-            partition_leader_epoch: c.i32("partitionLeaderEpoch")?,
-            magic: c.i8("magic")?,
-            crc: c.u32("crc")?,
-            attributes: c.i16("attributes")?,
-            last_offset_delta: c.i32("lastOffsetDelta")?,
-            base_timestamp: c.i64("baseTimestamp")?,
-            max_timestamp: c.i64("maxTimestamp")?,
-            producer_id: c.i64("producerId")?,
-            producer_epoch: c.i16("producerEpoch")?,
-            base_sequence: c.i32("baseSequence")?,
-            record_count: c.i32("count")?,
+            base_offset: i64_at(0),
+            length: i32_at(8),
+            partition_leader_epoch: i32_at(12),
+            magic: b[16] as i8,
+            crc: i32_at(17) as u32,
+            attributes: i16_at(21),
+            last_offset_delta: i32_at(23),
+            base_timestamp: i64_at(27),
+            max_timestamp: i64_at(35),
+            producer_id: i64_at(43),
+            producer_epoch: i16_at(51),
+            base_sequence: i32_at(53),
+            record_count: i32_at(57),
         })
     }
 

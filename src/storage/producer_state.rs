@@ -9,6 +9,7 @@
 //! accepts any sequence).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,36 @@ use crate::format::entry::Entry;
 use crate::format::index::{AbortedTxn, ABORTED_TXN_CURRENT_VERSION};
 use crate::format::names::{classify, snapshot_file_name, FileKind};
 use crate::format::snapshot::{self, decrement_sequence, ProducerSnapshotEntry};
+
+/// Hashes producer ids for the maps the replay looks up on every batch: a splitmix64 finish,
+/// far cheaper than SipHash, and ids in files are not chosen by an attacker of this process.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(b));
+        }
+    }
+
+    fn write_i64(&mut self, id: i64) {
+        self.write_u64(id as u64);
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        self.0 = z ^ (z >> 31);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
 
 /// `producer.id.expiration.ms`, Kafka's default.
 pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
@@ -236,7 +267,7 @@ impl ProducerAppendInfo {
 #[derive(Debug)]
 pub struct ProducerStateManager {
     dir: PathBuf,
-    producers: HashMap<i64, ProducerStateEntry>,
+    producers: IdMap<ProducerStateEntry>,
     /// The order Kafka's `HashMap` iterates `producers` in, which snapshots are written in.
     order: JavaHashOrder,
     /// Open transactions: first offset → producer id.
@@ -256,7 +287,7 @@ impl ProducerStateManager {
     pub fn new(dir: &Path, start_offset: i64) -> Self {
         ProducerStateManager {
             dir: dir.to_path_buf(),
-            producers: HashMap::new(),
+            producers: IdMap::default(),
             order: JavaHashOrder::new(),
             ongoing_txns: BTreeMap::new(),
             unreplicated_txns: BTreeMap::new(),
@@ -441,12 +472,15 @@ impl ProducerStateManager {
 
     /// Starts an append's changes for `producer_id` from its current (or an empty) entry.
     pub fn prepare_update(&self, producer_id: i64) -> ProducerAppendInfo {
-        let mut updated = self
-            .producers
-            .get(&producer_id)
-            .cloned()
-            .unwrap_or_else(|| ProducerStateEntry::empty(producer_id));
-        updated.batches.clear();
+        // The copy starts with no batches: cloning them only to drop them costs an allocation
+        // per batch replayed.
+        let updated = match self.producers.get(&producer_id) {
+            Some(e) => ProducerStateEntry {
+                batches: VecDeque::new(),
+                ..*e
+            },
+            None => ProducerStateEntry::empty(producer_id),
+        };
         ProducerAppendInfo {
             producer_id,
             updated,
@@ -598,11 +632,17 @@ impl ProducerStateManager {
 /// order. Batches without a producer id (and v0/v1 entries) change nothing.
 #[derive(Debug, Default)]
 pub struct ProducerAppends {
-    infos: HashMap<i64, ProducerAppendInfo>,
-    order: JavaHashOrder,
+    /// Each producer's changes, in the order its first entry came.
+    infos: Vec<ProducerAppendInfo>,
+    /// Where each producer's changes are in `infos`, once there are too many to scan (most
+    /// runs, and every batch the verify replay feeds alone, have one producer).
+    index: IdMap<usize>,
     completed: Vec<CompletedTxn>,
     scratch: Vec<u8>,
 }
+
+/// Up to this many producers in a run, their changes are found by scanning.
+const SCANNED_PRODUCERS: usize = 8;
 
 impl ProducerAppends {
     /// Adds one entry, read against `state` (the state before the whole run); `path` names
@@ -613,11 +653,7 @@ impl ProducerAppends {
         if !h.has_producer_id() {
             return Ok(());
         }
-        self.order.insert(h.producer_id);
-        let info = self
-            .infos
-            .entry(h.producer_id)
-            .or_insert_with(|| state.prepare_update(h.producer_id));
+        let at = self.info_at(state, h.producer_id);
         if h.is_control() {
             let mut records = e
                 .records(&mut self.scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
@@ -644,7 +680,7 @@ impl ProducerAppends {
                 }
             };
             let marker = EndTxnMarker::decode(r.value).map_err(|e| Error::decode(path, 0, e))?;
-            self.completed.extend(info.append_end_txn_marker(
+            self.completed.extend(self.infos[at].append_end_txn_marker(
                 is_abort,
                 marker.coordinator_epoch,
                 h.producer_epoch,
@@ -653,33 +689,57 @@ impl ProducerAppends {
             ));
             Ok(())
         } else {
-            info.append_data_batch(
-                h.producer_epoch,
-                h.last_sequence(),
-                h.max_timestamp,
-                h.base_offset,
-                h.last_offset(),
-                h.is_transactional(),
-            )
-            .map_err(|e| match e {
-                Error::Invalid { message, .. } => Error::invalid(path, message),
-                other => other,
-            })
+            self.infos[at]
+                .append_data_batch(
+                    h.producer_epoch,
+                    h.last_sequence(),
+                    h.max_timestamp,
+                    h.base_offset,
+                    h.last_offset(),
+                    h.is_transactional(),
+                )
+                .map_err(|e| match e {
+                    Error::Invalid { message, .. } => Error::invalid(path, message),
+                    other => other,
+                })
         }
     }
 
     /// The changes in Kafka's map order, and the completed transactions in log order.
     pub fn finish(mut self) -> (Vec<ProducerAppendInfo>, Vec<CompletedTxn>) {
-        let updates = self
-            .order
-            .iter()
-            .map(|pid| {
-                self.infos
-                    .remove(&pid)
-                    .expect("every ordered id has an info")
-            })
-            .collect();
-        (updates, self.completed)
+        if self.infos.len() > 1 {
+            // Inserting in first-seen order gives the order Kafka's map iterates in.
+            let mut java = JavaHashOrder::new();
+            self.infos.iter().for_each(|i| java.insert(i.producer_id));
+            let rank: IdMap<usize> = java.iter().enumerate().map(|(r, id)| (id, r)).collect();
+            self.infos.sort_by_key(|i| rank[&i.producer_id]);
+        }
+        (self.infos, self.completed)
+    }
+
+    /// Where the changes of `producer_id` are, started from `state` on its first entry.
+    fn info_at(&mut self, state: &ProducerStateManager, producer_id: i64) -> usize {
+        let found = if self.infos.len() <= SCANNED_PRODUCERS {
+            self.infos.iter().position(|i| i.producer_id == producer_id)
+        } else {
+            self.index.get(&producer_id).copied()
+        };
+        let at = found.unwrap_or_else(|| {
+            self.infos.push(state.prepare_update(producer_id));
+            let n = self.infos.len();
+            if n == SCANNED_PRODUCERS + 1 {
+                self.index = self
+                    .infos
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (p.producer_id, i))
+                    .collect();
+            } else if n > SCANNED_PRODUCERS {
+                self.index.insert(producer_id, n - 1);
+            }
+            n - 1
+        });
+        at
     }
 }
 
