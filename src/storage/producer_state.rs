@@ -25,7 +25,7 @@ use crate::format::snapshot::{self, decrement_sequence, ProducerSnapshotEntry};
 /// Hashes producer ids for the maps the replay looks up on every batch: a splitmix64 finish,
 /// far cheaper than SipHash, and ids in files are not chosen by an attacker of this process.
 #[derive(Default)]
-struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn write(&mut self, bytes: &[u8]) {
@@ -50,7 +50,8 @@ impl Hasher for IdHasher {
     }
 }
 
-type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
+/// A map keyed by producer id.
+pub(crate) type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
 
 /// `producer.id.expiration.ms`, Kafka's default.
 pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;

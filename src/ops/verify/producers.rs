@@ -42,7 +42,7 @@ use crate::format::snapshot::{
     ProducerSnapshotEntry, PRODUCER_SNAPSHOT_ENTRY_BYTES, PRODUCER_SNAPSHOT_HEADER_BYTES,
 };
 use crate::ops::finding::Finding;
-use crate::storage::producer_state::{CompletedTxn, ProducerAppends, ProducerStateManager};
+use crate::storage::producer_state::{CompletedTxn, IdMap, ProducerAppends, ProducerStateManager};
 
 /// Producer state at a segment's base offset.
 pub(super) enum StartState {
@@ -118,7 +118,7 @@ pub(super) struct SegmentReplay {
     base_offset: i64,
     state: ProducerStateManager,
     start_known: bool,
-    seen: HashMap<i64, Seen>,
+    seen: IdMap<Seen>,
     snapshots: Vec<Snapshot>,
     next_snapshot: usize,
     targets: Vec<Target>,
@@ -193,7 +193,7 @@ impl SegmentReplay {
             base_offset,
             state,
             start_known,
-            seen: HashMap::new(),
+            seen: IdMap::default(),
             snapshots: snapshots
                 .into_iter()
                 .map(|(offset, path, entries)| Snapshot {
