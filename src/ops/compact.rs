@@ -40,6 +40,7 @@ use crate::format::names::{
     classify, index_file_name, log_file_name, partition_dir_name, txn_index_file_name, FileKind,
     CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
 };
+use crate::storage::files::{file_len, segment_files, with_suffix};
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::producer_state::{ProducerAppends, DEFAULT_PRODUCER_ID_EXPIRATION_MS};
 use crate::storage::segment::SegmentConfig;
@@ -1396,31 +1397,6 @@ impl CompactPlan {
         let plan = serde_json::json!({ "report": self.report, "changes": self.changes });
         super::apply::apply(&self.report.dir, &self.changes, &plan.to_string(), opts)
     }
-}
-
-fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
-    let mut s = p.as_os_str().to_os_string();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
-/// The segment files (`.log`, `.index`, `.timeindex`, `.txnindex`, in that order) of `base`
-/// present in `dir`.
-fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
-    [
-        log_file_name(base),
-        index_file_name(base),
-        crate::format::names::time_index_file_name(base),
-        txn_index_file_name(base),
-    ]
-    .into_iter()
-    .map(|n| dir.join(n))
-    .filter(|p| p.is_file())
-    .collect()
-}
-
-fn file_len(p: &Path) -> Result<u64> {
-    Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
 }
 
 /// The leftovers of an interrupted swap or deletion (`.cleaned`, `.swap`, `.deleted`) in `dir`.

@@ -29,3 +29,32 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     files.extend(dirs);
     Ok(files)
 }
+
+/// `p` with `suffix` appended to its name (`.cleaned`, `.swap`, `.deleted`).
+pub fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
+    let mut s = p.as_os_str().to_os_string();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The segment files (`.log`, `.index`, `.timeindex`, `.txnindex`, in that order) of `base`
+/// present in `dir`.
+pub fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
+    use crate::format::names::{
+        index_file_name, log_file_name, time_index_file_name, txn_index_file_name,
+    };
+    [
+        log_file_name(base),
+        index_file_name(base),
+        time_index_file_name(base),
+        txn_index_file_name(base),
+    ]
+    .into_iter()
+    .map(|n| dir.join(n))
+    .filter(|p| p.is_file())
+    .collect()
+}
+
+pub fn file_len(p: &Path) -> Result<u64> {
+    Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
+}
