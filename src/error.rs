@@ -49,6 +49,17 @@ impl Error {
             message: message.into(),
         }
     }
+
+    /// The same error naming the file under `to` instead of under `from`: an operation run on
+    /// a scratch copy reports the user's file.
+    pub fn rebased(mut self, from: &Path, to: &Path) -> Self {
+        let (Error::Io { path, .. } | Error::Decode { path, .. } | Error::Invalid { path, .. }) =
+            &mut self;
+        if let Ok(rest) = path.strip_prefix(from) {
+            *path = to.join(rest);
+        }
+        self
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

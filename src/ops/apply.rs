@@ -67,7 +67,8 @@ impl Change {
         }
     }
 
-    /// Execution order: deletions of segment data by descending offset, then cuts, then
+    /// Execution order: deletions of segment data by descending offset, then the renames of
+    /// `.swap` files, then cuts, then
     /// writes and renames (in the order given: a rename may take a file written just before),
     /// then other deletions. Plans whose order is the protocol itself (compaction's swap) are
     /// not sorted.
@@ -82,6 +83,15 @@ impl Change {
         });
         match self {
             Change::Delete { .. } if segment_file => (0, std::cmp::Reverse(offset)),
+            // An interrupted swap completed as the loader completes it: once the files it
+            // replaces are gone, before anything else changes.
+            Change::Rename { from, .. }
+                if from
+                    .to_string_lossy()
+                    .ends_with(crate::format::names::SWAP_FILE_SUFFIX) =>
+            {
+                (0, std::cmp::Reverse(i64::MIN))
+            }
             Change::Truncate { .. } => (1, std::cmp::Reverse(offset)),
             Change::Write { .. } | Change::Rename { .. } => (2, std::cmp::Reverse(0)),
             Change::Delete { .. } => (3, std::cmp::Reverse(0)),
@@ -139,16 +149,24 @@ fn parent(p: &Path) -> &Path {
     p.parent().unwrap_or(Path::new("."))
 }
 
-/// Copies `from` to `to` through a temporary file beside `to`, fsynced and renamed.
+/// Copies `from` to `to` through a temporary file beside `to`, fsynced and renamed. The copy
+/// keeps the source's modification time: a rewritten segment keeps the one the engine gave it
+/// (a split segment has the original's, which retention falls back on).
 fn replace_file(from: &Path, to: &Path) -> Result<()> {
     let mut tmp_name = to.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(TMP_SUFFIX);
     let tmp = to.with_file_name(tmp_name);
     std::fs::copy(from, &tmp).map_err(|e| Error::io(&tmp, e))?;
+    let mtime = std::fs::metadata(from)
+        .and_then(|m| m.modified())
+        .map_err(|e| Error::io(from, e))?;
     OpenOptions::new()
         .write(true)
         .open(&tmp)
-        .and_then(|f| f.sync_all())
+        .and_then(|f| {
+            f.set_modified(mtime)?;
+            f.sync_all()
+        })
         .map_err(|e| Error::io(&tmp, e))?;
     std::fs::rename(&tmp, to).map_err(|e| Error::io(to, e))?;
     sync_dir(parent(to))
@@ -390,6 +408,16 @@ pub fn copy_for_planning(from: &Path, to: &Path) -> Result<()> {
         #[allow(clippy::permissions_set_readonly_false)] // a private scratch copy
         perm.set_readonly(false);
         std::fs::set_permissions(&dst, perm).map_err(|e| Error::io(&dst, e))?;
+        // The engine reads mtimes (a split segment keeps the original's).
+        let mtime = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .map_err(|err| Error::io(&p, err))?;
+        std::fs::File::options()
+            .write(true)
+            .open(&dst)
+            .and_then(|f| f.set_modified(mtime))
+            .map_err(|e| Error::io(&dst, e))?;
     }
     Ok(())
 }

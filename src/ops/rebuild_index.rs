@@ -204,7 +204,8 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
             producer_id_expiration_ms: opts.producer_id_expiration_ms,
         };
         let list: Vec<(i64, String)> = segments.iter().map(|(b, w)| (*b, w.clone())).collect();
-        let events = recover_segments(&work, opts.config, params, &list)?;
+        let events = recover_segments(&work, opts.config, params, &list)
+            .map_err(|e| e.rebased(&work, &dir))?;
         let index_names: Vec<String> = segments
             .keys()
             .flat_map(|&b| {

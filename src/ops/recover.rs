@@ -12,8 +12,10 @@ use super::apply::{self, ApplyOptions, Change};
 use crate::error::{Error, Result};
 use crate::format::checkpoint::OffsetCheckpoint;
 use crate::format::names::{
-    parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+    parse_partition_dir, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX,
+    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME, SWAP_FILE_SUFFIX,
 };
+use crate::storage::files::{file_len, segment_files, with_suffix};
 use crate::storage::{CloseMode, LoadEvent, LoadParams, LoadReport, Log, LogConfig};
 
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +67,109 @@ fn checkpoint_entry(dir: &Path, file: &str) -> Result<Option<(PathBuf, OffsetChe
         .map(|i| (path, ckpt.clone(), i)))
 }
 
+/// The changes of each offset-overflow split the recovery of the copy `work` did, in
+/// `LocalLog.replaceSegments` order (§2.6): the new segments' final files written as
+/// `.cleaned`, renamed `.swap` from the highest base down, the original's files renamed
+/// `.deleted` and deleted, the `.swap` files renamed to their names. The diff's changes of
+/// those segment files are taken out of `changes`.
+fn split_changes(
+    dir: &Path,
+    work: &Path,
+    report: &LoadReport,
+    changes: &mut Vec<Change>,
+) -> Result<Vec<Change>> {
+    let mut out = Vec::new();
+    let mut done = std::collections::BTreeSet::new();
+    for e in &report.events {
+        let LoadEvent::SegmentSplit {
+            base_offset,
+            new_bases,
+            ..
+        } = e
+        else {
+            continue;
+        };
+        // A segment met while loading keeps its `.log` when its first batch starts above its
+        // base, and recovery splits it again: its files are replaced once.
+        if !done.insert(*base_offset) {
+            continue;
+        }
+        let mut sources = Vec::new();
+        for &b in new_bases {
+            sources.extend(segment_files(work, b));
+        }
+        let finals: Vec<PathBuf> = sources
+            .iter()
+            .map(|p| dir.join(p.file_name().unwrap_or_default()))
+            .collect();
+        for (src, fin) in sources.iter().zip(&finals) {
+            out.push(Change::Write {
+                file: with_suffix(fin, CLEANED_FILE_SUFFIX),
+                source: src.clone(),
+                size_before: None,
+                size_after: file_len(src)?,
+            });
+        }
+        for (src, fin) in sources.iter().zip(&finals).rev() {
+            out.push(Change::Rename {
+                from: with_suffix(fin, CLEANED_FILE_SUFFIX),
+                to: with_suffix(fin, SWAP_FILE_SUFFIX),
+                size: file_len(src)?,
+            });
+        }
+        let originals = segment_files(dir, *base_offset);
+        for f in &originals {
+            out.push(Change::Rename {
+                from: f.clone(),
+                to: with_suffix(f, DELETED_FILE_SUFFIX),
+                size: file_len(f)?,
+            });
+        }
+        for f in &originals {
+            out.push(Change::Delete {
+                file: with_suffix(f, DELETED_FILE_SUFFIX),
+                size_before: file_len(f)?,
+            });
+        }
+        for (src, fin) in sources.iter().zip(&finals) {
+            out.push(Change::Rename {
+                from: with_suffix(fin, SWAP_FILE_SUFFIX),
+                to: fin.clone(),
+                size: file_len(src)?,
+            });
+        }
+        changes.retain(|c| !finals.iter().chain(&originals).any(|f| f == c.file()));
+    }
+    Ok(out)
+}
+
+/// Each `.swap` file the loader renamed into place whose bytes are the final ones is renamed
+/// too, as the broker does (a file keeps its mtime), instead of the diff's delete and write.
+fn swap_renames(
+    dir: &Path,
+    work: &Path,
+    report: &LoadReport,
+    changes: &mut Vec<Change>,
+) -> Result<()> {
+    for e in &report.events {
+        let LoadEvent::SwapCompleted { from, to } = e else {
+            continue;
+        };
+        let (from, to, fin) = (dir.join(from), dir.join(to), work.join(to));
+        let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
+        if !fin.is_file() || read(&from)? != read(&fin)? {
+            continue;
+        }
+        changes.retain(|c| c.file() != from && c.file() != to);
+        changes.push(Change::Rename {
+            size: file_len(&from)?,
+            from,
+            to,
+        });
+    }
+    Ok(())
+}
+
 /// Computes the plan for the partition directory `dir`.
 pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
     if !dir.is_dir() {
@@ -93,9 +198,11 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         now_ms: opts.now_ms,
         producer_id_expiration_ms: opts.producer_id_expiration_ms,
     };
-    let (log, report) = Log::load(&work, opts.config, params)?;
+    let (log, report) = Log::load(&work, opts.config, params).map_err(|e| e.rebased(&work, dir))?;
     log.close(CloseMode::Clean)?;
     let mut changes = apply::diff_dirs(dir, &work, &|_| true)?;
+    let split = split_changes(dir, &work, &report, &mut changes)?;
+    swap_renames(dir, &work, &report, &mut changes)?;
     // The checkpoints that name this partition follow: a clean close flushed everything.
     let staged = scratch.path().join("log-dir");
     for (file, value) in [
@@ -122,6 +229,9 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         }
     }
     apply::order_changes(&mut changes);
+    // The splits go first, each in the broker's own replace order: every point of it is one
+    // the loader resolves (§2.3 steps 1–2), and what follows is ordinary recovery.
+    changes.splice(0..0, split);
     Ok(RecoverPlan {
         dir: dir.to_path_buf(),
         recovery_point,
@@ -211,6 +321,19 @@ pub fn describe(e: &LoadEvent) -> String {
             }
             s
         }
+        LoadEvent::SegmentSplit {
+            base_offset,
+            position,
+            offset,
+            new_bases,
+        } => format!(
+            "segment {base_offset}: split into segments {} (offset {offset} of the batch at byte {position} does not fit a 32-bit offset relative to the base)",
+            new_bases
+                .iter()
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         LoadEvent::SegmentDeleted {
             base_offset,
             log_bytes,

@@ -16,7 +16,7 @@ use serde::Serialize;
 use super::leader_epoch::LeaderEpochCache;
 use super::log::{Log, LogConfig};
 use super::producer_state::ProducerStateManager;
-use super::segment::{InvalidData, Segment};
+use super::segment::{InvalidData, RecoverStopped, Segment};
 use crate::error::{Error, Result};
 use crate::format::names::{
     classify, log_file_name, parse_offset_prefix, FileKind, LeftoverSuffix,
@@ -72,6 +72,15 @@ pub enum LoadEvent {
         /// Offsets went backwards: every batch of the segment went.
         emptied: bool,
     },
+    /// A legacy segment held an offset too far from its base (Kafka's
+    /// LogSegmentOffsetOverflowException): it was split into `new_bases` (§2.6).
+    SegmentSplit {
+        base_offset: i64,
+        /// The batch whose last offset overflowed, where recovery found it.
+        position: u64,
+        offset: i64,
+        new_bases: Vec<i64>,
+    },
     /// Segments after a truncation, or all of them when the log ends before its start offset.
     SegmentDeleted { base_offset: i64, log_bytes: u64 },
     /// No segment was left: an empty one is created at the log start offset.
@@ -88,6 +97,13 @@ pub struct LoadReport {
     pub recovery_point: i64,
     pub log_end_offset: i64,
     pub events: Vec<LoadEvent>,
+}
+
+/// Recovery of segment `base` met an offset overflow at byte `position`: it must be split.
+struct Overflowed {
+    base: i64,
+    position: u64,
+    offset: i64,
 }
 
 struct Loader<'a> {
@@ -234,7 +250,15 @@ pub fn recover_segments(
         let result =
             loader.recover_segment(&mut segment, state, RecoveryCause::Requested(why.clone()));
         loader.segments.insert(*base, segment);
-        result?;
+        if let Err(o) = result? {
+            return Err(Error::invalid(
+                &dir.join(log_file_name(o.base)),
+                format!(
+                    "at byte {}: offset {} does not fit a segment based at {}; `kseg recover` splits such a legacy segment",
+                    o.position, o.offset, o.base
+                ),
+            ));
+        }
     }
     Ok(loader.events)
 }
@@ -320,9 +344,56 @@ impl Loader<'_> {
         Ok(())
     }
 
-    /// Step 3–4: orphan indexes go, every `.log` opens as a segment, and a segment failing its
-    /// sanity check is recovered at once.
+    /// `splitOverflowedSegment` then, as `retryOnOffsetOverflow` does, the snapshot of a
+    /// replaced base that is no new base goes. `loaded`: the segment was in the segment map
+    /// (met by recovery of the log, not while loading), so its files are replaced and it is
+    /// swapped for the new segments in the map.
+    fn split(&mut self, o: Overflowed, loaded: bool) -> Result<()> {
+        let new_bases = super::split::split_overflowed_segment(
+            self.dir,
+            o.base,
+            self.config.segment_config(),
+            self.params.now_ms,
+            loaded,
+        )?;
+        if loaded {
+            self.segments.remove(&o.base);
+            for &b in &new_bases {
+                let segment = Segment::open(
+                    self.dir,
+                    b,
+                    self.config.segment_config(),
+                    self.params.now_ms,
+                )?;
+                self.segments.insert(b, segment);
+            }
+            if !new_bases.contains(&o.base) {
+                self.producer_state.delete_snapshot_of_segment(o.base)?;
+            }
+        }
+        self.events.push(LoadEvent::SegmentSplit {
+            base_offset: o.base,
+            position: o.position,
+            offset: o.offset,
+            new_bases,
+        });
+        Ok(())
+    }
+
+    /// Step 3–4, redone from scratch after each split of an overflowed segment.
     fn load_segments(&mut self) -> Result<()> {
+        loop {
+            self.segments.clear();
+            match self.load_segment_files()? {
+                Ok(()) => return Ok(()),
+                Err(o) => self.split(o, false)?,
+            }
+        }
+    }
+
+    /// Orphan indexes go, every `.log` opens as a segment, and a segment failing its sanity
+    /// check is recovered at once; stops at a segment that must be split.
+    fn load_segment_files(&mut self) -> Result<std::result::Result<(), Overflowed>> {
         for p in regular_files(self.dir)? {
             let name = file_name(&p);
             match classify(&name) {
@@ -355,15 +426,24 @@ impl Loader<'_> {
                     )?;
                     if let Some(why) = segment.sanity_check(time_index_newly_created)? {
                         let state = self.state_before(base_offset)?;
-                        self.recover_segment(&mut segment, state, RecoveryCause::SanityCheck(why))?;
+                        let cause = RecoveryCause::SanityCheck(why);
+                        if let Err(o) = self.recover_segment(&mut segment, state, cause)? {
+                            return Ok(Err(o));
+                        }
                     }
                     self.segments.insert(base_offset, segment);
                 }
-                FileKind::Unknown => self.events.push(LoadEvent::UnknownFileKept { file: name }),
+                FileKind::Unknown => {
+                    // A retry after a split lists the directory again.
+                    let event = LoadEvent::UnknownFileKept { file: name };
+                    if !self.events.contains(&event) {
+                        self.events.push(event);
+                    }
+                }
                 _ => {}
             }
         }
-        Ok(())
+        Ok(Ok(()))
     }
 
     /// `recoverSegment`, first half: a fresh producer state manager (seeing the snapshots on
@@ -383,13 +463,14 @@ impl Loader<'_> {
     }
 
     /// `recoverSegment`, second half: the segment recovered, a snapshot taken at its end.
-    /// Returns the bytes cut; offsets going backwards empty the segment (and take no snapshot).
+    /// Returns the bytes cut; offsets going backwards empty the segment (and take no snapshot);
+    /// an offset overflow leaves it to be split.
     fn recover_segment(
         &mut self,
         segment: &mut Segment,
         mut state: ProducerStateManager,
         cause: RecoveryCause,
-    ) -> Result<u64> {
+    ) -> Result<std::result::Result<u64, Overflowed>> {
         let log_bytes_before = segment.size();
         let (truncated_bytes, invalid, emptied) =
             match segment.recover(&mut state, &mut self.epochs)? {
@@ -397,7 +478,16 @@ impl Loader<'_> {
                     state.take_snapshot()?;
                     (outcome.truncated_bytes, outcome.invalid, false)
                 }
-                Err(went_back) => (segment.truncate_to_base()?, Some(went_back.0), true),
+                Err(RecoverStopped::WentBack(invalid)) => {
+                    (segment.truncate_to_base()?, Some(invalid), true)
+                }
+                Err(RecoverStopped::Overflow { position, offset }) => {
+                    return Ok(Err(Overflowed {
+                        base: segment.base_offset(),
+                        position,
+                        offset,
+                    }))
+                }
             };
         self.events.push(LoadEvent::SegmentRecovered {
             base_offset: segment.base_offset(),
@@ -407,7 +497,7 @@ impl Loader<'_> {
             invalid,
             emptied,
         });
-        Ok(truncated_bytes)
+        Ok(Ok(truncated_bytes))
     }
 
     fn delete_segment(&mut self, base: i64) -> Result<()> {
@@ -423,29 +513,44 @@ impl Loader<'_> {
         Ok(())
     }
 
-    /// Step 5–7 (`recoverLog`): returns the new recovery point and the log end offset.
-    fn recover_log(&mut self) -> Result<(i64, i64)> {
+    /// Step 5: recovery of the unflushed segments; stops at a segment that must be split.
+    fn recover_unflushed(&mut self) -> Result<std::result::Result<(), Overflowed>> {
         let rp = self.params.recovery_point;
-        if !self.params.had_clean_shutdown {
-            let from = self
-                .segments
-                .range(..=rp)
-                .next_back()
-                .map_or(i64::MIN, |(&b, _)| b);
-            let unflushed: Vec<i64> = self.segments.range(from..).map(|(&b, _)| b).collect();
-            for (i, &base) in unflushed.iter().enumerate() {
-                // The segment is in the map while producer state is rebuilt, as in Kafka.
-                let state = self.state_before(base)?;
-                let mut segment = self.segments.remove(&base).expect("listed");
-                let result = self.recover_segment(&mut segment, state, RecoveryCause::Unflushed);
-                self.segments.insert(base, segment);
-                let truncated = result?;
-                if truncated > 0 {
+        let from = self
+            .segments
+            .range(..=rp)
+            .next_back()
+            .map_or(i64::MIN, |(&b, _)| b);
+        let unflushed: Vec<i64> = self.segments.range(from..).map(|(&b, _)| b).collect();
+        for (i, &base) in unflushed.iter().enumerate() {
+            // The segment is in the map while producer state is rebuilt, as in Kafka.
+            let state = self.state_before(base)?;
+            let Some(mut segment) = self.segments.remove(&base) else {
+                continue;
+            };
+            let result = self.recover_segment(&mut segment, state, RecoveryCause::Unflushed);
+            self.segments.insert(base, segment);
+            match result? {
+                Err(o) => return Ok(Err(o)),
+                Ok(truncated) if truncated > 0 => {
                     for &later in &unflushed[i + 1..] {
                         self.delete_segment(later)?;
                     }
                     break;
                 }
+                Ok(_) => {}
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Step 5–7 (`recoverLog`, redone from the start after each split): returns the new
+    /// recovery point and the log end offset.
+    fn recover_log(&mut self) -> Result<(i64, i64)> {
+        let rp = self.params.recovery_point;
+        if !self.params.had_clean_shutdown {
+            while let Err(o) = self.recover_unflushed()? {
+                self.split(o, true)?;
             }
         }
         let mut log_end = None;

@@ -68,10 +68,17 @@ pub struct RecoverOutcome {
     pub invalid: Option<InvalidData>,
 }
 
-/// Recovery met an offset that does not go forward (Kafka's InvalidOffsetException): the
-/// loader empties the segment.
+/// Why `LogSegment.recover` stopped with an exception the loader handles.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OffsetWentBack(pub InvalidData);
+pub enum RecoverStopped {
+    /// An offset that does not go forward (Kafka's InvalidOffsetException): the loader empties
+    /// the segment.
+    WentBack(InvalidData),
+    /// A batch's last offset does not fit the segment's relative range (Kafka's
+    /// LogSegmentOffsetOverflowException, only possible in legacy segments): the loader splits
+    /// the segment. Nothing was cut.
+    Overflow { position: u64, offset: i64 },
+}
 
 #[derive(Debug)]
 pub struct Segment {
@@ -205,12 +212,13 @@ impl Segment {
     /// index rule (one entry per batch once more than `index.interval.bytes` passed since the
     /// last indexed batch *start*), replays producer state and leader epochs into `state` and
     /// `epochs`, and cuts the `.log` at the first invalid batch. An offset that does not go
-    /// forward is returned as [`OffsetWentBack`] with nothing cut yet.
+    /// forward, or one outside the relative range, is returned as [`RecoverStopped`] with
+    /// nothing cut yet.
     pub fn recover(
         &mut self,
         state: &mut ProducerStateManager,
         epochs: &mut LeaderEpochCache,
-    ) -> Result<std::result::Result<RecoverOutcome, OffsetWentBack>> {
+    ) -> Result<std::result::Result<RecoverOutcome, RecoverStopped>> {
         self.offset_index.reset()?;
         self.time_index.reset()?;
         self.txn_index.reset()?;
@@ -267,16 +275,13 @@ impl Segment {
             }
             let last_offset = entry.last_offset();
             if !self.can_convert_to_relative_offset(last_offset) {
-                return Err(Error::invalid(
-                    &self.log_path,
-                    format!(
-                        "at byte {position}: offset {last_offset} does not fit a segment based at {}                          (a legacy segment the broker would split; not supported offline)",
-                        self.base_offset
-                    ),
-                ));
+                return Ok(Err(RecoverStopped::Overflow {
+                    position,
+                    offset: last_offset,
+                }));
             }
             let went_back = |what: &str, last: i64| {
-                Ok(Err(OffsetWentBack(InvalidData {
+                Ok(Err(RecoverStopped::WentBack(InvalidData {
                     position,
                     reason: format!(
                         "offset {last_offset} is not above the {what} {last} (InvalidOffsetException)"
@@ -316,10 +321,14 @@ impl Segment {
             }
         };
         let truncated_bytes = self.size - valid_bytes;
-        self.log
-            .set_len(valid_bytes)
-            .and_then(|_| self.log.sync_all())
-            .map_err(|e| Error::io(&self.log_path, e))?;
+        // Only a real cut touches the file, as `FileRecords.truncateTo`: the mtime of a
+        // segment without timestamps is what retention goes by.
+        if truncated_bytes > 0 {
+            self.log
+                .set_len(valid_bytes)
+                .and_then(|_| self.log.sync_all())
+                .map_err(|e| Error::io(&self.log_path, e))?;
+        }
         self.size = valid_bytes;
         self.offset_index.trim_to_valid_size()?;
         let max = self.max_timestamp_and_offset_so_far();
@@ -459,7 +468,7 @@ impl Segment {
         &self.time_index
     }
 
-    fn can_convert_to_relative_offset(&self, offset: i64) -> bool {
+    pub fn can_convert_to_relative_offset(&self, offset: i64) -> bool {
         offset
             .checked_sub(self.base_offset)
             .is_some_and(|d| (0..=i64::from(i32::MAX)).contains(&d))
