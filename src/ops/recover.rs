@@ -1,7 +1,7 @@
 //! `recover`: what the broker does to a partition directory on an unclean restart
 //! (`LogLoader.load`: recovery from the recovery point, truncation at the first invalid batch,
 //! later segments dropped, indexes, producer snapshots and leader epochs rebuilt, leftovers
-//! resolved), followed by a clean close — computed on a scratch copy, so a dry run changes
+//! resolved, legacy segments whose offsets overflow split), followed by a clean close — computed on a scratch copy, so a dry run changes
 //! nothing, and carried out through the crash-safe executor.
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 //! Loading an existing partition directory the way the broker does at start-up
 //! (`LogLoader.load`, behavior.md §2.3–§2.7): leftover `.deleted`/`.cleaned`/`.swap` files,
 //! orphan indexes, the segment sanity check, recovery of every segment from the one holding the
-//! recovery point (truncating at the first invalid batch and dropping the segments after it),
+//! recovery point (truncating at the first invalid batch and dropping the segments after it,
+//! splitting a legacy segment whose offsets overflow and starting over, §2.6),
 //! leader epochs cut to the new log end, stray snapshots, and producer state rebuilt from the
 //! snapshots and the log.
 //!
