@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use kseg::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
-use kseg::format::legacy::{build_message_set, LegacySetSpec};
+mod common;
+
+use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
 use kseg::format::Compression;
 use kseg::ops::dump::{dump_paths, DumpOptions, Event, Outcome, Sink};
 
@@ -41,18 +42,11 @@ fn segment() -> (Vec<u8>, Vec<usize>, Vec<(usize, usize)>) {
     let mut bounds = vec![0];
     let mut covered = Vec::new();
     let legacy = |magic, compression, base| {
-        let spec = LegacySetSpec {
-            magic,
-            compression,
-            compression_level: None,
-            timestamp_type: TimestampType::CreateTime,
-            log_append_time: -1,
-        };
         let mut recs = records(base, 2);
         for r in &mut recs {
             r.headers.clear();
         }
-        build_message_set(&spec, &recs).unwrap()
+        common::legacy_set(magic, compression, &recs)
     };
     let parts = vec![
         (legacy(0, Compression::None, 0), 12),

@@ -9,9 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, UNIX_EPOCH};
 
-use kseg::format::batch::{RecordSpec, TimestampType};
+use kseg::format::batch::RecordSpec;
 use kseg::format::codec::Compression;
-use kseg::format::legacy::{build_message_set, LegacySetSpec};
 use kseg::ops::apply::{ApplyOptions, Backup};
 use kseg::ops::rebuild_index::{self, RebuildOptions};
 use kseg::ops::recover::{plan, RecoverOptions};
@@ -31,29 +30,27 @@ fn record(offset: i64, timestamp: i64) -> RecordSpec {
     }
 }
 
-fn set(magic: i8, compression: Compression, records: &[RecordSpec]) -> Vec<u8> {
-    let spec = LegacySetSpec {
-        magic,
-        compression,
-        compression_level: None,
-        timestamp_type: TimestampType::CreateTime,
-        log_append_time: -1,
-    };
-    build_message_set(&spec, records).unwrap()
-}
-
 /// The batches of the crafted segment, in file order, and the first offset of each (the
 /// segment a batch opens is named by it).
 fn batches() -> Vec<(i64, Vec<u8>)> {
     vec![
-        (0, set(0, Compression::None, &[record(0, -1)])),
-        (1, set(0, Compression::None, &[record(1, -1)])),
-        (2, set(1, Compression::None, &[record(2, 1_000)])),
+        (
+            0,
+            common::legacy_set(0, Compression::None, &[record(0, -1)]),
+        ),
+        (
+            1,
+            common::legacy_set(0, Compression::None, &[record(1, -1)]),
+        ),
+        (
+            2,
+            common::legacy_set(1, Compression::None, &[record(2, 1_000)]),
+        ),
         // A gzip wrapper from 2^31 - 1 to 2^31 + 1: its last offset overflows base 0, and the
         // segment it opens is named by its first inner offset.
         (
             TWO_31 - 1,
-            set(
+            common::legacy_set(
                 1,
                 Compression::Gzip,
                 &[
@@ -65,16 +62,16 @@ fn batches() -> Vec<(i64, Vec<u8>)> {
         ),
         (
             TWO_31 + 5,
-            set(1, Compression::None, &[record(TWO_31 + 5, 3_000)]),
+            common::legacy_set(1, Compression::None, &[record(TWO_31 + 5, 3_000)]),
         ),
         // 2^31 + 3 past 2^31 - 1: a third segment.
         (
             2 * TWO_31 + 2,
-            set(0, Compression::None, &[record(2 * TWO_31 + 2, -1)]),
+            common::legacy_set(0, Compression::None, &[record(2 * TWO_31 + 2, -1)]),
         ),
         (
             2 * TWO_31 + 3,
-            set(1, Compression::None, &[record(2 * TWO_31 + 3, 4_000)]),
+            common::legacy_set(1, Compression::None, &[record(2 * TWO_31 + 3, 4_000)]),
         ),
     ]
 }

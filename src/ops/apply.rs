@@ -315,6 +315,55 @@ pub fn apply(
     Ok(backup)
 }
 
+/// The changes of the broker's segment replace (`LocalLog.replaceSegments`, behavior.md §6.8):
+/// the files of each new segment (staged source, final path; segments in base-offset order)
+/// written as `.cleaned` and renamed `.swap`, the highest base first; the `old` files renamed
+/// `.deleted` and then deleted; the `.swap` files renamed to their names. Every point in between
+/// is one the loader resolves at start-up.
+pub fn replace_segments(new: &[Vec<(PathBuf, PathBuf)>], old: &[PathBuf]) -> Result<Vec<Change>> {
+    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+    use crate::storage::files::{file_len, with_suffix};
+    let mut out = Vec::new();
+    for (src, fin) in new.iter().flatten() {
+        out.push(Change::Write {
+            file: with_suffix(fin, CLEANED_FILE_SUFFIX),
+            source: src.clone(),
+            size_before: None,
+            size_after: file_len(src)?,
+        });
+    }
+    for (src, fin) in new.iter().rev().flatten() {
+        out.push(Change::Rename {
+            from: with_suffix(fin, CLEANED_FILE_SUFFIX),
+            to: with_suffix(fin, SWAP_FILE_SUFFIX),
+            size: file_len(src)?,
+        });
+    }
+    let mut deletes = Vec::new();
+    for f in old {
+        let size = file_len(f)?;
+        let to = with_suffix(f, DELETED_FILE_SUFFIX);
+        out.push(Change::Rename {
+            from: f.clone(),
+            to: to.clone(),
+            size,
+        });
+        deletes.push(Change::Delete {
+            file: to,
+            size_before: size,
+        });
+    }
+    out.extend(deletes);
+    for (src, fin) in new.iter().flatten() {
+        out.push(Change::Rename {
+            from: with_suffix(fin, SWAP_FILE_SUFFIX),
+            to: fin.clone(),
+            size: file_len(src)?,
+        });
+    }
+    Ok(out)
+}
+
 /// Compares the directory `original` with `updated` (regular files, by name) and lists what
 /// turns the first into the second: deletions, cuts (when the new file is a prefix of the old
 /// one), and writes. `keep` says which names take part.

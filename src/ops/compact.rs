@@ -40,7 +40,7 @@ use crate::format::names::{
     classify, index_file_name, log_file_name, partition_dir_name, txn_index_file_name, FileKind,
     CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
 };
-use crate::storage::files::{file_len, segment_files, with_suffix};
+use crate::storage::files::segment_files;
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::producer_state::{ProducerAppends, DEFAULT_PRODUCER_ID_EXPIRATION_MS};
 use crate::storage::segment::SegmentConfig;
@@ -1444,7 +1444,6 @@ pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Optio
 /// leftovers of an interrupted swap: [`plan_resolve_leftovers`] resolves them first.
 pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
     use super::apply::Change;
-    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
     if !dir.is_dir() {
         return Err(Error::invalid(dir, "not a partition directory"));
     }
@@ -1462,71 +1461,30 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
     if report.cleaned {
         let new_bases: HashSet<i64> = report.segments.iter().map(|s| s.base_offset).collect();
         let mut snapshots = Vec::new();
+        // One replace per new segment, as the cleaner calls it once per group.
         for seg in &report.segments {
-            let cleaned = segment_files(&out, seg.base_offset);
-            let finals: Vec<PathBuf> = cleaned
-                .iter()
-                .map(|p| dir.join(p.file_name().unwrap_or_default()))
+            let new: Vec<(PathBuf, PathBuf)> = segment_files(&out, seg.base_offset)
+                .into_iter()
+                .map(|src| {
+                    let fin = dir.join(src.file_name().unwrap_or_default());
+                    (src, fin)
+                })
                 .collect();
-            for (src, fin) in cleaned.iter().zip(&finals) {
-                changes.push(Change::Write {
-                    file: with_suffix(fin, CLEANED_FILE_SUFFIX),
-                    source: src.clone(),
-                    size_before: None,
-                    size_after: file_len(src)?,
-                });
-            }
-            for (src, fin) in cleaned.iter().zip(&finals) {
-                changes.push(Change::Rename {
-                    from: with_suffix(fin, CLEANED_FILE_SUFFIX),
-                    to: with_suffix(fin, SWAP_FILE_SUFFIX),
-                    size: file_len(src)?,
-                });
-            }
-            let mut doomed = Vec::new();
+            let old: Vec<PathBuf> = seg
+                .sources
+                .iter()
+                .flat_map(|&old| segment_files(dir, old))
+                .collect();
+            changes.extend(super::apply::replace_segments(&[new], &old)?);
             for &old in &seg.sources {
-                for f in segment_files(dir, old) {
-                    let size = file_len(&f)?;
-                    let to = with_suffix(&f, DELETED_FILE_SUFFIX);
-                    changes.push(Change::Rename {
-                        from: f,
-                        to: to.clone(),
-                        size,
-                    });
-                    doomed.push(Change::Delete {
-                        file: to,
-                        size_before: size,
-                    });
-                }
                 let snap = dir.join(crate::format::names::snapshot_file_name(old));
                 if !new_bases.contains(&old) && snap.is_file() {
                     snapshots.push(snap);
                 }
             }
-            changes.extend(doomed);
-            for (src, fin) in cleaned.iter().zip(&finals) {
-                changes.push(Change::Rename {
-                    from: with_suffix(fin, SWAP_FILE_SUFFIX),
-                    to: fin.clone(),
-                    size: file_len(src)?,
-                });
-            }
         }
-        let mut doomed = Vec::new();
-        for snap in snapshots {
-            let size = file_len(&snap)?;
-            let to = with_suffix(&snap, DELETED_FILE_SUFFIX);
-            changes.push(Change::Rename {
-                from: snap,
-                to: to.clone(),
-                size,
-            });
-            doomed.push(Change::Delete {
-                file: to,
-                size_before: size,
-            });
-        }
-        changes.extend(doomed);
+        // The replaced bases' snapshots go the way of their segments (renamed, then deleted).
+        changes.extend(super::apply::replace_segments(&[], &snapshots)?);
         // The log dir's cleaner-offset-checkpoint: this partition's entry set or added.
         let log_dir = dir.parent().unwrap_or(Path::new("."));
         let path = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);

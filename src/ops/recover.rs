@@ -12,10 +12,9 @@ use super::apply::{self, ApplyOptions, Change};
 use crate::error::{Error, Result};
 use crate::format::checkpoint::OffsetCheckpoint;
 use crate::format::names::{
-    parse_partition_dir, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX,
-    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME, SWAP_FILE_SUFFIX,
+    parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
 };
-use crate::storage::files::{file_len, segment_files, with_suffix};
+use crate::storage::files::{file_len, segment_files};
 use crate::storage::{CloseMode, LoadEvent, LoadParams, LoadReport, Log, LogConfig};
 
 #[derive(Debug, Clone, Copy)]
@@ -94,50 +93,21 @@ fn split_changes(
         if !done.insert(*base_offset) {
             continue;
         }
-        let mut sources = Vec::new();
-        for &b in new_bases {
-            sources.extend(segment_files(work, b));
-        }
-        let finals: Vec<PathBuf> = sources
+        let new: Vec<Vec<(PathBuf, PathBuf)>> = new_bases
             .iter()
-            .map(|p| dir.join(p.file_name().unwrap_or_default()))
+            .map(|&b| {
+                segment_files(work, b)
+                    .into_iter()
+                    .map(|src| {
+                        let fin = dir.join(src.file_name().unwrap_or_default());
+                        (src, fin)
+                    })
+                    .collect()
+            })
             .collect();
-        for (src, fin) in sources.iter().zip(&finals) {
-            out.push(Change::Write {
-                file: with_suffix(fin, CLEANED_FILE_SUFFIX),
-                source: src.clone(),
-                size_before: None,
-                size_after: file_len(src)?,
-            });
-        }
-        for (src, fin) in sources.iter().zip(&finals).rev() {
-            out.push(Change::Rename {
-                from: with_suffix(fin, CLEANED_FILE_SUFFIX),
-                to: with_suffix(fin, SWAP_FILE_SUFFIX),
-                size: file_len(src)?,
-            });
-        }
+        let finals: Vec<PathBuf> = new.iter().flatten().map(|(_, f)| f.clone()).collect();
         let originals = segment_files(dir, *base_offset);
-        for f in &originals {
-            out.push(Change::Rename {
-                from: f.clone(),
-                to: with_suffix(f, DELETED_FILE_SUFFIX),
-                size: file_len(f)?,
-            });
-        }
-        for f in &originals {
-            out.push(Change::Delete {
-                file: with_suffix(f, DELETED_FILE_SUFFIX),
-                size_before: file_len(f)?,
-            });
-        }
-        for (src, fin) in sources.iter().zip(&finals) {
-            out.push(Change::Rename {
-                from: with_suffix(fin, SWAP_FILE_SUFFIX),
-                to: fin.clone(),
-                size: file_len(src)?,
-            });
-        }
+        out.extend(apply::replace_segments(&new, &originals)?);
         changes.retain(|c| !finals.iter().chain(&originals).any(|f| f == c.file()));
     }
     Ok(out)

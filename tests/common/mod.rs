@@ -111,3 +111,19 @@ pub fn batches(log: &Path) -> Vec<(u64, u64)> {
     }
     out
 }
+
+/// A legacy (v0/v1) message set of `records`, CreateTime, default compression level.
+pub fn legacy_set(
+    magic: i8,
+    compression: kseg::format::Compression,
+    records: &[kseg::format::batch::RecordSpec],
+) -> Vec<u8> {
+    let spec = kseg::format::legacy::LegacySetSpec {
+        magic,
+        compression,
+        compression_level: None,
+        timestamp_type: kseg::format::batch::TimestampType::CreateTime,
+        log_append_time: -1,
+    };
+    kseg::format::legacy::build_message_set(&spec, records).unwrap()
+}
