@@ -26,7 +26,7 @@ pub(super) struct Landing {
 /// What the walk of a segment's log recorded for the checks of its indexes: bounded by the
 /// indexes' entry counts, not by the log's batch count.
 #[derive(Debug, Default)]
-pub struct WalkedBatches {
+pub(super) struct WalkedBatches {
     /// The header of the batch at each position an offset-index entry names, if one starts
     /// there, by position (sorted: filled in walk order).
     at: Vec<(u64, EntryHeader)>,

@@ -25,8 +25,6 @@ mod batches;
 mod index;
 mod state;
 
-pub use batches::WalkedBatches;
-
 /// kafka-dump-log's default for `--max-bytes`; the "invalid bytes" line is printed only then.
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
 /// kafka-dump-log's default for `--max-message-size`.
@@ -253,7 +251,7 @@ struct Walker<'o, 's> {
     /// The file being dumped.
     current: PathBuf,
     /// The batches a log's walk recorded for the checks of its indexes, and that log.
-    walked: Option<(PathBuf, WalkedBatches)>,
+    walked: Option<(PathBuf, batches::WalkedBatches)>,
 }
 
 /// Dumps each path: a file, or a directory whose files are dumped in base-offset order.

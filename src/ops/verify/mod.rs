@@ -232,22 +232,16 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         .first()
         .and_then(|(_, s)| s.last_offset)
         .map_or(seg.base_offset, |o| o + 1);
-    let txn = seg.txn_index.as_ref().and_then(|t| {
-        files
-            .iter()
-            .find(|(p, _)| p == t)
-            .map(|(p, s)| (p.clone(), s))
-    });
-    // Entries past a decoding failure are unknown: that damage is reported already.
-    let txn_readable = txn
+    let txn = seg
+        .txn_index
         .as_ref()
-        .is_none_or(|(_, s)| !s.findings.iter().any(|f| f.check == "txnindex.decode"));
-    let txn_entries = txn.map(|(p, s)| (p, s.txn_entries.clone()));
+        .and_then(|t| files.iter().find(|(p, _)| p == t));
+    // Entries past a decoding failure are unknown: that damage is reported already.
+    let txn_readable =
+        txn.is_none_or(|(_, s)| !s.findings.iter().any(|f| f.check == "txnindex.decode"));
     let mut found = replay.map_or_else(Vec::new, |r| {
         r.finish(
-            txn_entries
-                .as_ref()
-                .map(|(p, e)| (p.as_path(), e.as_slice())),
+            txn.map(|(p, s)| (p.as_path(), s.txn_entries.as_slice())),
             seg.next_base.unwrap_or(log_end),
         )
     });
