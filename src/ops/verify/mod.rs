@@ -259,24 +259,24 @@ fn tasks(units: &[Unit], log_dirs: &[PathBuf]) -> Vec<Task> {
     let mut tasks = Vec::new();
     for (i, u) in units.iter().enumerate() {
         let kinds: Vec<FileKind> = u.files.iter().map(|f| classify(&file_name(f))).collect();
-        let files = || u.files.iter().zip(&kinds);
-        let mut bases: Vec<i64> = files()
+        let all = || u.files.iter().zip(&kinds);
+        let mut bases: Vec<i64> = all()
             .filter_map(|(_, k)| match k {
                 FileKind::Log { base_offset } => Some(*base_offset),
                 _ => None,
             })
             .collect();
         bases.sort_unstable();
-        let snapshots: Vec<(i64, &PathBuf)> = files()
+        let snapshots: Vec<(i64, &PathBuf)> = all()
             .filter_map(|(f, k)| match k {
                 FileKind::ProducerSnapshot { offset } => Some((*offset, f)),
                 _ => None,
             })
             .collect();
-        for (f, kind) in files() {
+        for (f, kind) in all() {
             let (files, segment) = match kind {
                 FileKind::Log { base_offset: base } => {
-                    let indexes = files().filter(|(_, k)| {
+                    let indexes = all().filter(|(_, k)| {
                         matches!(k, FileKind::OffsetIndex { base_offset: b }
                             | FileKind::TimeIndex { base_offset: b }
                             | FileKind::TxnIndex { base_offset: b } if b == base)
@@ -297,10 +297,11 @@ fn tasks(units: &[Unit], log_dirs: &[PathBuf]) -> Vec<Task> {
                             .filter(|(o, _)| o > base && next_base.is_none_or(|n| *o <= n))
                             .map(|(o, p)| (*o, (*p).clone()))
                             .collect(),
-                        txn_index: files
-                            .iter()
-                            .find(|g| matches!(classify(&file_name(g)), FileKind::TxnIndex { .. }))
-                            .cloned(),
+                        txn_index: all()
+                            .find(|(_, k)| {
+                                matches!(k, FileKind::TxnIndex { base_offset: b } if b == base)
+                            })
+                            .map(|(g, _)| g.clone()),
                     };
                     (files, Some(segment))
                 }
