@@ -600,13 +600,7 @@ impl ProducerStateManager {
     /// transaction; no transaction index is written.
     pub fn apply_loaded(&mut self, appends: ProducerAppends) -> Result<()> {
         let (updates, completed) = appends.finish();
-        for u in updates {
-            self.update(u);
-        }
-        for txn in &completed {
-            self.complete_txn(txn)?;
-        }
-        Ok(())
+        self.apply_appends(updates, completed, |_| Ok(()))
     }
 
     /// The snapshot bytes: only the newest batch of each producer, in Kafka's map order.
