@@ -4,6 +4,8 @@
 //! offset fits, appended chunk by chunk as `LogSegment.appendFromFile` does; then swapped in
 //! with the replace protocol (`.cleaned` -> `.swap` -> final, the original -> `.deleted`).
 
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use super::files::{segment_files, with_suffix};
@@ -30,25 +32,30 @@ fn rename(from: &Path, to: &Path) -> Result<()> {
     std::fs::rename(from, to).map_err(|e| Error::io(from, e))
 }
 
-/// `bytes[position..position + size]`; the file changing under us is an error, not a panic.
-fn slice_of<'b>(log: &Path, bytes: &'b [u8], position: u64, size: u64) -> Result<&'b [u8]> {
-    usize::try_from(position)
-        .ok()
-        .zip(usize::try_from(position + size).ok())
-        .and_then(|(from, to)| bytes.get(from..to))
-        .ok_or_else(|| {
-            Error::invalid(
-                log,
-                format!("at byte {position}: the file changed while being split"),
-            )
-        })
+/// The `size` bytes at `position` of the segment, read as `appendChunkFromFile` reads them
+/// (chunk by chunk, never the whole segment at once); a file that shrank under us is an
+/// error, not a panic.
+fn read_chunk(log: &Path, file: &File, position: u64, size: u64) -> Result<Vec<u8>> {
+    let changed = || {
+        Error::invalid(
+            log,
+            format!("at byte {position}: the file changed while being split"),
+        )
+    };
+    let mut buf = vec![0u8; usize::try_from(size).map_err(|_| changed())?];
+    file.read_exact_at(&mut buf, position)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => changed(),
+            _ => Error::io(log, e),
+        })?;
+    Ok(buf)
 }
 
 /// The offset of a batch's first record (`batch.baseOffset()`): a legacy compressed wrapper
 /// holds only its last offset, so its first inner message is read.
-fn first_offset(log: &Path, bytes: &[u8], b: &Batch) -> Result<i64> {
-    let entry = Entry::decode(slice_of(log, bytes, b.position, b.size)?)
-        .map_err(|e| Error::decode(log, b.position, e))?;
+fn first_offset(log: &Path, file: &File, b: &Batch) -> Result<i64> {
+    let bytes = read_chunk(log, file, b.position, b.size)?;
+    let entry = Entry::decode(&bytes).map_err(|e| Error::decode(log, b.position, e))?;
     if let Entry::V2(v2) = &entry {
         return Ok(v2.header.base_offset);
     }
@@ -83,10 +90,9 @@ pub fn split_overflowed_segment(
     delete_original: bool,
 ) -> Result<Vec<i64>> {
     let log = dir.join(log_file_name(base));
-    let bytes = std::fs::read(&log).map_err(|e| Error::io(&log, e))?;
-    let mtime = std::fs::metadata(&log)
-        .and_then(|m| m.modified())
-        .map_err(|e| Error::io(&log, e))?;
+    let file = File::open(&log).map_err(|e| Error::io(&log, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(&log, e))?;
+    let mtime = meta.modified().map_err(|e| Error::io(&log, e))?;
     let mut batches = Vec::new();
     let mut reader = LogReader::open(&log, None)?.with_max_entry_bytes(u64::MAX);
     while let Step::Entry { position, entry } = reader.next_step()? {
@@ -119,7 +125,7 @@ pub fn split_overflowed_segment(
     let mut next = 0;
     let mut total = 0u64;
     while next < batches.len() {
-        let new_base = first_offset(&log, &bytes, &batches[next])?;
+        let new_base = first_offset(&log, &file, &batches[next])?;
         let mut segment = Segment::create(staging.path(), new_base, config, now_ms)?;
         let mut capacity = CHUNK_BUFFER_BYTES;
         loop {
@@ -143,8 +149,8 @@ pub fn split_overflowed_segment(
                 break;
             }
             capacity = capacity.max(size);
-            let chunk = slice_of(&log, &bytes, batches[start].position, size)?;
-            segment.append(max_offset, max_timestamp, shallow, chunk)?;
+            let chunk = read_chunk(&log, &file, batches[start].position, size)?;
+            segment.append(max_offset, max_timestamp, shallow, &chunk)?;
         }
         if segment.size() == 0 {
             return Err(Error::invalid(
@@ -166,12 +172,12 @@ pub fn split_overflowed_segment(
             .map_err(|e| Error::io(&new_log, e))?;
         new_bases.push(new_base);
     }
-    if total != bytes.len() as u64 {
+    if total != meta.len() {
         return Err(Error::invalid(
             &log,
             format!(
                 "at byte {total}: not a whole batch, so the split segments would not hold the segment's {} bytes (the broker's split fails too)",
-                bytes.len()
+                meta.len()
             ),
         ));
     }
