@@ -407,13 +407,25 @@ pub fn verify_paths(
 ) -> Result<Report> {
     let (units, log_dirs) = plan(paths)?;
     let tasks = tasks(&units, &log_dirs);
-    let size = |f: &PathBuf| f.metadata().map_or(0, |m| m.len());
-    let bytes_checked: u64 = tasks.iter().flat_map(|t| &t.files).map(size).sum();
-    let scans: Vec<(Option<usize>, Result<FileScans>)> = tasks
-        .into_par_iter()
+    // Each task's size, taken once: the total up front and the progress as tasks finish.
+    let sized: Vec<(Task, u64)> = tasks
+        .into_iter()
         .map(|t| {
+            let bytes = t
+                .files
+                .iter()
+                .filter_map(|f| f.metadata().ok())
+                .map(|m| m.len());
+            let bytes = bytes.sum();
+            (t, bytes)
+        })
+        .collect();
+    let bytes_checked: u64 = sized.iter().map(|(_, bytes)| bytes).sum();
+    let scans: Vec<(Option<usize>, Result<FileScans>)> = sized
+        .into_par_iter()
+        .map(|(t, bytes)| {
             let scans = scan_task(&t, opts);
-            progress(t.files.iter().map(size).sum());
+            progress(bytes);
             (t.unit, scans)
         })
         .collect();
