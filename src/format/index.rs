@@ -260,13 +260,29 @@ pub fn offset_index_last_offset(bytes: &[u8], base_offset: i64) -> i64 {
 }
 
 /// Where the zero-filled preallocated tail of an offset index starts: the first slot `i > 0`
-/// whose offset equals the base offset (where kafka-dump-log stops). `None` if there is none.
+/// whose offset equals the base offset (where kafka-dump-log stops), or slot 0 itself when it
+/// is zero-filled too. The broker never indexes position 0 (an entry is written only once more
+/// than `index.interval.bytes` precede the batch, in `LogSegment.append` and `recover` alike),
+/// so a zero slot 0 is the start of a running broker's preallocated file, not an entry.
+/// `None` if there is no tail.
 pub fn offset_index_zero_tail_start(bytes: &[u8], base_offset: i64) -> Option<usize> {
-    offset_index_entries(bytes, base_offset)
+    let after_first = offset_index_entries(bytes, base_offset)
         .enumerate()
         .skip(1)
         .find(|(_, e)| e.offset == base_offset)
-        .map(|(i, _)| i)
+        .map(|(i, _)| i);
+    let count = offset_index_entry_count(bytes.len());
+    let first_zero = count > 0 && bytes[..OFFSET_INDEX_ENTRY_BYTES].iter().all(|&b| b == 0);
+    match after_first {
+        Some(1) | None if first_zero && (count == 1 || after_first == Some(1)) => Some(0),
+        t => t,
+    }
+}
+
+/// How many leading slots kafka-dump-log prints of an index whose zero tail starts at `tail`:
+/// it stops at the first slot past slot 0 that holds the base offset, so it shows a zero slot 0.
+pub fn dump_tool_shown_slots(tail: Option<usize>, count: usize) -> usize {
+    tail.map_or(count, |t| t.max(1).min(count))
 }
 
 /// Kafka's `OffsetIndex.sanityCheck` on a whole file; `file` is the path its message names.
@@ -377,13 +393,25 @@ pub fn time_index_last_entry(bytes: &[u8], base_offset: i64) -> TimeIndexEntry {
 }
 
 /// Where the zero-filled tail of a time index starts: the first slot `i > 0` whose offset equals
-/// the base offset (the dump tool's rule). `None` if there is none.
+/// the base offset (the dump tool's rule), or slot 0 when it and slot 1 are both zero-filled: the
+/// broker appends a time-index entry only with a timestamp above the last one, so two zero slots
+/// are never two entries, while a lone `(0, base)` could be one (records stamped 0).
+/// `None` if there is no tail.
 pub fn time_index_zero_tail_start(bytes: &[u8], base_offset: i64) -> Option<usize> {
-    time_index_entries(bytes, base_offset)
+    let after_first = time_index_entries(bytes, base_offset)
         .enumerate()
         .skip(1)
         .find(|(_, e)| e.offset == base_offset)
-        .map(|(i, _)| i)
+        .map(|(i, _)| i);
+    let zero = |slot: usize| {
+        bytes[slot * TIME_INDEX_ENTRY_BYTES..(slot + 1) * TIME_INDEX_ENTRY_BYTES]
+            .iter()
+            .all(|&b| b == 0)
+    };
+    match after_first {
+        Some(1) if zero(0) && zero(1) => Some(0),
+        t => t,
+    }
 }
 
 /// Kafka's `TimeIndex.sanityCheck` on a whole file. An untrimmed file with a zero tail fails the
@@ -733,8 +761,13 @@ mod tests {
         assert_eq!(offset_index_last_offset(&bytes, base), base);
         // A zero tail passes the offset index sanity check.
         assert_eq!(offset_index_sanity_check(&bytes, base, "f"), Ok(()));
-        // Entirely zero: slot 0 is the base offset, slot 1 starts the tail.
-        assert_eq!(offset_index_zero_tail_start(&[0u8; 24], 7), Some(1));
+        // Entirely zero (a running broker's preallocated file): the tail starts at slot 0,
+        // since position 0 is never indexed; kafka-dump-log still prints slot 0.
+        assert_eq!(offset_index_zero_tail_start(&[0u8; 24], 7), Some(0));
+        assert_eq!(offset_index_zero_tail_start(&[0u8; 8], 7), Some(0));
+        assert_eq!(dump_tool_shown_slots(Some(0), 3), 1);
+        assert_eq!(dump_tool_shown_slots(Some(2), 3), 2);
+        assert_eq!(dump_tool_shown_slots(None, 3), 3);
 
         let mut t = Vec::new();
         write_time_index_entry(&mut t, &ts(1000, 1300), base).unwrap();
@@ -743,6 +776,9 @@ mod tests {
         t.resize(12 * 5, 0);
         assert_eq!(time_index_zero_tail_start(&t, base), Some(2));
         assert_eq!(time_index_last_entry(&t, base), ts(0, base));
+        // All zero: no entry at all; a lone zero slot may be a real (0, base) entry.
+        assert_eq!(time_index_zero_tail_start(&[0u8; 36], base), Some(0));
+        assert_eq!(time_index_zero_tail_start(&[0u8; 12], base), None);
         // ...but fails the time index sanity check.
         assert_eq!(
             time_index_sanity_check(&t, base, "00000000000000001294.timeindex"),

@@ -7,10 +7,10 @@ use super::batches::{Discard, Tap, WalkedBatches};
 use super::{DumpOptions, Event, Walker, DEFAULT_MAX_BYTES};
 use crate::error::{Error, Result};
 use crate::format::index::{
-    offset_index_entries, offset_index_entry_count, offset_index_sanity_check,
-    offset_index_zero_tail_start, time_index_entries, time_index_entry_count,
-    time_index_sanity_check, time_index_zero_tail_start, OFFSET_INDEX_ENTRY_BYTES,
-    TIME_INDEX_ENTRY_BYTES,
+    dump_tool_shown_slots, offset_index_entries, offset_index_entry_count,
+    offset_index_sanity_check, offset_index_zero_tail_start, time_index_entries,
+    time_index_entry_count, time_index_sanity_check, time_index_zero_tail_start,
+    OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
 };
 use crate::format::names::{index_file_name, log_file_name, time_index_file_name};
 use crate::ops::finding::Finding;
@@ -66,10 +66,12 @@ impl Walker<'_, '_> {
             return Ok(());
         }
         let at = (len - partial) as u64;
+        // Kafka 4.0 reads whole entries only; older brokers' sanity check made the loader
+        // rebuild such an index. Either way it is tolerated or repaired.
         let m = format!(
-            "{len} bytes is not a multiple of the {entry_bytes}-byte entry size: the last {partial} byte(s) at position {at} are a partial entry"
+            "{len} bytes is not a multiple of the {entry_bytes}-byte entry size: the last {partial} byte(s) at position {at} are a partial entry, which the broker ignores (brokers before 3.0 rebuild the index at start-up)"
         );
-        self.finding(Finding::error("index.partial-entry", p, m).at(at))
+        self.finding(Finding::warning("index.partial-entry", p, m).at(at))
     }
 
     /// Reports a preallocated zero-filled tail of `count - first_slot` slots, if there is one.
@@ -96,9 +98,6 @@ impl Walker<'_, '_> {
     pub(super) fn offset_index(&mut self, p: &Path, base_offset: i64) -> Result<()> {
         let bytes = self.read_small(p)?;
         let count = offset_index_entry_count(bytes.len());
-        if count == 0 {
-            return self.emit(Event::IndexEmpty { path: p });
-        }
         if self.opts.index_sanity_check {
             let result = offset_index_sanity_check(&bytes, base_offset, &p.display().to_string());
             if result.is_err() {
@@ -107,16 +106,26 @@ impl Walker<'_, '_> {
             return self.emit(Event::SanityCheck { path: p, result });
         }
         self.partial_entry(p, bytes.len(), OFFSET_INDEX_ENTRY_BYTES)?;
+        if count == 0 {
+            return self.emit(Event::IndexEmpty { path: p });
+        }
         let zero_tail = offset_index_zero_tail_start(&bytes, base_offset);
-        let shown = zero_tail.unwrap_or(count);
+        let entries = zero_tail.unwrap_or(count);
         let log = self.walked_for(p, base_offset)?;
         let walked = log.as_ref().map(|(_, w)| w);
         let mut mismatches = Vec::new();
         let mut prev = None;
         for (slot, entry) in offset_index_entries(&bytes, base_offset)
-            .take(shown)
+            .take(dump_tool_shown_slots(zero_tail, count))
             .enumerate()
         {
+            // A zero slot 0 is printed as kafka-dump-log prints it, but it is no entry.
+            if slot >= entries {
+                if !self.opts.verify_index_only {
+                    self.emit(Event::OffsetIndexEntry { slot, entry })?;
+                }
+                continue;
+            }
             if let Some((o, pos)) = prev {
                 if entry.offset <= o || i64::from(entry.position) < pos {
                     let m = format!(
@@ -188,20 +197,24 @@ impl Walker<'_, '_> {
         let count = time_index_entry_count(bytes.len());
         self.partial_entry(p, bytes.len(), TIME_INDEX_ENTRY_BYTES)?;
         let zero_tail = time_index_zero_tail_start(&bytes, base_offset);
-        let shown = zero_tail.unwrap_or(count);
+        let entries = zero_tail.unwrap_or(count);
         let log = self.walked_for(p, base_offset)?;
         let walked = log.as_ref().map(|(_, w)| w);
         let (mut mismatches, mut out_of_order) = (Vec::new(), Vec::new());
         let mut prev_timestamp = -1i64;
         for (slot, entry) in time_index_entries(&bytes, base_offset)
-            .take(shown)
+            .take(dump_tool_shown_slots(zero_tail, count))
             .enumerate()
         {
-            if let Some(walked) = walked {
+            if let Some(walked) = walked.filter(|_| slot < entries) {
                 let landing = walked.landing(entry.offset);
+                // Kafka 4.0 names the batch's last offset; brokers up to 3.7 named the record
+                // with the largest timestamp, anywhere in the batch (changed by KAFKA-16310).
+                // A lookup lands on the right batch through either, so only an offset past
+                // every batch is wrong.
                 let found = match landing.as_ref() {
                     None => Some(-1),
-                    Some(l) if l.header.last_offset != entry.offset => Some(l.header.last_offset),
+                    Some(l) if l.header.last_offset < entry.offset => Some(l.header.last_offset),
                     Some(_) => None,
                 };
                 if let Some(found) = found {
@@ -210,7 +223,7 @@ impl Walker<'_, '_> {
                         .time_offsets_not_found
                         .push((entry.offset, found));
                     let m = format!(
-                        "entry {slot} (timestamp {}, offset {}) names no batch's last offset (found {found})",
+                        "entry {slot} (timestamp {}, offset {}) names an offset past every batch of the log (the last batch ends at offset {found}): a time lookup through it finds nothing",
                         entry.timestamp, entry.offset
                     );
                     let at = (slot * TIME_INDEX_ENTRY_BYTES) as u64;

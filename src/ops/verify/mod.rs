@@ -568,50 +568,60 @@ fn check_segment_files(
         let log = files
             .iter()
             .find(|(k, _, _)| matches!(k, FileKind::Log { .. }));
+        // The loader deletes an index without its log (`LogLoader.loadSegmentFiles`).
         let Some((_, log_path, _)) = log else {
             for (_, path, _) in files {
-                findings.push(Finding::error(
+                findings.push(Finding::warning(
                     "index.orphan",
                     *path,
-                    format!("no {} for this index", names::log_file_name(base)),
+                    format!(
+                        "no {} for this index: the broker deletes it at start-up",
+                        names::log_file_name(base)
+                    ),
                 ));
             }
             continue;
         };
+        // Without an offset index the loader recovers the segment, rebuilding every index; with
+        // one but no time index it creates an empty time index (`LogSegment.sanityCheck`), which
+        // a recovery past the recovery point fills, and which otherwise leaves time lookups to
+        // scan the segment and time retention to go by the file's mtime.
         let has = |want: fn(&FileKind) -> bool| files.iter().any(|(k, _, _)| want(k));
-        if !has(|k| matches!(k, FileKind::OffsetIndex { .. })) {
+        let has_offset_index = has(|k| matches!(k, FileKind::OffsetIndex { .. }));
+        if !has_offset_index {
             let p = log_path.with_file_name(names::index_file_name(base));
-            findings.push(Finding::error(
+            findings.push(Finding::warning(
                 "index.missing",
                 p,
-                "offset index missing: the broker would rebuild it by recovering the segment",
+                "offset index missing: the broker recovers this segment at start-up, rebuilding its indexes",
             ));
         }
         if !has(|k| matches!(k, FileKind::TimeIndex { .. })) {
             let p = log_path.with_file_name(names::time_index_file_name(base));
-            findings.push(Finding::error(
-                "timeindex.missing",
-                p,
-                "time index missing: the broker would rebuild it by recovering the segment",
-            ));
+            let m = if has_offset_index {
+                "time index missing: the broker creates it empty at start-up and fills it only if it recovers the segment; until then time lookups scan the segment and time retention uses the file's mtime"
+            } else {
+                "time index missing: the broker recovers this segment at start-up, rebuilding its indexes"
+            };
+            findings.push(Finding::warning("timeindex.missing", p, m));
         }
-        for (_, path, scan) in files {
-            if let Some(slots) = scan.zero_tail_slots {
-                let active = Some(base) == active_base;
-                let m = format!(
-                    "{slots} preallocated zero-filled slot(s) at the end: {}",
-                    if active {
-                        "normal for the active segment of a running or crashed broker"
-                    } else {
-                        "a closed segment's index should have been trimmed"
-                    }
-                );
-                findings.push(if active {
-                    Finding::warning("index.untrimmed", *path, m)
-                } else {
-                    Finding::error("index.untrimmed", *path, m)
-                });
-            }
+        for (kind, path, scan) in files {
+            let Some(slots) = scan.zero_tail_slots else {
+                continue;
+            };
+            let m = format!("{slots} preallocated zero-filled slot(s) at the end");
+            let f = if Some(base) == active_base {
+                Finding::warning("index.untrimmed", *path, format!("{m}: normal for the active segment of a running or crashed broker, which trims it when the segment is closed or recovered"))
+            } else if matches!(kind, FileKind::TimeIndex { .. }) {
+                // Its last slot, (0, base), is what the broker takes for the segment's largest
+                // timestamp (`LogSegment.largestTimestamp`).
+                Finding::error("index.untrimmed", *path, format!("{m} of a closed segment: the broker takes timestamp 0 for the segment's largest, so time retention deletes it early and time lookups skip it"))
+            } else {
+                // The zero slots sort below every real entry, so a lookup that meets one scans
+                // the segment from its start: slow, but it finds the right batch.
+                Finding::warning("index.untrimmed", *path, format!("{m} of a closed segment: the broker's lookups that meet them scan the segment from its start"))
+            };
+            findings.push(f);
         }
     }
 }
@@ -711,6 +721,7 @@ fn check_log_dirs(
     scans: Vec<(PathBuf, FileScan)>,
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
+    let log_dir_files: Vec<PathBuf> = scans.iter().map(|(p, _)| p.clone()).collect();
     for (path, scan) in scans {
         findings.extend(scan.findings.iter().cloned());
         let kind = classify(&file_name(&path));
@@ -771,18 +782,91 @@ fn check_log_dirs(
             }
         }
         if check_all {
-            for &i in &present {
+            // The KRaft metadata log is the raft layer's, never the log manager's: it has no
+            // entry in these checkpoints.
+            let managed = present
+                .iter()
+                .filter(|&&i| partitions[i].topic.as_deref() != Some(KRAFT_METADATA_TOPIC));
+            for &i in managed {
                 let name = partitions[i].name();
                 if !scan
                     .checkpoint_entries
                     .iter()
                     .any(|e| format!("{}-{}", e.topic, e.partition) == name)
                 {
-                    let m = format!("no {what} entry for {name}, which is present in this log dir");
+                    let then = if kind == FileKind::RecoveryPointCheckpoint {
+                        "the broker recovers it from offset 0 at start-up (normal for a partition created since the last checkpoint)"
+                    } else {
+                        "the broker starts it with no high watermark and learns it from the leader (normal for a partition created since the last checkpoint)"
+                    };
+                    let m = format!(
+                        "no {what} entry for {name}, which is present in this log dir: {then}"
+                    );
                     findings.push(Finding::warning("checkpoint.missing-entry", &path, m));
                 }
             }
         }
+        if kind == FileKind::RecoveryPointCheckpoint && !clean_shutdown(dir, &log_dir_files) {
+            for &i in &present {
+                let name = partitions[i].name();
+                let point = scan
+                    .checkpoint_entries
+                    .iter()
+                    .find(|e| format!("{}-{}", e.topic, e.partition) == name)
+                    .map_or(0, |e| e.offset);
+                rebuilt_at_start_up(&mut partitions[i], point);
+            }
+        }
+    }
+    // Without a recovery-point checkpoint, an unclean start recovers every partition from 0.
+    for (i, u) in units.iter().enumerate() {
+        let Some(dir) = u.log_dir.as_deref() else {
+            continue;
+        };
+        let has_recovery_points = log_dir_files.iter().any(|f| {
+            f.parent() == Some(dir) && classify(&file_name(f)) == FileKind::RecoveryPointCheckpoint
+        });
+        if !has_recovery_points && !clean_shutdown(dir, &log_dir_files) {
+            rebuilt_at_start_up(&mut partitions[i], 0);
+        }
     }
     findings
+}
+
+/// The name of the KRaft metadata log's topic.
+const KRAFT_METADATA_TOPIC: &str = "__cluster_metadata";
+
+/// Whether the log dir `dir` holds the marker of a clean shutdown.
+fn clean_shutdown(dir: &Path, log_dir_files: &[PathBuf]) -> bool {
+    log_dir_files
+        .iter()
+        .any(|f| f.parent() == Some(dir) && classify(&file_name(f)) == FileKind::CleanShutdown)
+}
+
+/// After an unclean shutdown the loader recovers every segment from the one holding the
+/// recovery point on (`LogLoader.recoverLog`), rebuilding their offset, time and transaction
+/// indexes: what is wrong with those indexes is repaired at start-up, so it is a warning.
+fn rebuilt_at_start_up(p: &mut PartitionReport, recovery_point: i64) {
+    let floor = p
+        .segments
+        .iter()
+        .rev()
+        .find(|s| s.base_offset <= recovery_point)
+        .or(p.segments.first())
+        .map_or(recovery_point, |s| s.base_offset);
+    for f in p
+        .findings
+        .iter_mut()
+        .filter(|f| f.severity == Severity::Error)
+    {
+        let kind = classify(&file_name(&f.file));
+        let index = matches!(
+            kind,
+            FileKind::OffsetIndex { .. } | FileKind::TimeIndex { .. } | FileKind::TxnIndex { .. }
+        );
+        if index && kind.offset().is_some_and(|b| b >= floor) {
+            f.severity = Severity::Warning;
+            f.message.push_str(&format!("; the broker did not shut down cleanly, so it rebuilds this index at start-up (the segment is at or past the recovery point {recovery_point})"));
+        }
+    }
 }
