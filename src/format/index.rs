@@ -286,12 +286,15 @@ pub fn dump_tool_shown_slots(tail: Option<usize>, count: usize) -> usize {
 }
 
 /// Kafka's `OffsetIndex.sanityCheck` on a whole file; `file` is the path its message names.
+///
+/// `bytes` may be a prefix of the file's `len` bytes ending in a zero slot, the rest being zero
+/// too (a sparse file's holes need not be read).
 pub fn offset_index_sanity_check(
     bytes: &[u8],
+    len: usize,
     base_offset: i64,
     file: &str,
 ) -> std::result::Result<(), String> {
-    let len = bytes.len();
     let last_offset = offset_index_last_offset(bytes, base_offset);
     if offset_index_entry_count(len) != 0 && last_offset < base_offset {
         return Err(format!(
@@ -416,12 +419,14 @@ pub fn time_index_zero_tail_start(bytes: &[u8], base_offset: i64) -> Option<usiz
 
 /// Kafka's `TimeIndex.sanityCheck` on a whole file. An untrimmed file with a zero tail fails the
 /// first test (last timestamp 0 is below the first timestamp).
+///
+/// `bytes` may be a zero-tailed prefix of a file of `len` bytes, as for the offset index.
 pub fn time_index_sanity_check(
     bytes: &[u8],
+    len: usize,
     base_offset: i64,
     file: &str,
 ) -> std::result::Result<(), String> {
-    let len = bytes.len();
     let count = time_index_entry_count(len);
     let last = time_index_last_entry(bytes, base_offset);
     if count != 0 {
@@ -760,7 +765,10 @@ mod tests {
         assert_eq!(offset_index_zero_tail_start(&bytes, base), Some(3));
         assert_eq!(offset_index_last_offset(&bytes, base), base);
         // A zero tail passes the offset index sanity check.
-        assert_eq!(offset_index_sanity_check(&bytes, base, "f"), Ok(()));
+        assert_eq!(
+            offset_index_sanity_check(&bytes, bytes.len(), base, "f"),
+            Ok(())
+        );
         // Entirely zero (a running broker's preallocated file): the tail starts at slot 0,
         // since position 0 is never indexed; kafka-dump-log still prints slot 0.
         assert_eq!(offset_index_zero_tail_start(&[0u8; 24], 7), Some(0));
@@ -781,7 +789,7 @@ mod tests {
         assert_eq!(time_index_zero_tail_start(&[0u8; 12], base), None);
         // ...but fails the time index sanity check.
         assert_eq!(
-            time_index_sanity_check(&t, base, "00000000000000001294.timeindex"),
+            time_index_sanity_check(&t, t.len(), base, "00000000000000001294.timeindex"),
             Err("Corrupt time index found, time index file (00000000000000001294.timeindex) has non-zero \
                  size but the last timestamp is 0 which is less than the first timestamp 1000"
                 .to_string())
@@ -790,45 +798,45 @@ mod tests {
 
     #[test]
     fn offset_index_sanity_messages() {
-        assert_eq!(offset_index_sanity_check(&[], 5, "f"), Ok(()));
+        assert_eq!(offset_index_sanity_check(&[], 0, 5, "f"), Ok(()));
         assert_eq!(offset_index_last_offset(&[], 5), 5);
         let mut bytes = Vec::new();
         bytes.extend_from_slice(&[0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 0]); // relative -2
         assert_eq!(
-            offset_index_sanity_check(&bytes, 100, "/d/00000000000000000100.index"),
+            offset_index_sanity_check(&bytes, bytes.len(), 100, "/d/00000000000000000100.index"),
             Err("Corrupt index found, index file /d/00000000000000000100.index has non-zero size but the \
                  last offset is 98 which is less than the base offset 100"
                 .to_string())
         );
         let odd = [0u8; 13];
         assert_eq!(
-            offset_index_sanity_check(&odd, 0, "x.index"),
+            offset_index_sanity_check(&odd, odd.len(), 0, "x.index"),
             Err("Index file x.index is corrupt, found 13 bytes which is neither positive nor a multiple of 8"
                 .to_string())
         );
         // A file shorter than one entry has no entries but still fails the length test.
-        assert!(offset_index_sanity_check(&[0u8; 3], 0, "x").is_err());
+        assert!(offset_index_sanity_check(&[0u8; 3], 3, 0, "x").is_err());
     }
 
     #[test]
     fn time_index_sanity_messages() {
-        assert_eq!(time_index_sanity_check(&[], 5, "f"), Ok(()));
+        assert_eq!(time_index_sanity_check(&[], 0, 5, "f"), Ok(()));
         assert_eq!(time_index_last_entry(&[], 5), ts(NO_TIMESTAMP, 5));
         let mut bytes = Vec::new();
         bytes.extend_from_slice(&10i64.to_be_bytes());
         bytes.extend_from_slice(&(-1i32).to_be_bytes());
         assert_eq!(
-            time_index_sanity_check(&bytes, 100, "t.timeindex"),
+            time_index_sanity_check(&bytes, bytes.len(), 100, "t.timeindex"),
             Err("Corrupt time index found, time index file (t.timeindex) has non-zero size but the last \
                  offset is 99 which is less than the first offset 100"
                 .to_string())
         );
         let mut ok = Vec::new();
         write_time_index_entry(&mut ok, &ts(10, 100), 100).unwrap();
-        assert_eq!(time_index_sanity_check(&ok, 100, "t"), Ok(()));
+        assert_eq!(time_index_sanity_check(&ok, ok.len(), 100, "t"), Ok(()));
         ok.push(0);
         assert_eq!(
-            time_index_sanity_check(&ok, 100, "00000000000000000317.timeindex"),
+            time_index_sanity_check(&ok, ok.len(), 100, "00000000000000000317.timeindex"),
             Err("Time index file 00000000000000000317.timeindex is corrupt, found 13 bytes which is neither \
                  positive nor a multiple of 12"
                 .to_string())
@@ -1022,13 +1030,13 @@ mod tests {
                 off(430, 5126)
             ]
         );
-        assert_eq!(offset_index_sanity_check(&idx, 398, "f"), Ok(()));
+        assert_eq!(offset_index_sanity_check(&idx, idx.len(), 398, "f"), Ok(()));
         let tidx = std::fs::read(dir.join("00000000000000000398.timeindex")).unwrap();
         assert_eq!(
             time_index_last_entry(&tidx, 398),
             ts(1_729_996_402_609, 431)
         );
-        assert_eq!(time_index_sanity_check(&tidx, 398, "f"), Ok(()));
+        assert_eq!(time_index_sanity_check(&tidx, tidx.len(), 398, "f"), Ok(()));
     }
 
     #[test]
@@ -1038,13 +1046,17 @@ mod tests {
         };
         let idx = std::fs::read(dir.join("00000000000000001294.index")).unwrap();
         assert_eq!(offset_index_entry_count(idx.len()), 1024);
-        assert_eq!(offset_index_sanity_check(&idx, 1294, "f"), Ok(()));
+        assert_eq!(
+            offset_index_sanity_check(&idx, idx.len(), 1294, "f"),
+            Ok(())
+        );
         let start = offset_index_zero_tail_start(&idx, 1294).unwrap();
         assert!(start > 0 && start < 1024);
         let tidx = std::fs::read(dir.join("00000000000000001294.timeindex")).unwrap();
         assert_eq!(time_index_entry_count(tidx.len()), 682);
         let err =
-            time_index_sanity_check(&tidx, 1294, "00000000000000001294.timeindex").unwrap_err();
+            time_index_sanity_check(&tidx, tidx.len(), 1294, "00000000000000001294.timeindex")
+                .unwrap_err();
         assert_eq!(
             err,
             "Corrupt time index found, time index file (00000000000000001294.timeindex) has non-zero size but \

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::storage::files::{copy_sparse, same_prefix};
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
@@ -403,22 +404,23 @@ pub fn diff_dirs(
                 size_before: None,
             }),
             _ => {
-                let (a, b) = (read(&o)?, read(&u)?);
-                if a == b {
+                let (a, b) = (len(&o)?, len(&u)?);
+                let prefix = b <= a && same_prefix(&o, &u, b)?;
+                if prefix && a == b {
                     continue;
                 }
-                if b.len() < a.len() && a.starts_with(&b) {
+                if prefix {
                     changes.push(Change::Truncate {
                         file: o,
-                        size_before: a.len() as u64,
-                        size_after: b.len() as u64,
+                        size_before: a,
+                        size_after: b,
                     });
                 } else {
                     changes.push(Change::Write {
                         file: o,
                         source: u,
-                        size_before: Some(a.len() as u64),
-                        size_after: b.len() as u64,
+                        size_before: Some(a),
+                        size_after: b,
                     });
                 }
             }
@@ -430,10 +432,6 @@ pub fn diff_dirs(
 
 fn len(p: &Path) -> Result<u64> {
     Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
-}
-
-fn read(p: &Path) -> Result<Vec<u8>> {
-    std::fs::read(p).map_err(|e| Error::io(p, e))
 }
 
 /// Copies the regular files of `from` into the new directory `to`, writable, leaving out the
@@ -450,7 +448,7 @@ pub fn copy_for_planning(from: &Path, to: &Path) -> Result<()> {
             continue;
         }
         let dst = to.join(&name);
-        std::fs::copy(&p, &dst).map_err(|e| Error::io(&p, e))?;
+        copy_sparse(&p, &dst)?;
         let mut perm = std::fs::metadata(&dst)
             .map_err(|e| Error::io(&dst, e))?
             .permissions();

@@ -20,6 +20,7 @@ use crate::format::index::{
 use crate::format::names::{
     classify, index_file_name, log_file_name, time_index_file_name, txn_index_file_name, FileKind,
 };
+use crate::storage::files::{read_index, IndexBytes};
 use crate::storage::{recover_segments, LoadEvent, LoadParams, LogConfig};
 
 #[derive(Debug, Clone, Copy)]
@@ -44,22 +45,21 @@ pub struct RebuildPlan {
 
 /// Why the indexes of segment `base` in `dir` need a rebuild, if they do.
 pub fn index_problem(dir: &Path, base: i64) -> Result<Option<String>> {
-    let read = |name: String| -> Result<Option<Vec<u8>>> {
+    let read = |name: String| -> Result<Option<IndexBytes>> {
         let p = dir.join(name);
-        match std::fs::read(&p) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io(&p, e)),
+        if !p.exists() {
+            return Ok(None);
         }
+        read_index(&p).map(Some)
     };
     let log_len = std::fs::metadata(dir.join(log_file_name(base)))
         .map_err(|e| Error::io(&dir.join(log_file_name(base)), e))?
         .len();
     let name = index_file_name(base);
-    let Some(index) = read(name.clone())? else {
+    let Some(IndexBytes { data: index, len }) = read(name.clone())? else {
         return Ok(Some(format!("{name} is missing")));
     };
-    if let Err(m) = offset_index_sanity_check(&index, base, &name) {
+    if let Err(m) = offset_index_sanity_check(&index, len as usize, base, &name) {
         return Ok(Some(m));
     }
     if let Some(slot) = offset_index_zero_tail_start(&index, base) {
@@ -84,10 +84,10 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<String>> {
         )));
     }
     let name = time_index_file_name(base);
-    let Some(time) = read(name.clone())? else {
+    let Some(IndexBytes { data: time, len }) = read(name.clone())? else {
         return Ok(Some(format!("{name} is missing")));
     };
-    if let Err(m) = time_index_sanity_check(&time, base, &name) {
+    if let Err(m) = time_index_sanity_check(&time, len as usize, base, &name) {
         return Ok(Some(m));
     }
     if let Some(slot) = time_index_zero_tail_start(&time, base) {
@@ -103,7 +103,9 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<String>> {
         }
     }
     let name = txn_index_file_name(base);
-    if let Some(txn) = read(name.clone())? {
+    let path = dir.join(&name);
+    if path.exists() {
+        let txn = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         if let Err(m) = txn_index_sanity_check(&txn, base, &name) {
             return Ok(Some(m));
         }

@@ -58,3 +58,117 @@ pub fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
 pub fn file_len(p: &Path) -> Result<u64> {
     Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
 }
+
+/// The leading bytes of an index file that can hold entries, and the file's length: a running
+/// broker preallocates its indexes (10 MiB by default) as sparse zero-filled files, so what
+/// lies past the last data extent is known to be zero without reading it.
+#[derive(Debug)]
+pub struct IndexBytes {
+    /// The file from its start to past its last data extent, plus at least one zero slot when
+    /// the file goes on (so a zero tail is seen); whole slots of 8 and of 12 bytes.
+    pub data: Vec<u8>,
+    /// The file's length; bytes `data.len()..len` are zero.
+    pub len: u64,
+}
+
+/// The LCM of the offset (8) and time (12) index entry sizes: a prefix of whole slots of both.
+const SLOT_MULTIPLE: u64 = 24;
+
+/// Reads an index file as [`IndexBytes`], skipping the holes of a sparse file.
+pub fn read_index(p: &Path) -> Result<IndexBytes> {
+    use std::io::{Read, Seek};
+    let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
+    let wanted = index_read_len(&f, len);
+    // Finding the holes moved the file offset.
+    f.rewind().map_err(|e| Error::io(p, e))?;
+    let mut data = Vec::with_capacity(wanted as usize);
+    f.take(wanted)
+        .read_to_end(&mut data)
+        .map_err(|e| Error::io(p, e))?;
+    // A file that shrank meanwhile reads short: its length is what was read.
+    let len = if (data.len() as u64) < wanted {
+        data.len() as u64
+    } else {
+        len
+    };
+    Ok(IndexBytes { data, len })
+}
+
+/// How many leading bytes of the index file `f` (of `len` bytes) [`read_index`] reads.
+pub fn index_read_len(f: &std::fs::File, len: u64) -> u64 {
+    let end = data_end(f, len);
+    if end >= len {
+        len
+    } else {
+        (end.div_ceil(SLOT_MULTIPLE) * SLOT_MULTIPLE + SLOT_MULTIPLE).min(len)
+    }
+}
+
+/// Where the last data extent of `f` ends (`len` where the file system cannot say): past it,
+/// the file is a hole, which reads as zeros. Moves the file offset.
+pub fn data_end(f: &std::fs::File, len: u64) -> u64 {
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    let mut end = 0u64;
+    loop {
+        let Ok(from) = libc::off_t::try_from(end) else {
+            return len;
+        };
+        // SAFETY: lseek on a descriptor we own; it only moves the file offset.
+        let data = unsafe { libc::lseek(fd, from, libc::SEEK_DATA) };
+        if data < 0 {
+            let no_more_data = std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO);
+            return if no_more_data { end } else { len };
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+        if hole < 0 {
+            return len;
+        }
+        end = hole as u64;
+        if end >= len {
+            return len;
+        }
+    }
+}
+
+/// Copies `from` to `to` (created or replaced) without reading or writing the holes at the end
+/// of a sparse file: the data extents are copied, the length is set.
+pub fn copy_sparse(from: &Path, to: &Path) -> Result<()> {
+    use std::io::{Read, Seek};
+    let mut src = std::fs::File::open(from).map_err(|e| Error::io(from, e))?;
+    let len = src.metadata().map_err(|e| Error::io(from, e))?.len();
+    let end = data_end(&src, len);
+    src.rewind().map_err(|e| Error::io(from, e))?;
+    let mut dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
+    std::io::copy(&mut (&mut src).take(end), &mut dst).map_err(|e| Error::io(to, e))?;
+    dst.set_len(len).map_err(|e| Error::io(to, e))
+}
+
+/// Whether the first `n` bytes of `a` and `b` are equal (both must be that long), read in
+/// chunks; what lies past both files' data extents is zero in both and is not read.
+pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
+    use std::io::{Read, Seek};
+    const CHUNK: usize = 1 << 16;
+    let open = |p: &Path| -> Result<(std::fs::File, u64)> {
+        let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+        let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
+        let end = data_end(&f, len);
+        f.rewind().map_err(|e| Error::io(p, e))?;
+        Ok((f, end))
+    };
+    let ((mut fa, end_a), (mut fb, end_b)) = (open(a)?, open(b)?);
+    let mut left = n.min(end_a.max(end_b));
+    let (mut ba, mut bb) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
+    while left > 0 {
+        let k = left.min(CHUNK as u64) as usize;
+        fa.read_exact(&mut ba[..k]).map_err(|e| Error::io(a, e))?;
+        fb.read_exact(&mut bb[..k]).map_err(|e| Error::io(b, e))?;
+        if ba[..k] != bb[..k] {
+            return Ok(false);
+        }
+        left -= k as u64;
+    }
+    Ok(true)
+}

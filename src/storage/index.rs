@@ -48,8 +48,9 @@ impl IndexFile {
     }
 
     /// Opens the file on first access and returns the bytes of an existing one (empty for a
-    /// new one), whose whole slots become the entries.
-    fn materialize(&mut self) -> Result<Vec<u8>> {
+    /// new one), whose whole slots become the entries; with `read` false (a reset, which drops
+    /// the entries) an existing file's bytes are not read.
+    fn materialize(&mut self, read: bool) -> Result<Vec<u8>> {
         if self.file.is_some() {
             return Ok(Vec::new());
         }
@@ -62,12 +63,15 @@ impl IndexFile {
             .open(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
         let mut bytes = Vec::new();
-        if existed {
+        if existed && read {
             file.read_to_end(&mut bytes)
                 .map_err(|e| Error::io(&self.path, e))?;
             let whole = bytes.len() as u64 / self.entry_bytes;
             bytes.truncate((whole * self.entry_bytes) as usize);
             self.max_entries = whole;
+        } else if existed {
+            let len = file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+            self.max_entries = len / self.entry_bytes;
         } else {
             let size = self.max_index_bytes / self.entry_bytes * self.entry_bytes;
             file.set_len(size).map_err(|e| Error::io(&self.path, e))?;
@@ -185,7 +189,7 @@ impl OffsetIndex {
     /// slots become the entries.
     pub fn touch(&mut self) -> Result<()> {
         if !self.file.is_open() {
-            let bytes = self.file.materialize()?;
+            let bytes = self.file.materialize(true)?;
             self.entries = offset_index_entries(&bytes, self.base_offset).collect();
         }
         Ok(())
@@ -193,7 +197,7 @@ impl OffsetIndex {
 
     /// `reset`: no entries, the file sized back to `segment.index.bytes` (recovery).
     pub fn reset(&mut self) -> Result<()> {
-        self.touch()?;
+        self.file.materialize(false)?;
         self.entries.clear();
         self.file.resize(self.file.max_index_bytes)
     }
@@ -302,7 +306,7 @@ impl TimeIndex {
 
     pub fn touch(&mut self) -> Result<()> {
         if !self.file.is_open() {
-            let bytes = self.file.materialize()?;
+            let bytes = self.file.materialize(true)?;
             self.entries = time_index_entries(&bytes, self.base_offset).collect();
         }
         Ok(())
@@ -310,7 +314,7 @@ impl TimeIndex {
 
     /// `reset`: no entries, the file sized back to `segment.index.bytes` (recovery).
     pub fn reset(&mut self) -> Result<()> {
-        self.touch()?;
+        self.file.materialize(false)?;
         self.entries.clear();
         self.file.resize(self.file.max_index_bytes)
     }

@@ -127,3 +127,39 @@ pub fn legacy_set(
     };
     kseg::format::legacy::build_message_set(&spec, records).unwrap()
 }
+
+/// The real-world corpus (`../shared/realworld`): log dirs real brokers wrote and client
+/// libraries' test vectors, as `.tar.gz` archives. Same rule as the reference corpus.
+pub fn realworld_dir() -> Option<PathBuf> {
+    corpus("realworld")
+}
+
+/// Unpacks every archive of the real-world corpus into a new temporary directory (sparse, as
+/// the archives hold 10 MiB zero-filled index files); returns it with the archives' names.
+pub fn unpack_realworld(root: &Path) -> (tempfile::TempDir, Vec<String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(root).unwrap() {
+        let p = e.unwrap().path();
+        let Some(name) = p
+            .file_name()
+            .and_then(|n| n.to_str()?.strip_suffix(".tar.gz"))
+        else {
+            continue;
+        };
+        let dst = tmp.path().join(name);
+        std::fs::create_dir(&dst).unwrap();
+        let status = std::process::Command::new("tar")
+            .arg("-xSzf")
+            .arg(&p)
+            .arg("-C")
+            .arg(&dst)
+            .status()
+            .expect("run tar");
+        assert!(status.success(), "tar -xSzf {}", p.display());
+        names.push(name.to_string());
+    }
+    names.sort();
+    assert!(!names.is_empty(), "no archives in {}", root.display());
+    (tmp, names)
+}

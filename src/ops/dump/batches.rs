@@ -13,6 +13,7 @@ use crate::format::index::{
     time_index_entries, time_index_entry_count, time_index_zero_tail_start,
 };
 use crate::format::names::{classify, FileKind};
+use crate::storage::files::{read_index, IndexBytes};
 
 /// The batch a lookup of an offset lands on: the first batch whose last offset reaches it
 /// (or, when none does, the last batch there is), as the broker's forward search finds it.
@@ -75,9 +76,10 @@ impl Targets {
         for p in indexes {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             let kind = classify(&name.unwrap_or_default());
-            let Ok(bytes) = std::fs::read(p) else {
+            let Ok(IndexBytes { data: bytes, .. }) = read_index(p) else {
                 continue;
             };
+            // Entries past `bytes` are zero slots of the tail: the counts stop at its end.
             match kind {
                 FileKind::OffsetIndex { base_offset } => {
                     let n = offset_index_zero_tail_start(&bytes, base_offset)

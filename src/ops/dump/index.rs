@@ -14,6 +14,7 @@ use crate::format::index::{
 };
 use crate::format::names::{index_file_name, log_file_name, time_index_file_name};
 use crate::ops::finding::Finding;
+use crate::storage::files::{read_index, IndexBytes};
 
 /// Byte position of an offset-index slot.
 fn slot_position(slot: usize) -> u64 {
@@ -96,16 +97,18 @@ impl Walker<'_, '_> {
     }
 
     pub(super) fn offset_index(&mut self, p: &Path, base_offset: i64) -> Result<()> {
-        let bytes = self.read_small(p)?;
-        let count = offset_index_entry_count(bytes.len());
+        let IndexBytes { data: bytes, len } = read_index(p)?;
+        let len = len as usize;
+        let count = offset_index_entry_count(len);
         if self.opts.index_sanity_check {
-            let result = offset_index_sanity_check(&bytes, base_offset, &p.display().to_string());
+            let file = p.display().to_string();
+            let result = offset_index_sanity_check(&bytes, len, base_offset, &file);
             if result.is_err() {
                 self.outcome.damage += 1;
             }
             return self.emit(Event::SanityCheck { path: p, result });
         }
-        self.partial_entry(p, bytes.len(), OFFSET_INDEX_ENTRY_BYTES)?;
+        self.partial_entry(p, len, OFFSET_INDEX_ENTRY_BYTES)?;
         if count == 0 {
             return self.emit(Event::IndexEmpty { path: p });
         }
@@ -186,16 +189,18 @@ impl Walker<'_, '_> {
     }
 
     pub(super) fn time_index(&mut self, p: &Path, base_offset: i64) -> Result<()> {
-        let bytes = self.read_small(p)?;
+        let IndexBytes { data: bytes, len } = read_index(p)?;
+        let len = len as usize;
         if self.opts.index_sanity_check {
-            let result = time_index_sanity_check(&bytes, base_offset, &p.display().to_string());
+            let file = p.display().to_string();
+            let result = time_index_sanity_check(&bytes, len, base_offset, &file);
             if result.is_err() {
                 self.outcome.damage += 1;
             }
             return self.emit(Event::SanityCheck { path: p, result });
         }
-        let count = time_index_entry_count(bytes.len());
-        self.partial_entry(p, bytes.len(), TIME_INDEX_ENTRY_BYTES)?;
+        let count = time_index_entry_count(len);
+        self.partial_entry(p, len, TIME_INDEX_ENTRY_BYTES)?;
         let zero_tail = time_index_zero_tail_start(&bytes, base_offset);
         let entries = zero_tail.unwrap_or(count);
         let log = self.walked_for(p, base_offset)?;

@@ -353,6 +353,20 @@ fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     Ok(listed.into_iter().partition(|p| !p.is_dir()))
 }
 
+/// How many bytes of `file` its check reads: of an index, not the holes of a preallocated one.
+fn bytes_read(file: &Path) -> u64 {
+    let Ok(f) = std::fs::File::open(file) else {
+        return 0;
+    };
+    let len = f.metadata().map_or(0, |m| m.len());
+    match classify(&file_name(file)) {
+        FileKind::OffsetIndex { .. } | FileKind::TimeIndex { .. } => {
+            crate::storage::files::index_read_len(&f, len)
+        }
+        _ => len,
+    }
+}
+
 /// Sorts the paths given into partition directories, log dirs and single files.
 fn plan(paths: &[PathBuf]) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
     let mut units = Vec::new();
@@ -411,12 +425,7 @@ pub fn verify_paths(
     let sized: Vec<(Task, u64)> = tasks
         .into_iter()
         .map(|t| {
-            let bytes = t
-                .files
-                .iter()
-                .filter_map(|f| f.metadata().ok())
-                .map(|m| m.len());
-            let bytes = bytes.sum();
+            let bytes = t.files.iter().map(|f| bytes_read(f)).sum();
             (t, bytes)
         })
         .collect();
@@ -542,7 +551,7 @@ fn check_partition(
             None if !epochs.is_empty() && u.partition.is_some() => findings.push(Finding::warning(
                 "leader-epoch.missing",
                 &epoch_path,
-                "no leader-epoch-checkpoint although batches carry partition leader epochs",
+                "no leader-epoch-checkpoint although batches carry partition leader epochs: the broker starts with an empty epoch cache (it does not rebuild it from the batches), so a follower truncates by its high watermark instead",
             )),
             None => {}
         }
