@@ -166,6 +166,9 @@ fn broker_log_dirs_dump_whole_and_file_by_file() {
     }
 }
 
+/// A finding expected on a client vector: check, severity, position, offset.
+type Expected = (&'static str, &'static str, i64, Option<i64>);
+
 /// The client-library vectors: what is odd about each, precisely (README of the corpus).
 #[test]
 fn client_vectors_give_their_exact_findings() {
@@ -176,7 +179,7 @@ fn client_vectors_give_their_exact_findings() {
     // (partition, [(check, severity, position, offset)]) besides the warnings every one of them
     // gets: a lone `.log`, so no index files (`index.missing`, `timeindex.missing`), and for v2
     // batches no leader-epoch-checkpoint.
-    let expected: &[(&str, &[(&str, &str, i64, Option<i64>)])] = &[
+    let expected: &[(&str, &[Expected])] = &[
         // A hand-made control batch whose CRC really is wrong.
         (
             "control_batch_data_v2-0",
@@ -316,7 +319,7 @@ fn repairs_plan_only_the_broker_start_up_and_verify_after() {
             let where_ = part.display().to_string();
             let o = kseg(
                 &["recover", "--json", "--now", "1730000000000"],
-                &[part.clone()],
+                std::slice::from_ref(&part),
             );
             assert!(
                 o.status.code().is_some_and(|c| c < 2),
@@ -345,7 +348,7 @@ fn repairs_plan_only_the_broker_start_up_and_verify_after() {
                     "--now",
                     "1730000000000",
                 ],
-                &[part.clone()],
+                std::slice::from_ref(&part),
             );
             assert!(
                 o.status.code().is_some_and(|c| c < 2),
@@ -353,7 +356,7 @@ fn repairs_plan_only_the_broker_start_up_and_verify_after() {
                 stderr(&o)
             );
             // Recovered and closed: every index present and trimmed, nothing left to say.
-            let (report, code) = verify(true, &[part.clone()]);
+            let (report, code) = verify(true, std::slice::from_ref(&part));
             let left: Vec<_> = findings(&report).into_iter().map(|(_, f)| f).collect();
             assert!(left.is_empty(), "{where_} after recover: {left:?}");
             assert_eq!(code, 0);
