@@ -10,11 +10,11 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::recover::{backup_for, parse_now, report_applied};
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
-use crate::ops::apply::ApplyOptions;
-use crate::ops::compact::{
+use crate::ops::repair::apply::ApplyOptions;
+use crate::ops::repair::recover::render_changes;
+use crate::ops::simulate::compact::{
     compact_to, plan_apply, plan_resolve_leftovers, CompactOptions, CompactReport,
 };
-use crate::ops::recover::render_changes;
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 
 #[derive(Debug, Args)]
@@ -69,7 +69,7 @@ pub struct CompactArgs {
     #[arg(long, default_value_t = 4096, value_name = "BYTES")]
     pub index_interval_bytes: u64,
     /// `log.cleaner.dedupe.buffer.size` (24 bytes per key; the map holds 90% of the slots).
-    #[arg(long, default_value_t = crate::ops::compact::DEFAULT_DEDUPE_BUFFER_BYTES, value_name = "BYTES")]
+    #[arg(long, default_value_t = crate::ops::simulate::compact::DEFAULT_DEDUPE_BUFFER_BYTES, value_name = "BYTES")]
     pub dedupe_buffer_bytes: u64,
     /// Default: the log dir's cleaner-offset-checkpoint, else the log start offset.
     #[arg(long, value_name = "N")]
@@ -226,7 +226,7 @@ fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> 
         "keyless removed",
         "empty batches",
     ]);
-    let row = |name: String, sources: String, s: &crate::ops::compact::CleanStats| {
+    let row = |name: String, sources: String, s: &crate::ops::simulate::compact::CleanStats| {
         [
             name,
             sources,

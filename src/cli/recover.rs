@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
-use crate::ops::apply::{ApplyOptions, Backup};
-use crate::ops::recover::{plan, RecoverOptions};
+use crate::ops::repair::apply::{ApplyOptions, Backup};
+use crate::ops::repair::recover::{plan, RecoverOptions};
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 use crate::storage::LogConfig;
 

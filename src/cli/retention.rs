@@ -8,7 +8,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::fail;
 use super::recover::{finish, RepairArgs};
-use crate::ops::retention::{
+use crate::ops::simulate::retention::{
     plan_retention, RetentionOptions, RetentionReport, DEFAULT_RETENTION_BYTES,
     DEFAULT_RETENTION_MS,
 };

@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::apply::{self, ApplyOptions, Change};
-use super::partition::{PartitionView, SegmentView};
 use crate::error::{Error, Result};
 use crate::format::checkpoint::OffsetCheckpoint;
 use crate::format::names::{
@@ -20,6 +18,8 @@ use crate::format::names::{
     LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
     REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
 };
+use crate::ops::partition::{PartitionView, SegmentView};
+use crate::ops::repair::apply::{self, ApplyOptions, Change};
 
 /// `retention.ms` default: 7 days.
 pub const DEFAULT_RETENTION_MS: i64 = 604_800_000;

@@ -22,9 +22,6 @@ use std::path::{Path, PathBuf};
 use md5::{Digest, Md5};
 use serde::Serialize;
 
-use super::partition::{mtime_ms, PartitionView, SegmentView};
-use super::recover::{plan as recover_plan, RecoverOptions, RecoverPlan};
-use super::retention::{partition_offsets, Sourced};
 use crate::error::{Error, Result};
 use crate::format::batch::{
     attributes, build_batch, BatchHeader, BatchSpec, RecordSpec, CRC_COVERAGE_START,
@@ -40,6 +37,9 @@ use crate::format::names::{
     classify, index_file_name, log_file_name, partition_dir_name, txn_index_file_name, FileKind,
     CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
 };
+use crate::ops::partition::{mtime_ms, PartitionView, SegmentView};
+use crate::ops::repair::recover::{plan as recover_plan, RecoverOptions, RecoverPlan};
+use crate::ops::simulate::retention::{partition_offsets, Sourced};
 use crate::storage::files::segment_files;
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::producer_state::{ProducerAppends, DEFAULT_PRODUCER_ID_EXPIRATION_MS};
@@ -687,7 +687,7 @@ impl Cleaner<'_> {
             let path = self.view.dir.join(log_file_name(s.base_offset));
             let upper = match group.get(i + 1) {
                 Some(n) => n.base_offset,
-                None => super::partition::next_offset_of_log(&path, s.base_offset)?,
+                None => crate::ops::partition::next_offset_of_log(&path, s.base_offset)?,
             };
             let aborted = self.txn_indexes.collect(s.base_offset, upper);
             self.txns.add(&aborted);
@@ -1388,14 +1388,14 @@ fn copy_rest(
 #[derive(Debug)]
 pub struct CompactPlan {
     pub report: CompactReport,
-    pub changes: Vec<super::apply::Change>,
+    pub changes: Vec<crate::ops::repair::apply::Change>,
     _scratch: tempfile::TempDir,
 }
 
 impl CompactPlan {
-    pub fn apply(&self, opts: &super::apply::ApplyOptions) -> Result<Option<PathBuf>> {
+    pub fn apply(&self, opts: &crate::ops::repair::apply::ApplyOptions) -> Result<Option<PathBuf>> {
         let plan = serde_json::json!({ "report": self.report, "changes": self.changes });
-        super::apply::apply(&self.report.dir, &self.changes, &plan.to_string(), opts)
+        crate::ops::repair::apply::apply(&self.report.dir, &self.changes, &plan.to_string(), opts)
     }
 }
 
@@ -1443,7 +1443,7 @@ pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Optio
 /// Plans `compact --apply` on the partition directory `dir`. Refuses a directory holding
 /// leftovers of an interrupted swap: [`plan_resolve_leftovers`] resolves them first.
 pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
-    use super::apply::Change;
+    use crate::ops::repair::apply::Change;
     if !dir.is_dir() {
         return Err(Error::invalid(dir, "not a partition directory"));
     }
@@ -1475,7 +1475,7 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
                 .iter()
                 .flat_map(|&old| segment_files(dir, old))
                 .collect();
-            changes.extend(super::apply::replace_segments(&[new], &old)?);
+            changes.extend(crate::ops::repair::apply::replace_segments(&[new], &old)?);
             for &old in &seg.sources {
                 let snap = dir.join(crate::format::names::snapshot_file_name(old));
                 if !new_bases.contains(&old) && snap.is_file() {
@@ -1484,7 +1484,10 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
             }
         }
         // The replaced bases' snapshots go the way of their segments (renamed, then deleted).
-        changes.extend(super::apply::replace_segments(&[], &snapshots)?);
+        changes.extend(crate::ops::repair::apply::replace_segments(
+            &[],
+            &snapshots,
+        )?);
         // The log dir's cleaner-offset-checkpoint: this partition's entry set or added.
         let log_dir = dir.parent().unwrap_or(Path::new("."));
         let path = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
