@@ -315,53 +315,36 @@ pub fn apply(
     Ok(backup)
 }
 
-/// The changes of the broker's segment replace (`LocalLog.replaceSegments`, behavior.md §6.8):
-/// the files of each new segment (staged source, final path; segments in base-offset order)
-/// written as `.cleaned` and renamed `.swap`, the highest base first; the `old` files renamed
-/// `.deleted` and then deleted; the `.swap` files renamed to their names. Every point in between
-/// is one the loader resolves at start-up.
+/// The changes of the broker's segment replace, in the engine's order
+/// ([`crate::storage::replace::replace_steps`]): the staged files of each new segment written
+/// as `.cleaned` (through the executor's temporary file), renamed `.swap` from the highest base
+/// down, the `old` files renamed `.deleted` and then deleted, the `.swap` files renamed to
+/// their names. Every point in between is one the loader resolves at start-up.
 pub fn replace_segments(new: &[Vec<(PathBuf, PathBuf)>], old: &[PathBuf]) -> Result<Vec<Change>> {
-    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
-    use crate::storage::files::{file_len, with_suffix};
-    let mut out = Vec::new();
-    for (src, fin) in new.iter().flatten() {
-        out.push(Change::Write {
-            file: with_suffix(fin, CLEANED_FILE_SUFFIX),
-            source: src.clone(),
-            size_before: None,
-            size_after: file_len(src)?,
-        });
-    }
-    for (src, fin) in new.iter().rev().flatten() {
-        out.push(Change::Rename {
-            from: with_suffix(fin, CLEANED_FILE_SUFFIX),
-            to: with_suffix(fin, SWAP_FILE_SUFFIX),
-            size: file_len(src)?,
-        });
-    }
-    let mut deletes = Vec::new();
-    for f in old {
-        let size = file_len(f)?;
-        let to = with_suffix(f, DELETED_FILE_SUFFIX);
-        out.push(Change::Rename {
-            from: f.clone(),
-            to: to.clone(),
-            size,
-        });
-        deletes.push(Change::Delete {
-            file: to,
-            size_before: size,
-        });
-    }
-    out.extend(deletes);
-    for (src, fin) in new.iter().flatten() {
-        out.push(Change::Rename {
-            from: with_suffix(fin, SWAP_FILE_SUFFIX),
-            to: fin.clone(),
-            size: file_len(src)?,
-        });
-    }
-    Ok(out)
+    use crate::storage::files::file_len;
+    use crate::storage::replace::{replace_steps, ReplaceStep};
+    replace_steps(new, old)
+        .into_iter()
+        .map(|step| {
+            Ok(match step {
+                ReplaceStep::Stage { bytes, to } => Change::Write {
+                    file: to,
+                    source: bytes.to_path_buf(),
+                    size_before: None,
+                    size_after: file_len(bytes)?,
+                },
+                ReplaceStep::Rename { from, to, bytes } => Change::Rename {
+                    from,
+                    to,
+                    size: file_len(bytes)?,
+                },
+                ReplaceStep::Delete { file, bytes } => Change::Delete {
+                    file,
+                    size_before: file_len(bytes)?,
+                },
+            })
+        })
+        .collect()
 }
 
 /// Compares the directory `original` with `updated` (regular files, by name) and lists what

@@ -15,6 +15,7 @@ use crate::format::names::{
     parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
 };
 use crate::storage::files::{file_len, segment_files};
+use crate::storage::replace::staged_segment;
 use crate::storage::{CloseMode, LoadEvent, LoadParams, LoadReport, Log, LogConfig};
 
 #[derive(Debug, Clone, Copy)]
@@ -66,11 +67,9 @@ fn checkpoint_entry(dir: &Path, file: &str) -> Result<Option<(PathBuf, OffsetChe
         .map(|i| (path, ckpt.clone(), i)))
 }
 
-/// The changes of each offset-overflow split the recovery of the copy `work` did, in
-/// `LocalLog.replaceSegments` order (§2.6): the new segments' final files written as
-/// `.cleaned`, renamed `.swap` from the highest base down, the original's files renamed
-/// `.deleted` and deleted, the `.swap` files renamed to their names. The diff's changes of
-/// those segment files are taken out of `changes`.
+/// The changes of each offset-overflow split the recovery of the copy `work` did, as the
+/// broker's segment replace ([`apply::replace_segments`], §2.6) of the original's files by the
+/// new segments'. The diff's changes of those segment files are taken out of `changes`.
 fn split_changes(
     dir: &Path,
     work: &Path,
@@ -93,17 +92,9 @@ fn split_changes(
         if !done.insert(*base_offset) {
             continue;
         }
-        let new: Vec<Vec<(PathBuf, PathBuf)>> = new_bases
+        let new: Vec<_> = new_bases
             .iter()
-            .map(|&b| {
-                segment_files(work, b)
-                    .into_iter()
-                    .map(|src| {
-                        let fin = dir.join(src.file_name().unwrap_or_default());
-                        (src, fin)
-                    })
-                    .collect()
-            })
+            .map(|&b| staged_segment(work, b, dir))
             .collect();
         let finals: Vec<PathBuf> = new.iter().flatten().map(|(_, f)| f.clone()).collect();
         let originals = segment_files(dir, *base_offset);

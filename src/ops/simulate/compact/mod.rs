@@ -43,6 +43,7 @@ use crate::ops::simulate::retention::{partition_offsets, Sourced};
 use crate::storage::files::segment_files;
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::producer_state::{ProducerAppends, DEFAULT_PRODUCER_ID_EXPIRATION_MS};
+use crate::storage::replace::staged_segment;
 use crate::storage::segment::SegmentConfig;
 use crate::storage::{LogConfig, OffsetIndex, ProducerStateManager, Segment};
 
@@ -1463,13 +1464,7 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
         let mut snapshots = Vec::new();
         // One replace per new segment, as the cleaner calls it once per group.
         for seg in &report.segments {
-            let new: Vec<(PathBuf, PathBuf)> = segment_files(&out, seg.base_offset)
-                .into_iter()
-                .map(|src| {
-                    let fin = dir.join(src.file_name().unwrap_or_default());
-                    (src, fin)
-                })
-                .collect();
+            let new = staged_segment(&out, seg.base_offset, dir);
             let old: Vec<PathBuf> = seg
                 .sources
                 .iter()
