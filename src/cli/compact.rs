@@ -11,9 +11,8 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use super::args::{report_applied, OffsetArgs, RepairArgs};
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::repair::recover::render_changes;
-use crate::ops::simulate::compact::{
-    compact_to, plan_apply, plan_resolve_leftovers, CompactOptions, CompactReport,
-};
+use crate::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
+use crate::ops::simulate::compact::{compact_to, CompactOptions, CompactReport};
 
 #[derive(Debug, Args)]
 #[command(
