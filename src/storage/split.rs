@@ -9,7 +9,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::files::segment_files;
+use super::files::{segment_files, set_mtime};
 use super::log_reader::{LogReader, Step};
 use super::replace::{replace_now, staged_segment};
 use super::segment::{Segment, SegmentConfig};
@@ -161,11 +161,7 @@ pub fn split_overflowed_segment(
         total += segment.size();
         let new_log = segment.log_path().to_path_buf();
         drop(segment);
-        std::fs::File::options()
-            .write(true)
-            .open(&new_log)
-            .and_then(|f| f.set_modified(mtime))
-            .map_err(|e| Error::io(&new_log, e))?;
+        set_mtime(&new_log, mtime)?;
         new_bases.push(new_base);
     }
     if total != meta.len() {

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::storage::files::{copy_writable, file_len};
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
@@ -321,7 +322,6 @@ pub fn apply(
 /// down, the `old` files renamed `.deleted` and then deleted, the `.swap` files renamed to
 /// their names. Every point in between is one the loader resolves at start-up.
 pub fn replace_segments(new: &[Vec<(PathBuf, PathBuf)>], old: &[PathBuf]) -> Result<Vec<Change>> {
-    use crate::storage::files::file_len;
     use crate::storage::replace::{replace_steps, ReplaceStep};
     replace_steps(new, old)
         .into_iter()
@@ -376,11 +376,11 @@ pub fn diff_dirs(
         let (o, u) = (original.join(n), updated.join(n));
         match (before.contains(n), after.contains(n)) {
             (true, false) => changes.push(Change::Delete {
-                size_before: len(&o)?,
+                size_before: file_len(&o)?,
                 file: o,
             }),
             (false, true) => changes.push(Change::Write {
-                size_after: len(&u)?,
+                size_after: file_len(&u)?,
                 file: o,
                 source: u,
                 size_before: None,
@@ -411,10 +411,6 @@ pub fn diff_dirs(
     Ok(changes)
 }
 
-fn len(p: &Path) -> Result<u64> {
-    Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
-}
-
 fn read(p: &Path) -> Result<Vec<u8>> {
     std::fs::read(p).map_err(|e| Error::io(p, e))
 }
@@ -432,24 +428,12 @@ pub fn copy_for_planning(from: &Path, to: &Path) -> Result<()> {
         {
             continue;
         }
-        let dst = to.join(&name);
-        std::fs::copy(&p, &dst).map_err(|e| Error::io(&p, e))?;
-        let mut perm = std::fs::metadata(&dst)
-            .map_err(|e| Error::io(&dst, e))?
-            .permissions();
-        #[allow(clippy::permissions_set_readonly_false)] // a private scratch copy
-        perm.set_readonly(false);
-        std::fs::set_permissions(&dst, perm).map_err(|e| Error::io(&dst, e))?;
         // The engine reads mtimes (a split segment keeps the original's).
         let mtime = e
             .metadata()
             .and_then(|m| m.modified())
             .map_err(|err| Error::io(&p, err))?;
-        std::fs::File::options()
-            .write(true)
-            .open(&dst)
-            .and_then(|f| f.set_modified(mtime))
-            .map_err(|e| Error::io(&dst, e))?;
+        copy_writable(&p, &to.join(&name), mtime)?;
     }
     Ok(())
 }

@@ -17,8 +17,9 @@ use crate::format::batch::{RecordSpec, MAGIC_V2};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::entry::{frame_at, Entry, Frame, RecordView};
 use crate::format::index::NO_TIMESTAMP;
-use crate::format::names::{index_file_name, log_file_name, txn_index_file_name};
+use crate::format::names::log_file_name;
 use crate::ops::partition::{PartitionView, SegmentView};
+use crate::storage::files::{segment_files, set_mtime};
 use crate::storage::segment::SegmentConfig;
 use crate::storage::Segment;
 
@@ -205,20 +206,8 @@ impl Cleaner<'_> {
         // The cleaned files keep the last source segment's modification time.
         let mtime = group.last().expect("a group has a segment").mtime_ms;
         let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(mtime.max(0) as u64);
-        for name in [
-            log_file_name(first),
-            index_file_name(first),
-            crate::format::names::time_index_file_name(first),
-            txn_index_file_name(first),
-        ] {
-            let p = out_dir.join(name);
-            if p.exists() {
-                File::options()
-                    .write(true)
-                    .open(&p)
-                    .and_then(|f| f.set_modified(when))
-                    .map_err(|e| Error::io(&p, e))?;
-            }
+        for p in segment_files(out_dir, first) {
+            set_mtime(&p, when)?;
         }
         Ok(CleanedSegment {
             base_offset: first,

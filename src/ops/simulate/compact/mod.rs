@@ -27,7 +27,6 @@ mod rebuild;
 mod txn;
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -39,6 +38,7 @@ use crate::format::names::{
 };
 use crate::ops::partition::{mtime_ms, PartitionView, SegmentView};
 use crate::ops::simulate::retention::Sourced;
+use crate::storage::files::copy_writable;
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 use clean::Cleaner;
 use group::group_segments;
@@ -355,22 +355,9 @@ fn copy_rest(
         if skip {
             continue;
         }
-        let to = out_dir.join(&name);
-        std::fs::copy(&from, &to).map_err(|e| Error::io(&from, e))?;
-        let mut perm = std::fs::metadata(&to)
-            .map_err(|e| Error::io(&to, e))?
-            .permissions();
-        // A read-only source (an archived copy) still gives a writable result.
-        #[allow(clippy::permissions_set_readonly_false)]
-        perm.set_readonly(false);
-        std::fs::set_permissions(&to, perm).map_err(|e| Error::io(&to, e))?;
         let when = std::time::UNIX_EPOCH
             + std::time::Duration::from_millis(mtime_ms(&from)?.max(0) as u64);
-        File::options()
-            .write(true)
-            .open(&to)
-            .and_then(|f| f.set_modified(when))
-            .map_err(|e| Error::io(&to, e))?;
+        copy_writable(&from, &out_dir.join(&name), when)?;
     }
     Ok(())
 }
