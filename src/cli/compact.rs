@@ -9,6 +9,7 @@ use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::args::{report_applied, OffsetArgs, RepairArgs};
+use super::render::print_json_or_text;
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::repair::recover::render_changes;
 use crate::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
@@ -82,17 +83,10 @@ pub fn run(args: CompactArgs) -> u8 {
             Ok(r) => r,
             Err(e) => return fail(&e),
         };
-        let mut out = std::io::stdout().lock();
-        let written = if args.repair.json {
-            serde_json::to_writer_pretty(&mut out, &report)
-                .map_err(std::io::Error::other)
-                .and_then(|_| writeln!(out))
-        } else {
-            print_report(&mut out, &report)
-        };
-        return match written {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => fail(&e),
-            _ => EXIT_OK,
+        let json = args.repair.json.then_some(&report);
+        return match print_json_or_text(json, |out| print_report(out, &report)) {
+            Err(e) => fail(&e),
+            Ok(()) => EXIT_OK,
         };
     }
     let apply_opts = args.repair.apply_options(&args.path);
@@ -121,21 +115,17 @@ pub fn run(args: CompactArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let mut out = std::io::stdout().lock();
-    let written = if args.repair.json {
-        let v = serde_json::json!({ "report": plan.report, "changes": plan.changes });
-        serde_json::to_writer_pretty(&mut out, &v)
-            .map_err(std::io::Error::other)
-            .and_then(|_| writeln!(out))
-    } else {
-        print_report(&mut out, &plan.report)
-            .and_then(|_| write!(out, "{}", render_changes(&plan.changes)))
-    };
-    match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return fail(&e),
-        _ => {}
+    let json = args
+        .repair
+        .json
+        .then(|| serde_json::json!({ "report": plan.report, "changes": plan.changes }));
+    let written = print_json_or_text(json.as_ref(), |out| {
+        print_report(out, &plan.report)?;
+        write!(out, "{}", render_changes(&plan.changes))
+    });
+    if let Err(e) = written {
+        return fail(&e);
     }
-    drop(out);
     if plan.changes.is_empty() {
         return EXIT_OK;
     }

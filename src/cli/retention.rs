@@ -8,6 +8,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::args::{finish, OffsetArgs, RepairArgs};
 use super::fail;
+use super::render::print_json_or_text;
 use crate::ops::simulate::retention::{
     plan_retention, RetentionOptions, RetentionReport, DEFAULT_RETENTION_BYTES,
     DEFAULT_RETENTION_MS,
@@ -43,18 +44,9 @@ pub fn run(args: RetentionArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let mut out = std::io::stdout().lock();
-    let written = if args.repair.json {
-        serde_json::to_writer_pretty(&mut out, &report)
-            .map_err(std::io::Error::other)
-            .and_then(|_| writeln!(out))
-    } else {
-        print_report(&mut out, &report)
-    };
-    if let Err(e) = written {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return fail(&e);
-        }
+    let json = args.repair.json.then_some(&report);
+    if let Err(e) = print_json_or_text(json, |out| print_report(out, &report)) {
+        return fail(&e);
     }
     finish(report.deleted.is_empty(), &args.repair, &args.path, |o| {
         report.apply(o)
