@@ -6,7 +6,7 @@
 //! - [`repair`]: changing a partition as the broker's recovery would (`rebuild-index`,
 //!   `recover`) and the one crash-safe executor every `--apply` goes through.
 //! - [`simulate`]: what the broker's background work would do (`retention`, `compact`).
-//! - [`write`]: building partition directories (specs, JSON Lines, damage on purpose).
+//! - [`write`](mod@write): building partition directories (specs, JSON Lines, damage on purpose).
 //!
 //! [`finding`] and [`partition`] are shared by all of them.
 

@@ -5,7 +5,7 @@
 //! loader resolves at start-up (behavior.md §2.3).
 //!
 //! Owns the order only. Who carries the steps out decides how: the engine's own split
-//! ([`super::split`]) moves the files it built straight in; the repair executor
+//! (`storage::split`) moves the files it built straight in; the repair executor
 //! (`ops::repair::apply`) turns each step into a planned change, written through its
 //! temporary files and fsyncs.
 

@@ -10,7 +10,8 @@
 //! tombstones until their delete horizon (stamped into rewritten batches), aborted data and
 //! removable markers go, each active producer's last batch stays (possibly as a bare header),
 //! untouched batches are copied byte for byte. Cleaned segments are appended through the
-//! engine's [`Segment`] in the cleaner's read-buffer chunks, so their indexes are the broker's.
+//! engine's [`Segment`](crate::storage::Segment) in the cleaner's read-buffer chunks, so their
+//! indexes are the broker's.
 //!
 //! Reads the source read-only; writes the cleaned partition to a new log dir ([`compact_to`],
 //! here with the options and the report); [`plan`] carries the round out in place. The parts,
