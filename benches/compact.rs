@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
-use kseg::ops::compact::{compact_to, CompactOptions};
+use kseg::ops::simulate::compact::{compact_to, CompactOptions};
 use kseg::storage::{CloseMode, Log, LogConfig};
 
 mod common;

@@ -11,7 +11,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 
 use kseg::format::Compression;
-use kseg::ops::dump::{dump_paths, DumpOptions, Event, Sink};
+use kseg::ops::inspect::dump::{dump_paths, DumpOptions, Event, Sink};
 
 mod common;
 use common::{batch, batch_payload_bytes, report, timed, RECORDS_PER_BATCH};

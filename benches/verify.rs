@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use kseg::format::batch::BatchSpec;
 use kseg::format::Compression;
-use kseg::ops::verify::{verify_paths, VerifyOptions};
+use kseg::ops::check::verify::{verify_paths, VerifyOptions};
 use kseg::storage::{CloseMode, Log, LogConfig};
 use rayon::prelude::*;
 

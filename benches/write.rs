@@ -20,7 +20,7 @@ use std::path::Path;
 
 use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
 use kseg::format::Compression;
-use kseg::ops::write::{generate, write_spec, GenKind, Spec};
+use kseg::ops::write::spec::{generate, write_spec, GenKind, Spec};
 use kseg::storage::{CloseMode, Log, LogConfig};
 
 mod common;

@@ -85,21 +85,13 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__compact)
-            opts="-h -V --out --apply --no-backup --backup-dir --now --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --segment-index-bytes --index-interval-bytes --dedupe-buffer-bytes --first-dirty-offset --high-watermark --log-start-offset --producer-id-expiration-ms --json --help --version"
+            opts="-h -V --out --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --dedupe-buffer-bytes --first-dirty-offset --log-start-offset --high-watermark --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --out)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --backup-dir)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -123,14 +115,6 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --segment-index-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --index-interval-bytes)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --dedupe-buffer-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -139,11 +123,27 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --log-start-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --high-watermark)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --log-start-offset)
+                --backup-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-interval-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --segment-index-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -94,25 +94,25 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the 
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (producers idle for producer.id.expiration.ms at this time are dropped from snapshots). Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l all -d 'Rebuild every index, even those that look sound (missing, partial, out-of-order, untrimmed or out-of-range indexes are always rebuilt)'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
-complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Print the plan as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l recovery-point -d 'Recover from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (producers idle for producer.id.expiration.ms at this time are dropped from snapshots). Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
-complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-ms -d '`retention.ms`; -1 = unlimited' -r
@@ -120,33 +120,33 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-bytes 
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (producers idle for producer.id.expiration.ms at this time are dropped from snapshots). Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
-complete -c kseg -n "__fish_kseg_using_subcommand retention" -l json -d 'Print the plan as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l out -d 'A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l backup-dir -d 'With --apply: the backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l delete-retention-ms -d '`delete.retention.ms`: how long tombstones and removable markers stay after stamping' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l min-compaction-lag-ms -d '`min.compaction.lag.ms`' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l max-compaction-lag-ms -d '`max.compaction.lag.ms`' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l min-cleanable-dirty-ratio -d '`min.cleanable.dirty.ratio`: the log is cleaned only above it (or when the max lag forces it)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l segment-bytes -d '`segment.bytes`: the most log bytes one cleaned segment gathers' -r
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l segment-index-bytes -d '`segment.index.bytes`' -r
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l index-interval-bytes -d '`index.interval.bytes`' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l dedupe-buffer-bytes -d '`log.cleaner.dedupe.buffer.size` (24 bytes per key; the map holds 90% of the slots)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l first-dirty-offset -d 'Default: the log dir\'s cleaner-offset-checkpoint, else the log start offset' -r
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l high-watermark -d 'Default: the log dir\'s replication-offset-checkpoint, else the log end offset' -r
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l log-start-offset -d 'Default: the log dir\'s log-start-offset-checkpoint, else the first segment\'s base' -r
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms (expired producers keep no empty batches)' -r
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l apply -d 'Clean the partition in place, as the broker does: cleaned segments written as `.cleaned`, renamed to `.swap`, the replaced files renamed to `.deleted` and deleted, the `.swap` files renamed into place, the log dir\'s cleaner-offset-checkpoint updated'
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l no-backup -d 'With --apply: do not copy the affected files and the plan to a backup directory first'
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the report as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'

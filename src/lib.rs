@@ -1,8 +1,8 @@
 //! kseg: offline reading, verification, repair and writing of Apache Kafka partition directories.
 //!
 //! Layers, each using only those below it: [`format`] (bytes ⇄ values, no I/O), [`storage`]
-//! (the engine: segments, indexes, producer state, leader epochs), `ops` (dump, verify, repair,
-//! …) and `cli`.
+//! (the engine: segments, indexes, producer state, leader epochs), `ops` (inspect, check, repair,
+//! simulate, write) and `cli`.
 
 pub mod cli;
 pub mod error;

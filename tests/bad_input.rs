@@ -7,7 +7,7 @@ mod common;
 
 use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
 use kseg::format::Compression;
-use kseg::ops::dump::{dump_paths, DumpOptions, Event, Outcome, Sink};
+use kseg::ops::inspect::dump::{dump_paths, DumpOptions, Event, Outcome, Sink};
 
 struct Positions(Vec<String>);
 

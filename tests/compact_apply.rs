@@ -7,8 +7,9 @@ mod common;
 
 use std::path::Path;
 
-use kseg::ops::apply::{apply, ApplyOptions, Backup, Change};
-use kseg::ops::compact::{compact_to, plan_apply, plan_resolve_leftovers, CompactOptions};
+use kseg::ops::repair::apply::{apply, ApplyOptions, Backup, Change};
+use kseg::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
+use kseg::ops::simulate::compact::{compact_to, CompactOptions};
 use kseg::storage::log_reader::{LogReader, Step};
 
 const NOW: i64 = 1_767_225_600_000;

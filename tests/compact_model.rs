@@ -13,7 +13,7 @@ use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
 use kseg::format::control::{encode_control_key, ControlRecordType, EndTxnMarker};
 use kseg::format::index::decode_txn_index;
 use kseg::format::names::{log_file_name, txn_index_file_name};
-use kseg::ops::compact::{compact_to, CompactOptions, CompactReport};
+use kseg::ops::simulate::compact::{compact_to, CompactOptions, CompactReport};
 use kseg::storage::log_reader::{LogReader, Step};
 use kseg::storage::{CloseMode, Log, LogConfig};
 use proptest::prelude::*;

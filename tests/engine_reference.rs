@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use kseg::format::entry::Entry;
-use kseg::ops::write::{write_spec, write_spec_with, PlannedBatch, Spec};
+use kseg::ops::write::spec::{write_spec, write_spec_with, PlannedBatch, Spec};
 use kseg::storage::log_reader::{LogReader, Step};
 use serde_json::Value;
 

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use kseg::format::names::{index_file_name, log_file_name, time_index_file_name};
-use kseg::ops::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
+use kseg::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use kseg::ops::Finding;
 
 mod common;

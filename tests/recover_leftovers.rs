@@ -6,8 +6,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use kseg::ops::apply::{ApplyOptions, Backup};
-use kseg::ops::recover::{plan, RecoverOptions};
+use kseg::ops::repair::apply::{ApplyOptions, Backup};
+use kseg::ops::repair::recover::{plan, RecoverOptions};
 use kseg::storage::LogConfig;
 
 fn fixture(to: &Path) {

@@ -11,9 +11,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use kseg::format::batch::RecordSpec;
 use kseg::format::codec::Compression;
-use kseg::ops::apply::{ApplyOptions, Backup};
-use kseg::ops::rebuild_index::{self, RebuildOptions};
-use kseg::ops::recover::{plan, RecoverOptions};
+use kseg::ops::repair::apply::{ApplyOptions, Backup};
+use kseg::ops::repair::rebuild_index::{self, RebuildOptions};
+use kseg::ops::repair::recover::{plan, RecoverOptions};
 use kseg::storage::{LoadEvent, LogConfig};
 
 const TWO_31: i64 = 1 << 31;

@@ -6,8 +6,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kseg::ops::apply::{ApplyOptions, Backup, Change};
-use kseg::ops::recover::{plan, RecoverOptions};
+use kseg::ops::repair::apply::{ApplyOptions, Backup, Change};
+use kseg::ops::repair::recover::{plan, RecoverOptions};
 use kseg::storage::{CloseMode, LoadEvent, LoadParams, Log, LogConfig};
 
 fn kseg(args: &[&str]) -> std::process::Output {

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use kseg::ops::dump::{dump_paths, DumpOptions, Event, Sink};
+use kseg::ops::inspect::dump::{dump_paths, DumpOptions, Event, Sink};
 use serde_json::{json, Value};
 
 /// Collects events as JSON values shaped like the corpus' expected-dump.json.

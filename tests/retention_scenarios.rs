@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
-use kseg::ops::retention::{plan_retention, DeletionReason, RetentionOptions, RetentionReport};
+use kseg::ops::simulate::retention::{
+    plan_retention, DeletionReason, RetentionOptions, RetentionReport,
+};
 use kseg::storage::{CloseMode, Log, LogConfig};
 
 /// One segment: how many records, all stamped `timestamp`.
@@ -400,7 +402,7 @@ fn bad_input_is_an_error_naming_the_path() {
 
 #[test]
 fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
-    use kseg::ops::apply::{ApplyOptions, Backup};
+    use kseg::ops::repair::apply::{ApplyOptions, Backup};
     let tmp = tempfile::tempdir().unwrap();
     let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
     std::fs::write(
@@ -425,7 +427,7 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
     // The broker rolls first, so the log always has a segment; then two-step deletion:
     // every file renamed to `.deleted` first, then unlinked.
     {
-        use kseg::ops::apply::Change;
+        use kseg::ops::repair::apply::Change;
         let scratch = tempfile::tempdir().unwrap();
         let changes = r.changes(scratch.path()).unwrap();
         match &changes[0] {
@@ -491,8 +493,8 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
 /// segments and records of an uninterrupted run.
 #[test]
 fn interrupted_apply_recovers_to_the_same_segments() {
-    use kseg::ops::apply::{ApplyOptions, Backup};
-    use kseg::ops::recover::{plan as recover_plan, RecoverOptions};
+    use kseg::ops::repair::apply::{ApplyOptions, Backup};
+    use kseg::ops::repair::recover::{plan as recover_plan, RecoverOptions};
     let segments = |d: &Path| {
         let mut v: Vec<String> = std::fs::read_dir(d)
             .unwrap()

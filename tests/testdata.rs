@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kseg::ops::write::{write_spec, Spec};
+use kseg::ops::write::spec::{write_spec, Spec};
 
 fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kseg::ops::verify::{verify_paths, Report, VerifyOptions};
+use kseg::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use kseg::ops::Severity;
 
 mod common;

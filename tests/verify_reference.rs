@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use kseg::ops::verify::{verify_paths, Report, VerifyOptions};
+use kseg::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use kseg::ops::{Finding, Severity};
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kseg::ops::write::{write_spec, Spec};
+use kseg::ops::write::spec::{write_spec, Spec};
 use serde_json::{json, Value};
 
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {

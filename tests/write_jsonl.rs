@@ -6,7 +6,8 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use kseg::ops::write::{write_jsonl, write_spec, Spec, SpecBatch};
+use kseg::ops::write::jsonl::write_jsonl;
+use kseg::ops::write::spec::{write_spec, Spec, SpecBatch};
 use serde_json::{json, Value};
 
 const LINES: &str = r#"{"key":"k1","value":"hello","timestamp":1729990000000}

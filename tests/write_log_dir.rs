@@ -5,7 +5,8 @@ use std::path::Path;
 use std::process::Command;
 
 use kseg::format::checkpoint::{MetaProperties, OffsetCheckpoint};
-use kseg::ops::write::{write_log_dir, write_spec, AnySpec, LogDirSpec, Spec};
+use kseg::ops::write::log_dir::{write_log_dir, LogDirSpec};
+use kseg::ops::write::spec::{write_spec, AnySpec, Spec};
 use serde_json::{json, Value};
 
 fn partition(topic: &str, partition: i32, close: &str) -> Value {

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use kseg::format::entry::Entry;
-use kseg::ops::write::{write_spec, Spec};
+use kseg::ops::write::spec::{write_spec, Spec};
 use kseg::storage::log_reader::{LogReader, Step};
 use proptest::prelude::*;
 use serde_json::{json, Value};

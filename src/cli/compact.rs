@@ -8,20 +8,20 @@ use std::path::PathBuf;
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
-use super::recover::{backup_for, parse_now, report_applied};
+use super::args::{report_applied, OffsetArgs, RepairArgs};
+use super::render::print_json_or_text;
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
-use crate::ops::apply::ApplyOptions;
-use crate::ops::compact::{
-    compact_to, plan_apply, plan_resolve_leftovers, CompactOptions, CompactReport,
-};
-use crate::ops::recover::render_changes;
-use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
+use crate::ops::repair::recover::render_changes;
+use crate::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
+use crate::ops::simulate::compact::{compact_to, CompactOptions, CompactReport};
 
 #[derive(Debug, Args)]
 #[command(
     after_help = "Without --out or --apply this is a dry run: the report and the in-place plan are \
-printed and nothing is written. --apply refuses a log dir locked by a running broker. Killed \
-mid-swap, a rerun of --apply first resolves the leftovers (`.cleaned`, `.swap`, `.deleted`) as \
+printed and nothing is written. --apply cleans in place as the broker does: cleaned segments \
+written as `.cleaned`, renamed to `.swap`, the replaced files renamed to `.deleted` and deleted, \
+the `.swap` files renamed into place, the log dir's cleaner-offset-checkpoint updated; it \
+refuses a log dir locked by a running broker. Killed mid-swap, a rerun of --apply first resolves the leftovers (`.cleaned`, `.swap`, `.deleted`) as \
 the broker's loader does at start-up (what `kseg recover --apply` does), then cleans.\n\n\
 Exit status: 0 when --out or --apply succeeded or there is nothing to clean; 1 when a dry run \
 found cleaning to do; 2 on errors."
@@ -33,20 +33,6 @@ pub struct CompactArgs {
     /// A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint).
     #[arg(long, value_name = "DIR", conflicts_with = "apply")]
     pub out: Option<PathBuf>,
-    /// Clean the partition in place, as the broker does: cleaned segments written as
-    /// `.cleaned`, renamed to `.swap`, the replaced files renamed to `.deleted` and deleted, the
-    /// `.swap` files renamed into place, the log dir's cleaner-offset-checkpoint updated.
-    #[arg(long)]
-    pub apply: bool,
-    /// With --apply: do not copy the affected files and the plan to a backup directory first.
-    #[arg(long, conflicts_with = "backup_dir")]
-    pub no_backup: bool,
-    /// With --apply: the backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`).
-    #[arg(long, value_name = "DIR")]
-    pub backup_dir: Option<PathBuf>,
-    /// The broker clock, in epoch milliseconds or RFC 3339. Default: now.
-    #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
-    pub now: Option<i64>,
     /// `delete.retention.ms`: how long tombstones and removable markers stay after stamping.
     #[arg(long, default_value_t = 86_400_000, value_name = "MS")]
     pub delete_retention_ms: i64,
@@ -62,75 +48,48 @@ pub struct CompactArgs {
     /// `segment.bytes`: the most log bytes one cleaned segment gathers.
     #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]
     pub segment_bytes: u64,
-    /// `segment.index.bytes`.
-    #[arg(long, default_value_t = 10 << 20, value_name = "BYTES")]
-    pub segment_index_bytes: u64,
-    /// `index.interval.bytes`.
-    #[arg(long, default_value_t = 4096, value_name = "BYTES")]
-    pub index_interval_bytes: u64,
     /// `log.cleaner.dedupe.buffer.size` (24 bytes per key; the map holds 90% of the slots).
-    #[arg(long, default_value_t = crate::ops::compact::DEFAULT_DEDUPE_BUFFER_BYTES, value_name = "BYTES")]
+    #[arg(long, default_value_t = crate::ops::simulate::compact::DEFAULT_DEDUPE_BUFFER_BYTES, value_name = "BYTES")]
     pub dedupe_buffer_bytes: u64,
     /// Default: the log dir's cleaner-offset-checkpoint, else the log start offset.
     #[arg(long, value_name = "N")]
     pub first_dirty_offset: Option<i64>,
-    /// Default: the log dir's replication-offset-checkpoint, else the log end offset.
-    #[arg(long, value_name = "N")]
-    pub high_watermark: Option<i64>,
-    /// Default: the log dir's log-start-offset-checkpoint, else the first segment's base.
-    #[arg(long, value_name = "N")]
-    pub log_start_offset: Option<i64>,
-    /// The broker's producer.id.expiration.ms (expired producers keep no empty batches).
-    #[arg(long, default_value_t = DEFAULT_PRODUCER_ID_EXPIRATION_MS, value_name = "MS")]
-    pub producer_id_expiration_ms: i64,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub offsets: OffsetArgs,
+    /// `--apply` (cleans in place), backups, `--now`, `--json`, and the index and producer
+    /// settings of the cleaned segments.
+    #[command(flatten)]
+    pub repair: RepairArgs,
 }
 
 pub fn run(args: CompactArgs) -> u8 {
-    let now_ms = args.now.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64)
-    });
     let opts = CompactOptions {
         delete_retention_ms: args.delete_retention_ms,
         min_compaction_lag_ms: args.min_compaction_lag_ms,
         max_compaction_lag_ms: args.max_compaction_lag_ms,
         min_cleanable_dirty_ratio: args.min_cleanable_dirty_ratio,
         segment_bytes: args.segment_bytes,
-        segment_index_bytes: args.segment_index_bytes,
-        index_interval_bytes: args.index_interval_bytes,
+        segment_index_bytes: args.repair.segment_index_bytes,
+        index_interval_bytes: args.repair.index_interval_bytes,
         dedupe_buffer_bytes: args.dedupe_buffer_bytes,
         first_dirty_offset: args.first_dirty_offset,
-        high_watermark: args.high_watermark,
-        log_start_offset: args.log_start_offset,
-        producer_id_expiration_ms: args.producer_id_expiration_ms,
-        ..CompactOptions::new(now_ms)
+        high_watermark: args.offsets.high_watermark,
+        log_start_offset: args.offsets.log_start_offset,
+        producer_id_expiration_ms: args.repair.producer_id_expiration_ms,
+        ..CompactOptions::new(args.repair.now_ms())
     };
     if let Some(out_dir) = &args.out {
         let report = match compact_to(&args.path, out_dir, &opts) {
             Ok(r) => r,
             Err(e) => return fail(&e),
         };
-        let mut out = std::io::stdout().lock();
-        let written = if args.json {
-            serde_json::to_writer_pretty(&mut out, &report)
-                .map_err(std::io::Error::other)
-                .and_then(|_| writeln!(out))
-        } else {
-            print_report(&mut out, &report)
-        };
-        return match written {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => fail(&e),
-            _ => EXIT_OK,
+        let json = args.repair.json.then_some(&report);
+        return match print_json_or_text(json, |out| print_report(out, &report)) {
+            Err(e) => fail(&e),
+            Ok(()) => EXIT_OK,
         };
     }
-    let apply_opts = ApplyOptions {
-        backup: backup_for(args.no_backup, args.backup_dir.as_deref(), &args.path),
-        fail_before_step: None,
-    };
+    let apply_opts = args.repair.apply_options(&args.path);
     // Leftovers of an interrupted run: resolved first as the broker's loader would at start-up,
     // so that a rerun of `compact --apply` finishes the job.
     match plan_resolve_leftovers(&args.path, &opts) {
@@ -140,7 +99,7 @@ pub fn run(args: CompactArgs) -> u8 {
                 "leftovers of an interrupted swap are resolved first, as the broker's loader does:"
             );
             print!("{}", recovery.render_text());
-            if !args.apply {
+            if !args.repair.apply {
                 eprintln!(
                     "dry run: nothing was written; --apply resolves the leftovers, then cleans"
                 );
@@ -156,25 +115,21 @@ pub fn run(args: CompactArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let mut out = std::io::stdout().lock();
-    let written = if args.json {
-        let v = serde_json::json!({ "report": plan.report, "changes": plan.changes });
-        serde_json::to_writer_pretty(&mut out, &v)
-            .map_err(std::io::Error::other)
-            .and_then(|_| writeln!(out))
-    } else {
-        print_report(&mut out, &plan.report)
-            .and_then(|_| write!(out, "{}", render_changes(&plan.changes)))
-    };
-    match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => return fail(&e),
-        _ => {}
+    let json = args
+        .repair
+        .json
+        .then(|| serde_json::json!({ "report": plan.report, "changes": plan.changes }));
+    let written = print_json_or_text(json.as_ref(), |out| {
+        print_report(out, &plan.report)?;
+        write!(out, "{}", render_changes(&plan.changes))
+    });
+    if let Err(e) = written {
+        return fail(&e);
     }
-    drop(out);
     if plan.changes.is_empty() {
         return EXIT_OK;
     }
-    if !args.apply {
+    if !args.repair.apply {
         eprintln!("dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy");
         return EXIT_FINDINGS;
     }
@@ -226,7 +181,7 @@ fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> 
         "keyless removed",
         "empty batches",
     ]);
-    let row = |name: String, sources: String, s: &crate::ops::compact::CleanStats| {
+    let row = |name: String, sources: String, s: &crate::ops::simulate::compact::CleanStats| {
         [
             name,
             sources,

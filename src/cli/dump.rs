@@ -1,5 +1,5 @@
 //! `kseg dump`: kafka-dump-log's text output (same lines, fields and punctuation as Kafka 4.0,
-//! quirks included) or JSON Lines, rendered from the events of `ops::dump`.
+//! quirks included) or JSON Lines, rendered from the events of `ops::inspect::dump`.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use serde_json::json;
 use super::render::BytesFormat;
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::internal::Decoder;
-use crate::ops::dump::{
+use crate::ops::inspect::dump::{
     dump_paths, BatchInfo, DumpOptions, Event, LogHeader, Outcome, RecordInfo, Sink,
     DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
 };
@@ -481,7 +481,7 @@ struct JsonRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     legacy: Option<JsonLegacy>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    control: Option<crate::ops::dump::ControlInfo>,
+    control: Option<crate::ops::inspect::dump::ControlInfo>,
     /// A KRaft control record's value (SnapshotHeader, Voters, ...) as JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
     control_value: Option<serde_json::Value>,

@@ -1,6 +1,7 @@
 //! Layer 4: the command line. Argument parsing, rendering and exit codes only; everything
 //! about Kafka's formats lives in the layers below.
 
+mod args;
 pub mod compact;
 pub mod dump;
 pub mod rebuild_index;

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::recover::{finish, RepairArgs};
+use super::args::{finish, RepairArgs};
 use super::{fail, EXIT_OK};
-use crate::ops::rebuild_index::{plan, RebuildOptions};
+use crate::ops::repair::rebuild_index::{plan, RebuildOptions};
 
 #[derive(Debug, Args)]
 #[command(

@@ -1,7 +1,11 @@
-//! Shared rendering helpers: byte strings in the encodings users ask for.
+//! Shared rendering helpers: byte strings in the encodings users ask for, and a report
+//! printed as JSON or as text.
+
+use std::io::{self, Write};
 
 use base64::Engine as _;
 use clap::ValueEnum;
+use serde::Serialize;
 
 /// How keys, values and header values appear in JSON output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -43,4 +47,23 @@ pub fn hex(b: &[u8]) -> String {
         s.push(DIGITS[(x & 15) as usize] as char);
     }
     s
+}
+
+/// Prints to standard output `json` as pretty JSON when given, else what `text` writes. A
+/// closed pipe (`kseg … | head`) ends the output quietly; other write errors are returned.
+pub fn print_json_or_text<T: Serialize>(
+    json: Option<&T>,
+    text: impl FnOnce(&mut io::StdoutLock<'static>) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    let written = match json {
+        Some(v) => serde_json::to_writer_pretty(&mut out, v)
+            .map_err(io::Error::other)
+            .and_then(|_| writeln!(out)),
+        None => text(&mut out),
+    };
+    match written {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
+use super::args::{finish, OffsetArgs, RepairArgs};
 use super::fail;
-use super::recover::{finish, RepairArgs};
-use crate::ops::retention::{
+use super::render::print_json_or_text;
+use crate::ops::simulate::retention::{
     plan_retention, RetentionOptions, RetentionReport, DEFAULT_RETENTION_BYTES,
     DEFAULT_RETENTION_MS,
 };
@@ -24,12 +25,8 @@ pub struct RetentionArgs {
     /// `retention.bytes`; -1 = unlimited.
     #[arg(long, default_value_t = DEFAULT_RETENTION_BYTES, allow_negative_numbers = true)]
     pub retention_bytes: i64,
-    /// Default: the log dir's `log-start-offset-checkpoint`, else the first segment's base.
-    #[arg(long)]
-    pub log_start_offset: Option<i64>,
-    /// Default: the log dir's `replication-offset-checkpoint`, else the log end offset.
-    #[arg(long)]
-    pub high_watermark: Option<i64>,
+    #[command(flatten)]
+    pub offsets: OffsetArgs,
     /// `--apply` (deletes the segments, rolls, updates the checkpoints), backups, `--now`.
     #[command(flatten)]
     pub repair: RepairArgs,
@@ -39,26 +36,17 @@ pub fn run(args: RetentionArgs) -> u8 {
     let opts = RetentionOptions {
         retention_ms: args.retention_ms,
         retention_bytes: args.retention_bytes,
-        log_start_offset: args.log_start_offset,
-        high_watermark: args.high_watermark,
+        log_start_offset: args.offsets.log_start_offset,
+        high_watermark: args.offsets.high_watermark,
         now_ms: args.repair.now_ms(),
     };
     let report = match plan_retention(&args.path, &opts) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let mut out = std::io::stdout().lock();
-    let written = if args.repair.json {
-        serde_json::to_writer_pretty(&mut out, &report)
-            .map_err(std::io::Error::other)
-            .and_then(|_| writeln!(out))
-    } else {
-        print_report(&mut out, &report)
-    };
-    if let Err(e) = written {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return fail(&e);
-        }
+    let json = args.repair.json.then_some(&report);
+    if let Err(e) = print_json_or_text(json, |out| print_report(out, &report)) {
+        return fail(&e);
     }
     finish(report.deleted.is_empty(), &args.repair, &args.path, |o| {
         report.apply(o)

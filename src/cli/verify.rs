@@ -10,8 +10,8 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use crate::ops::finding::{Finding, Severity};
-use crate::ops::verify::{verify_paths, Report, VerifyOptions};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {

@@ -7,9 +7,10 @@ use clap::Args;
 
 use super::{fail, EXIT_OK};
 use crate::format::names::partition_dir_name;
-use crate::ops::write::{
-    write_jsonl, write_log_dir, write_spec, AnySpec, Spec, SpecBatch, SpecClose, SpecConfig,
-    WriteSummary,
+use crate::ops::write::jsonl::write_jsonl;
+use crate::ops::write::log_dir::write_log_dir;
+use crate::ops::write::spec::{
+    write_spec, AnySpec, Spec, SpecBatch, SpecClose, SpecConfig, WriteSummary,
 };
 
 #[derive(Debug, Args)]

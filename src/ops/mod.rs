@@ -1,15 +1,21 @@
-//! Layer 3: operations built on the engine. Each walks the engine and reports what it finds;
-//! none parses bytes itself.
+//! Layer 3: operations built on the engine, one folder per kind of work the user is doing.
+//! Each walks the engine and reports what it finds; none parses bytes itself.
+//!
+//! - [`inspect`]: reading what is there (`dump`).
+//! - [`check`]: judging it (`verify`).
+//! - [`repair`]: changing a partition as the broker's recovery would (`rebuild-index`,
+//!   `recover`) and the one crash-safe executor every `--apply` goes through.
+//! - [`simulate`]: what the broker's background work would do (`retention`, `compact`).
+//! - [`write`](mod@write): building partition directories (specs, JSON Lines, damage on purpose).
+//!
+//! [`finding`] and [`partition`] are shared by all of them.
 
-pub mod apply;
-pub mod compact;
-pub mod dump;
+pub mod check;
 pub mod finding;
+pub mod inspect;
 pub mod partition;
-pub mod rebuild_index;
-pub mod recover;
-pub mod retention;
-pub mod verify;
+pub mod repair;
+pub mod simulate;
 pub mod write;
 
 pub use finding::{Finding, Severity};

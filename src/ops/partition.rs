@@ -1,6 +1,6 @@
 //! A read-only view of a partition directory for the simulations (`retention`, `compact`):
 //! each segment's size, mtime, largest timestamp and index sizes, the log end offset, and the
-//! offsets the log dir's checkpoint files hold for this partition.
+//! offsets the log dir's checkpoint files hold for this partition (read for `recover` too).
 //!
 //! Nothing here writes: the broker's start-up work (recovery, snapshot clean-up) is
 //! [`crate::storage::Log::load`]'s; a dry run must leave the directory exactly as it found it,
@@ -169,24 +169,41 @@ impl PartitionView {
     /// This partition's entry in the log dir's checkpoint file `file_name`, if the file exists
     /// and has one. Returns the file's path with the offset.
     pub fn checkpoint_offset(&self, file_name: &str) -> Result<Option<(PathBuf, i64)>> {
-        let (Some(log_dir), Some((topic, partition))) = (self.log_dir(), &self.topic_partition)
-        else {
-            return Ok(None);
-        };
-        let path = log_dir.join(file_name);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&path, e)),
-        };
-        let checkpoint = OffsetCheckpoint::decode(&bytes, &path.display().to_string())
-            .map_err(|e| Error::decode(&path, 0, e))?;
-        Ok(checkpoint
-            .entries
-            .iter()
-            .find(|e| &e.topic == topic && e.partition == *partition)
-            .map(|e| (path.clone(), e.offset)))
+        Ok(checkpoint_entry(&self.dir, file_name)?
+            .map(|(path, checkpoint, i)| (path, checkpoint.entries[i].offset)))
     }
+}
+
+/// The log dir's checkpoint file `file_name` beside the partition directory `dir`, decoded,
+/// and the index of the partition's entry in it: `None` when the file is missing, the
+/// directory is not named `<topic>-<partition>`, or the file does not name the partition.
+pub fn checkpoint_entry(
+    dir: &Path,
+    file_name: &str,
+) -> Result<Option<(PathBuf, OffsetCheckpoint, usize)>> {
+    let Some(log_dir) = dir.parent() else {
+        return Ok(None);
+    };
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Some(pd) = parse_partition_dir(&name) else {
+        return Ok(None);
+    };
+    let path = log_dir.join(file_name);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let checkpoint = OffsetCheckpoint::decode(&bytes, &path.display().to_string())
+        .map_err(|e| Error::decode(&path, 0, e))?;
+    let entry = checkpoint
+        .entries
+        .iter()
+        .position(|e| e.topic == pd.topic && e.partition == pd.partition);
+    Ok(entry.map(|i| (path, checkpoint, i)))
 }
 
 fn round_down(len: u64, entry_bytes: usize) -> u64 {

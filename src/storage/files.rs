@@ -1,6 +1,8 @@
-//! Listing the files of a partition directory in the order tools show them.
+//! The files of a partition directory: listed in the order tools show them, named with the
+//! replace protocol's suffixes, measured, copied and stamped with modification times.
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::error::{Error, Result};
 
@@ -53,6 +55,29 @@ pub fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
     .map(|n| dir.join(n))
     .filter(|p| p.is_file())
     .collect()
+}
+
+/// Sets the modification time of the file `p`: the engine reads mtimes (retention falls back
+/// on them), so a rewritten or split segment keeps the one of the segment it comes from.
+pub fn set_mtime(p: &Path, mtime: SystemTime) -> Result<()> {
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .and_then(|f| f.set_modified(mtime))
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Copies the file `from` to `to` (a sparse tail stays a hole), writable even when `from` is
+/// read-only (an archived copy), with the modification time `mtime`.
+pub fn copy_writable(from: &Path, to: &Path, mtime: SystemTime) -> Result<()> {
+    copy_sparse(from, to)?;
+    let mut perm = std::fs::metadata(to)
+        .map_err(|e| Error::io(to, e))?
+        .permissions();
+    #[allow(clippy::permissions_set_readonly_false)] // the copy is ours to change
+    perm.set_readonly(false);
+    std::fs::set_permissions(to, perm).map_err(|e| Error::io(to, e))?;
+    set_mtime(to, mtime)
 }
 
 pub fn file_len(p: &Path) -> Result<u64> {

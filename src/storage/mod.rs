@@ -9,6 +9,7 @@ pub mod loader;
 pub mod log;
 pub mod log_reader;
 pub mod producer_state;
+pub mod replace;
 pub mod segment;
 mod split;
 pub mod txn_index;

@@ -2,20 +2,20 @@
 //! too far from its base for a 32-bit relative offset is rewritten as several segments, each
 //! named by the first offset of its first batch and taking whole batches while their last
 //! offset fits, appended chunk by chunk as `LogSegment.appendFromFile` does; then swapped in
-//! with the replace protocol (`.cleaned` -> `.swap` -> final, the original -> `.deleted`).
+//! with the broker's replace ([`super::replace`]: `.cleaned` -> `.swap` -> final, the original
+//! -> `.deleted`).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::files::{segment_files, with_suffix};
+use super::files::{segment_files, set_mtime};
 use super::log_reader::{LogReader, Step};
+use super::replace::{replace_now, staged_segment};
 use super::segment::{Segment, SegmentConfig};
 use crate::error::{Error, Result};
 use crate::format::entry::Entry;
-use crate::format::names::{
-    log_file_name, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX,
-};
+use crate::format::names::log_file_name;
 
 /// `appendChunkFromFile`'s read buffer: a chunk stays below it unless one batch is larger,
 /// and then the buffer grows to that batch for the rest of the new segment.
@@ -26,10 +26,6 @@ struct Batch {
     size: u64,
     last_offset: i64,
     max_timestamp: i64,
-}
-
-fn rename(from: &Path, to: &Path) -> Result<()> {
-    std::fs::rename(from, to).map_err(|e| Error::io(from, e))
 }
 
 /// The `size` bytes at `position` of the segment, read as `appendChunkFromFile` reads them
@@ -165,11 +161,7 @@ pub fn split_overflowed_segment(
         total += segment.size();
         let new_log = segment.log_path().to_path_buf();
         drop(segment);
-        std::fs::File::options()
-            .write(true)
-            .open(&new_log)
-            .and_then(|f| f.set_modified(mtime))
-            .map_err(|e| Error::io(&new_log, e))?;
+        set_mtime(&new_log, mtime)?;
         new_bases.push(new_base);
     }
     if total != meta.len() {
@@ -182,29 +174,15 @@ pub fn split_overflowed_segment(
         ));
     }
     // The replace protocol: a crash at any point leaves files the loader resolves (§2.3).
-    let mut finals = Vec::new();
-    for &b in &new_bases {
-        for f in segment_files(staging.path(), b) {
-            let fin = dir.join(f.file_name().unwrap_or_default());
-            rename(&f, &with_suffix(&fin, CLEANED_FILE_SUFFIX))?;
-            finals.push(fin);
-        }
-    }
-    for fin in finals.iter().rev() {
-        rename(
-            &with_suffix(fin, CLEANED_FILE_SUFFIX),
-            &with_suffix(fin, SWAP_FILE_SUFFIX),
-        )?;
-    }
-    if delete_original {
-        for f in segment_files(dir, base) {
-            let deleted = with_suffix(&f, DELETED_FILE_SUFFIX);
-            rename(&f, &deleted)?;
-            std::fs::remove_file(&deleted).map_err(|e| Error::io(&deleted, e))?;
-        }
-    }
-    for fin in &finals {
-        rename(&with_suffix(fin, SWAP_FILE_SUFFIX), fin)?;
-    }
+    let new: Vec<_> = new_bases
+        .iter()
+        .map(|&b| staged_segment(staging.path(), b, dir))
+        .collect();
+    let old = if delete_original {
+        segment_files(dir, base)
+    } else {
+        Vec::new()
+    };
+    replace_now(&new, &old)?;
     Ok(new_bases)
 }

@@ -92,8 +92,9 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// Fails with every error `kseg verify --deep` reports on `dir`, if it reports any.
 pub fn assert_verifies_clean(dir: &Path) {
-    let opts = kseg::ops::verify::VerifyOptions { deep: true };
-    let report = kseg::ops::verify::verify_paths(&[dir.to_path_buf()], &opts, &|_| {}).unwrap();
+    let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
+    let report =
+        kseg::ops::check::verify::verify_paths(&[dir.to_path_buf()], &opts, &|_| {}).unwrap();
     let errors: Vec<String> = report
         .findings()
         .filter(|f| f.severity == kseg::ops::Severity::Error)

@@ -6,7 +6,9 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use super::{run_ops, write_driven, Op, PlannedBatch, Spec, SpecBatch, SpecRecord, WriteSummary};
+use super::spec::{
+    run_ops, write_driven, Op, PlannedBatch, Spec, SpecBatch, SpecRecord, WriteSummary,
+};
 use crate::error::{Error, Result};
 
 /// Writes the partition directory `out_dir` from `frame` (topic, partition, config, clock,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{write_spec, Spec, WriteSummary, DEFAULT_NOW_MS};
+use super::spec::{write_spec, Spec, WriteSummary, DEFAULT_NOW_MS};
 use crate::error::{Error, Result};
 use crate::format::checkpoint::{
     java_date_string_utc, uuid_from_base64, CleanShutdown, MetaProperties, OffsetCheckpoint,

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::storage::files::{copy_sparse, same_prefix};
+use crate::storage::files::{copy_writable, file_len, same_prefix};
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
@@ -316,53 +316,35 @@ pub fn apply(
     Ok(backup)
 }
 
-/// The changes of the broker's segment replace (`LocalLog.replaceSegments`, behavior.md §6.8):
-/// the files of each new segment (staged source, final path; segments in base-offset order)
-/// written as `.cleaned` and renamed `.swap`, the highest base first; the `old` files renamed
-/// `.deleted` and then deleted; the `.swap` files renamed to their names. Every point in between
-/// is one the loader resolves at start-up.
+/// The changes of the broker's segment replace, in the engine's order
+/// ([`crate::storage::replace::replace_steps`]): the staged files of each new segment written
+/// as `.cleaned` (through the executor's temporary file), renamed `.swap` from the highest base
+/// down, the `old` files renamed `.deleted` and then deleted, the `.swap` files renamed to
+/// their names. Every point in between is one the loader resolves at start-up.
 pub fn replace_segments(new: &[Vec<(PathBuf, PathBuf)>], old: &[PathBuf]) -> Result<Vec<Change>> {
-    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
-    use crate::storage::files::{file_len, with_suffix};
-    let mut out = Vec::new();
-    for (src, fin) in new.iter().flatten() {
-        out.push(Change::Write {
-            file: with_suffix(fin, CLEANED_FILE_SUFFIX),
-            source: src.clone(),
-            size_before: None,
-            size_after: file_len(src)?,
-        });
-    }
-    for (src, fin) in new.iter().rev().flatten() {
-        out.push(Change::Rename {
-            from: with_suffix(fin, CLEANED_FILE_SUFFIX),
-            to: with_suffix(fin, SWAP_FILE_SUFFIX),
-            size: file_len(src)?,
-        });
-    }
-    let mut deletes = Vec::new();
-    for f in old {
-        let size = file_len(f)?;
-        let to = with_suffix(f, DELETED_FILE_SUFFIX);
-        out.push(Change::Rename {
-            from: f.clone(),
-            to: to.clone(),
-            size,
-        });
-        deletes.push(Change::Delete {
-            file: to,
-            size_before: size,
-        });
-    }
-    out.extend(deletes);
-    for (src, fin) in new.iter().flatten() {
-        out.push(Change::Rename {
-            from: with_suffix(fin, SWAP_FILE_SUFFIX),
-            to: fin.clone(),
-            size: file_len(src)?,
-        });
-    }
-    Ok(out)
+    use crate::storage::replace::{replace_steps, ReplaceStep};
+    replace_steps(new, old)
+        .into_iter()
+        .map(|step| {
+            Ok(match step {
+                ReplaceStep::Stage { bytes, to } => Change::Write {
+                    file: to,
+                    source: bytes.to_path_buf(),
+                    size_before: None,
+                    size_after: file_len(bytes)?,
+                },
+                ReplaceStep::Rename { from, to, bytes } => Change::Rename {
+                    from,
+                    to,
+                    size: file_len(bytes)?,
+                },
+                ReplaceStep::Delete { file, bytes } => Change::Delete {
+                    file,
+                    size_before: file_len(bytes)?,
+                },
+            })
+        })
+        .collect()
 }
 
 /// Compares the directory `original` with `updated` (regular files, by name) and lists what
@@ -394,17 +376,17 @@ pub fn diff_dirs(
         let (o, u) = (original.join(n), updated.join(n));
         match (before.contains(n), after.contains(n)) {
             (true, false) => changes.push(Change::Delete {
-                size_before: len(&o)?,
+                size_before: file_len(&o)?,
                 file: o,
             }),
             (false, true) => changes.push(Change::Write {
-                size_after: len(&u)?,
+                size_after: file_len(&u)?,
                 file: o,
                 source: u,
                 size_before: None,
             }),
             _ => {
-                let (a, b) = (len(&o)?, len(&u)?);
+                let (a, b) = (file_len(&o)?, file_len(&u)?);
                 let prefix = b <= a && same_prefix(&o, &u, b)?;
                 if prefix && a == b {
                     continue;
@@ -430,10 +412,6 @@ pub fn diff_dirs(
     Ok(changes)
 }
 
-fn len(p: &Path) -> Result<u64> {
-    Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
-}
-
 /// Copies the regular files of `from` into the new directory `to`, writable, leaving out the
 /// executor's own temporary files: the scratch copy a plan is computed on.
 pub fn copy_for_planning(from: &Path, to: &Path) -> Result<()> {
@@ -447,24 +425,12 @@ pub fn copy_for_planning(from: &Path, to: &Path) -> Result<()> {
         {
             continue;
         }
-        let dst = to.join(&name);
-        copy_sparse(&p, &dst)?;
-        let mut perm = std::fs::metadata(&dst)
-            .map_err(|e| Error::io(&dst, e))?
-            .permissions();
-        #[allow(clippy::permissions_set_readonly_false)] // a private scratch copy
-        perm.set_readonly(false);
-        std::fs::set_permissions(&dst, perm).map_err(|e| Error::io(&dst, e))?;
         // The engine reads mtimes (a split segment keeps the original's).
         let mtime = e
             .metadata()
             .and_then(|m| m.modified())
             .map_err(|err| Error::io(&p, err))?;
-        std::fs::File::options()
-            .write(true)
-            .open(&dst)
-            .and_then(|f| f.set_modified(mtime))
-            .map_err(|e| Error::io(&dst, e))?;
+        copy_writable(&p, &to.join(&name), mtime)?;
     }
     Ok(())
 }

@@ -20,8 +20,8 @@ use crate::format::checkpoint::{EpochEntry, OffsetCheckpointEntry};
 use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
-use crate::ops::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use crate::ops::finding::{Finding, Severity};
+use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use producers::{SegmentReplay, StartState};
 
 #[derive(Debug, Clone, Default)]

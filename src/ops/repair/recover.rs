@@ -10,11 +10,12 @@ use serde_json::json;
 
 use super::apply::{self, ApplyOptions, Change};
 use crate::error::{Error, Result};
-use crate::format::checkpoint::OffsetCheckpoint;
 use crate::format::names::{
-    parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
 };
+use crate::ops::partition::checkpoint_entry;
 use crate::storage::files::{file_len, segment_files};
+use crate::storage::replace::staged_segment;
 use crate::storage::{CloseMode, LoadEvent, LoadParams, LoadReport, Log, LogConfig};
 
 #[derive(Debug, Clone, Copy)]
@@ -39,38 +40,9 @@ pub struct RecoverPlan {
     _scratch: tempfile::TempDir,
 }
 
-/// The checkpoint in the log dir holding this partition's entry, and its offset.
-fn checkpoint_entry(dir: &Path, file: &str) -> Result<Option<(PathBuf, OffsetCheckpoint, usize)>> {
-    let Some(log_dir) = dir.parent() else {
-        return Ok(None);
-    };
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let Some(pd) = parse_partition_dir(&name) else {
-        return Ok(None);
-    };
-    let path = log_dir.join(file);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    let ckpt = OffsetCheckpoint::decode(&bytes, &path.display().to_string())
-        .map_err(|e| Error::decode(&path, 0, e))?;
-    Ok(ckpt
-        .entries
-        .iter()
-        .position(|e| e.topic == pd.topic && e.partition == pd.partition)
-        .map(|i| (path, ckpt.clone(), i)))
-}
-
-/// The changes of each offset-overflow split the recovery of the copy `work` did, in
-/// `LocalLog.replaceSegments` order (§2.6): the new segments' final files written as
-/// `.cleaned`, renamed `.swap` from the highest base down, the original's files renamed
-/// `.deleted` and deleted, the `.swap` files renamed to their names. The diff's changes of
-/// those segment files are taken out of `changes`.
+/// The changes of each offset-overflow split the recovery of the copy `work` did, as the
+/// broker's segment replace ([`apply::replace_segments`], §2.6) of the original's files by the
+/// new segments'. The diff's changes of those segment files are taken out of `changes`.
 fn split_changes(
     dir: &Path,
     work: &Path,
@@ -93,17 +65,9 @@ fn split_changes(
         if !done.insert(*base_offset) {
             continue;
         }
-        let new: Vec<Vec<(PathBuf, PathBuf)>> = new_bases
+        let new: Vec<_> = new_bases
             .iter()
-            .map(|&b| {
-                segment_files(work, b)
-                    .into_iter()
-                    .map(|src| {
-                        let fin = dir.join(src.file_name().unwrap_or_default());
-                        (src, fin)
-                    })
-                    .collect()
-            })
+            .map(|&b| staged_segment(work, b, dir))
             .collect();
         let finals: Vec<PathBuf> = new.iter().flatten().map(|(_, f)| f.clone()).collect();
         let originals = segment_files(dir, *base_offset);

@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::apply::{self, ApplyOptions, Change};
-use super::partition::{PartitionView, SegmentView};
 use crate::error::{Error, Result};
 use crate::format::checkpoint::OffsetCheckpoint;
 use crate::format::names::{
@@ -20,6 +18,8 @@ use crate::format::names::{
     LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
     REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
 };
+use crate::ops::partition::{PartitionView, SegmentView};
+use crate::ops::repair::apply::{self, ApplyOptions, Change};
 
 /// `retention.ms` default: 7 days.
 pub const DEFAULT_RETENTION_MS: i64 = 604_800_000;
@@ -460,10 +460,11 @@ impl RetentionReport {
     /// every segment goes), the deleted segments' files oldest first (so an interrupted run
     /// leaves a contiguous log), then the checkpoint files. New contents are staged in `scratch`.
     ///
-    /// As the broker does (behavior.md §5.4), every file of the deleted segments is first
-    /// renamed to `.deleted`, oldest segment first, and only then unlinked (the broker waits
-    /// `file.delete.delay.ms` for readers; offline there are none). A crash in between leaves
-    /// `.deleted` files, which the next load removes.
+    /// As the broker does (behavior.md §5.4, `deleteSegmentFiles`: the old files' half of the
+    /// segment replace), every file of the deleted segments is first renamed to `.deleted`,
+    /// oldest segment first, and only then unlinked (the broker waits `file.delete.delay.ms`
+    /// for readers; offline there are none). A crash in between leaves `.deleted` files, which
+    /// the next load removes.
     pub fn changes(&self, scratch: &Path) -> Result<Vec<Change>> {
         let mut out = Vec::new();
         // The broker rolls before it deletes: at no point is the log without a segment.
@@ -477,28 +478,12 @@ impl RetentionReport {
                 size_after: 0,
             });
         }
-        let mut unlinks = Vec::new();
-        for d in &self.deleted {
-            for name in &d.files {
-                let file = self.dir.join(name);
-                let size = std::fs::metadata(&file)
-                    .map_err(|e| Error::io(&file, e))?
-                    .len();
-                let mut deleted = file.clone().into_os_string();
-                deleted.push(crate::format::names::DELETED_FILE_SUFFIX);
-                let deleted = PathBuf::from(deleted);
-                out.push(Change::Rename {
-                    from: file,
-                    to: deleted.clone(),
-                    size,
-                });
-                unlinks.push(Change::Delete {
-                    file: deleted,
-                    size_before: size,
-                });
-            }
-        }
-        out.extend(unlinks);
+        let deleted: Vec<PathBuf> = self
+            .deleted
+            .iter()
+            .flat_map(|d| d.files.iter().map(|name| self.dir.join(name)))
+            .collect();
+        out.extend(apply::replace_segments(&[], &deleted)?);
         for u in &self.checkpoint_updates {
             let bytes = std::fs::read(&u.file).map_err(|e| Error::io(&u.file, e))?;
             let mut cp = OffsetCheckpoint::decode(&bytes, &u.file.display().to_string())

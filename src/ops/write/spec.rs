@@ -25,13 +25,8 @@ use crate::format::legacy::{build_message_set, LegacySetSpec};
 use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 
-pub mod damage;
-pub mod jsonl;
-pub mod log_dir;
-
-pub use damage::Damage;
-pub use jsonl::write_jsonl;
-pub use log_dir::{write_log_dir, LogDirSpec, LogDirSummary};
+use super::damage::{self, Damage};
+use super::log_dir::LogDirSpec;
 
 /// The topic id written to `partition.metadata` when the spec names none.
 pub const DEFAULT_TOPIC_ID: &str = "T1JBQ0xFAAAAAAAAAAAAAQ";
@@ -369,13 +364,17 @@ pub fn write_spec_with(
 }
 
 /// What feeds a log its appends, given the planner and (when kept) the appended batches.
-type AppendDriver<'d> =
+pub(super) type AppendDriver<'d> =
     dyn FnMut(&mut Log, &mut Planner<'_>, Option<&mut Vec<Vec<u8>>>) -> Result<()> + 'd;
 
 /// Appends through [`Log`] what `drive` gives it (one call per append; the list collects the
 /// appended batches when the tail garbage needs them), then adds the spec's tail garbage,
 /// closes as the spec says and applies its damage.
-fn write_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Result<WriteSummary> {
+pub(super) fn write_driven(
+    spec: &Spec,
+    out_dir: &Path,
+    drive: &mut AppendDriver<'_>,
+) -> Result<WriteSummary> {
     if std::fs::read_dir(out_dir).is_ok_and(|mut d| d.next().is_some()) {
         return Err(Error::invalid(out_dir, "output directory is not empty"));
     }
@@ -438,7 +437,7 @@ fn write_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Re
     Ok(summary)
 }
 
-fn run_ops(
+pub(super) fn run_ops(
     ops: &[Op],
     log: &mut Log,
     planner: &mut Planner<'_>,
@@ -522,7 +521,7 @@ fn tail_bytes(t: &TailGarbage, planner: &mut Planner<'_>, appended: &[Vec<u8>]) 
 
 /// The spec's running defaults: the next offset, the automatic timestamp clock, the broker
 /// clock and each producer's next sequence.
-struct Planner<'s> {
+pub(super) struct Planner<'s> {
     /// The spec's file, named in errors.
     source: &'s Path,
     config: &'s SpecConfig,

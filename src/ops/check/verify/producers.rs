@@ -752,7 +752,7 @@ mod tests {
     use crate::format::names::{classify, log_file_name, snapshot_file_name, FileKind};
     use crate::format::snapshot;
     use crate::format::test_util::reference_dir;
-    use crate::ops::write::{write_spec, Spec};
+    use crate::ops::write::spec::{write_spec, Spec};
     use crate::storage::log::LogEvent;
     use crate::storage::log_reader::{LogReader, Step};
 
@@ -1109,7 +1109,7 @@ mod tests {
 
     #[test]
     fn compacted_scenarios_replay_without_findings() {
-        use crate::ops::compact::{compact_to, CompactOptions};
+        use crate::ops::simulate::compact::{compact_to, CompactOptions};
         for scenario in [
             "a-plain-v2",
             "c-transactions",

@@ -1,0 +1,204 @@
+//! The flag sets several subcommands share, each defined once and flattened into them:
+//! [`RepairArgs`] for every command that changes files (`rebuild-index`, `recover`,
+//! `retention`, `compact`), [`OffsetArgs`] for the simulations' partition offsets; and what
+//! those commands do with them (the backup, the clock, the dry run's exit status).
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use crate::ops::repair::apply::{ApplyOptions, Backup};
+use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
+use crate::storage::LogConfig;
+
+/// What every command that changes files shares: applying, backups, the clock and topic
+/// settings.
+#[derive(Debug, Args)]
+pub struct RepairArgs {
+    /// Carry out the plan (default: only print it; nothing is written).
+    #[arg(long)]
+    pub apply: bool,
+    /// Do not copy the affected files and the plan to a backup directory first.
+    #[arg(long, conflicts_with = "backup_dir")]
+    pub no_backup: bool,
+    /// Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log
+    /// dir, never inside it).
+    #[arg(long, value_name = "DIR")]
+    pub backup_dir: Option<PathBuf>,
+    /// Print the plan or report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner's
+    /// lags and delete horizon and producer.id.expiration.ms (producers idle that long are
+    /// dropped) are measured against. Default: now.
+    #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
+    pub now: Option<i64>,
+    /// The topic's index.interval.bytes.
+    #[arg(long, default_value_t = 4096, value_name = "BYTES")]
+    pub index_interval_bytes: u64,
+    /// The topic's segment.index.bytes (the most index entries a segment can have).
+    #[arg(long, default_value_t = 10 << 20, value_name = "BYTES")]
+    pub segment_index_bytes: u64,
+    /// The broker's producer.id.expiration.ms.
+    #[arg(long, default_value_t = DEFAULT_PRODUCER_ID_EXPIRATION_MS, value_name = "MS")]
+    pub producer_id_expiration_ms: i64,
+}
+
+impl RepairArgs {
+    pub fn config(&self) -> LogConfig {
+        LogConfig {
+            index_interval_bytes: self.index_interval_bytes,
+            segment_index_bytes: self.segment_index_bytes,
+            ..LogConfig::default()
+        }
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.now.unwrap_or_else(wall_clock_ms)
+    }
+
+    pub fn apply_options(&self, dir: &Path) -> ApplyOptions {
+        ApplyOptions {
+            backup: backup_for(self.no_backup, self.backup_dir.as_deref(), dir),
+            fail_before_step: None,
+        }
+    }
+}
+
+/// `--no-backup`, `--backup-dir DIR`, or the default `<log dir>.kseg-backup/<partition>-<time>`.
+fn backup_for(no_backup: bool, backup_dir: Option<&Path>, dir: &Path) -> Backup {
+    if no_backup {
+        Backup::None
+    } else if let Some(d) = backup_dir {
+        Backup::Dir(d.to_path_buf())
+    } else {
+        let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let log_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let mut root = log_dir.into_os_string();
+        root.push(".kseg-backup");
+        let name = format!(
+            "{}-{}",
+            abs.file_name().unwrap_or_default().to_string_lossy(),
+            wall_clock_ms()
+        );
+        Backup::Dir(PathBuf::from(root).join(name))
+    }
+}
+
+fn wall_clock_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Epoch milliseconds, or RFC 3339 (`2024-10-27T03:33:20Z`, `…20.5+02:00`).
+pub fn parse_now(s: &str) -> Result<i64, String> {
+    if let Ok(ms) = s.parse::<i64>() {
+        return Ok(ms);
+    }
+    let bad = || format!("`{s}` is neither epoch milliseconds nor an RFC 3339 time");
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return Err(bad());
+    }
+    let num =
+        |r: std::ops::Range<usize>| s.get(r).and_then(|t| t.parse::<i64>().ok()).ok_or_else(bad);
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut rest = &s[19..];
+    let mut millis = 0;
+    if let Some(frac) = rest.strip_prefix('.') {
+        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
+        let f = &frac[..digits];
+        millis = format!("{f:0<3}")[..3].parse::<i64>().map_err(|_| bad())?;
+        rest = &frac[digits..];
+    }
+    let offset_min = match rest {
+        "Z" | "z" => 0,
+        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
+            let m = rest[1..3].parse::<i64>().map_err(|_| bad())? * 60
+                + rest[4..6].parse::<i64>().map_err(|_| bad())?;
+            if rest.starts_with('-') {
+                -m
+            } else {
+                m
+            }
+        }
+        _ => return Err(bad()),
+    };
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return Err(bad());
+    }
+    // Days from the civil date (proleptic Gregorian), Howard Hinnant's algorithm.
+    let y2 = if mo <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * ((mo + 9) % 12) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Ok(((days * 24 + h) * 60 + mi - offset_min) * 60_000 + sec * 1000 + millis)
+}
+
+/// The partition offsets a simulation starts from, where the log dir's checkpoint files are
+/// not to be taken.
+#[derive(Debug, Args)]
+pub struct OffsetArgs {
+    /// Default: the log dir's `log-start-offset-checkpoint`, else the first segment's base.
+    #[arg(long, value_name = "N")]
+    pub log_start_offset: Option<i64>,
+    /// Default: the log dir's `replication-offset-checkpoint`, else the log end offset.
+    #[arg(long, value_name = "N")]
+    pub high_watermark: Option<i64>,
+}
+
+/// Dry run: 1 if there is something to do. `--apply`: carries it out and reports the backup.
+pub fn finish(
+    nothing_to_do: bool,
+    repair: &RepairArgs,
+    dir: &Path,
+    apply: impl FnOnce(&ApplyOptions) -> crate::Result<Option<PathBuf>>,
+) -> u8 {
+    if nothing_to_do {
+        return EXIT_OK;
+    }
+    if !repair.apply {
+        eprintln!("dry run: nothing was written; rerun with --apply to make these changes");
+        return EXIT_FINDINGS;
+    }
+    report_applied(apply(&repair.apply_options(dir)))
+}
+
+/// Says where the backup went (or that there is none) after an `--apply`, or why it failed.
+pub fn report_applied(result: crate::Result<Option<PathBuf>>) -> u8 {
+    match result {
+        Ok(Some(b)) => {
+            eprintln!(
+                "applied; the original files and the plan are in {}",
+                b.display()
+            );
+            EXIT_OK
+        }
+        Ok(None) => {
+            eprintln!("applied (no backup)");
+            EXIT_OK
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_now;
+
+    #[test]
+    fn now_in_millis_or_rfc3339() {
+        assert_eq!(parse_now("1730000000000"), Ok(1_730_000_000_000));
+        assert_eq!(parse_now("2024-10-27T03:33:20Z"), Ok(1_730_000_000_000));
+        assert_eq!(
+            parse_now("2024-10-27T05:33:20.5+02:00"),
+            Ok(1_730_000_000_500)
+        );
+        assert!(parse_now("yesterday").is_err());
+    }
+}

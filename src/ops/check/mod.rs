@@ -1,0 +1,3 @@
+//! Checking files, partitions and log dirs for damage: `verify`.
+
+pub mod verify;

@@ -1,0 +1,3 @@
+//! Inspecting what a partition holds, file by file: `dump`.
+
+pub mod dump;

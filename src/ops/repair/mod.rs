@@ -1,0 +1,7 @@
+//! Repairs planned on a scratch copy, as the broker's recovery would make them (`rebuild_index`,
+//! `recover`), and [`apply`], the one crash-safe executor every `--apply` goes through
+//! (repairs and simulations alike).
+
+pub mod apply;
+pub mod rebuild_index;
+pub mod recover;

@@ -1,0 +1,126 @@
+//! The cleaner's offset map (`SkimpyOffsetMap`, `buildOffsetMap`): the latest offset of each
+//! key in the cleanable range, keyed by the key's MD5 as the broker's, up to as many keys as
+//! the dedupe buffer holds; when it fills up, the round cleans only up to where it got.
+
+use std::collections::HashMap;
+
+use md5::{Digest, Md5};
+
+use super::clean::{producer_id, Cleaner};
+use super::txn::TxnTracker;
+use crate::error::{Error, Result};
+use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
+use crate::format::names::{index_file_name, log_file_name};
+use crate::ops::partition::SegmentView;
+use crate::storage::log_reader::{LogReader, Step};
+use crate::storage::OffsetIndex;
+
+/// The offset map: latest offset per MD5 of a key, at most `max_entries` keys.
+pub(super) struct OffsetMap {
+    pub(super) map: HashMap<[u8; 16], i64>,
+    pub(super) max_entries: usize,
+    pub(super) latest_offset: i64,
+}
+
+pub(super) fn key_hash(key: &[u8]) -> [u8; 16] {
+    Md5::digest(key).into()
+}
+
+impl OffsetMap {
+    pub(super) fn get(&self, key: &[u8]) -> i64 {
+        self.map.get(&key_hash(key)).copied().unwrap_or(-1)
+    }
+}
+
+impl Cleaner<'_> {
+    /// `buildOffsetMap(start, end)`.
+    pub(super) fn build_offset_map(&mut self, start: i64, end: i64) -> Result<()> {
+        let dirty: Vec<&SegmentView> = {
+            let floor = self
+                .view
+                .segments
+                .iter()
+                .rposition(|s| s.base_offset <= start)
+                .unwrap_or(0);
+            self.view.segments[floor..]
+                .iter()
+                .filter(|s| s.base_offset < end)
+                .collect()
+        };
+        let mut tracker = TxnTracker::default();
+        tracker.add(&self.txn_indexes.collect(start, end));
+        for (i, s) in dirty.iter().enumerate() {
+            let next_start = dirty.get(i + 1).map_or(end, |n| n.base_offset);
+            if self.map_segment(s, start, &mut tracker)? {
+                return Ok(());
+            }
+            self.map.latest_offset = next_start - 1;
+        }
+        Ok(())
+    }
+
+    /// `buildOffsetMapForSegment`: true when the map filled up.
+    fn map_segment(
+        &mut self,
+        s: &SegmentView,
+        start: i64,
+        tracker: &mut TxnTracker,
+    ) -> Result<bool> {
+        let path = self.view.dir.join(log_file_name(s.base_offset));
+        let index = self.view.dir.join(index_file_name(s.base_offset));
+        let position = if index.exists() {
+            OffsetIndex::open_existing(&index, s.base_offset)?
+                .lookup(start)
+                .position
+                .max(0) as u64
+        } else {
+            0
+        };
+        let mut reader = LogReader::open(&path, None)?.with_max_entry_bytes(u64::MAX);
+        reader.seek(position);
+        loop {
+            let (pos, entry) = match reader.next_step()? {
+                Step::Entry { position, entry } => (position, entry),
+                Step::End { .. } => return Ok(false),
+                other => {
+                    return Err(Error::invalid(
+                        &path,
+                        format!("unreadable batch while building the offset map: {other:?}"),
+                    ))
+                }
+            };
+            let pid = producer_id(&entry);
+            if entry.is_control() {
+                let mut records = entry
+                    .records(&mut self.scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
+                    .map_err(|e| Error::decode(&path, pos, e))?;
+                let first = records
+                    .next()
+                    .transpose()
+                    .map_err(|e| Error::decode(&path, pos, e))?;
+                tracker
+                    .on_control(&entry, pid, first.as_ref())
+                    .map_err(|e| Error::decode(&path, pos, e))?;
+            } else if !tracker.on_batch(&entry, pid) {
+                let records = entry
+                    .records(&mut self.scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
+                    .map_err(|e| Error::decode(&path, pos, e))?;
+                for r in records {
+                    let r = r.map_err(|e| Error::decode(&path, pos, e))?;
+                    if let Some(key) = r.key {
+                        if r.offset >= start {
+                            if self.map.map.len() >= self.map.max_entries {
+                                return Ok(true);
+                            }
+                            self.map.map.insert(key_hash(key), r.offset);
+                            self.map.latest_offset = r.offset;
+                        }
+                    }
+                }
+            }
+            if entry.last_offset() >= start {
+                self.map.latest_offset = entry.last_offset();
+            }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! `compact --apply`: the round computed into a scratch dir, then planned as the broker's
+//! segment replace in place, through the crash-safe executor; and the resolution of an
+//! interrupted run's leftovers first.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::{compact_to, CompactOptions, CompactReport};
+use crate::error::{Error, Result};
+use crate::format::checkpoint::OffsetCheckpoint;
+use crate::format::names::CLEANER_OFFSET_CHECKPOINT_FILE_NAME;
+use crate::ops::repair::recover::{plan as recover_plan, RecoverOptions, RecoverPlan};
+use crate::storage::files::segment_files;
+use crate::storage::replace::staged_segment;
+use crate::storage::LogConfig;
+
+/// `compact --apply`: the cleaning round carried out in place with the broker's file dance
+/// (`LocalLog.replaceSegments`, behavior.md §6.8), group by group: the cleaned segment's files
+/// written as `.cleaned`, renamed to `.swap`, the replaced segments' files renamed to
+/// `.deleted` and deleted, the `.swap` files renamed to their final names; then the replaced
+/// bases' producer snapshots go the same two-step way and the log dir's
+/// `cleaner-offset-checkpoint` takes the new first dirty offset. Computed with [`compact_to`]
+/// into a scratch dir, so the result is byte for byte what `--out` writes. A crash at any
+/// point leaves a directory the broker's loader (and `kseg recover`) resolves to either the
+/// old or the new segments of the interrupted group.
+#[derive(Debug)]
+pub struct CompactPlan {
+    pub report: CompactReport,
+    pub changes: Vec<crate::ops::repair::apply::Change>,
+    _scratch: tempfile::TempDir,
+}
+
+impl CompactPlan {
+    pub fn apply(&self, opts: &crate::ops::repair::apply::ApplyOptions) -> Result<Option<PathBuf>> {
+        let plan = serde_json::json!({ "report": self.report, "changes": self.changes });
+        crate::ops::repair::apply::apply(&self.report.dir, &self.changes, &plan.to_string(), opts)
+    }
+}
+
+/// The leftovers of an interrupted swap or deletion (`.cleaned`, `.swap`, `.deleted`) in `dir`.
+fn leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
+    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let n = e.map_err(|e| Error::io(dir, e))?.file_name();
+        let n = n.to_string_lossy();
+        if [CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, DELETED_FILE_SUFFIX]
+            .iter()
+            .any(|s| n.ends_with(s))
+        {
+            out.push(dir.join(&*n));
+        }
+    }
+    Ok(out)
+}
+
+/// When `dir` holds leftovers of an interrupted `compact --apply` (or of the broker's own
+/// cleaner), the recovery that resolves them as the broker's loader does at start-up: what a
+/// rerun of `compact --apply` carries out before cleaning again.
+pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Option<RecoverPlan>> {
+    if !dir.is_dir() {
+        return Err(Error::invalid(dir, "not a partition directory"));
+    }
+    if leftovers(dir)?.is_empty() {
+        return Ok(None);
+    }
+    let recover_opts = RecoverOptions {
+        config: LogConfig {
+            segment_bytes: opts.segment_bytes,
+            segment_index_bytes: opts.segment_index_bytes,
+            index_interval_bytes: opts.index_interval_bytes,
+            ..LogConfig::default()
+        },
+        now_ms: opts.now_ms,
+        recovery_point: None,
+        producer_id_expiration_ms: opts.producer_id_expiration_ms,
+    };
+    recover_plan(dir, &recover_opts).map(Some)
+}
+
+/// Plans `compact --apply` on the partition directory `dir`. Refuses a directory holding
+/// leftovers of an interrupted swap: [`plan_resolve_leftovers`] resolves them first.
+pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
+    use crate::ops::repair::apply::Change;
+    if !dir.is_dir() {
+        return Err(Error::invalid(dir, "not a partition directory"));
+    }
+    if let Some(p) = leftovers(dir)?.first() {
+        return Err(Error::invalid(
+            p,
+            "a leftover of an interrupted swap or deletion; resolve it first (rerun `kseg compact --apply`, or `kseg recover --apply`)",
+        ));
+    }
+    let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+    let out_log_dir = scratch.path().join("out");
+    let mut report = compact_to(dir, &out_log_dir, opts)?;
+    let out = report.out.take().unwrap_or_default();
+    let mut changes = Vec::new();
+    if report.cleaned {
+        let new_bases: HashSet<i64> = report.segments.iter().map(|s| s.base_offset).collect();
+        let mut snapshots = Vec::new();
+        // One replace per new segment, as the cleaner calls it once per group.
+        for seg in &report.segments {
+            let new = staged_segment(&out, seg.base_offset, dir);
+            let old: Vec<PathBuf> = seg
+                .sources
+                .iter()
+                .flat_map(|&old| segment_files(dir, old))
+                .collect();
+            changes.extend(crate::ops::repair::apply::replace_segments(&[new], &old)?);
+            for &old in &seg.sources {
+                let snap = dir.join(crate::format::names::snapshot_file_name(old));
+                if !new_bases.contains(&old) && snap.is_file() {
+                    snapshots.push(snap);
+                }
+            }
+        }
+        // The replaced bases' snapshots go the way of their segments (renamed, then deleted).
+        changes.extend(crate::ops::repair::apply::replace_segments(
+            &[],
+            &snapshots,
+        )?);
+        // The log dir's cleaner-offset-checkpoint: this partition's entry set or added.
+        let log_dir = dir.parent().unwrap_or(Path::new("."));
+        let path = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
+        let (mut ckpt, size_before) = match std::fs::read(&path) {
+            Ok(b) => (
+                OffsetCheckpoint::decode(&b, &path.display().to_string())
+                    .map_err(|e| Error::decode(&path, 0, e))?,
+                Some(b.len() as u64),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                (OffsetCheckpoint::default(), None)
+            }
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let staged = out_log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
+        let ours = OffsetCheckpoint::decode(
+            &std::fs::read(&staged).map_err(|e| Error::io(&staged, e))?,
+            &staged.display().to_string(),
+        )
+        .map_err(|e| Error::decode(&staged, 0, e))?;
+        for entry in ours.entries {
+            match ckpt
+                .entries
+                .iter_mut()
+                .find(|e| e.topic == entry.topic && e.partition == entry.partition)
+            {
+                Some(e) => e.offset = entry.offset,
+                None => ckpt.entries.push(entry),
+            }
+        }
+        let text = ckpt.encode();
+        if size_before.is_none() || std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+            let source = scratch.path().join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
+            std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;
+            changes.push(Change::Write {
+                file: path,
+                source,
+                size_before,
+                size_after: text.len() as u64,
+            });
+        }
+    }
+    report.out = None;
+    Ok(CompactPlan {
+        report,
+        changes,
+        _scratch: scratch,
+    })
+}

@@ -1,0 +1,123 @@
+//! The batches the cleaner writes anew: the kept records of a batch rebuilt like the original
+//! (`buildRetainedRecordsInto`), and the bare header a batch whose records all went leaves
+//! (`writeEmptyHeader`).
+
+use super::clean::Kept;
+use crate::format::batch::{
+    attributes, build_batch, BatchHeader, BatchSpec, RecordSpec, CRC_COVERAGE_START,
+    LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES,
+};
+use crate::format::entry::{Entry, RecordView};
+use crate::format::index::NO_TIMESTAMP;
+use crate::format::legacy::{build_message_set, LegacySetSpec};
+
+/// The 61-byte header `writeEmptyHeader` leaves for a batch whose records all went.
+pub(super) fn empty_batch(h: &BatchHeader) -> Vec<u8> {
+    let mut header = BatchHeader {
+        length: (RECORD_BATCH_OVERHEAD_BYTES - LOG_OVERHEAD_BYTES) as i32,
+        attributes: h.attributes
+            & (attributes::TIMESTAMP_TYPE_LOG_APPEND_TIME
+                | attributes::TRANSACTIONAL
+                | attributes::CONTROL),
+        base_timestamp: NO_TIMESTAMP,
+        record_count: 0,
+        crc: 0,
+        ..*h
+    };
+    let mut out = vec![0u8; RECORD_BATCH_OVERHEAD_BYTES];
+    header.encode_into(&mut out);
+    header.crc = crc32c::crc32c(&out[CRC_COVERAGE_START..]);
+    header.encode_into(&mut out);
+    out
+}
+
+pub(super) fn record_spec(r: &RecordView<'_>) -> RecordSpec {
+    RecordSpec {
+        offset: r.offset,
+        timestamp: r.timestamp,
+        key: r.key.map(<[u8]>::to_vec),
+        value: r.value.map(<[u8]>::to_vec),
+        headers: r
+            .headers
+            .iter()
+            .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+            .collect(),
+    }
+}
+
+/// `buildRetainedRecordsInto`: the kept records in a batch like the original (same magic,
+/// codec at its default level, timestamp type, producer fields; v2 keeps its base and last
+/// offsets). Returns the bytes, the max timestamp and the offset that goes with it.
+pub(super) fn rebuild(
+    entry: &Entry<'_>,
+    kept: &Kept,
+    horizon: Option<i64>,
+) -> std::result::Result<(Vec<u8>, i64, i64), crate::format::DecodeError> {
+    let compression = entry.compression()?;
+    let timestamp_type = entry.timestamp_type();
+    let log_append = timestamp_type == crate::format::batch::TimestampType::LogAppendTime;
+    match entry {
+        Entry::V2(b) => {
+            let h = &b.header;
+            let spec = BatchSpec {
+                base_offset: h.base_offset,
+                partition_leader_epoch: h.partition_leader_epoch,
+                compression,
+                compression_level: None,
+                timestamp_type,
+                log_append_time: if log_append {
+                    h.max_timestamp
+                } else {
+                    NO_TIMESTAMP
+                },
+                producer_id: h.producer_id,
+                producer_epoch: h.producer_epoch,
+                base_sequence: h.base_sequence,
+                is_transactional: h.is_transactional(),
+                is_control: h.is_control(),
+                delete_horizon_ms: horizon,
+                last_offset: Some(h.last_offset()),
+            };
+            let bytes = build_batch(&spec, &kept.records)?;
+            let max_ts = BatchHeader::decode(&bytes)?.max_timestamp;
+            let shallow = if max_ts == NO_TIMESTAMP && !log_append {
+                -1
+            } else {
+                h.last_offset()
+            };
+            Ok((bytes, max_ts, shallow))
+        }
+        Entry::Legacy(m) => {
+            let spec = LegacySetSpec {
+                magic: m.magic,
+                compression,
+                compression_level: None,
+                timestamp_type,
+                log_append_time: if log_append {
+                    m.timestamp
+                } else {
+                    NO_TIMESTAMP
+                },
+            };
+            let bytes = build_message_set(&spec, &kept.records)?;
+            let last = kept.records.last().map_or(-1, |r| r.offset);
+            let max_ts = if log_append {
+                m.timestamp
+            } else if m.magic == 0 {
+                NO_TIMESTAMP
+            } else {
+                kept.records
+                    .iter()
+                    .map(|r| r.timestamp)
+                    .max()
+                    .unwrap_or(NO_TIMESTAMP)
+            };
+            let shallow = if max_ts == NO_TIMESTAMP && !log_append {
+                -1
+            } else {
+                last
+            };
+            Ok((bytes, max_ts, shallow))
+        }
+    }
+}
