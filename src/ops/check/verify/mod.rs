@@ -787,7 +787,36 @@ fn check_log_dirs(
                     "{what} {} of {name} is outside the log ({start}..={end})",
                     e.offset
                 );
-                findings.push(Finding::error(check, &path, m).offset(e.offset));
+                // The broker bounds these by the log: the recovery point by the log end
+                // (`LogLoader.recoverLog`), the high watermark by the log start and end
+                // (`UnifiedLog.updateHighWatermark`), the cleaner's offset by the log start and
+                // the active segment (`LogCleanerManager.cleanableOffsets`); a log start below
+                // the first segment gives way to it. Only a log start past the end is taken
+                // as it is.
+                let tolerated = match kind {
+                    FileKind::LogStartOffsetCheckpoint => e.offset <= end,
+                    _ => true,
+                };
+                let f = if tolerated {
+                    let bound = match kind {
+                        // The cleaner starts over from the log start either way.
+                        FileKind::CleanerOffsetCheckpoint => start,
+                        _ if e.offset > end => end,
+                        _ => floor,
+                    };
+                    Finding::warning(
+                        check,
+                        &path,
+                        format!("{m}: the broker takes {bound} instead"),
+                    )
+                } else {
+                    Finding::error(
+                        check,
+                        &path,
+                        format!("{m}: the broker takes it as the log start, past every record"),
+                    )
+                };
+                findings.push(f.offset(e.offset));
             }
         }
         if check_all {

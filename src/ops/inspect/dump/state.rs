@@ -44,8 +44,11 @@ impl Walker<'_, '_> {
                 }
                 Ok(())
             }
+            // The loader deletes a snapshot it cannot read and rebuilds producer state from an
+            // older one or from the log (`ProducerStateManager.loadFromSnapshot`).
             Err(e) => {
-                self.finding(Finding::error("snapshot.decode", p, e.message).at(e.pos as u64))
+                let m = format!("{}: the broker deletes this snapshot at load and rebuilds producer state from an older snapshot or the log", e.message);
+                self.finding(Finding::warning("snapshot.decode", p, m).at(e.pos as u64))
             }
         }
     }
