@@ -385,3 +385,46 @@ fn repairs_plan_only_the_broker_start_up_and_verify_after() {
         assert_eq!(code, 0, "{}", dir.display());
     }
 }
+
+/// A Windows broker writes its checkpoint and properties files with CRLF line ends (Java's
+/// `BufferedWriter.newLine`); Kafka reads them back with `BufferedReader.readLine`, which takes
+/// either. Built from the bundled fixture, as no such dir is in the corpus.
+#[test]
+fn crlf_checkpoints_of_a_windows_broker() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/orders-0");
+    let part = tmp.path().join("orders-0");
+    common::copy_dir(&fixture, &part);
+    let crlf = |p: PathBuf, lines: &[&str]| {
+        std::fs::write(
+            p,
+            lines.iter().map(|l| format!("{l}\r\n")).collect::<String>(),
+        )
+        .unwrap()
+    };
+    crlf(
+        part.join("leader-epoch-checkpoint"),
+        &["0", "2", "0 0", "3 180"],
+    );
+    for name in [
+        "recovery-point-offset-checkpoint",
+        "replication-offset-checkpoint",
+    ] {
+        crlf(tmp.path().join(name), &["0", "1", "orders 0 247"]);
+    }
+    crlf(
+        tmp.path().join("log-start-offset-checkpoint"),
+        &["0", "1", "orders 0 0"],
+    );
+    crlf(
+        tmp.path().join("meta.properties"),
+        &["#", "version=0", "broker.id=0"],
+    );
+    std::fs::write(tmp.path().join(".kafka_cleanshutdown"), b"").unwrap();
+    let (report, code) = verify(true, &[tmp.path().to_path_buf()]);
+    let all: Vec<_> = findings(&report).into_iter().map(|(_, f)| f).collect();
+    assert!(all.is_empty(), "{all:?}");
+    assert_eq!(code, 0);
+    // The partition's 9 files and the log dir's 6, each read.
+    assert_eq!(report["filesChecked"], 15);
+}

@@ -198,3 +198,43 @@ fn damage_of_each_damaged_scenario_is_found() {
     }
     assert!(seen >= 2, "damaged scenarios checked: {seen}");
 }
+
+/// After retention or DeleteRecords moves the log start to 600 inside a-plain-v2's first
+/// segment, the broker truncates its epoch cache from the start (`LeaderEpochFileCache
+/// .truncateFromStart`): epoch 0, wholly below 600, goes, and epoch 2 starts at 600. The
+/// log start is in the log dir's `log-start-offset-checkpoint`; with it, the checkpoint covers
+/// every visible batch.
+#[test]
+fn an_epoch_cache_truncated_from_the_log_start_is_accepted() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&root.join("a-plain-v2/input/orders-0"), &dir);
+    std::fs::write(dir.join("leader-epoch-checkpoint"), "0\n2\n2 600\n5 959\n").unwrap();
+    let coverage = |r: &Report| {
+        r.findings()
+            .filter(|f| f.check.starts_with("leader-epoch."))
+            .map(|f| (f.check, f.severity, f.offset))
+            .collect::<Vec<_>>()
+    };
+    // Without the log start, batches 0..477 of epoch 0 and 477..600 of epoch 2 are not covered.
+    assert_eq!(
+        coverage(&verify(&dir, false)),
+        vec![
+            ("leader-epoch.coverage", Severity::Error, Some(0)),
+            ("leader-epoch.coverage", Severity::Error, Some(477)),
+        ]
+    );
+    std::fs::write(
+        tmp.path().join("log-start-offset-checkpoint"),
+        "0\n1\norders 0 600\n",
+    )
+    .unwrap();
+    for path in [dir.clone(), tmp.path().to_path_buf()] {
+        let r = verify(&path, false);
+        assert_eq!(coverage(&r), vec![], "{}", path.display());
+        assert_eq!(r.partitions[0].log_start_offset, Some(600));
+    }
+}

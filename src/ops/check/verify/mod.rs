@@ -522,9 +522,24 @@ fn check_partition(
     let active_base = segments.last().map(|s| s.base_offset);
     check_segment_files(&by_base, active_base, &mut findings);
     check_segment_order(&segments, &mut findings);
-    let log_start_offset = segments
-        .first()
-        .map(|s| s.first_offset.unwrap_or(s.base_offset));
+    // DeleteRecords and retention move the log start into a segment; the log dir's checkpoint
+    // (read, though not reported on here) says where.
+    let checkpointed_start = u
+        .partition
+        .as_ref()
+        .and_then(|_| {
+            crate::ops::partition::checkpoint_entry(
+                &u.path,
+                names::LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+            )
+            .ok()
+            .flatten()
+        })
+        .and_then(|(_, c, i)| c.entries.get(i).map(|e| e.offset));
+    let log_start_offset = segments.first().map(|s| {
+        let first = s.first_offset.unwrap_or(s.base_offset);
+        checkpointed_start.map_or(first, |c| c.max(first))
+    });
     let log_end_offset = segments
         .last()
         .map(|s| s.last_offset.map_or(s.base_offset, |o| o + 1));
@@ -533,19 +548,25 @@ fn check_partition(
             let first_base = segments.first().map_or(start, |s| s.base_offset);
             check_snapshot(*offset, path, scan, (start, end, first_base), &mut findings);
         }
-        let epochs: Vec<(i32, i64)> = by_base
+        let epochs = by_base
             .values()
             .flatten()
             .filter(|(k, _, _)| matches!(k, FileKind::Log { .. }))
             .flat_map(|(_, _, s)| s.epochs.iter().copied())
-            .collect();
+            .fold(Vec::new(), |mut runs: Vec<(i32, i64)>, (e, first)| {
+                // An epoch going on into the next segment is one run.
+                if runs.last().is_none_or(|&(last, _)| last != e) {
+                    runs.push((e, first));
+                }
+                runs
+            });
         let epoch_path = u.path.join(names::LEADER_EPOCH_CHECKPOINT_FILE_NAME);
         match epoch_files.first() {
             Some(scan) => check_epochs(
                 &epoch_path,
                 &scan.epoch_entries,
                 &epochs,
-                end,
+                (start, end),
                 &mut findings,
             ),
             None if !epochs.is_empty() && u.partition.is_some() => findings.push(Finding::warning(
@@ -689,7 +710,7 @@ fn check_epochs(
     path: &Path,
     entries: &[EpochEntry],
     seen: &[(i32, i64)],
-    log_end: i64,
+    (log_start, log_end): (i64, i64),
     findings: &mut Vec<Finding>,
 ) {
     for w in entries.windows(2) {
@@ -708,7 +729,14 @@ fn check_epochs(
         );
         findings.push(Finding::error("leader-epoch.range", path, m).offset(e.start_offset));
     }
-    for &(epoch, first) in seen {
+    // When the log start moves, the broker drops the epochs wholly below it and moves the
+    // start of the one it falls in up to it (`LeaderEpochFileCache.truncateFromStart`): the
+    // batches below the log start are not the checkpoint's to cover.
+    let runs = seen.iter().enumerate().filter_map(|(i, &(epoch, first))| {
+        let run_end = seen.get(i + 1).map_or(log_end, |&(_, next)| next);
+        (run_end > log_start).then_some((epoch, first.max(log_start)))
+    });
+    for (epoch, first) in runs {
         match entries.iter().find(|e| e.epoch == epoch) {
             Some(e) if e.start_offset <= first => {}
             Some(e) => {
