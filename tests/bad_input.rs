@@ -131,8 +131,9 @@ fn truncated_at_every_byte() {
         std::fs::write(&f, &bytes[..n]).unwrap();
         let (o, s) = run(&f);
         let last_bound = *bounds.iter().filter(|&&b| b <= n).max().unwrap();
-        // More than a bare entry header left over after the last whole entry: a torn write.
-        if n - last_bound > 17 {
+        // Anything left over after the last whole entry is a torn write, even fewer bytes
+        // than an entry header (Kafka's iterator skips those silently; recovery cuts them).
+        if n > last_bound {
             assert!(o.damage > 0, "cut at {n}: torn write not reported");
         } else {
             assert_eq!(o.damage, 0, "cut at {n}: {:?}", s.0);

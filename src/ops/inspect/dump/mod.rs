@@ -405,11 +405,17 @@ impl<'o, 's> Walker<'o, 's> {
                             position,
                         })?;
                     }
-                    // A torn write: an entry announced more bytes than the file holds.
-                    if let Some(len) = truncated_len.filter(|_| !reader.is_limited()) {
-                        let m = format!(
-                            "Torn write at position {position}: the entry there announces {len} bytes but only {trailing} remain; valid data ends at position {position}"
-                        );
+                    // A torn write: an entry announced more bytes than the file holds, or too
+                    // few bytes are left to hold an entry's header at all. Recovery cuts them.
+                    if trailing > 0 && !reader.is_limited() {
+                        let m = match truncated_len {
+                            Some(len) => format!(
+                                "Torn write at position {position}: the entry there announces {len} bytes but only {trailing} remain; valid data ends at position {position}"
+                            ),
+                            None => format!(
+                                "Torn write at position {position}: {trailing} trailing byte(s), too few for an entry header; valid data ends at position {position} and recovery truncates them"
+                            ),
+                        };
                         self.finding(Finding::error("log.torn-tail", p, m).at(position))?;
                     }
                     break;
