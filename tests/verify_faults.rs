@@ -313,3 +313,17 @@ fn each_kind_of_state_file_damage() {
         .any(|f| f.check == "leftover.file" && f.severity == Severity::Warning));
     assert_eq!(error_checks(&r), vec![]);
 }
+
+#[test]
+fn a_temporary_file_of_an_interrupted_apply_is_reported() {
+    let (_t, dir) = fixture("orders", "orders-0");
+    let tmp = dir.join("00000000000000000000.index.kseg-tmp");
+    std::fs::copy(dir.join("00000000000000000000.index"), &tmp).unwrap();
+    let r = verify(&dir);
+    assert_warned(
+        &r,
+        "leftover.kseg-tmp",
+        "00000000000000000000.index.kseg-tmp",
+    );
+    assert_eq!(r.findings().count(), 1);
+}

@@ -509,6 +509,12 @@ fn check_partition(
                     suffix.as_str()
                 ),
             )),
+            // The broker ignores a file it does not know; a rerun of the command resolves it.
+            _ if name.ends_with(crate::ops::repair::apply::TMP_SUFFIX) => findings.push(Finding::warning(
+                "leftover.kseg-tmp",
+                path,
+                "temporary file of an interrupted kseg --apply: the broker ignores it; rerun the same kseg command to finish or undo the change",
+            )),
             _ => {}
         }
         if let Some(base) = kind.offset().filter(|_| kind.is_segment_file()) {
