@@ -26,6 +26,7 @@ fn no_backup(step: Option<usize>) -> ApplyOptions {
     ApplyOptions {
         backup: Backup::None,
         fail_before_step: step,
+        before_step: None,
     }
 }
 
@@ -89,6 +90,7 @@ fn apply_gives_the_files_out_gives() {
         p.apply(&ApplyOptions {
             backup: Backup::Dir(backup.clone()),
             fail_before_step: None,
+            before_step: None,
         })
         .unwrap();
         assert_eq!(
@@ -189,6 +191,7 @@ fn interrupted_apply_recovers_to_the_same_records() {
             .apply(&ApplyOptions {
                 backup: Backup::Dir(tmp.path().join("backup")),
                 fail_before_step: Some(step),
+                before_step: None,
             })
             .is_err();
         // The rerun of `compact --apply`: leftovers resolved as the loader does, then cleaned.
@@ -263,6 +266,7 @@ fn interrupted_renames_rerun_to_the_same_result() {
             &ApplyOptions {
                 backup: Backup::Dir(backup.clone()),
                 fail_before_step: Some(step),
+                before_step: None,
             },
         )
         .is_err();

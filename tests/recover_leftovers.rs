@@ -35,6 +35,7 @@ fn recover(dir: &Path) {
     p.apply(&ApplyOptions {
         backup: Backup::None,
         fail_before_step: None,
+        before_step: None,
     })
     .unwrap();
 }
@@ -122,6 +123,7 @@ fn the_log_dirs_recovery_point_follows_the_recovered_log() {
     p.apply(&ApplyOptions {
         backup: Backup::None,
         fail_before_step: None,
+        before_step: None,
     })
     .unwrap();
     // The torn tail went; the partition's entry now says everything up to the log end is safe,

@@ -128,6 +128,7 @@ fn no_backup(step: Option<usize>) -> ApplyOptions {
     ApplyOptions {
         backup: Backup::None,
         fail_before_step: step,
+        before_step: None,
     }
 }
 
@@ -282,6 +283,7 @@ fn an_interrupted_split_reruns_to_the_same_directory() {
                 .apply(&ApplyOptions {
                     backup: Backup::Dir(tmp.path().join("backup")),
                     fail_before_step: Some(step),
+                    before_step: None,
                 })
                 .is_err();
             recover(&dir);

@@ -324,6 +324,7 @@ fn interrupted_apply_reruns_to_the_same_result() {
             let opts = ApplyOptions {
                 backup: Backup::Dir(backup.clone()),
                 fail_before_step: Some(step),
+                before_step: None,
             };
             let failed = p.apply(&opts).is_err();
             // The backup holds the original bytes of every file it has.
@@ -337,6 +338,7 @@ fn interrupted_apply_reruns_to_the_same_result() {
                 .apply(&ApplyOptions {
                     backup: Backup::None,
                     fail_before_step: None,
+                    before_step: None,
                 })
                 .unwrap();
             assert!(
@@ -394,6 +396,65 @@ fn apply_refuses_a_locked_log_dir() {
         "{err}"
     );
     assert_eq!(common::dir_contents(&dir), before);
+}
+
+/// The `.lock` of the log dir being repaired, and whether another process could take it
+/// during the repair (set by the step hook).
+static LOCK_FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+static OTHER_GOT_LOCK: std::sync::Mutex<Option<bool>> = std::sync::Mutex::new(None);
+
+/// Before the executor's first step, another process tries to take the lock, as a broker
+/// starting would (`FileChannel.tryLock`: a POSIX write lock, without waiting).
+fn try_lock_from_another_process(step: usize) {
+    if step != 0 {
+        return;
+    }
+    let status = Command::new("python3")
+        .args([
+            "-c",
+            "import fcntl,sys; f=open(sys.argv[1],'r+'); fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)",
+            LOCK_FILE.get().unwrap().to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("python3 for the lock taker");
+    *OTHER_GOT_LOCK.lock().unwrap() = Some(status.success());
+}
+
+/// `--apply` holds the log dir's lock for its whole run, and gives it back at the end.
+#[test]
+fn apply_holds_the_lock_while_it_runs() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let s = root.join("f-crash-torn-tail");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&s.join("input/orders-0"), &dir);
+    let lock = tmp.path().join(".lock");
+    std::fs::write(&lock, b"").unwrap();
+    LOCK_FILE.set(lock.clone()).unwrap();
+    plan(&dir, &options(&expected_json(&s)))
+        .unwrap()
+        .apply(&ApplyOptions {
+            backup: Backup::None,
+            fail_before_step: None,
+            before_step: Some(try_lock_from_another_process),
+        })
+        .unwrap();
+    assert_eq!(
+        *OTHER_GOT_LOCK.lock().unwrap(),
+        Some(false),
+        "taken during the repair"
+    );
+    assert_eq!(
+        kseg::ops::repair::apply::lock_holder(tmp.path()).unwrap(),
+        None
+    );
+    assert!(
+        differences(&dir, &s.join("expected-recovered-closed/orders-0")).is_empty(),
+        "the repair completed"
+    );
 }
 
 fn plan_events(dir: &Path) -> Vec<LoadEvent> {

@@ -456,6 +456,7 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
     r.apply(&ApplyOptions {
         backup: Backup::Dir(backup.clone()),
         fail_before_step: None,
+        before_step: None,
     })
     .unwrap();
     let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -523,6 +524,7 @@ fn interrupted_apply_recovers_to_the_same_segments() {
             .apply(&ApplyOptions {
                 backup: Backup::Dir(tmp.path().join("backup")),
                 fail_before_step: step,
+                before_step: None,
             })
             .is_err();
         recover_plan(
@@ -538,6 +540,7 @@ fn interrupted_apply_recovers_to_the_same_segments() {
         .apply(&ApplyOptions {
             backup: Backup::None,
             fail_before_step: None,
+            before_step: None,
         })
         .unwrap();
         let again = plan_retention(&dir, &options).unwrap();
@@ -545,6 +548,7 @@ fn interrupted_apply_recovers_to_the_same_segments() {
             .apply(&ApplyOptions {
                 backup: Backup::None,
                 fail_before_step: None,
+                before_step: None,
             })
             .unwrap();
         (failed, segments(&dir), tmp)

@@ -62,6 +62,7 @@ impl RepairArgs {
         ApplyOptions {
             backup: backup_for(self.no_backup, self.backup_dir.as_deref(), dir),
             fail_before_step: None,
+            before_step: None,
         }
     }
 }

@@ -112,11 +112,22 @@ pub struct ApplyOptions {
     pub backup: Backup,
     /// Fault injection for tests: fail before step `n` (backup copies and file changes count).
     pub fail_before_step: Option<usize>,
+    /// For tests: called before each step with its number, while the log dir's lock is held.
+    pub before_step: Option<fn(usize)>,
 }
 
 /// Sorts changes into the executor's order.
 pub fn order_changes(changes: &mut [Change]) {
     changes.sort_by_key(Change::rank);
+}
+
+/// A whole-file write lock request on `file` for `fcntl`.
+fn write_lock_request() -> libc::flock {
+    // SAFETY: a zeroed flock is a valid value: whole file, from the start.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock
 }
 
 /// The process holding a POSIX (fcntl) lock on `log_dir/.lock`, as a running broker does.
@@ -128,16 +139,41 @@ pub fn lock_holder(log_dir: &Path) -> Result<Option<i32>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&path, e)),
     };
-    // SAFETY: a zeroed flock is a valid argument; F_GETLK only writes into it.
-    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
-    lock.l_type = libc::F_WRLCK as libc::c_short;
-    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    let mut lock = write_lock_request();
     // SAFETY: the descriptor is open for the duration of the call; `lock` is a valid flock.
     let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) };
     if rc != 0 {
         return Err(Error::io(&path, std::io::Error::last_os_error()));
     }
     Ok((lock.l_type != libc::F_UNLCK as libc::c_short).then_some(lock.l_pid))
+}
+
+/// Takes the log dir's `.lock` as the broker does (a POSIX write lock, `FileChannel.tryLock`),
+/// for as long as the returned file is open: a broker starting meanwhile fails to lock it as it
+/// would against another broker. A log dir without `.lock` (a copy, or no log dir at all) gets
+/// none: creating one would leave a file the user did not have.
+fn hold_lock(log_dir: &Path) -> Result<Option<File>> {
+    let path = log_dir.join(LOCK_FILE_NAME);
+    let file = match OpenOptions::new().read(true).write(true).open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let lock = write_lock_request();
+    // SAFETY: as in `lock_holder`; F_SETLK does not block.
+    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) } == 0 {
+        return Ok(Some(file));
+    }
+    let held_by = lock_holder(log_dir)?.map_or_else(
+        || "another process".to_string(),
+        |pid| format!("process {pid}"),
+    );
+    Err(Error::invalid(
+        &path,
+        format!(
+            "the log directory is locked by {held_by} (a running broker?); stop it before --apply; nothing was changed"
+        ),
+    ))
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
@@ -202,10 +238,14 @@ fn check_writable(changes: &[Change]) -> Result<()> {
 struct Steps {
     done: usize,
     fail_before: Option<usize>,
+    before: Option<fn(usize)>,
 }
 
 impl Steps {
     fn next(&mut self, what: &Path) -> Result<()> {
+        if let Some(hook) = self.before {
+            hook(self.done);
+        }
         if self.fail_before == Some(self.done) {
             return Err(Error::invalid(
                 what,
@@ -226,19 +266,13 @@ pub fn apply(
     plan_json: &str,
     opts: &ApplyOptions,
 ) -> Result<Option<PathBuf>> {
-    let log_dir = parent(dir);
-    if let Some(pid) = lock_holder(log_dir)? {
-        return Err(Error::invalid(
-            &log_dir.join(LOCK_FILE_NAME),
-            format!(
-                "the log directory is locked by process {pid} (a running broker?); stop it before --apply; nothing was changed"
-            ),
-        ));
-    }
+    // Held until the end of the function, so for every change.
+    let _lock = hold_lock(parent(dir))?;
     check_writable(changes)?;
     let mut steps = Steps {
         done: 0,
         fail_before: opts.fail_before_step,
+        before: opts.before_step,
     };
     // Leftovers of an interrupted run.
     for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
