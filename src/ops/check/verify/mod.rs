@@ -255,6 +255,8 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
 }
 
 /// Groups each unit's files into tasks: every `.log` with the index files of its base offset.
+/// Lookups by base offset go through sorted lists and maps: a partition can have many
+/// thousands of segments.
 fn tasks(units: &[Unit], log_dirs: &[PathBuf]) -> Vec<Task> {
     let mut tasks = Vec::new();
     for (i, u) in units.iter().enumerate() {
@@ -267,48 +269,62 @@ fn tasks(units: &[Unit], log_dirs: &[PathBuf]) -> Vec<Task> {
             })
             .collect();
         bases.sort_unstable();
-        let snapshots: Vec<(i64, &PathBuf)> = all()
+        let mut snapshots: Vec<(i64, &PathBuf)> = all()
             .filter_map(|(f, k)| match k {
                 FileKind::ProducerSnapshot { offset } => Some((*offset, f)),
                 _ => None,
             })
             .collect();
+        // Stable: snapshots of one offset keep their directory order.
+        snapshots.sort_by_key(|(o, _)| *o);
+        // Each base offset's index files in directory order, and its `.txnindex`.
+        let mut indexes: BTreeMap<i64, Vec<&PathBuf>> = BTreeMap::new();
+        let mut txn_indexes: BTreeMap<i64, &PathBuf> = BTreeMap::new();
+        for (f, k) in all() {
+            match k {
+                FileKind::OffsetIndex { base_offset } | FileKind::TimeIndex { base_offset } => {
+                    indexes.entry(*base_offset).or_default().push(f)
+                }
+                FileKind::TxnIndex { base_offset } => {
+                    indexes.entry(*base_offset).or_default().push(f);
+                    txn_indexes.entry(*base_offset).or_insert(f);
+                }
+                _ => {}
+            }
+        }
         for (f, kind) in all() {
             let (files, segment) = match kind {
                 FileKind::Log { base_offset: base } => {
-                    let indexes = all().filter(|(_, k)| {
-                        matches!(k, FileKind::OffsetIndex { base_offset: b }
-                            | FileKind::TimeIndex { base_offset: b }
-                            | FileKind::TxnIndex { base_offset: b } if b == base)
-                    });
+                    let own = indexes.get(base).into_iter().flatten();
                     let files: Vec<PathBuf> = std::iter::once(f.clone())
-                        .chain(indexes.map(|(g, _)| g.clone()))
+                        .chain(own.map(|g| (*g).clone()))
                         .collect();
-                    let next_base = bases.iter().copied().find(|b| b > base);
+                    let next_base = bases.get(bases.partition_point(|b| b <= base)).copied();
+                    let from = snapshots.partition_point(|(o, _)| o < base);
+                    let to = next_base.map_or(snapshots.len(), |n| {
+                        snapshots.partition_point(|(o, _)| *o <= n)
+                    });
+                    let here = &snapshots[from..to];
                     let segment = SegmentContext {
                         base_offset: *base,
                         next_base,
-                        start_snapshot: snapshots
+                        start_snapshot: here
                             .iter()
                             .find(|(o, _)| o == base)
                             .map(|(_, p)| (*p).clone()),
-                        snapshots: snapshots
+                        snapshots: here
                             .iter()
-                            .filter(|(o, _)| o > base && next_base.is_none_or(|n| *o <= n))
+                            .filter(|(o, _)| o > base)
                             .map(|(o, p)| (*o, (*p).clone()))
                             .collect(),
-                        txn_index: all()
-                            .find(|(_, k)| {
-                                matches!(k, FileKind::TxnIndex { base_offset: b } if b == base)
-                            })
-                            .map(|(g, _)| g.clone()),
+                        txn_index: txn_indexes.get(base).map(|g| (*g).clone()),
                     };
                     (files, Some(segment))
                 }
                 FileKind::OffsetIndex { base_offset }
                 | FileKind::TimeIndex { base_offset }
                 | FileKind::TxnIndex { base_offset }
-                    if bases.contains(base_offset) =>
+                    if bases.binary_search(base_offset).is_ok() =>
                 {
                     continue
                 }
@@ -448,7 +464,9 @@ pub fn verify_paths(
     }
     // Report in directory order, whatever order the tasks walked the files in.
     for (u, scans) in units.iter().zip(&mut per_unit) {
-        scans.sort_by_key(|(f, _)| u.files.iter().position(|g| g == f));
+        let order: std::collections::HashMap<&PathBuf, usize> =
+            u.files.iter().enumerate().map(|(i, f)| (f, i)).collect();
+        scans.sort_by_key(|(f, _)| order.get(f).copied());
     }
     let files_checked = per_unit.iter().map(Vec::len).sum::<usize>() + log_dir_scans.len();
     let mut partitions: Vec<PartitionReport> = units
