@@ -442,9 +442,17 @@ struct JsonSink<'o, W: Write> {
 struct Line<'a, T: Serialize> {
     #[serde(rename = "type")]
     kind: &'static str,
-    file: &'a str,
+    /// The file being dumped; left out where the body names its own (a finding), so that no
+    /// line carries a key twice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<&'a str>,
     #[serde(flatten)]
     body: T,
+}
+
+fn write_line<T: Serialize>(out: &mut impl Write, line: Line<'_, T>) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, &line)?;
+    out.write_all(b"\n")
 }
 
 /// A byte string in the chosen encoding; `None` is JSON null.
@@ -504,15 +512,8 @@ struct JsonLegacy {
 
 impl<W: Write> JsonSink<'_, W> {
     fn line<T: Serialize>(&mut self, kind: &'static str, body: T) -> io::Result<()> {
-        serde_json::to_writer(
-            &mut self.out,
-            &Line {
-                kind,
-                file: &self.file,
-                body,
-            },
-        )?;
-        self.out.write_all(b"\n")
+        let file = Some(self.file.as_str());
+        write_line(&mut self.out, Line { kind, file, body })
     }
 
     fn record(&mut self, r: &RecordInfo<'_>) -> io::Result<()> {
@@ -585,7 +586,14 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             Event::QuorumState(v) => self.line("quorum_state", json!({"state": v})),
             Event::Batch { info, .. } => self.line("batch", info),
             Event::Record(r) => self.record(r),
-            Event::Finding(f) => self.line("finding", f),
+            Event::Finding(f) => write_line(
+                &mut self.out,
+                Line {
+                    kind: "finding",
+                    file: None,
+                    body: f,
+                },
+            ),
             Event::TrailingBytes {
                 bytes, position, ..
             } => self.line(
