@@ -29,7 +29,8 @@ fn completions_and_man_pages_match_the_cli() {
         clap_complete::generate(shell, &mut kseg::cli::Cli::command(), "kseg", &mut out);
         check_or_write(&root.join("completions").join(file), &out, &mut stale);
     }
-    let cmd = kseg::cli::Cli::command();
+    // `kseg help` stays a command, but a man page of its own it has not.
+    let cmd = kseg::cli::Cli::command().disable_help_subcommand(true);
     let mut out = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut out).unwrap();
     check_or_write(&root.join("man").join("kseg.1"), &out, &mut stale);
@@ -37,7 +38,9 @@ fn completions_and_man_pages_match_the_cli() {
         let mut out = Vec::new();
         // clap wants a 'static name; leaking a few bytes in a test is fine.
         let name: &'static str = Box::leak(format!("kseg-{}", sub.get_name()).into_boxed_str());
-        clap_mangen::Man::new(sub.clone().name(name).bin_name(name))
+        // The page is kseg-dump(1); its synopsis is the command as typed, `kseg dump`.
+        let typed = format!("kseg {}", sub.get_name());
+        clap_mangen::Man::new(sub.clone().name(name).bin_name(typed))
             .render(&mut out)
             .unwrap();
         check_or_write(
