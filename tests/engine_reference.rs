@@ -6,6 +6,8 @@
 //! must decode identically, and the epoch checkpoint, metadata and final snapshot must match.
 //! Files that a damage scenario changed after writing (DAMAGE.json) are left out.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -14,21 +16,8 @@ use kseg::ops::write::spec::{write_spec, write_spec_with, PlannedBatch, Spec};
 use kseg::storage::log_reader::{LogReader, Step};
 use serde_json::Value;
 
-fn reference_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("KSEG_REFERENCE").is_none(),
-        "KSEG_REFERENCE is set but {} is missing",
-        dir.display()
-    );
-    None
-}
-
 fn scenarios() -> Vec<PathBuf> {
-    let Some(root) = reference_dir() else {
+    let Some(root) = common::reference_dir() else {
         return Vec::new();
     };
     let mut out: Vec<PathBuf> = std::fs::read_dir(root)

@@ -1,8 +1,10 @@
 //! `damage` in a spec: every kind changes exactly the bytes it names, and the reference
 //! corpus' DAMAGE.json applied to its SPEC.json reproduces the damaged scenarios byte for byte.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kseg::ops::write::spec::{write_spec, Spec};
 use serde_json::{json, Value};
@@ -310,19 +312,10 @@ fn bad_damage_is_an_error_naming_the_file() {
     }
 }
 
-fn reference() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference");
-    dir.is_dir().then_some(dir)
-}
-
 /// SPEC.json + DAMAGE.json of the corpus' damaged scenarios, written by kseg, equal `input/`.
 #[test]
 fn corpus_damage_reproduces_damaged_scenarios() {
-    let Some(root) = reference() else {
-        assert!(
-            std::env::var_os("KSEG_REFERENCE").is_none(),
-            "reference corpus missing"
-        );
+    let Some(root) = common::reference_dir() else {
         return;
     };
     for name in ["g-corrupt-middle", "h-index-damage"] {

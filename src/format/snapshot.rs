@@ -433,16 +433,12 @@ mod tests {
 
     #[test]
     fn reference_snapshots() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/reference/c-transactions");
-        if !dir.is_dir() {
-            assert!(
-                std::env::var_os("KSEG_REFERENCE").is_none(),
-                "KSEG_REFERENCE is set but {} is missing",
-                dir.display()
-            );
+        let Some(dir) = crate::format::test_util::corpus(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/reference/c-transactions"),
+        ) else {
             return;
-        }
+        };
         let expected: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.join("expected-dump.json")).unwrap())
                 .unwrap();
