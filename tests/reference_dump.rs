@@ -294,3 +294,51 @@ fn json_output_has_no_duplicate_keys() {
         }
     }
 }
+
+/// `--value-format hex` (or base64) applies to the text output too: binary payloads no longer
+/// break lines, so every record is one line, `Dumping`, `Log starting offset` and one line per
+/// batch besides (counts from Kafka's own reader, expected-dump.json).
+#[test]
+fn encoded_payloads_keep_one_line_per_record() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let s = root.join("b-codecs");
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(s.join("expected-dump.json")).unwrap()).unwrap();
+    let mut checked = 0;
+    for (name, file) in expected["files"].as_object().unwrap() {
+        if file["type"] != "log" {
+            continue;
+        }
+        let batches = file["batches"].as_array().unwrap();
+        let records: usize = batches
+            .iter()
+            .map(|b| b["records"].as_array().unwrap().len())
+            .sum();
+        for format in ["hex", "base64"] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+                .args([
+                    "dump",
+                    "--print-data-log",
+                    "--value-format",
+                    format,
+                    "--key-format",
+                    format,
+                ])
+                .arg(s.join("input/orders-0").join(name))
+                .output()
+                .unwrap();
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert_eq!(
+                text.lines().count(),
+                2 + batches.len() + records,
+                "{name} {format}"
+            );
+            let payloads = text.lines().filter(|l| l.contains(" payload: ")).count();
+            assert_eq!(payloads, records, "{name} {format}");
+        }
+        checked += 1;
+    }
+    assert!(checked > 1);
+}

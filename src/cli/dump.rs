@@ -61,10 +61,11 @@ pub struct DumpArgs {
     /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
     #[arg(long)]
     pub json: bool,
-    /// Encoding of keys in JSON output.
+    /// Encoding of keys with --print-data-log (text: `auto` is kafka-dump-log's lossy UTF-8;
+    /// `hex` and `base64` keep every record on one line).
     #[arg(long, value_enum, default_value_t = BytesFormat::Auto)]
     pub key_format: BytesFormat,
-    /// Encoding of values and header values in JSON output.
+    /// Encoding of values (and, in JSON, header values) with --print-data-log, as --key-format.
     #[arg(long, value_enum, default_value_t = BytesFormat::Auto)]
     pub value_format: BytesFormat,
 }
@@ -111,6 +112,8 @@ pub fn run(args: DumpArgs) -> u8 {
         let mut sink = TextSink {
             out,
             opts: &opts,
+            key_format: args.key_format,
+            value_format: args.value_format,
             line: String::new(),
         };
         let r = dump_paths(&paths, &opts, &mut sink);
@@ -217,6 +220,8 @@ fn file_name(p: &Path) -> String {
 struct TextSink<'o, W: Write> {
     out: W,
     opts: &'o DumpOptions,
+    key_format: BytesFormat,
+    value_format: BytesFormat,
     line: String,
 }
 
@@ -314,8 +319,8 @@ impl<W: Write> TextSink<'_, W> {
             let (key, payload) = match &r.decoded {
                 Some(d) => (d.key.clone(), d.payload.clone()),
                 None => (
-                    v.key.map(|k| String::from_utf8_lossy(k).into_owned()),
-                    v.value.map(|x| String::from_utf8_lossy(x).into_owned()),
+                    v.key.map(|k| self.key_format.text(k)),
+                    v.value.map(|x| self.value_format.text(x)),
                 ),
             };
             if let Some(k) = key {

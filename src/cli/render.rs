@@ -39,6 +39,17 @@ impl BytesFormat {
     }
 }
 
+impl BytesFormat {
+    /// The text `dump` prints: kafka-dump-log's lossy UTF-8 for `auto` and `utf8` (so the
+    /// default output stays its), the encoding itself for `hex` and `base64`.
+    pub fn text(self, b: &[u8]) -> String {
+        match self {
+            BytesFormat::Auto | BytesFormat::Utf8 => String::from_utf8_lossy(b).into_owned(),
+            BytesFormat::Hex | BytesFormat::Base64 => self.encode(b).0,
+        }
+    }
+}
+
 pub fn hex(b: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(b.len() * 2);
