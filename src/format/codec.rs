@@ -7,9 +7,11 @@
 //! capacity is reused; none of them lets that `Vec` grow past the caller's `limit`, whatever
 //! sizes a hostile stream declares.
 
+mod deflate;
+
 use std::cell::RefCell;
 
-use flate2::{FlushCompress, FlushDecompress, Status};
+use flate2::{FlushDecompress, Status};
 use zstd::zstd_safe::{self, CParameter, DCtx, InBuffer, OutBuffer, ResetDirective};
 use zstd::zstd_safe::{zstd_sys::ZSTD_EndDirective, CCtx};
 
@@ -235,10 +237,7 @@ pub fn compress(
         }
         Compression::Gzip => gzip_compress(level.unwrap_or(GZIP_DEFAULT_LEVEL), input, out),
         Compression::Snappy => snappy_compress(input, out),
-        // lz4-java uses its fast compressor for level 9 and the HC compressor otherwise; lz4_flex
-        // only has a fast compressor, so every level compresses like Kafka's default. The frame
-        // is the same either way; only the compressed block bytes may differ.
-        Compression::Lz4 => lz4_compress(magic, input, out),
+        Compression::Lz4 => lz4_compress(level.unwrap_or(LZ4_DEFAULT_LEVEL), magic, input, out),
         Compression::Zstd => {
             reject_zstd_for_legacy(magic)?;
             zstd_compress(level.unwrap_or(ZSTD_DEFAULT_LEVEL), input, out)
@@ -451,31 +450,24 @@ fn gzip_header_len(buf: &[u8]) -> Result<usize> {
     Ok(pos)
 }
 
-/// Writes one member like `GZIPOutputStream`: fixed 10-byte header, raw deflate at `level`,
-/// CRC-32 and ISIZE little-endian. The framing is Java's; the deflate bytes equal the JDK's only
-/// when flate2 runs on madler zlib (its `zlib` backends): zlib-rs follows zlib-ng's match
-/// finder, so its (valid) output differs from what the JDK's zlib writes.
+/// Writes one member like `GZIPOutputStream`: fixed 10-byte header, raw deflate, CRC-32 and
+/// ISIZE little-endian. Kafka's `Deflater` is created at zlib's default and then set to `level`
+/// before any input, which zlib treats exactly like a stream initialised at `level`; its
+/// buffered wrappers only change how the input is fed, never the bytes (no sync flush). -1 is
+/// zlib's own default.
 fn gzip_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    let zlib_level = if level == GZIP_DEFAULT_LEVEL {
-        6
-    } else {
-        level as u32
-    };
-    out.reserve(GZIP_HEADER_BYTES + input.len() / 2 + 64);
+    let failed = |e: String| corrupt(0, format!("gzip: {e}"));
     out.extend_from_slice(&GZIP_HEADER);
-    let mut deflater = flate2::Compress::new(flate2::Compression::new(zlib_level), false);
-    loop {
-        let consumed = deflater.total_in() as usize;
-        if out.len() == out.capacity() {
-            out.reserve((input.len() - consumed) / 2 + MIN_GROW_BYTES);
+    DEFLATER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|d| d.level() != level) {
+            // The old state is freed before the new one is allocated.
+            *slot = None;
+            *slot = Some(deflate::Deflater::new(level).map_err(failed)?);
         }
-        let status = deflater
-            .compress_vec(&input[consumed..], out, FlushCompress::Finish)
-            .map_err(|e| corrupt(consumed, format!("gzip: deflate failed: {e}")))?;
-        if status == Status::StreamEnd {
-            break;
-        }
-    }
+        let deflater = slot.as_mut().expect("set above");
+        deflater.compress(input, out).map_err(failed)
+    })?;
     out.extend_from_slice(&crc32fast::hash(input).to_le_bytes());
     out.extend_from_slice(&(input.len() as u32).to_le_bytes());
     Ok(())
@@ -794,10 +786,20 @@ fn lz4_blocks(
 
 /// Writes exactly the frame `Lz4BlockOutputStream` writes: FLG 0x60, BD 0x40, the header
 /// checksum (over the magic too for magic v0), 64 KiB blocks (stored when compression does not
-/// shrink them), EndMark.
-fn lz4_compress(magic: i8, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+/// shrink them), EndMark. The blocks are liblz4's, as lz4-java's JNI compressors make them:
+/// Kafka's default level takes `LZ4_compress_default`, every other level `LZ4_compress_HC` at
+/// that level (liblz4 caps it at its own maximum, 12).
+fn lz4_compress(level: i32, magic: i8, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let mode = if level == LZ4_DEFAULT_LEVEL {
+        lz4::block::CompressionMode::DEFAULT
+    } else {
+        lz4::block::CompressionMode::HIGHCOMPRESSION(level)
+    };
+    let failed = |at: usize, e: std::io::Error| corrupt(at, format!("lz4: compress failed: {e}"));
+    let block_bound =
+        lz4::block::compress_bound(input.len().min(LZ4_BLOCK_BYTES)).map_err(|e| failed(0, e))?;
     let blocks = input.len().div_ceil(LZ4_BLOCK_BYTES);
-    out.reserve(7 + blocks * 4 + lz4_flex::block::get_maximum_output_size(input.len()) + 4);
+    out.reserve(7 + blocks * (4 + block_bound) + 4);
     out.extend_from_slice(&LZ4_MAGIC);
     out.push(LZ4_WRITTEN_FLG);
     out.push(LZ4_WRITTEN_BD);
@@ -807,12 +809,9 @@ fn lz4_compress(magic: i8, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
     for (i, block) in input.chunks(LZ4_BLOCK_BYTES).enumerate() {
         let size_pos = out.len();
         let data = size_pos + 4;
-        out.resize(
-            data + lz4_flex::block::get_maximum_output_size(block.len()),
-            0,
-        );
-        let n = lz4_flex::block::compress_into(block, &mut out[data..])
-            .map_err(|e| corrupt(i * LZ4_BLOCK_BYTES, format!("lz4: compress failed: {e}")))?;
+        out.resize(data + block_bound, 0);
+        let n = lz4::block::compress_to_buffer(block, Some(mode), false, &mut out[data..])
+            .map_err(|e| failed(i * LZ4_BLOCK_BYTES, e))?;
         let word = if n >= block.len() {
             out.truncate(data);
             out.extend_from_slice(block);
@@ -833,6 +832,8 @@ fn lz4_compress(magic: i8, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
 thread_local! {
     // An inflate state is tens of KiB; one per thread is reused (reset per gzip member).
     static INFLATER: RefCell<Option<flate2::Decompress>> = const { RefCell::new(None) };
+    // A deflate state is a few hundred KiB; one per thread is reused (made anew on a level change).
+    static DEFLATER: RefCell<Option<deflate::Deflater>> = const { RefCell::new(None) };
     // zstd contexts are costly to create (hundreds of KiB); one per thread is reused.
     static ZSTD_DCTX: RefCell<Option<DCtx<'static>>> = const { RefCell::new(None) };
     static ZSTD_CCTX: RefCell<Option<CCtx<'static>>> = const { RefCell::new(None) };
