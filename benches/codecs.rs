@@ -2,8 +2,8 @@
 //!
 //! Compresses and decompresses `KSEG_BENCH_CODEC_MIB` MiB (default 64) of v2 record sets
 //! (the bytes a batch compresses, 100 records of about 170 bytes) with kseg's codec layer, per
-//! codec and level. For gzip and LZ4 the encoders kseg used before it wrote Kafka's exact bytes
-//! (flate2 on zlib-rs, lz4_flex) run in the same pass over the same inputs. Each figure is the
+//! codec and level. For gzip, snappy and LZ4 the encoders kseg used before it wrote Kafka's
+//! exact bytes (flate2 on zlib-rs, snap, lz4_flex) run in the same pass over the same inputs. Each figure is the
 //! median of `KSEG_BENCH_RUNS` runs (default 5), in MiB/s of uncompressed bytes.
 
 use kseg::format::codec::{self, Compression, DEFAULT_MAX_DECOMPRESSED_BYTES, LZ4_BLOCK_BYTES};
@@ -53,6 +53,18 @@ fn old_gzip(level: u32, input: &[u8], out: &mut Vec<u8>) {
         if status == flate2::Status::StreamEnd {
             return;
         }
+    }
+}
+
+/// The snappy block encoder before: `snap` per 32 KiB chunk (framing left out).
+fn old_snappy(input: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut encoder = snap::raw::Encoder::new();
+    for chunk in input.chunks(codec::SNAPPY_BLOCK_BYTES) {
+        let at = out.len();
+        out.resize(at + snap::raw::max_compress_len(chunk.len()), 0);
+        let n = encoder.compress(chunk, &mut out[at..]).unwrap();
+        out.truncate(at + n);
     }
 }
 
@@ -114,6 +126,9 @@ fn main() {
                     each(&mut |input| old_gzip(zlib_level, input, &mut out))
                 }))
             }
+            (Compression::Snappy, _) => Some(median_rate(runs, total, || {
+                each(&mut |input| old_snappy(input, &mut out))
+            })),
             (Compression::Lz4, _) => Some(median_rate(runs, total, || {
                 each(&mut |input| old_lz4(input, &mut out))
             })),

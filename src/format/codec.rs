@@ -3,11 +3,16 @@
 //! and plain zstd frames. This module owns only the compressed region's bytes; which region of a
 //! batch or wrapper message is compressed is the batch layer's business.
 //!
+//! Compressing reproduces the bytes of the native code under Kafka's Java codecs as the
+//! reference corpus ran them (zlib, C++ snappy 1.1.9, liblz4, zstd 1.5.4), so that a written
+//! batch is the broker's, byte for byte; decoding uses whichever decoder is fastest.
+//!
 //! Every decoder works on an in-memory slice and writes into a caller-owned `Vec` whose
 //! capacity is reused; none of them lets that `Vec` grow past the caller's `limit`, whatever
 //! sizes a hostile stream declares.
 
 mod deflate;
+mod snappy;
 
 use std::cell::RefCell;
 
@@ -236,7 +241,10 @@ pub fn compress(
             Ok(())
         }
         Compression::Gzip => gzip_compress(level.unwrap_or(GZIP_DEFAULT_LEVEL), input, out),
-        Compression::Snappy => snappy_compress(input, out),
+        Compression::Snappy => {
+            snappy_compress(input, out);
+            Ok(())
+        }
         Compression::Lz4 => lz4_compress(level.unwrap_or(LZ4_DEFAULT_LEVEL), magic, input, out),
         Compression::Zstd => {
             reject_zstd_for_legacy(magic)?;
@@ -602,27 +610,19 @@ fn snappy_block(
 }
 
 /// Writes like `SnappyOutputStream`: the header (even for empty input), then one chunk per
-/// 32 KiB of input. `snap` usually, but not always, picks the same matches as the C++ library
-/// behind snappy-java, so chunk bytes may differ from Kafka's while decoding identically.
-fn snappy_compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+/// 32 KiB of input, each a raw block as the C++ library behind snappy-java writes it.
+fn snappy_compress(input: &[u8], out: &mut Vec<u8>) {
     let chunks = input.len().div_ceil(SNAPPY_BLOCK_BYTES);
-    out.reserve(SNAPPY_HEADER.len() + chunks * 4 + snap::raw::max_compress_len(input.len()));
+    out.reserve(SNAPPY_HEADER.len() + chunks * 4 + snappy::max_compressed_len(input.len()));
     out.extend_from_slice(&SNAPPY_HEADER);
-    let mut encoder = snap::raw::Encoder::new();
-    for (i, chunk) in input.chunks(SNAPPY_BLOCK_BYTES).enumerate() {
+    let mut encoder = snappy::Encoder::default();
+    for chunk in input.chunks(SNAPPY_BLOCK_BYTES) {
         let len_pos = out.len();
-        let data = len_pos + 4;
-        out.resize(data + snap::raw::max_compress_len(chunk.len()), 0);
-        let n = encoder.compress(chunk, &mut out[data..]).map_err(|e| {
-            corrupt(
-                i * SNAPPY_BLOCK_BYTES,
-                format!("snappy: compress failed: {e}"),
-            )
-        })?;
-        out.truncate(data + n);
-        out[len_pos..data].copy_from_slice(&(n as i32).to_be_bytes());
+        out.extend_from_slice(&[0; 4]);
+        encoder.compress(chunk, out);
+        let n = (out.len() - len_pos - 4) as i32;
+        out[len_pos..len_pos + 4].copy_from_slice(&n.to_be_bytes());
     }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
