@@ -4,7 +4,7 @@
 //! batch or wrapper message is compressed is the batch layer's business.
 //!
 //! Compressing reproduces the bytes of the native code under Kafka's Java codecs as the
-//! reference corpus ran them (zlib, C++ snappy 1.1.9, liblz4, zstd 1.5.4), so that a written
+//! reference corpus ran them (zlib, C++ snappy 1.1.9, liblz4 1.9.4, zstd 1.5.4), so that a written
 //! batch is the broker's, byte for byte; decoding uses whichever decoder is fastest.
 //!
 //! Every decoder works on an in-memory slice and writes into a caller-owned `Vec` whose
@@ -895,9 +895,13 @@ fn zstd_decompress(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<()> 
 }
 
 /// Writes one frame like zstd-jni's output stream under Kafka: everything fed with
-/// `ZSTD_e_continue` (so the frame header carries no content size), a flush when data was
-/// written (Kafka's stream close flushes first), then the frame end. No checksum.
+/// `ZSTD_e_continue` (so the frame header carries no content size), a flush (Kafka's stream
+/// close flushes first), then the frame end. No checksum. No input is no frame at all: zstd-jni
+/// starts one only when data is written (and its reader takes no input as no data).
 fn zstd_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    if input.is_empty() {
+        return Ok(());
+    }
     let level = level.clamp(zstd_safe::min_c_level(), zstd_safe::max_c_level());
     out.reserve(zstd_safe::compress_bound(input.len()) + 64);
     ZSTD_CCTX.with(|cell| {
@@ -908,26 +912,24 @@ fn zstd_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
         cctx.set_parameter(CParameter::CompressionLevel(level))
             .map_err(|code| zstd_error(0, code))?;
         let mut src = InBuffer::around(input);
-        if !input.is_empty() {
-            while src.pos < input.len() {
-                zstd_make_room(out);
-                let len = out.len();
-                cctx.compress_stream2(
-                    &mut OutBuffer::around_pos(out, len),
-                    &mut src,
-                    ZSTD_EndDirective::ZSTD_e_continue,
-                )
+        while src.pos < input.len() {
+            zstd_make_room(out);
+            let len = out.len();
+            cctx.compress_stream2(
+                &mut OutBuffer::around_pos(out, len),
+                &mut src,
+                ZSTD_EndDirective::ZSTD_e_continue,
+            )
+            .map_err(|code| zstd_error(src.pos, code))?;
+        }
+        loop {
+            zstd_make_room(out);
+            let len = out.len();
+            let left = cctx
+                .flush_stream(&mut OutBuffer::around_pos(out, len))
                 .map_err(|code| zstd_error(src.pos, code))?;
-            }
-            loop {
-                zstd_make_room(out);
-                let len = out.len();
-                let left = cctx
-                    .flush_stream(&mut OutBuffer::around_pos(out, len))
-                    .map_err(|code| zstd_error(src.pos, code))?;
-                if left == 0 {
-                    break;
-                }
+            if left == 0 {
+                break;
             }
         }
         loop {
@@ -1529,6 +1531,10 @@ mod tests {
         assert_eq!(descriptor & 0xc0, 0, "frame content size flag");
         assert_eq!(descriptor & 0x04, 0, "content checksum flag");
         assert_eq!(zstd_safe::get_frame_content_size(&out).unwrap(), None);
+        assert!(
+            comp(Compression::Zstd, None, 2, b"").is_empty(),
+            "no input, no frame"
+        );
     }
 
     #[test]
