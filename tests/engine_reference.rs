@@ -1,5 +1,5 @@
 //! The engine against Kafka's own output, scenario by scenario of `../shared/reference/`:
-//! (a) `write_spec(SPEC.json)` and (b) a replay of Kafka's batch bytes through the engine with
+//! (a) `write_spec(SPEC.json)` (and `kseg write SPEC.json`) and (b) a replay of Kafka's batch bytes through the engine with
 //! the spec's append grouping must leave every file byte-identical to `input/orders-0/`, and
 //! the same rolls, aborted-transaction entries and log end offset as `write-summary.json`.
 //! Compressed batches included: (c) every compressed batch of the corpus, decompressed and
@@ -166,16 +166,31 @@ fn check(scenario: &Path, out: &Path, summary: &Value) -> Vec<String> {
 fn write_spec_matches_kafka() {
     let mut failures = Vec::new();
     for scenario in scenarios() {
-        let text = std::fs::read_to_string(scenario.join("SPEC.json")).unwrap();
-        let spec = Spec::from_json(&text).unwrap();
+        let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
+        let spec_path = scenario.join("SPEC.json");
+        let spec = Spec::from_json(&std::fs::read_to_string(&spec_path).unwrap()).unwrap();
         let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("orders-0");
+        let out = tmp.path().join("lib/orders-0");
         let summary = write_spec(&spec, &out).unwrap().to_json();
         for p in check(&scenario, &out, &summary) {
-            failures.push(format!(
-                "{}: {p}",
-                scenario.file_name().unwrap().to_string_lossy()
-            ));
+            failures.push(format!("{name}: {p}"));
+        }
+        // The command line as a user runs it writes the same files.
+        let cli_out = tmp.path().join("cli/orders-0");
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .arg("write")
+            .arg(&spec_path)
+            .arg(&cli_out)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let skip = damaged_files(&scenario);
+        for p in compare_dirs(&scenario.join("input/orders-0"), &cli_out, &skip) {
+            failures.push(format!("{name}: kseg write: {p}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
