@@ -110,8 +110,23 @@ fn compress_fragment(src: &[u8], table: &mut [u16], bits: u32, out: &mut Vec<u8>
     }
 }
 
+/// How many leading bytes `a` and `b` share, compared 8 at a time.
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    let n = a.len().min(b.len());
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8 bytes"));
+    let mut i = 0;
+    while i + 8 <= n {
+        let diff = word(a, i) ^ word(b, i);
+        if diff != 0 {
+            return i + (diff.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + a[i..n]
+        .iter()
+        .zip(&b[i..n])
+        .take_while(|(x, y)| x == y)
+        .count()
 }
 
 fn emit_literal(literal: &[u8], out: &mut Vec<u8>) {
