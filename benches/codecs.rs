@@ -4,7 +4,8 @@
 //! (the bytes a batch compresses, 100 records of about 170 bytes) with kseg's codec layer, per
 //! codec and level. For gzip, snappy and LZ4 the encoders kseg used before it wrote Kafka's
 //! exact bytes (flate2 on zlib-rs, snap, lz4_flex) run in the same pass over the same inputs. Each figure is the
-//! median of `KSEG_BENCH_RUNS` runs (default 5), in MiB/s of uncompressed bytes.
+//! median of `KSEG_BENCH_RUNS` runs (default 5), in MiB/s of uncompressed bytes;
+//! `KSEG_BENCH_CODECS` (names, comma-separated) limits the run to some codecs.
 
 use kseg::format::codec::{self, Compression, DEFAULT_MAX_DECOMPRESSED_BYTES, LZ4_BLOCK_BYTES};
 
@@ -114,7 +115,10 @@ fn main() {
         (Compression::Zstd, None),
         (Compression::Zstd, Some(10)),
     ];
-    for (codec, level) in cases {
+    // KSEG_BENCH_CODECS=gzip,lz4 measures only those codecs.
+    let only = std::env::var("KSEG_BENCH_CODECS").unwrap_or_default();
+    let wanted = |c: Compression| only.is_empty() || only.split(',').any(|n| n == c.name());
+    for (codec, level) in cases.into_iter().filter(|(c, _)| wanted(*c)) {
         let name = match level {
             Some(l) => format!("{} level {l}", codec.name()),
             None => format!("{} default level", codec.name()),

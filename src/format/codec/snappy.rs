@@ -52,7 +52,7 @@ fn table_bits(len: usize) -> u32 {
 }
 
 fn load32(buf: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]])
+    u32::from_le_bytes(buf[at..at + 4].try_into().expect("4 bytes"))
 }
 
 fn hash(bytes: u32, bits: u32) -> usize {
@@ -70,7 +70,8 @@ fn compress_fragment(src: &[u8], table: &mut [u16], bits: u32, out: &mut Vec<u8>
             let mut skip = 32u32;
             let mut candidate;
             loop {
-                let h = hash(load32(src, ip), bits);
+                let here = load32(src, ip);
+                let h = hash(here, bits);
                 let step = (skip >> 5) as usize;
                 skip += skip >> 5;
                 let next_ip = ip + step;
@@ -80,7 +81,7 @@ fn compress_fragment(src: &[u8], table: &mut [u16], bits: u32, out: &mut Vec<u8>
                 }
                 candidate = table[h] as usize;
                 table[h] = ip as u16;
-                if load32(src, candidate) == load32(src, ip) {
+                if load32(src, candidate) == here {
                     break;
                 }
                 ip = next_ip;
@@ -96,10 +97,11 @@ fn compress_fragment(src: &[u8], table: &mut [u16], bits: u32, out: &mut Vec<u8>
                     break 'scan;
                 }
                 table[hash(load32(src, ip - 1), bits)] = (ip - 1) as u16;
-                let h = hash(load32(src, ip), bits);
+                let here = load32(src, ip);
+                let h = hash(here, bits);
                 candidate = table[h] as usize;
                 table[h] = ip as u16;
-                if load32(src, ip) != load32(src, candidate) {
+                if here != load32(src, candidate) {
                     break;
                 }
             }
