@@ -1,9 +1,9 @@
 //! The engine against Kafka's own output, scenario by scenario of `../shared/reference/`:
-//! (a) `write_spec(SPEC.json)` and (b) a replay of Kafka's batch bytes through the engine with
+//! (a) `write_spec(SPEC.json)` (and `kseg write SPEC.json`) and (b) a replay of Kafka's batch bytes through the engine with
 //! the spec's append grouping must leave every file byte-identical to `input/orders-0/`, and
 //! the same rolls, aborted-transaction entries and log end offset as `write-summary.json`.
-//! Where (a) compresses, our codec bytes may differ from Java's: then every batch and record
-//! must decode identically, and the epoch checkpoint, metadata and final snapshot must match.
+//! Compressed batches included: (c) every compressed batch of the corpus, decompressed and
+//! compressed again at its spec's codec, level and magic, gives Kafka's bytes.
 //! Files that a damage scenario changed after writing (DAMAGE.json) are left out.
 
 mod common;
@@ -11,6 +11,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use kseg::format::codec::{self, Compression};
 use kseg::format::entry::Entry;
 use kseg::ops::write::spec::{write_spec, write_spec_with, PlannedBatch, Spec};
 use kseg::storage::log_reader::{LogReader, Step};
@@ -140,94 +141,6 @@ fn input_entries(scenario: &Path) -> Vec<Vec<u8>> {
     out
 }
 
-fn uses_compression(spec_text: &str) -> bool {
-    ["gzip", "snappy", "lz4", "zstd"]
-        .iter()
-        .any(|c| spec_text.contains(&format!("\"compression\": \"{c}\"")))
-}
-
-/// Every batch and record of the directory's `.log` files, as text lines, for comparing logs
-/// whose compressed bytes differ: what a reader sees must not.
-fn decoded(dir: &Path) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut logs: Vec<String> = file_names(dir)
-        .into_iter()
-        .filter(|n| n.ends_with(".log"))
-        .collect();
-    logs.sort();
-    let mut scratch = Vec::new();
-    for name in logs {
-        let mut reader = LogReader::open(&dir.join(name), None).unwrap();
-        while let Step::Entry { entry, .. } = reader.next_step().unwrap() {
-            let header = match &entry {
-                Entry::V2(b) => {
-                    let mut h = b.header;
-                    h.crc = 0;
-                    h.length = 0;
-                    format!("{h:?}")
-                }
-                Entry::Legacy(m) => {
-                    format!("v{} attrs {} ts {}", m.magic, m.attributes, m.timestamp)
-                }
-            };
-            lines.push(format!("batch {header} last {}", entry.last_offset()));
-            for r in entry.records(&mut scratch, 1 << 30).unwrap() {
-                let r = r.unwrap();
-                lines.push(format!(
-                    "  {} {} {:?} {:?} {:?} {:?}",
-                    r.offset,
-                    r.timestamp,
-                    r.key,
-                    r.value,
-                    r.headers,
-                    r.legacy.map(|l| (l.magic, l.attributes))
-                ));
-            }
-        }
-    }
-    lines
-}
-
-/// For specs with compressed batches: the records decode as Kafka's do, and the files that do
-/// not depend on compressed sizes are byte-identical.
-fn check_decoded(scenario: &Path, out: &Path, summary: &Value) -> Vec<String> {
-    let input = scenario.join("input/orders-0");
-    let mut problems = Vec::new();
-    let (want, got) = (decoded(&input), decoded(out));
-    assert!(
-        want.len() > 100,
-        "{}: too few records decoded",
-        scenario.display()
-    );
-    if let Some(i) = (0..want.len().max(got.len())).find(|&i| want.get(i) != got.get(i)) {
-        problems.push(format!(
-            "decoded logs differ at line {i}: expected {:?}, got {:?}",
-            want.get(i),
-            got.get(i)
-        ));
-    }
-    let leo = summary["logEndOffset"].as_i64().unwrap();
-    let last_snapshot = format!("{leo:020}.snapshot");
-    for name in [
-        "leader-epoch-checkpoint",
-        "partition.metadata",
-        last_snapshot.as_str(),
-    ] {
-        let (a, b) = (
-            std::fs::read(input.join(name)).ok(),
-            std::fs::read(out.join(name)).ok(),
-        );
-        if a != b {
-            problems.push(format!("{name}: differs"));
-        }
-    }
-    let want_summary = json(&scenario.join("write-summary.json"));
-    if want_summary["logEndOffset"] != summary["logEndOffset"] {
-        problems.push("log end offset differs".into());
-    }
-    problems
-}
-
 fn check(scenario: &Path, out: &Path, summary: &Value) -> Vec<String> {
     let mut problems = compare_dirs(
         &scenario.join("input/orders-0"),
@@ -242,23 +155,31 @@ fn check(scenario: &Path, out: &Path, summary: &Value) -> Vec<String> {
 fn write_spec_matches_kafka() {
     let mut failures = Vec::new();
     for scenario in scenarios() {
-        let text = std::fs::read_to_string(scenario.join("SPEC.json")).unwrap();
-        let spec = Spec::from_json(&text).unwrap();
+        let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
+        let spec_path = scenario.join("SPEC.json");
+        let spec = Spec::from_json(&std::fs::read_to_string(&spec_path).unwrap()).unwrap();
         let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("orders-0");
+        let out = tmp.path().join("lib/orders-0");
         let summary = write_spec(&spec, &out).unwrap().to_json();
-        // Compressor output legitimately differs from Java's (and with it sizes, index
-        // positions and roll points); the replay test pins those rules on Kafka's bytes.
-        let problems = if uses_compression(&text) {
-            check_decoded(&scenario, &out, &summary)
-        } else {
-            check(&scenario, &out, &summary)
-        };
-        for p in problems {
-            failures.push(format!(
-                "{}: {p}",
-                scenario.file_name().unwrap().to_string_lossy()
-            ));
+        for p in check(&scenario, &out, &summary) {
+            failures.push(format!("{name}: {p}"));
+        }
+        // The command line as a user runs it writes the same files.
+        let cli_out = tmp.path().join("cli/orders-0");
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .arg("write")
+            .arg(&spec_path)
+            .arg(&cli_out)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let skip = damaged_files(&scenario);
+        for p in compare_dirs(&scenario.join("input/orders-0"), &cli_out, &skip) {
+            failures.push(format!("{name}: kseg write: {p}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -296,4 +217,77 @@ fn replaying_kafka_batches_matches_kafka_for_every_scenario() {
         assert!(next.next().is_none(), "{name}: input entries left over");
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Codec, level and magic of a planned batch, or None when it is not compressed.
+fn codec_of(batch: &PlannedBatch) -> Option<(Compression, Option<i32>, i8)> {
+    let (codec, level, magic) = match batch {
+        PlannedBatch::V2 { spec, .. } => (spec.compression, spec.compression_level, 2),
+        PlannedBatch::Legacy { spec, .. } => (spec.compression, spec.compression_level, spec.magic),
+    };
+    (codec != Compression::None).then_some((codec, level, magic))
+}
+
+/// The compressed region of one of Kafka's entries: a v2 records area or a wrapper's value.
+fn compressed_region<'a>(entry: &Entry<'a>) -> &'a [u8] {
+    match entry {
+        Entry::V2(b) => b.records_area(),
+        Entry::Legacy(m) => m.value.expect("a compressed wrapper has a value"),
+    }
+}
+
+#[test]
+fn every_compressed_batch_of_kafka_recompresses_to_its_bytes() {
+    let mut seen = BTreeSet::new();
+    let mut failures = Vec::new();
+    let (mut raw, mut again) = (Vec::new(), Vec::new());
+    for scenario in scenarios() {
+        let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
+        let spec =
+            Spec::from_json(&std::fs::read_to_string(scenario.join("SPEC.json")).unwrap()).unwrap();
+        let mut next = input_entries(&scenario).into_iter();
+        let tmp = tempfile::tempdir().unwrap();
+        let mut source = |b: &PlannedBatch| {
+            let bytes: Vec<Vec<u8>> = next.by_ref().take(b.entry_count()).collect();
+            if let (Some((codec, level, magic)), [one]) = (codec_of(b), bytes.as_slice()) {
+                let entry = Entry::decode(one).unwrap();
+                let region = compressed_region(&entry);
+                codec::decompress(codec, magic, region, 1 << 30, &mut raw).unwrap();
+                codec::compress(codec, level, magic, &raw, &mut again).unwrap();
+                let label = format!("{} v{magic} level {level:?}", codec.name());
+                if again != region {
+                    failures.push(format!(
+                        "{name}: {label} batch at offset {}: {} bytes, Kafka's {}",
+                        entry.last_offset(),
+                        again.len(),
+                        region.len()
+                    ));
+                }
+                seen.insert(label);
+            }
+            Ok(bytes.concat())
+        };
+        write_spec_with(&spec, &tmp.path().join("orders-0"), &mut source).unwrap();
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    if common::reference_dir().is_some() {
+        // Every codec and level the corpus uses, for every magic it uses them with.
+        for label in [
+            "gzip v2 level None",
+            "gzip v2 level Some(9)",
+            "gzip v1 level None",
+            "gzip v0 level None",
+            "lz4 v2 level None",
+            "lz4 v2 level Some(17)",
+            "lz4 v1 level None",
+            "lz4 v0 level None",
+            "snappy v2 level None",
+            "snappy v1 level None",
+            "snappy v0 level None",
+            "zstd v2 level None",
+            "zstd v2 level Some(10)",
+        ] {
+            assert!(seen.contains(label), "{label} not in the corpus: {seen:?}");
+        }
+    }
 }
