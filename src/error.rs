@@ -23,8 +23,8 @@ pub enum Error {
     /// Anything else that makes an operation impossible (bad arguments, missing companions).
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
-    /// A path that holds nothing the operation can work on: checked before any work starts
-    /// ([`crate::ops::input`]).
+    /// A path that holds nothing the operation can work on, or where the broker would not do
+    /// it: checked before any work starts ([`crate::ops::input`]).
     #[error("{path}: {problem} (expected {expected})")]
     Unusable {
         path: PathBuf,
@@ -47,6 +47,20 @@ pub enum Expected {
     Partition,
 }
 
+/// In-place work, as the broker does it to the logs it loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Work {
+    /// `recover`, `rebuild-index`: what loading a log does.
+    #[error("recovery")]
+    Recovery,
+    /// `retention --apply`.
+    #[error("retention")]
+    Retention,
+    /// `compact --apply`.
+    #[error("the log cleaner")]
+    Cleaning,
+}
+
 /// Why a path cannot be worked on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unusable {
@@ -58,6 +72,25 @@ pub enum Unusable {
     EmptyDirectory,
     #[error("no Kafka files or partition directories here")]
     NoKafkaFiles,
+    #[error("no Kafka file in this directory: nothing to repair")]
+    NothingToRepair,
+    #[error(
+        "`{0}` is not a partition directory name: the broker refuses to start with such a \
+         directory in a log dir, and kseg changes files only in partition directories"
+    )]
+    NotPartitionName(String),
+    #[error(
+        "scheduled for deletion (`-delete`): the broker deletes it at start-up without \
+         recovering it; refused"
+    )]
+    ScheduledForDeletion,
+    #[error("a stray replica (`-stray`): the broker loads it but never runs {0} on it; refused")]
+    Stray(Work),
+    #[error(
+        "a future replica (`-future`, moving between log dirs): the broker's log cleaner never \
+         compacts it; refused"
+    )]
+    Future,
 }
 
 impl Error {

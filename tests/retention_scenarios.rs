@@ -452,7 +452,9 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
             }
         }
     }
-    let backup = tmp.path().join("backup");
+    // Outside the log dir `tmp`: the broker would take a directory in it for a partition.
+    let backup_root = tempfile::tempdir().unwrap();
+    let backup = backup_root.path().join("backup");
     r.apply(&ApplyOptions {
         backup: Backup::Dir(backup.clone()),
         fail_before_step: None,
@@ -510,8 +512,9 @@ fn interrupted_apply_recovers_to_the_same_segments() {
     };
     let run = |step: Option<usize>| {
         let tmp = tempfile::tempdir().unwrap();
+        // The log dir `logs`, its backup beside it.
         let dir = write_log(
-            tmp.path(),
+            &tmp.path().join("logs"),
             &[1000, 1000, 3000, 4000].map(|timestamp| Seg {
                 records: 5,
                 timestamp,

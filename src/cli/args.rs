@@ -23,7 +23,7 @@ pub struct RepairArgs {
     #[arg(long, conflicts_with = "backup_dir")]
     pub no_backup: bool,
     /// Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log
-    /// dir, never inside it).
+    /// dir; one inside the log dir is refused: the broker would take it for a partition).
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
     /// Print the plan or report as JSON.

@@ -1,12 +1,15 @@
 //! What a path named on the command line holds, judged once for every operation before any
 //! work starts. A path that does not exist, an empty directory, or a directory with neither a
 //! Kafka file nor a partition directory is an [`Error::Unusable`] naming what was expected:
-//! nothing to do is never reported as success.
+//! nothing to do is never reported as success. In-place work is refused ([`repair_target`])
+//! where the broker would not do it.
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Expected, Result, Unusable};
-use crate::format::names::{classify, parse_partition_dir, FileKind};
+use crate::error::{Error, Expected, Result, Unusable, Work};
+use crate::format::names::{
+    classify, parse_partition_dir, FileKind, PartitionDir, PartitionDirState,
+};
 
 /// A path that passed [`examine`].
 #[derive(Debug)]
@@ -57,4 +60,32 @@ pub fn examine(path: &Path, expected: Expected) -> Result<Input> {
         return unusable(Unusable::NoKafkaFiles);
     }
     Ok(Input::Dir { files, dirs })
+}
+
+/// Checks that `work` may be done in place in `dir`: a directory holding Kafka files, named as
+/// a partition directory the broker does that work in. The broker deletes a `-delete`
+/// directory without recovering it, recovers a `-stray` one at load but then leaves it alone
+/// (no retention, no cleaning), and runs retention but not the cleaner on a `-future` one.
+pub fn repair_target(dir: &Path, work: Work) -> Result<PartitionDir> {
+    let unusable = |problem| Err(Error::unusable(dir, problem, Expected::Partition));
+    let Input::Dir { files, .. } = examine(dir, Expected::Partition)? else {
+        return unusable(Unusable::NotADirectory);
+    };
+    if !files.iter().any(|f| is_kafka_file(f)) {
+        return unusable(Unusable::NothingToRepair);
+    }
+    // `.` or `..` name no directory: the name is the resolved directory's.
+    let resolved = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
+    let name = name_of(&resolved);
+    let Some(partition) = parse_partition_dir(&name) else {
+        return unusable(Unusable::NotPartitionName(name));
+    };
+    match (&partition.state, work) {
+        (PartitionDirState::Delete { .. }, _) => unusable(Unusable::ScheduledForDeletion),
+        (PartitionDirState::Stray { .. }, Work::Retention | Work::Cleaning) => {
+            unusable(Unusable::Stray(work))
+        }
+        (PartitionDirState::Future { .. }, Work::Cleaning) => unusable(Unusable::Future),
+        _ => Ok(partition),
+    }
 }

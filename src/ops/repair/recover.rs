@@ -106,7 +106,7 @@ fn swap_renames(
 
 /// Computes the plan for the partition directory `dir`.
 pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
-    crate::ops::input::examine(dir, crate::error::Expected::Partition)?;
+    crate::ops::input::repair_target(dir, crate::error::Work::Recovery)?;
     let (recovery_point, recovery_point_source) = match opts.recovery_point {
         Some(rp) => (rp, "--recovery-point"),
         None => match checkpoint_entry(dir, RECOVERY_POINT_CHECKPOINT_FILE_NAME)? {

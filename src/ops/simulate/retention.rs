@@ -513,8 +513,10 @@ impl RetentionReport {
         Ok(out)
     }
 
-    /// Carries out the plan through the crash-safe executor (lock probe, backup first).
+    /// Carries out the plan through the crash-safe executor (lock probe, backup first), in a
+    /// partition directory the broker runs retention in only.
     pub fn apply(&self, opts: &ApplyOptions) -> Result<Option<PathBuf>> {
+        crate::ops::input::repair_target(&self.dir, crate::error::Work::Retention)?;
         let scratch = tempfile::tempdir().map_err(|e| Error::io(&self.dir, e))?;
         let changes = self.changes(scratch.path())?;
         let plan =
