@@ -7,17 +7,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-fn kseg(args: &[&str], path: &Path) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .arg(path)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use common::kseg_status as kseg;
 
 /// Every subcommand that reads a path, with what its error says it expected.
 const PATH_COMMANDS: &[(&[&str], &str)] = &[

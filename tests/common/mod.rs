@@ -164,3 +164,16 @@ pub fn unpack_realworld(root: &Path) -> (tempfile::TempDir, Vec<String>) {
     assert!(!names.is_empty(), "no archives in {}", root.display());
     (tmp, names)
 }
+
+/// Runs `kseg ARGS PATH`: its exit status and stderr.
+pub fn kseg_status(args: &[&str], path: &Path) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}

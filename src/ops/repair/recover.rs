@@ -179,6 +179,12 @@ impl RecoverPlan {
         self.changes.is_empty()
     }
 
+    /// The log end offset, when the recovery point lies past it: the broker's loader takes
+    /// the smaller of the two (a checkpointed recovery point may run ahead of the log).
+    pub fn clamped_recovery_point(&self) -> Option<i64> {
+        (self.report.recovery_point < self.recovery_point).then_some(self.report.recovery_point)
+    }
+
     pub fn to_json(&self) -> serde_json::Value {
         json!({
             "directory": self.dir,
