@@ -98,3 +98,31 @@ fn a_recovery_point_past_the_log_end_is_the_log_end_as_for_the_broker() {
     assert_eq!(code, 1, "{stderr}");
     assert!(!stderr.contains("past the log end"), "{stderr}");
 }
+
+/// A high watermark past the log end is the log end, as the broker bounds it, and the report
+/// says so; a log start offset past the log end is refused.
+#[test]
+fn offsets_past_the_log_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture(tmp.path());
+    for cmd in ["retention", "compact"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args([cmd, "--high-watermark", "99999"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {stdout}");
+        assert!(
+            stdout.contains("99999 from --high-watermark is past it, and the broker bounds"),
+            "{cmd}: {stdout}"
+        );
+        let (code, stderr) = kseg(&[cmd, "--log-start-offset", "99999"], &dir);
+        assert_eq!(code, 2, "{cmd}: {stderr}");
+        assert!(
+            stderr
+                .contains("log start offset 99999 (--log-start-offset) is past the log end offset"),
+            "{cmd}: {stderr}"
+        );
+    }
+}
