@@ -100,11 +100,34 @@ fn a_recovery_point_past_the_log_end_is_the_log_end_as_for_the_broker() {
 }
 
 /// A high watermark past the log end is the log end, as the broker bounds it, and the report
-/// says so; a log start offset past the log end is refused.
+/// says so; a log start offset past the log end is refused; a dedupe buffer without room for
+/// two slots is refused as the cleaner refuses it.
 #[test]
 fn offsets_past_the_log_end() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = fixture(tmp.path());
+    let (code, stderr) = kseg(&["compact", "--dedupe-buffer-bytes", "47"], &dir);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("log.cleaner.dedupe.buffer.size 47: the offset map is too small"),
+        "{stderr}"
+    );
+    let (code, stderr) = kseg(&["compact", "--dedupe-buffer-bytes", "48"], &dir);
+    assert_eq!(code, 1, "{stderr}");
+    // Refused before the copy is begun.
+    let out = tmp.path().join("out");
+    let (code, stderr) = kseg(
+        &[
+            "compact",
+            "--dedupe-buffer-bytes",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(!out.exists());
     for cmd in ["retention", "compact"] {
         let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
             .args([cmd, "--high-watermark", "99999"])

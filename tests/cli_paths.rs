@@ -214,6 +214,20 @@ fn repairs_change_only_partition_directories_the_broker_would_change() {
             );
         }
     }
+    // A segment file names its directory.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture(tmp.path(), "copy");
+    let before = tree_hash(tmp.path());
+    let (code, stderr) = kseg(
+        &["rebuild-index", "--apply", "--all"],
+        &dir.join("00000000000000000000.log"),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("`copy` is not a partition directory name"),
+        "{stderr}"
+    );
+    assert_eq!(tree_hash(tmp.path()), before);
     // What the broker does do: recovery of a stray or future replica, retention of a future
     // one, and all of it in a live partition directory.
     let allowed: &[(&str, &[usize])] = &[
