@@ -73,7 +73,11 @@ fn nothing_to_work_on_is_exit_2_naming_the_path_and_what_was_expected() {
         for (path, problem) in &cases {
             let (code, stderr) = kseg(args, path);
             assert_eq!(code, 2, "{args:?} {}: {stderr}", path.display());
-            let want = format!("{}: {problem} (expected {expected})", path.display());
+            let want = format!(
+                "kseg {}: error: {}: {problem} (expected {expected})",
+                args[0],
+                path.display()
+            );
             assert!(stderr.contains(&want), "{args:?}: {stderr}");
         }
     }
