@@ -93,7 +93,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read recor
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
@@ -105,7 +105,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Pri
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l recovery-point -d 'Recover from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
-complete -c kseg -n "__fish_kseg_using_subcommand recover" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
@@ -119,7 +119,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-ms -d 
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-bytes -d '`retention.bytes`; -1 = unlimited' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
-complete -c kseg -n "__fish_kseg_using_subcommand retention" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
@@ -139,7 +139,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l dedupe-buffer-byte
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l first-dirty-offset -d 'Default: the log dir\'s cleaner-offset-checkpoint, else the log start offset' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir, never inside it)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r

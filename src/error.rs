@@ -23,6 +23,74 @@ pub enum Error {
     /// Anything else that makes an operation impossible (bad arguments, missing companions).
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
+    /// A path that holds nothing the operation can work on, or where the broker would not do
+    /// it: checked before any work starts ([`crate::ops::input`]).
+    #[error("{path}: {problem} (expected {expected})")]
+    Unusable {
+        path: PathBuf,
+        problem: Unusable,
+        expected: Expected,
+    },
+}
+
+/// What an operation takes as its path, for the error that says what was expected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Expected {
+    /// `dump`, `verify`.
+    #[error("a segment file, a partition directory or a log dir")]
+    AnyInput,
+    /// `rebuild-index`.
+    #[error("a segment file or a partition directory")]
+    SegmentOrPartition,
+    /// `recover`, `retention`, `compact`.
+    #[error("a partition directory `<topic>-<partition>`")]
+    Partition,
+}
+
+/// In-place work, as the broker does it to the logs it loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Work {
+    /// `recover`, `rebuild-index`: what loading a log does.
+    #[error("recovery")]
+    Recovery,
+    /// `retention --apply`.
+    #[error("retention")]
+    Retention,
+    /// `compact --apply`.
+    #[error("the log cleaner")]
+    Cleaning,
+}
+
+/// Why a path cannot be worked on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unusable {
+    #[error("no such file or directory")]
+    Missing,
+    #[error("not a directory")]
+    NotADirectory,
+    #[error("empty directory")]
+    EmptyDirectory,
+    #[error("no Kafka files or partition directories here")]
+    NoKafkaFiles,
+    #[error("no Kafka file in this directory: nothing to repair")]
+    NothingToRepair,
+    #[error(
+        "`{0}` is not a partition directory name: the broker refuses to start with such a \
+         directory in a log dir, and kseg changes files only in partition directories"
+    )]
+    NotPartitionName(String),
+    #[error(
+        "scheduled for deletion (`-delete`): the broker deletes it at start-up without \
+         recovering it; refused"
+    )]
+    ScheduledForDeletion,
+    #[error("a stray replica (`-stray`): the broker loads it but never runs {0} on it; refused")]
+    Stray(Work),
+    #[error(
+        "a future replica (`-future`, moving between log dirs): the broker's log cleaner never \
+         compacts it; refused"
+    )]
+    Future,
 }
 
 impl Error {
@@ -43,6 +111,14 @@ impl Error {
         }
     }
 
+    pub fn unusable(path: &Path, problem: Unusable, expected: Expected) -> Self {
+        Error::Unusable {
+            path: path.to_path_buf(),
+            problem,
+            expected,
+        }
+    }
+
     pub fn invalid(path: &Path, message: impl Into<String>) -> Self {
         Error::Invalid {
             path: path.to_path_buf(),
@@ -53,8 +129,10 @@ impl Error {
     /// The same error naming the file under `to` instead of under `from`: an operation run on
     /// a scratch copy reports the user's file.
     pub fn rebased(mut self, from: &Path, to: &Path) -> Self {
-        let (Error::Io { path, .. } | Error::Decode { path, .. } | Error::Invalid { path, .. }) =
-            &mut self;
+        let (Error::Io { path, .. }
+        | Error::Decode { path, .. }
+        | Error::Invalid { path, .. }
+        | Error::Unusable { path, .. }) = &mut self;
         if let Ok(rest) = path.strip_prefix(from) {
             *path = to.join(rest);
         }

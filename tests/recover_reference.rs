@@ -537,7 +537,9 @@ fn bad_input_is_explained_and_nothing_is_lost() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr)
         .contains("an index cannot be rebuilt without its .log"));
-    let backup = tmp.path().join("bk");
+    // Outside the log dir `tmp`: the broker would take a directory in it for a partition.
+    let backup_root = tempfile::tempdir().unwrap();
+    let backup = backup_root.path().join("bk");
     let out = kseg(&[
         "recover",
         "--apply",

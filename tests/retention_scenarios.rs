@@ -398,6 +398,52 @@ fn bad_input_is_an_error_naming_the_path() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("above the high watermark"), "{e}");
+    let e = plan_retention(
+        &dir,
+        &RetentionOptions {
+            log_start_offset: Some(16),
+            ..opts(0)
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("log start offset 16 (--log-start-offset) is past the log end offset 15"),
+        "{e}"
+    );
+}
+
+/// A high watermark past the log end (a checkpoint written before recovery cut the log) is
+/// the log end, as the broker bounds it; the report says so.
+#[test]
+fn a_high_watermark_past_the_log_end_is_the_log_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = write_log(tmp.path(), &five_each([1000, 2000, 3000]));
+    std::fs::write(
+        tmp.path().join("replication-offset-checkpoint"),
+        "0\n1\nt 0 99\n",
+    )
+    .unwrap();
+    for high_watermark in [None, Some(99)] {
+        let r = plan_retention(
+            &dir,
+            &RetentionOptions {
+                retention_ms: 0,
+                high_watermark,
+                ..opts(5000)
+            },
+        )
+        .unwrap();
+        assert_eq!(r.high_watermark.value, 15);
+        assert!(
+            r.high_watermark.source.contains("99 from")
+                && r.high_watermark.source.contains("is past it"),
+            "{}",
+            r.high_watermark.source
+        );
+        // The same deletion as with the log end: every segment goes after a roll.
+        assert_eq!(r.rolled_at, Some(15));
+    }
 }
 
 #[test]
@@ -452,7 +498,9 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
             }
         }
     }
-    let backup = tmp.path().join("backup");
+    // Outside the log dir `tmp`: the broker would take a directory in it for a partition.
+    let backup_root = tempfile::tempdir().unwrap();
+    let backup = backup_root.path().join("backup");
     r.apply(&ApplyOptions {
         backup: Backup::Dir(backup.clone()),
         fail_before_step: None,
@@ -511,8 +559,9 @@ fn interrupted_apply_recovers_to_the_same_segments() {
     };
     let run = |step: Option<usize>| {
         let tmp = tempfile::tempdir().unwrap();
+        // The log dir `logs`, its backup beside it.
         let dir = write_log(
-            tmp.path(),
+            &tmp.path().join("logs"),
             &[1000, 1000, 3000, 4000].map(|timestamp| Seg {
                 records: 5,
                 timestamp,

@@ -12,6 +12,14 @@ use crate::ops::repair::apply::{ApplyOptions, Backup};
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 use crate::storage::LogConfig;
 
+/// The largest value of an INT Kafka config.
+pub const INT_MAX: i64 = i32::MAX as i64;
+/// The largest value of a LONG Kafka config.
+pub const LONG_MAX: i64 = i64::MAX;
+/// The least `segment.bytes` Kafka accepts: the overhead of one v0 record (crc, magic,
+/// attributes, key and value lengths).
+pub const MIN_SEGMENT_BYTES: i64 = 4 + 1 + 1 + 4 + 4;
+
 /// What every command that changes files shares: applying, backups, the clock and topic
 /// settings.
 #[derive(Debug, Args)]
@@ -23,7 +31,7 @@ pub struct RepairArgs {
     #[arg(long, conflicts_with = "backup_dir")]
     pub no_backup: bool,
     /// Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log
-    /// dir, never inside it).
+    /// dir; one inside the log dir is refused: the broker would take it for a partition).
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
     /// Print the plan or report as JSON.
@@ -35,13 +43,17 @@ pub struct RepairArgs {
     #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
     pub now: Option<i64>,
     /// The topic's index.interval.bytes.
-    #[arg(long, default_value_t = 4096, value_name = "BYTES")]
+    #[arg(long, default_value_t = 4096, value_name = "BYTES", allow_negative_numbers = true,
+          value_parser = kafka_int::<u64>("index.interval.bytes", 0, INT_MAX))]
     pub index_interval_bytes: u64,
     /// The topic's segment.index.bytes (the most index entries a segment can have).
-    #[arg(long, default_value_t = 10 << 20, value_name = "BYTES")]
+    #[arg(long, default_value_t = 10 << 20, value_name = "BYTES", allow_negative_numbers = true,
+          value_parser = kafka_int::<u64>("segment.index.bytes", 4, INT_MAX))]
     pub segment_index_bytes: u64,
     /// The broker's producer.id.expiration.ms.
-    #[arg(long, default_value_t = DEFAULT_PRODUCER_ID_EXPIRATION_MS, value_name = "MS")]
+    #[arg(long, default_value_t = DEFAULT_PRODUCER_ID_EXPIRATION_MS, value_name = "MS",
+          allow_negative_numbers = true,
+          value_parser = kafka_int::<i64>("producer.id.expiration.ms", 1, INT_MAX))]
     pub producer_id_expiration_ms: i64,
 }
 
@@ -91,6 +103,67 @@ fn wall_clock_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// A value parser for the integer Kafka config `config`: what its `ConfigDef` validator accepts,
+/// `min..=max` (`max` is `i32::MAX` for an INT config), refused otherwise in Kafka's words.
+pub fn kafka_int<T: TryFrom<i64>>(
+    config: &'static str,
+    min: i64,
+    max: i64,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static {
+    move |s| {
+        let v: i64 = s
+            .parse()
+            .map_err(|_| format!("Invalid value {s} for configuration {config}: not an integer"))?;
+        kafka_range(config, s, v, min, max)?;
+        T::try_from(v).map_err(|_| format!("Invalid value {s} for configuration {config}"))
+    }
+}
+
+/// A value parser for a ratio Kafka config (`ConfigDef.Range.between(0, 1)`).
+pub fn kafka_ratio(
+    config: &'static str,
+) -> impl Fn(&str) -> Result<f64, String> + Clone + Send + Sync + 'static {
+    move |s| {
+        let v: f64 = s
+            .parse()
+            .ok()
+            .filter(|v: &f64| !v.is_nan())
+            .ok_or_else(|| format!("Invalid value {s} for configuration {config}: not a number"))?;
+        kafka_range(config, s, v, 0.0, 1.0).map(|()| v)
+    }
+}
+
+/// Kafka's `ConfigException` for a value outside `ConfigDef.Range`.
+fn kafka_range<N: PartialOrd + std::fmt::Display>(
+    config: &str,
+    text: &str,
+    v: N,
+    min: N,
+    max: N,
+) -> Result<(), String> {
+    let bad = |why: String| {
+        Err(format!(
+            "Invalid value {text} for configuration {config}: {why}"
+        ))
+    };
+    if v < min {
+        bad(format!("Value must be at least {min}"))
+    } else if v > max {
+        bad(format!("Value must be no more than {max}"))
+    } else {
+        Ok(())
+    }
+}
+
+/// A value parser for an offset: at least 0.
+pub fn offset(s: &str) -> Result<i64, String> {
+    match s.parse::<i64>() {
+        Ok(v) if v >= 0 => Ok(v),
+        Ok(_) => Err(format!("{s} is not an offset: offsets are at least 0")),
+        Err(_) => Err(format!("{s} is not an offset (an integer, at least 0)")),
+    }
 }
 
 /// Epoch milliseconds, or RFC 3339 (`2024-10-27T03:33:20Z`, `…20.5+02:00`).
@@ -146,10 +219,10 @@ pub fn parse_now(s: &str) -> Result<i64, String> {
 #[derive(Debug, Args)]
 pub struct OffsetArgs {
     /// Default: the log dir's `log-start-offset-checkpoint`, else the first segment's base.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = offset)]
     pub log_start_offset: Option<i64>,
     /// Default: the log dir's `replication-offset-checkpoint`, else the log end offset.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = offset)]
     pub high_watermark: Option<i64>,
 }
 

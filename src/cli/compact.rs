@@ -8,7 +8,10 @@ use std::path::PathBuf;
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
-use super::args::{report_applied, OffsetArgs, RepairArgs};
+use super::args::{
+    kafka_int, kafka_ratio, offset, report_applied, OffsetArgs, RepairArgs, INT_MAX, LONG_MAX,
+    MIN_SEGMENT_BYTES,
+};
 use super::render::print_json_or_text;
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::repair::recover::render_changes;
@@ -34,25 +37,30 @@ pub struct CompactArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "apply")]
     pub out: Option<PathBuf>,
     /// `delete.retention.ms`: how long tombstones and removable markers stay after stamping.
-    #[arg(long, default_value_t = 86_400_000, value_name = "MS")]
+    #[arg(long, default_value_t = 86_400_000, value_name = "MS", allow_negative_numbers = true,
+          value_parser = kafka_int::<i64>("delete.retention.ms", 0, LONG_MAX))]
     pub delete_retention_ms: i64,
     /// `min.compaction.lag.ms`.
-    #[arg(long, default_value_t = 0, value_name = "MS")]
+    #[arg(long, default_value_t = 0, value_name = "MS", allow_negative_numbers = true,
+          value_parser = kafka_int::<i64>("min.compaction.lag.ms", 0, LONG_MAX))]
     pub min_compaction_lag_ms: i64,
     /// `max.compaction.lag.ms`.
-    #[arg(long, default_value_t = i64::MAX, value_name = "MS")]
+    #[arg(long, default_value_t = i64::MAX, value_name = "MS", allow_negative_numbers = true,
+          value_parser = kafka_int::<i64>("max.compaction.lag.ms", 1, LONG_MAX))]
     pub max_compaction_lag_ms: i64,
     /// `min.cleanable.dirty.ratio`: the log is cleaned only above it (or when the max lag forces it).
-    #[arg(long, default_value_t = 0.5, value_name = "RATIO")]
+    #[arg(long, default_value_t = 0.5, value_name = "RATIO", allow_negative_numbers = true,
+          value_parser = kafka_ratio("min.cleanable.dirty.ratio"))]
     pub min_cleanable_dirty_ratio: f64,
     /// `segment.bytes`: the most log bytes one cleaned segment gathers.
-    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]
+    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES", allow_negative_numbers = true,
+          value_parser = kafka_int::<u64>("segment.bytes", MIN_SEGMENT_BYTES, INT_MAX))]
     pub segment_bytes: u64,
     /// `log.cleaner.dedupe.buffer.size` (24 bytes per key; the map holds 90% of the slots).
     #[arg(long, default_value_t = crate::ops::simulate::compact::DEFAULT_DEDUPE_BUFFER_BYTES, value_name = "BYTES")]
     pub dedupe_buffer_bytes: u64,
     /// Default: the log dir's cleaner-offset-checkpoint, else the log start offset.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = offset)]
     pub first_dirty_offset: Option<i64>,
     #[command(flatten)]
     pub offsets: OffsetArgs,

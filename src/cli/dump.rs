@@ -17,6 +17,8 @@ use crate::ops::inspect::dump::{
 };
 
 #[derive(Debug, Args)]
+// One decoder at a time: each reads the records as a different internal topic's.
+#[command(group(clap::ArgGroup::new("decoder").multiple(false)))]
 pub struct DumpArgs {
     /// Files or partition directories (a directory dumps its files in base-offset order).
     #[arg(value_name = "PATH")]
@@ -47,16 +49,16 @@ pub struct DumpArgs {
     #[arg(long, default_value_t = DEFAULT_MAX_BYTES, value_name = "BYTES")]
     pub max_bytes: u64,
     /// Decode `__consumer_offsets` records (implies --print-data-log).
-    #[arg(long)]
+    #[arg(long, group = "decoder")]
     pub offsets_decoder: bool,
     /// Decode `__transaction_state` records (implies --print-data-log).
-    #[arg(long)]
+    #[arg(long, group = "decoder")]
     pub transaction_log_decoder: bool,
     /// Decode KRaft `__cluster_metadata` records and snapshots (implies --print-data-log).
-    #[arg(long)]
+    #[arg(long, group = "decoder")]
     pub cluster_metadata_decoder: bool,
     /// Decode `__share_group_state` records (implies --print-data-log).
-    #[arg(long)]
+    #[arg(long, group = "decoder")]
     pub share_group_state_decoder: bool,
     /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
     #[arg(long)]
@@ -76,7 +78,7 @@ pub fn run(args: DumpArgs) -> u8 {
     if paths.is_empty() {
         return fail(&"no file given: name files or directories (or use --files a,b,c)");
     }
-    // kafka-dump-log's precedence when several decoders are given.
+    // At most one is set (the `decoder` group).
     let decoder = [
         (args.offsets_decoder, Decoder::Offsets),
         (args.transaction_log_decoder, Decoder::TransactionLog),

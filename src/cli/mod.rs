@@ -52,9 +52,19 @@ pub enum Command {
     Compact(compact::CompactArgs),
 }
 
+/// The subcommand being run, for the errors [`fail`] prints.
+static SUBCOMMAND: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    if let Some(name) = matches.subcommand_name() {
+        let _ = SUBCOMMAND.set(name.to_owned());
+    }
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let code = match cli.command {
         Command::Dump(args) => dump::run(args),
         Command::Verify(args) => verify::run(args),
@@ -67,8 +77,12 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Prints an error the way every subcommand does, and returns the failure status.
+/// Prints an error the way every subcommand does (`kseg verify: error: …`), and returns the
+/// failure status.
 pub(crate) fn fail(e: &dyn std::fmt::Display) -> u8 {
-    eprintln!("kseg: error: {e}");
+    match SUBCOMMAND.get() {
+        Some(name) => eprintln!("kseg {name}: error: {e}"),
+        None => eprintln!("kseg: error: {e}"),
+    }
     EXIT_FAILURE
 }

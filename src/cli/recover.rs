@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{finish, RepairArgs};
+use super::args::{finish, offset, RepairArgs};
 use super::fail;
 use crate::ops::repair::recover::{plan, RecoverOptions};
 
@@ -21,7 +21,7 @@ pub struct RecoverArgs {
     pub dir: PathBuf,
     /// Recover from the segment holding this offset (default: the log dir's
     /// recovery-point-offset-checkpoint entry, else the start of the log).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = offset)]
     pub recovery_point: Option<i64>,
     #[command(flatten)]
     pub repair: RepairArgs,
@@ -42,6 +42,13 @@ pub fn run(args: RecoverArgs) -> u8 {
         println!("{}", plan.to_json());
     } else {
         print!("{}", plan.render_text());
+    }
+    if let Some(log_end) = plan.clamped_recovery_point() {
+        eprintln!(
+            "note: the recovery point {} ({}) is past the log end offset {log_end}; as the broker \
+             does with a checkpointed recovery point past the log end, the log end is taken",
+            plan.recovery_point, plan.recovery_point_source
+        );
     }
     finish(plan.is_empty(), &args.repair, &args.dir, |o| plan.apply(o))
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
-use super::args::{finish, OffsetArgs, RepairArgs};
+use super::args::{finish, kafka_int, OffsetArgs, RepairArgs, LONG_MAX};
 use super::fail;
 use super::render::print_json_or_text;
 use crate::ops::simulate::retention::{
@@ -20,7 +20,8 @@ pub struct RetentionArgs {
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// `retention.ms`; -1 = unlimited.
-    #[arg(long, default_value_t = DEFAULT_RETENTION_MS, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_RETENTION_MS, allow_negative_numbers = true,
+          value_parser = kafka_int::<i64>("retention.ms", -1, LONG_MAX))]
     pub retention_ms: i64,
     /// `retention.bytes`; -1 = unlimited.
     #[arg(long, default_value_t = DEFAULT_RETENTION_BYTES, allow_negative_numbers = true)]

@@ -8,10 +8,12 @@
 //! - [`simulate`]: what the broker's background work would do (`retention`, `compact`).
 //! - [`write`](mod@write): building partition directories (specs, JSON Lines, damage on purpose).
 //!
-//! [`finding`] and [`partition`] are shared by all of them.
+//! [`finding`], [`input`] (what a path named on the command line holds) and [`partition`] are
+//! shared by all of them.
 
 pub mod check;
 pub mod finding;
+pub mod input;
 pub mod inspect;
 pub mod partition;
 pub mod repair;

@@ -99,6 +99,7 @@ pub fn next_offset_of_log(path: &Path, base: i64) -> Result<i64> {
 
 impl PartitionView {
     pub fn open(dir: &Path) -> Result<Self> {
+        crate::ops::input::examine(dir, crate::error::Expected::Partition)?;
         let mut bases = Vec::new();
         for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
             let e = e.map_err(|e| Error::io(dir, e))?;

@@ -232,3 +232,16 @@ pub fn assert_json_without_duplicate_keys(text: &str) {
         }
     }
 }
+
+/// Runs `kseg ARGS PATH`: its exit status and stderr.
+pub fn kseg_status(args: &[&str], path: &Path) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}

@@ -182,6 +182,43 @@ fn sync_dir(dir: &Path) -> Result<()> {
         .map_err(|e| Error::io(dir, e))
 }
 
+/// The broker takes every directory of a log dir for a partition directory (and refuses to
+/// start on one not named like it): a backup there would break the next start.
+fn refuse_backup_in_log_dir(backup: &Path, dir: &Path) -> Result<()> {
+    let partition_dir = resolved(dir)?;
+    let log_dir = parent(&partition_dir);
+    if resolved(backup)?.starts_with(log_dir) {
+        return Err(Error::invalid(
+            backup,
+            format!(
+                "the backup directory is inside the log dir {}: the broker would take it for a \
+                 partition directory; choose one outside the log dir; nothing was changed",
+                log_dir.display()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `p` absolute, with symlinks resolved as far as it exists (a backup directory may not yet).
+fn resolved(p: &Path) -> Result<PathBuf> {
+    let abs = std::path::absolute(p).map_err(|e| Error::io(p, e))?;
+    let mut missing = Vec::new();
+    let mut existing = abs.as_path();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return Ok(missing.iter().rev().fold(real, |acc, n| acc.join(n)));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(up), Some(name)) => {
+                missing.push(name.to_os_string());
+                existing = up;
+            }
+            _ => return Ok(abs),
+        }
+    }
+}
+
 fn parent(p: &Path) -> &Path {
     p.parent().unwrap_or(Path::new("."))
 }
@@ -266,6 +303,9 @@ pub fn apply(
     plan_json: &str,
     opts: &ApplyOptions,
 ) -> Result<Option<PathBuf>> {
+    if let Backup::Dir(b) = &opts.backup {
+        refuse_backup_in_log_dir(b, dir)?;
+    }
     // Held until the end of the function, so for every change.
     let _lock = hold_lock(parent(dir))?;
     check_writable(changes)?;

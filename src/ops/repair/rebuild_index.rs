@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::apply::{self, ApplyOptions, Change};
 use super::recover::{describe, render_changes};
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result, Work};
 use crate::format::index::{
     offset_index_entries, offset_index_sanity_check, offset_index_zero_tail_start,
     time_index_entries, time_index_sanity_check, time_index_zero_tail_start,
@@ -20,6 +20,7 @@ use crate::format::index::{
 use crate::format::names::{
     classify, index_file_name, log_file_name, time_index_file_name, txn_index_file_name, FileKind,
 };
+use crate::ops::input::{examine, repair_target, Input};
 use crate::storage::files::{read_index, IndexBytes};
 use crate::storage::{recover_segments, LoadEvent, LoadParams, LogConfig};
 
@@ -118,7 +119,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<String>> {
 fn targets(paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Option<Vec<i64>>>> {
     let mut out: BTreeMap<PathBuf, Option<Vec<i64>>> = BTreeMap::new();
     for p in paths {
-        if p.is_dir() {
+        if let Input::Dir { .. } = examine(p, Expected::SegmentOrPartition)? {
             out.insert(p.clone(), None);
             continue;
         }
@@ -158,7 +159,11 @@ fn targets(paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Option<Vec<i64>>>> {
 /// Plans the rebuild for each partition directory among `paths`.
 pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>> {
     let mut plans = Vec::new();
-    for (dir, asked) in targets(paths)? {
+    let targets = targets(paths)?;
+    for dir in targets.keys() {
+        repair_target(dir, Work::Recovery)?;
+    }
+    for (dir, asked) in targets {
         let bases = match asked {
             Some(b) => b,
             None => {

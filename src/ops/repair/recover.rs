@@ -106,9 +106,7 @@ fn swap_renames(
 
 /// Computes the plan for the partition directory `dir`.
 pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
-    if !dir.is_dir() {
-        return Err(Error::invalid(dir, "not a partition directory"));
-    }
+    crate::ops::input::repair_target(dir, crate::error::Work::Recovery)?;
     let (recovery_point, recovery_point_source) = match opts.recovery_point {
         Some(rp) => (rp, "--recovery-point"),
         None => match checkpoint_entry(dir, RECOVERY_POINT_CHECKPOINT_FILE_NAME)? {
@@ -179,6 +177,12 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
 impl RecoverPlan {
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty()
+    }
+
+    /// The log end offset, when the recovery point lies past it: the broker's loader takes
+    /// the smaller of the two (a checkpointed recovery point may run ahead of the log).
+    pub fn clamped_recovery_point(&self) -> Option<i64> {
+        (self.report.recovery_point < self.recovery_point).then_some(self.report.recovery_point)
     }
 
     pub fn to_json(&self) -> serde_json::Value {

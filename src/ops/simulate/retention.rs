@@ -148,7 +148,7 @@ pub fn partition_offsets(
             },
         })
     };
-    let hw = match high_watermark {
+    let mut hw = match high_watermark {
         Some(value) => Sourced {
             value,
             source: "--high-watermark".into(),
@@ -158,6 +158,17 @@ pub fn partition_offsets(
             (view.log_end_offset, "log end offset"),
         )?,
     };
+    // The broker bounds a high watermark by the log end (a checkpointed one can run ahead of
+    // a log cut by recovery).
+    if hw.value > view.log_end_offset {
+        hw = Sourced {
+            value: view.log_end_offset,
+            source: format!(
+                "log end offset: {} from {} is past it, and the broker bounds the high watermark by the log end",
+                hw.value, hw.source
+            ),
+        };
+    }
     let first_base = view.segments[0].base_offset;
     let mut lso = match log_start_offset {
         Some(value) => Sourced {
@@ -175,6 +186,15 @@ pub fn partition_offsets(
             value: first_base,
             source: format!("first segment base offset (above {})", lso.source),
         };
+    }
+    if lso.value > view.log_end_offset {
+        return Err(Error::invalid(
+            &view.dir,
+            format!(
+                "log start offset {} ({}) is past the log end offset {}",
+                lso.value, lso.source, view.log_end_offset
+            ),
+        ));
     }
     if lso.value > hw.value {
         return Err(Error::invalid(
@@ -513,8 +533,10 @@ impl RetentionReport {
         Ok(out)
     }
 
-    /// Carries out the plan through the crash-safe executor (lock probe, backup first).
+    /// Carries out the plan through the crash-safe executor (lock probe, backup first), in a
+    /// partition directory the broker runs retention in only.
     pub fn apply(&self, opts: &ApplyOptions) -> Result<Option<PathBuf>> {
+        crate::ops::input::repair_target(&self.dir, crate::error::Work::Retention)?;
         let scratch = tempfile::tempdir().map_err(|e| Error::io(&self.dir, e))?;
         let changes = self.changes(scratch.path())?;
         let plan =

@@ -15,12 +15,13 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Expected, Result};
 use crate::format::checkpoint::{EpochEntry, OffsetCheckpointEntry};
 use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
+use crate::ops::input::{examine, Input};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use producers::{SegmentReplay, StartState};
 
@@ -388,8 +389,7 @@ fn plan(paths: &[PathBuf]) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
     let mut units = Vec::new();
     let mut log_dirs = Vec::new();
     for p in paths {
-        let meta = std::fs::metadata(p).map_err(|e| Error::io(p, e))?;
-        if !meta.is_dir() {
+        let Input::Dir { files, dirs } = examine(p, Expected::AnyInput)? else {
             units.push(Unit {
                 path: p.clone(),
                 partition: None,
@@ -397,8 +397,7 @@ fn plan(paths: &[PathBuf]) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
                 log_dir: None,
             });
             continue;
-        }
-        let (files, dirs) = regular_files(p)?;
+        };
         let partition = parse_partition_dir(&file_name(p));
         let holds_segments = files
             .iter()

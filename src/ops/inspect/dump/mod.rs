@@ -254,8 +254,12 @@ struct Walker<'o, 's> {
     walked: Option<(PathBuf, batches::WalkedBatches)>,
 }
 
-/// Dumps each path: a file, or a directory whose files are dumped in base-offset order.
+/// Dumps each path: a file, or a directory whose files are dumped in base-offset order. Every
+/// path is examined first: one that holds nothing to dump fails before anything is dumped.
 pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) -> Result<Outcome> {
+    for p in paths {
+        crate::ops::input::examine(p, crate::error::Expected::AnyInput)?;
+    }
     let mut w = Walker::new(opts, sink);
     for p in paths {
         w.path(p)?;

@@ -210,16 +210,22 @@ pub fn compact_to(dir: &Path, out_log_dir: &Path, opts: &CompactOptions) -> Resu
             "the output directory exists and is not empty",
         ));
     }
-    std::fs::create_dir_all(&out_dir).map_err(|e| Error::io(&out_dir, e))?;
-
     let slots = opts.dedupe_buffer_bytes.min(i32::MAX as u64) / OFFSET_MAP_SLOT_BYTES;
     let max_entries = (slots as f64 * OFFSET_MAP_LOAD_FACTOR) as usize;
     if max_entries < 1 {
         return Err(Error::invalid(
             dir,
-            "the dedupe buffer is too small to hold one key",
+            format!(
+                "log.cleaner.dedupe.buffer.size {}: the offset map is too small to fit in even a \
+                 single message, so log cleaning would never make progress (at least {} bytes)",
+                opts.dedupe_buffer_bytes,
+                // The map fills to 90% of its slots: one key needs two.
+                2 * OFFSET_MAP_SLOT_BYTES
+            ),
         ));
     }
+    std::fs::create_dir_all(&out_dir).map_err(|e| Error::io(&out_dir, e))?;
+
     let legacy_delete_horizon_ms = view
         .segments
         .iter()

@@ -58,9 +58,7 @@ fn leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
 /// cleaner), the recovery that resolves them as the broker's loader does at start-up: what a
 /// rerun of `compact --apply` carries out before cleaning again.
 pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Option<RecoverPlan>> {
-    if !dir.is_dir() {
-        return Err(Error::invalid(dir, "not a partition directory"));
-    }
+    crate::ops::input::repair_target(dir, crate::error::Work::Cleaning)?;
     if leftovers(dir)?.is_empty() {
         return Ok(None);
     }
@@ -82,9 +80,7 @@ pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Optio
 /// leftovers of an interrupted swap: [`plan_resolve_leftovers`] resolves them first.
 pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
     use crate::ops::repair::apply::Change;
-    if !dir.is_dir() {
-        return Err(Error::invalid(dir, "not a partition directory"));
-    }
+    crate::ops::input::repair_target(dir, crate::error::Work::Cleaning)?;
     if let Some(p) = leftovers(dir)?.first() {
         return Err(Error::invalid(
             p,
