@@ -58,6 +58,8 @@ fn opts(now_ms: i64) -> RetentionOptions {
         log_start_offset: None,
         high_watermark: None,
         now_ms,
+        config: LogConfig::default(),
+        producer_id_expiration_ms: 86_400_000,
     }
 }
 
@@ -373,8 +375,10 @@ fn checkpoints_in_the_log_dir_give_the_defaults_and_are_updated() {
         .collect();
     assert_eq!(
         updates,
-        // The log start offset (6) stays above the new first segment (5): its entry stays.
-        vec![("recovery-point-offset-checkpoint".into(), Some(3), Some(6))]
+        // The log start offset (6) stays above the new first segment (5): its entry stays
+        // (`LogManager.checkpointLogStartOffsetsInDir`). The shutdown's `log.flush(true)`
+        // takes the recovery point to the log end offset (`LogManager.shutdown`).
+        vec![("recovery-point-offset-checkpoint".into(), Some(3), Some(15))]
     );
     assert!(tmp.path().join("t-0/00000000000000000000.log").exists());
 }
@@ -436,7 +440,16 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
             }
             other => panic!("the roll comes first: {other:?}"),
         }
-        let changes = &changes[1..];
+        // The rest of the roll: its indexes, as the shutdown's flush creates them.
+        let rolled = changes
+            .iter()
+            .take_while(|c| {
+                matches!(c, Change::Write { file, .. }
+                    if file.file_name().unwrap().to_string_lossy().starts_with("00000000000000000015."))
+            })
+            .count();
+        assert_eq!(rolled, 3, "{changes:?}");
+        let changes = &changes[rolled..];
         let renames = changes
             .iter()
             .take_while(|c| matches!(c, Change::Rename { .. }))
@@ -464,9 +477,15 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
         .filter(|n| n.starts_with('0'))
         .collect();
     names.sort();
+    // The rolled segment's indexes exist, trimmed: the shutdown's flush created them.
     assert_eq!(
         names,
-        ["00000000000000000015.log", "00000000000000000015.snapshot"]
+        [
+            "00000000000000000015.index",
+            "00000000000000000015.log",
+            "00000000000000000015.snapshot",
+            "00000000000000000015.timeindex"
+        ]
     );
     // Back at the first segment's base: no log start offset entry any more.
     assert_eq!(

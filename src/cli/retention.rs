@@ -39,6 +39,8 @@ pub fn run(args: RetentionArgs) -> u8 {
         log_start_offset: args.offsets.log_start_offset,
         high_watermark: args.offsets.high_watermark,
         now_ms: args.repair.now_ms(),
+        config: args.repair.config(),
+        producer_id_expiration_ms: args.repair.producer_id_expiration_ms,
     };
     let report = match plan_retention(&args.path, &opts) {
         Ok(r) => r,
