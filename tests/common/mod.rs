@@ -103,6 +103,15 @@ pub fn assert_verifies_clean(dir: &Path) {
     assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
 }
 
+/// Fails with every finding `kseg verify --deep --strict` reports on `dir` (warnings too).
+pub fn assert_verifies_strict(dir: &Path) {
+    let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
+    let report =
+        kseg::ops::check::verify::verify_paths(&[dir.to_path_buf()], &opts, &|_| {}).unwrap();
+    let findings: Vec<String> = report.findings().map(|f| format!("{f:?}")).collect();
+    assert!(findings.is_empty(), "{}: {findings:#?}", dir.display());
+}
+
 /// Positions and sizes of the batches of a segment.
 pub fn batches(log: &Path) -> Vec<(u64, u64)> {
     let mut r = kseg::storage::log_reader::LogReader::open(log, None).unwrap();
