@@ -305,3 +305,91 @@ fn log_start_offset_leaves_the_brokers_files() {
         "0\n1\nt 0 15\n",
     );
 }
+
+/// One batch of records stamped `ts`, one key each, no producer.
+fn keyed_batch(base: i64, keys: &[&str], ts: i64) -> Vec<u8> {
+    let records: Vec<RecordSpec> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| RecordSpec {
+            offset: base + i as i64,
+            timestamp: ts,
+            key: Some(k.as_bytes().to_vec()),
+            value: Some(vec![b'v'; 50]),
+            headers: vec![],
+        })
+        .collect();
+    let spec = BatchSpec {
+        base_offset: base,
+        partition_leader_epoch: (base / 5) as i32,
+        ..Default::default()
+    };
+    build_batch(&spec, &records).unwrap()
+}
+
+/// One cleaning round in place: segments 0 and 5 are cleaned into one (the active segment 10
+/// bounds the round), and the whole log dir is what the broker's cleaner and a clean shutdown
+/// leave, derived here from its rules.
+#[test]
+fn compaction_leaves_the_brokers_files() {
+    use kseg::ops::simulate::compact::plan::plan_apply;
+    use kseg::ops::simulate::compact::CompactOptions;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("t-0");
+    let mut log = Log::create(&dir, LogConfig::default(), 0, [9; 16], 1_000).unwrap();
+    // Segment 0: A (a b c), B (d e); segment 5: C (a b c), D (f g); segment 10: E, F.
+    let a = keyed_batch(0, &["a", "b", "c"], 1000);
+    let b = keyed_batch(3, &["d", "e"], 1000);
+    let c = keyed_batch(5, &["a", "b", "c"], 2000);
+    let d = keyed_batch(8, &["f", "g"], 2000);
+    let e = keyed_batch(10, &["h", "i", "j"], 3000);
+    let f = keyed_batch(13, &["k", "l"], 3000);
+    for (i, batch) in [&a, &b, &c, &d, &e, &f].into_iter().enumerate() {
+        if i > 0 && i % 2 == 0 {
+            log.roll().unwrap();
+        }
+        log.append_as_follower(batch).unwrap();
+    }
+    log.close(CloseMode::Clean).unwrap();
+    let rp = tmp.path().join("recovery-point-offset-checkpoint");
+    std::fs::write(&rp, "0\n1\nt 0 15\n").unwrap();
+    let before = files(&dir);
+    let opts = CompactOptions {
+        min_cleanable_dirty_ratio: 0.0,
+        ..CompactOptions::new(10_000)
+    };
+    plan_apply(&dir, &opts).unwrap().apply(&NO_BACKUP).unwrap();
+
+    let mut want = before.clone();
+    // `Cleaner.cleanSegments` writes the group [0, 5] into one segment at base 0, then
+    // `UnifiedLog.replaceSegments` swaps it in: segment 5's files go, with its producer
+    // snapshot (`deleteProducerSnapshots` of the replaced segments not among the new ones).
+    want.retain(|n, _| !n.starts_with("00000000000000000005."));
+    // The map holds a b c at 5..8: A goes whole; B, C, D keep every record and are copied
+    // unchanged (`MemoryRecords.filterTo` retains a batch as it is when nothing goes).
+    want.insert(
+        "00000000000000000000.log".into(),
+        [b.as_slice(), &c, &d].concat(),
+    );
+    // No entry under `index.interval.bytes`; `onBecomeInactiveSegment` trims the offset index
+    // and gives the time index one entry: the largest timestamp 2000, first reached by C,
+    // whose last offset is 7.
+    want.insert("00000000000000000000.index".into(), Vec::new());
+    want.insert(
+        "00000000000000000000.timeindex".into(),
+        [2000i64.to_be_bytes().as_slice(), &7i32.to_be_bytes()].concat(),
+    );
+    // The cleaner leaves the log start offset, the leader epoch cache, segment 10 and the
+    // snapshots at 10 and 15 alone: everything else in `want` is the original bytes.
+    assert_eq!(files(&dir), want);
+    // `LogCleanerManager.doneCleaning` checkpoints the map's end (latest offset 9, plus one);
+    // the recovery point was already the log end offset.
+    assert_eq!(
+        read(&tmp.path().join("cleaner-offset-checkpoint")),
+        "0\n1\nt 0 10\n"
+    );
+    assert_eq!(read(&rp), "0\n1\nt 0 15\n");
+    assert!(!tmp.path().join("log-start-offset-checkpoint").exists());
+    common::assert_verifies_strict(&dir);
+    assert!(plan_apply(&dir, &opts).unwrap().changes.is_empty());
+}
