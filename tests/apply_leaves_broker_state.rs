@@ -393,3 +393,68 @@ fn compaction_leaves_the_brokers_files() {
     common::assert_verifies_strict(&dir);
     assert!(plan_apply(&dir, &opts).unwrap().changes.is_empty());
 }
+
+fn recover_opts() -> kseg::ops::repair::recover::RecoverOptions {
+    kseg::ops::repair::recover::RecoverOptions {
+        config: LogConfig::default(),
+        now_ms: 5000,
+        recovery_point: None,
+        producer_id_expiration_ms: 86_400_000,
+    }
+}
+
+/// `recover --apply` on a log that ends (15) before its checkpointed start (20): the loader
+/// deletes every segment and starts over at the log start offset.
+#[test]
+fn recovery_past_the_log_end_leaves_the_brokers_files() {
+    use kseg::ops::repair::recover::plan;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = three_segments(tmp.path());
+    let lso = tmp.path().join("log-start-offset-checkpoint");
+    std::fs::write(&lso, "0\n1\nt 0 20\n").unwrap();
+    let before = files(&dir);
+    plan(&dir, &recover_opts())
+        .unwrap()
+        .apply(&NO_BACKUP)
+        .unwrap();
+    let after = files(&dir);
+    let names: Vec<&str> = after.keys().map(String::as_str).collect();
+    // `LogLoader.deleteSegmentsIfLogStartGreaterThanLogEnd`: every segment and snapshot goes,
+    // the epoch cache is cleared (`clearAndFlush`), the producer state starts at 20
+    // (`truncateFullyAndStartAt`); `recoverLog` opens a segment at 20 whose indexes `load`
+    // resizes (creating them) and the shutdown trims. No snapshot: `rebuildProducerState`'s
+    // `truncateAndReload(20, 20)` finds the map at 20 and `onLogStartOffsetIncremented` takes
+    // the last snapshot offset to 20, so neither its `takeSnapshot` nor the close's writes one.
+    assert_eq!(
+        names,
+        [
+            "00000000000000000020.index",
+            "00000000000000000020.log",
+            "00000000000000000020.timeindex",
+            "leader-epoch-checkpoint",
+            "partition.metadata",
+        ]
+    );
+    for n in ["index", "log", "timeindex"] {
+        assert!(
+            after[&format!("00000000000000000020.{n}")].is_empty(),
+            "{n}"
+        );
+    }
+    assert_eq!(after["leader-epoch-checkpoint"], b"0\n0\n");
+    assert_eq!(after["partition.metadata"], before["partition.metadata"]);
+    // Shutdown: the recovery point is the log end 20; the log start equals the first base, so
+    // `checkpointLogStartOffsetsInDir` drops the entry; the high watermark (15) is raised to
+    // the log start (`UnifiedLog.updateHighWatermark` keeps it within the log).
+    assert_eq!(
+        read(&tmp.path().join("recovery-point-offset-checkpoint")),
+        "0\n1\nt 0 20\n"
+    );
+    assert_eq!(read(&lso), "0\n0\n");
+    assert_eq!(
+        read(&tmp.path().join("replication-offset-checkpoint")),
+        "0\n1\nt 0 20\n"
+    );
+    common::assert_verifies_strict(&dir);
+    assert!(plan(&dir, &recover_opts()).unwrap().is_empty());
+}
