@@ -76,11 +76,15 @@ pub fn dir_contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v
 }
 
-/// Copies the files of `from` into `to` (created), writable even when the source is not.
+/// Copies the files of `from` into `to` (created), writable even when the source is not;
+/// subdirectories are left out.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
+        if !e.file_type().unwrap().is_file() {
+            continue;
+        }
         let dst = to.join(e.file_name());
         std::fs::copy(e.path(), &dst).unwrap();
         let mut perm = std::fs::metadata(&dst).unwrap().permissions();
