@@ -9,13 +9,12 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use kseg::ops::repair::apply::{ApplyOptions, Backup};
-use kseg::ops::repair::recover::{plan as recover_plan, RecoverOptions};
+use kseg::ops::repair::recover::plan as recover_plan;
 use kseg::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
 use kseg::ops::simulate::compact::CompactOptions;
 use kseg::ops::simulate::retention::{plan_retention, RetentionOptions};
 use kseg::ops::write::log_dir::{write_log_dir, LogDirSpec};
 use kseg::ops::write::spec::AnySpec;
-use kseg::storage::LogConfig;
 
 const NOW: i64 = 1_767_225_600_000;
 const NO_BACKUP: ApplyOptions = ApplyOptions {
@@ -34,27 +33,6 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn recover_opts() -> RecoverOptions {
-    RecoverOptions {
-        config: LogConfig::default(),
-        now_ms: NOW,
-        recovery_point: None,
-        producer_id_expiration_ms: 86_400_000,
-    }
-}
-
-fn retention(now_ms: i64) -> RetentionOptions {
-    RetentionOptions {
-        retention_ms: -1,
-        retention_bytes: -1,
-        log_start_offset: None,
-        high_watermark: None,
-        now_ms,
-        config: LogConfig::default(),
-        producer_id_expiration_ms: 86_400_000,
-    }
-}
-
 /// The one finding retention may leave: a cleaner offset below the new log start. The broker
 /// leaves it too (retention and shutdown never write `cleaner-offset-checkpoint`); its
 /// cleaner resets it, with a warning of its own, when it next looks at the log
@@ -65,15 +43,7 @@ const STALE_CLEANER_OFFSET: &str = "checkpoint.cleaner-offset";
 /// names a check whose findings are expected.
 fn verify(dir: &Path, log_dir: bool, what: &str, allowed: Option<&str>) {
     let target = if log_dir { dir.parent().unwrap() } else { dir };
-    let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
-    let report =
-        kseg::ops::check::verify::verify_paths(&[target.to_path_buf()], &opts, &|_| {}).unwrap();
-    let findings: Vec<String> = report
-        .findings()
-        .filter(|f| Some(f.check) != allowed)
-        .map(|f| format!("{f:?}"))
-        .collect();
-    assert!(findings.is_empty(), "{what}: {findings:#?}");
+    common::assert_verifies_strict_except(target, allowed, what);
 }
 
 /// The retention runs for the log in `dir`: by time (the older half, then everything), by
@@ -81,7 +51,7 @@ fn verify(dir: &Path, log_dir: bool, what: &str, allowed: Option<&str>) {
 /// `log-start-offset-checkpoint` records it), else at its base (nothing would record a start
 /// inside a segment).
 fn retention_cases(dir: &Path, log_dir: bool) -> Vec<(String, RetentionOptions)> {
-    let r = plan_retention(dir, &retention(NOW)).unwrap();
+    let r = plan_retention(dir, &common::retention_options(NOW)).unwrap();
     let segs = &r.remaining;
     let mid = &segs[segs.len() / 2];
     let total: u64 = segs.iter().map(|s| s.size).sum();
@@ -90,21 +60,21 @@ fn retention_cases(dir: &Path, log_dir: bool) -> Vec<(String, RetentionOptions)>
             "retention.ms, older half".to_string(),
             RetentionOptions {
                 retention_ms: 0,
-                ..retention(mid.largest_timestamp)
+                ..common::retention_options(mid.largest_timestamp)
             },
         ),
         (
             "retention.ms, everything".to_string(),
             RetentionOptions {
                 retention_ms: 0,
-                ..retention(i64::MAX / 2)
+                ..common::retention_options(i64::MAX / 2)
             },
         ),
         (
             "retention.bytes, half".to_string(),
             RetentionOptions {
                 retention_bytes: (total / 2) as i64,
-                ..retention(NOW)
+                ..common::retention_options(NOW)
             },
         ),
     ];
@@ -114,7 +84,7 @@ fn retention_cases(dir: &Path, log_dir: bool) -> Vec<(String, RetentionOptions)>
             format!("log start offset {start}"),
             RetentionOptions {
                 log_start_offset: Some(start),
-                ..retention(NOW)
+                ..common::retention_options(NOW)
             },
         ));
     }
@@ -140,14 +110,16 @@ fn check_input(root: &Path, rel: &Path, log_dir: bool, name: &str) {
         vec![dir.clone()]
     };
     for p in &partitions {
-        recover_plan(p, &recover_opts())
+        recover_plan(p, &common::recover_options(NOW))
             .unwrap()
             .apply(&NO_BACKUP)
             .unwrap();
     }
     verify(&dir, log_dir, &format!("{name}: recover"), None);
     assert!(
-        recover_plan(&dir, &recover_opts()).unwrap().is_empty(),
+        recover_plan(&dir, &common::recover_options(NOW))
+            .unwrap()
+            .is_empty(),
         "{name}: recover twice"
     );
 

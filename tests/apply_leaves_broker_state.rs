@@ -18,18 +18,6 @@ const NO_BACKUP: ApplyOptions = ApplyOptions {
     fail_before_step: None,
 };
 
-fn retention(now_ms: i64) -> RetentionOptions {
-    RetentionOptions {
-        retention_ms: -1,
-        retention_bytes: -1,
-        log_start_offset: None,
-        high_watermark: None,
-        now_ms,
-        config: LogConfig::default(),
-        producer_id_expiration_ms: 86_400_000,
-    }
-}
-
 /// Every file of `dir` by name with its bytes.
 fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     common::dir_contents(dir).into_iter().collect()
@@ -51,7 +39,7 @@ fn a_plain_v2_all_segments_by_time_file_by_file() {
     let before = files(&dir);
     let opts = RetentionOptions {
         retention_ms: 86_400_000,
-        ..retention(1_730_100_000_000)
+        ..common::retention_options(1_730_100_000_000)
     };
     let r = plan_retention(&dir, &opts).unwrap();
     assert_eq!(r.rolled_at, Some(1443));
@@ -120,7 +108,7 @@ fn a_plain_v2_in_a_log_dir_gets_the_shutdown_checkpoints() {
         &dir,
         &RetentionOptions {
             retention_ms: 86_400_000,
-            ..retention(1_730_100_000_000)
+            ..common::retention_options(1_730_100_000_000)
         },
     )
     .unwrap();
@@ -253,7 +241,7 @@ fn retention_ms_leaves_the_brokers_files() {
     check_retention(
         &RetentionOptions {
             retention_ms: 2500,
-            ..retention(5000)
+            ..common::retention_options(5000)
         },
         &[0, 5],
         &[],
@@ -276,7 +264,7 @@ fn retention_bytes_leaves_the_brokers_files() {
     check_retention(
         &RetentionOptions {
             retention_bytes: 2 * size,
-            ..retention(5000)
+            ..common::retention_options(5000)
         },
         &[0],
         &[],
@@ -296,7 +284,7 @@ fn log_start_offset_leaves_the_brokers_files() {
     check_retention(
         &RetentionOptions {
             log_start_offset: Some(7),
-            ..retention(5000)
+            ..common::retention_options(5000)
         },
         &[0],
         &["00000000000000000005.snapshot"],
@@ -394,15 +382,6 @@ fn compaction_leaves_the_brokers_files() {
     assert!(plan_apply(&dir, &opts).unwrap().changes.is_empty());
 }
 
-fn recover_opts() -> kseg::ops::repair::recover::RecoverOptions {
-    kseg::ops::repair::recover::RecoverOptions {
-        config: LogConfig::default(),
-        now_ms: 5000,
-        recovery_point: None,
-        producer_id_expiration_ms: 86_400_000,
-    }
-}
-
 /// `recover --apply` on a log that ends (15) before its checkpointed start (20): the loader
 /// deletes every segment and starts over at the log start offset.
 #[test]
@@ -413,7 +392,7 @@ fn recovery_past_the_log_end_leaves_the_brokers_files() {
     let lso = tmp.path().join("log-start-offset-checkpoint");
     std::fs::write(&lso, "0\n1\nt 0 20\n").unwrap();
     let before = files(&dir);
-    plan(&dir, &recover_opts())
+    plan(&dir, &common::recover_options(5000))
         .unwrap()
         .apply(&NO_BACKUP)
         .unwrap();
@@ -456,5 +435,7 @@ fn recovery_past_the_log_end_leaves_the_brokers_files() {
         "0\n1\nt 0 20\n"
     );
     common::assert_verifies_strict(&dir);
-    assert!(plan(&dir, &recover_opts()).unwrap().is_empty());
+    assert!(plan(&dir, &common::recover_options(5000))
+        .unwrap()
+        .is_empty());
 }

@@ -1,6 +1,8 @@
 //! `kseg retention` against hand-worked expectations (behavior.md §5 and the `UnifiedLogTest`
 //! cases it cites).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
@@ -52,15 +54,7 @@ fn write_log(root: &Path, segs: &[Seg]) -> PathBuf {
 }
 
 fn opts(now_ms: i64) -> RetentionOptions {
-    RetentionOptions {
-        retention_ms: -1,
-        retention_bytes: -1,
-        log_start_offset: None,
-        high_watermark: None,
-        now_ms,
-        config: LogConfig::default(),
-        producer_id_expiration_ms: 86_400_000,
-    }
+    common::retention_options(now_ms)
 }
 
 fn deleted(r: &RetentionReport) -> Vec<(i64, DeletionReason)> {
