@@ -104,12 +104,16 @@ fn print_report(out: &mut impl Write, r: &RetentionReport) -> std::io::Result<()
     }
     writeln!(out, "{t}")?;
     for c in &r.checkpoint_updates {
+        let after = match (c.after, c.created) {
+            (Some(o), _) => o.to_string(),
+            (None, true) => "(no entry; the file is created)".into(),
+            (None, false) => "(entry removed)".into(),
+        };
         writeln!(
             out,
-            "{}: {} -> {}",
+            "{}: {} -> {after}",
             c.file.display(),
             c.before.map_or("-".into(), |o| o.to_string()),
-            c.after.map_or("(entry removed)".into(), |o| o.to_string())
         )?;
     }
     writeln!(
