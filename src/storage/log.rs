@@ -7,7 +7,8 @@
 //! append call: validate, assign leader epochs, maybe roll, append to the active segment (one
 //! index decision per call), apply producer state, index aborted transactions in the segment
 //! that got the marker. Rolls snapshot producer state under the new segment's base offset; a
-//! clean close snapshots it under the log end offset and trims the active indexes, a crash
+//! clean close flushes the active segment (its indexes exist afterwards), snapshots producer
+//! state under the log end offset and trims the active indexes, a crash
 //! close leaves everything as a killed broker would.
 
 use std::collections::BTreeMap;
