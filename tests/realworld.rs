@@ -292,9 +292,10 @@ fn client_vectors_give_their_exact_findings() {
 /// Whether a change a recovery plans is one the broker's own start-up makes on a healthy log:
 /// indexes rebuilt or trimmed, the producer snapshot written at close, the epoch checkpoint
 /// file created (Kafka's checkpoint files create themselves empty), the recovery point
-/// moved to the log end; in a directory without segments (a KRaft metadata log collected
-/// without them), the empty segment the loader creates. Never a `.log` byte changed, never a
-/// segment deleted.
+/// moved to the log end, the log dir's `log-start-offset-checkpoint` created when a broker
+/// older than it left none (the shutdown's `checkpointLogStartOffsetsInDir` writes it); in a
+/// directory without segments (a KRaft metadata log collected without them), the empty
+/// segment the loader creates. Never a `.log` byte changed, never a segment deleted.
 fn broker_start_up_change(change: &Value, had_segments: bool) -> bool {
     let file = change["file"].as_str().unwrap();
     let name = Path::new(file).file_name().unwrap().to_str().unwrap();
@@ -306,6 +307,7 @@ fn broker_start_up_change(change: &Value, had_segments: bool) -> bool {
             name,
             "leader-epoch-checkpoint" | "recovery-point-offset-checkpoint"
         )
+        || (name == "log-start-offset-checkpoint" && change["sizeBefore"].is_null())
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! `kseg retention` against hand-worked expectations (behavior.md §5 and the `UnifiedLogTest`
 //! cases it cites).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
@@ -52,13 +54,7 @@ fn write_log(root: &Path, segs: &[Seg]) -> PathBuf {
 }
 
 fn opts(now_ms: i64) -> RetentionOptions {
-    RetentionOptions {
-        retention_ms: -1,
-        retention_bytes: -1,
-        log_start_offset: None,
-        high_watermark: None,
-        now_ms,
-    }
+    common::retention_options(now_ms)
 }
 
 fn deleted(r: &RetentionReport) -> Vec<(i64, DeletionReason)> {
@@ -373,8 +369,10 @@ fn checkpoints_in_the_log_dir_give_the_defaults_and_are_updated() {
         .collect();
     assert_eq!(
         updates,
-        // The log start offset (6) stays above the new first segment (5): its entry stays.
-        vec![("recovery-point-offset-checkpoint".into(), Some(3), Some(6))]
+        // The log start offset (6) stays above the new first segment (5): its entry stays
+        // (`LogManager.checkpointLogStartOffsetsInDir`). The shutdown's `log.flush(true)`
+        // takes the recovery point to the log end offset (`LogManager.shutdown`).
+        vec![("recovery-point-offset-checkpoint".into(), Some(3), Some(15))]
     );
     assert!(tmp.path().join("t-0/00000000000000000000.log").exists());
 }
@@ -482,7 +480,16 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
             }
             other => panic!("the roll comes first: {other:?}"),
         }
-        let changes = &changes[1..];
+        // The rest of the roll: its indexes, as the shutdown's flush creates them.
+        let rolled = changes
+            .iter()
+            .take_while(|c| {
+                matches!(c, Change::Write { file, .. }
+                    if file.file_name().unwrap().to_string_lossy().starts_with("00000000000000000015."))
+            })
+            .count();
+        assert_eq!(rolled, 3, "{changes:?}");
+        let changes = &changes[rolled..];
         let renames = changes
             .iter()
             .take_while(|c| matches!(c, Change::Rename { .. }))
@@ -513,9 +520,15 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
         .filter(|n| n.starts_with('0'))
         .collect();
     names.sort();
+    // The rolled segment's indexes exist, trimmed: the shutdown's flush created them.
     assert_eq!(
         names,
-        ["00000000000000000015.log", "00000000000000000015.snapshot"]
+        [
+            "00000000000000000015.index",
+            "00000000000000000015.log",
+            "00000000000000000015.snapshot",
+            "00000000000000000015.timeindex"
+        ]
     );
     // Back at the first segment's base: no log start offset entry any more.
     assert_eq!(

@@ -40,6 +40,8 @@ pub fn run(args: RetentionArgs) -> u8 {
         log_start_offset: args.offsets.log_start_offset,
         high_watermark: args.offsets.high_watermark,
         now_ms: args.repair.now_ms(),
+        config: args.repair.config(),
+        producer_id_expiration_ms: args.repair.producer_id_expiration_ms,
     };
     let report = match plan_retention(&args.path, &opts) {
         Ok(r) => r,
@@ -103,12 +105,16 @@ fn print_report(out: &mut impl Write, r: &RetentionReport) -> std::io::Result<()
     }
     writeln!(out, "{t}")?;
     for c in &r.checkpoint_updates {
+        let after = match (c.after, c.created) {
+            (Some(o), _) => o.to_string(),
+            (None, true) => "(no entry; the file is created)".into(),
+            (None, false) => "(entry removed)".into(),
+        };
         writeln!(
             out,
-            "{}: {} -> {}",
+            "{}: {} -> {after}",
             c.file.display(),
             c.before.map_or("-".into(), |o| o.to_string()),
-            c.after.map_or("(entry removed)".into(), |o| o.to_string())
         )?;
     }
     writeln!(

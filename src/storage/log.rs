@@ -7,7 +7,8 @@
 //! append call: validate, assign leader epochs, maybe roll, append to the active segment (one
 //! index decision per call), apply producer state, index aborted transactions in the segment
 //! that got the marker. Rolls snapshot producer state under the new segment's base offset; a
-//! clean close snapshots it under the log end offset and trims the active indexes, a crash
+//! clean close flushes the active segment (its indexes exist afterwards), snapshots producer
+//! state under the log end offset and trims the active indexes, a crash
 //! close leaves everything as a killed broker would.
 
 use std::collections::BTreeMap;
@@ -421,6 +422,55 @@ impl Log {
         Ok(())
     }
 
+    /// `UnifiedLog.deleteSegments` for the `count` oldest segments: when all of them go, an
+    /// empty segment is rolled at the log end offset first (a log always has one); the log
+    /// start offset moves to the first remaining segment ([`Log::maybe_increment_log_start_offset`]);
+    /// the segments' files and the producer snapshots at their bases are deleted. Returns the
+    /// base offsets of the deleted segments.
+    pub fn delete_oldest_segments(&mut self, count: usize) -> Result<Vec<i64>> {
+        let deletable: Vec<i64> = self.segments.keys().take(count).copied().collect();
+        let mut to_delete = deletable.clone();
+        if !deletable.is_empty() && deletable.len() == self.segments.len() {
+            self.roll()?;
+            // An empty active segment rolled onto itself was replaced, not deleted.
+            let new_base = self.active_segment().base_offset();
+            to_delete.retain(|&b| b != new_base);
+        }
+        if let Some(&last) = to_delete.last() {
+            let next = *self
+                .segments
+                .range(last + 1..)
+                .next()
+                .expect("a segment above the deleted ones")
+                .0;
+            self.maybe_increment_log_start_offset(next)?;
+            for base in &to_delete {
+                if let Some(segment) = self.segments.remove(base) {
+                    segment.delete()?;
+                }
+            }
+        }
+        // The snapshots of every deletable segment go, as `deleteProducerSnapshots` is given
+        // `deletable`, not only the segments removed.
+        for &base in &deletable {
+            self.producer_state.delete_snapshot_of_segment(base)?;
+        }
+        Ok(to_delete)
+    }
+
+    /// `UnifiedLog.maybeIncrementLogStartOffset`: a higher log start offset cuts the leader
+    /// epoch cache from the start (`truncateFromStart`) and tells the producer state
+    /// (`onLogStartOffsetIncremented`). The caller keeps the high watermark at or above it.
+    fn maybe_increment_log_start_offset(&mut self, offset: i64) -> Result<bool> {
+        if offset <= self.log_start_offset {
+            return Ok(false);
+        }
+        self.log_start_offset = offset;
+        self.leader_epochs.truncate_from_start(offset)?;
+        self.producer_state.on_log_start_offset_incremented(offset);
+        Ok(true)
+    }
+
     /// The segment holding `offset` and the batch in it that contains it (a fetch starts at
     /// that batch's position).
     pub fn translate_offset(&self, offset: i64) -> Result<Option<(i64, BatchLocation)>> {
@@ -450,12 +500,16 @@ impl Log {
         Ok(None)
     }
 
-    /// Closes the log. Clean: a producer snapshot at the log end offset, then every segment
-    /// closed (the active one gets its final time-index entry and trimmed indexes). Crash:
+    /// Closes the log. Clean: the active segment flushed (its indexes exist afterwards), a
+    /// producer snapshot at the log end offset, then every segment closed (the active one
+    /// gets its final time-index entry and trimmed indexes). Crash:
     /// the files stay exactly as they are now.
     pub fn close(mut self, mode: CloseMode) -> Result<()> {
         match mode {
             CloseMode::Clean => {
+                // `LogManager.shutdown` flushes each log to its end first (`flush(true)`): the
+                // flush reaches the active segment, whatever the recovery point.
+                self.active_segment_mut().flush_with_indexes()?;
                 self.producer_state.take_snapshot()?;
                 for segment in self.segments.values_mut() {
                     segment.close()?;

@@ -592,6 +592,14 @@ impl Segment {
         self.log.flush().map_err(|e| Error::io(&self.log_path, e))
     }
 
+    /// `LogSegment.flush` as the shutdown's flush calls it: it reaches both indexes, which
+    /// materialises lazy ones (a new file, preallocated, for a segment never appended to).
+    pub fn flush_with_indexes(&mut self) -> Result<()> {
+        self.offset_index.touch()?;
+        self.time_index.touch()?;
+        self.flush()
+    }
+
     /// `translateOffset`: the first batch at or after the index's floor position (and
     /// `start_position`) whose last offset is `>= offset`. A batch, not a record.
     pub fn translate_offset(

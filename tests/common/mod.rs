@@ -79,11 +79,15 @@ pub fn dir_contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v
 }
 
-/// Copies the files of `from` into `to` (created), writable even when the source is not.
+/// Copies the files of `from` into `to` (created), writable even when the source is not;
+/// subdirectories are left out.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
+        if !e.file_type().unwrap().is_file() {
+            continue;
+        }
         let dst = to.join(e.file_name());
         std::fs::copy(e.path(), &dst).unwrap();
         let mut perm = std::fs::metadata(&dst).unwrap().permissions();
@@ -104,6 +108,47 @@ pub fn assert_verifies_clean(dir: &Path) {
         .map(|f| format!("{f:?}"))
         .collect();
     assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
+}
+
+/// Fails with every finding `kseg verify --deep --strict` reports on `path` (warnings too).
+pub fn assert_verifies_strict(path: &Path) {
+    assert_verifies_strict_except(path, None, &path.display().to_string());
+}
+
+/// The same, findings of the check `allowed` aside; `what` names the case in the failure.
+pub fn assert_verifies_strict_except(path: &Path, allowed: Option<&str>, what: &str) {
+    let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
+    let report =
+        kseg::ops::check::verify::verify_paths(&[path.to_path_buf()], &opts, &|_| {}).unwrap();
+    let findings: Vec<String> = report
+        .findings()
+        .filter(|f| Some(f.check) != allowed)
+        .map(|f| format!("{f:?}"))
+        .collect();
+    assert!(findings.is_empty(), "{what}: {findings:#?}");
+}
+
+/// Retention with every limit off at `now_ms`, Kafka's defaults otherwise.
+pub fn retention_options(now_ms: i64) -> kseg::ops::simulate::retention::RetentionOptions {
+    kseg::ops::simulate::retention::RetentionOptions {
+        retention_ms: -1,
+        retention_bytes: -1,
+        log_start_offset: None,
+        high_watermark: None,
+        now_ms,
+        config: kseg::storage::LogConfig::default(),
+        producer_id_expiration_ms: 86_400_000,
+    }
+}
+
+/// Recovery from the checkpointed recovery point at `now_ms`, Kafka's defaults otherwise.
+pub fn recover_options(now_ms: i64) -> kseg::ops::repair::recover::RecoverOptions {
+    kseg::ops::repair::recover::RecoverOptions {
+        config: kseg::storage::LogConfig::default(),
+        now_ms,
+        recovery_point: None,
+        producer_id_expiration_ms: 86_400_000,
+    }
 }
 
 /// Positions and sizes of the batches of a segment.

@@ -3,5 +3,6 @@
 //! (repairs and simulations alike).
 
 pub mod apply;
+pub mod log_dir;
 pub mod rebuild_index;
 pub mod recover;

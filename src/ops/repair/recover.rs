@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::apply::{self, ApplyOptions, Change};
+use super::log_dir::{checkpoint_writes, shutdown_checkpoint_updates, ShutdownOffsets};
 use crate::error::{Error, Result};
 use crate::format::names::{
-    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+    parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
 };
 use crate::ops::partition::checkpoint_entry;
 use crate::storage::files::{file_len, segment_files};
@@ -131,34 +132,27 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         producer_id_expiration_ms: opts.producer_id_expiration_ms,
     };
     let (log, report) = Log::load(&work, opts.config, params).map_err(|e| e.rebased(&work, dir))?;
+    let first_segment_base = log.segments().next().map_or(0, |s| s.base_offset());
     log.close(CloseMode::Clean)?;
     let mut changes = apply::diff_dirs(dir, &work, &|_| true)?;
     let split = split_changes(dir, &work, &report, &mut changes)?;
     swap_renames(dir, &work, &report, &mut changes)?;
-    // The checkpoints that name this partition follow: a clean close flushed everything.
-    let staged = scratch.path().join("log-dir");
-    for (file, value) in [
-        (RECOVERY_POINT_CHECKPOINT_FILE_NAME, report.log_end_offset),
-        (
-            LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
-            report.log_start_offset,
-        ),
-    ] {
-        if let Some((path, mut ckpt, i)) = checkpoint_entry(dir, file)? {
-            if ckpt.entries[i].offset != value {
-                ckpt.entries[i].offset = value;
-                std::fs::create_dir_all(&staged).map_err(|e| Error::io(&staged, e))?;
-                let source = staged.join(file);
-                let text = ckpt.encode();
-                std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;
-                changes.push(Change::Write {
-                    size_before: std::fs::metadata(&path).ok().map(|m| m.len()),
-                    size_after: text.len() as u64,
-                    file: path,
-                    source,
-                });
-            }
-        }
+    // The log dir's checkpoints as the clean shutdown after recovery writes them.
+    let offsets = ShutdownOffsets {
+        log_start_offset: report.log_start_offset,
+        first_segment_base,
+        log_end_offset: report.log_end_offset,
+    };
+    let updates = shutdown_checkpoint_updates(dir, &offsets)?;
+    if let Some(pd) = dir
+        .file_name()
+        .and_then(|n| parse_partition_dir(&n.to_string_lossy()))
+    {
+        changes.extend(checkpoint_writes(
+            &updates,
+            &(pd.topic, pd.partition),
+            scratch.path(),
+        )?);
     }
     apply::order_changes(&mut changes);
     // The splits go first, each in the broker's own replace order: every point of it is one

@@ -12,14 +12,18 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::format::checkpoint::OffsetCheckpoint;
 use crate::format::names::{
-    index_file_name, log_file_name, snapshot_file_name, time_index_file_name, txn_index_file_name,
-    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+    index_file_name, log_file_name, parse_offset_prefix, snapshot_file_name, time_index_file_name,
+    txn_index_file_name, LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
     REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
 };
 use crate::ops::partition::{PartitionView, SegmentView};
 use crate::ops::repair::apply::{self, ApplyOptions, Change};
+pub use crate::ops::repair::log_dir::CheckpointUpdate;
+use crate::ops::repair::log_dir::{
+    checkpoint_writes, shutdown_checkpoint_updates, ShutdownOffsets,
+};
+use crate::storage::{CloseMode, LoadParams, Log, LogConfig};
 
 /// `retention.ms` default: 7 days.
 pub const DEFAULT_RETENTION_MS: i64 = 604_800_000;
@@ -37,6 +41,10 @@ pub struct RetentionOptions {
     /// Default: `replication-offset-checkpoint`, else the log end offset.
     pub high_watermark: Option<i64>,
     pub now_ms: i64,
+    /// The topic's index settings, for the segment a roll creates.
+    pub config: LogConfig,
+    /// `producer.id.expiration.ms`, as the log loads.
+    pub producer_id_expiration_ms: i64,
 }
 
 /// Which pass deletes a segment.
@@ -97,16 +105,6 @@ pub struct RemainingSegment {
     pub note: String,
 }
 
-/// A checkpoint file entry of this partition that deletion moves.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CheckpointUpdate {
-    pub file: PathBuf,
-    pub before: Option<i64>,
-    /// None: the entry is dropped.
-    pub after: Option<i64>,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetentionReport {
@@ -128,6 +126,10 @@ pub struct RetentionReport {
     pub deleted: Vec<DeletedSegment>,
     pub remaining: Vec<RemainingSegment>,
     pub checkpoint_updates: Vec<CheckpointUpdate>,
+    #[serde(skip)]
+    config: LogConfig,
+    #[serde(skip)]
+    producer_id_expiration_ms: i64,
 }
 
 /// The high watermark and log start offset the broker would use, and where they came from.
@@ -359,7 +361,14 @@ pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionRe
     let checkpoint_updates = if sim.deleted.is_empty() {
         Vec::new()
     } else {
-        checkpoint_updates(&view, &sim)?
+        shutdown_checkpoint_updates(
+            dir,
+            &ShutdownOffsets {
+                log_start_offset: sim.log_start_offset,
+                first_segment_base: sim.segments[0].base_offset,
+                log_end_offset: sim.log_end_offset,
+            },
+        )?
     };
     Ok(RetentionReport {
         dir: dir.to_path_buf(),
@@ -377,6 +386,8 @@ pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionRe
         deleted: sim.deleted,
         remaining,
         checkpoint_updates,
+        config: opts.config,
+        producer_id_expiration_ms: opts.producer_id_expiration_ms,
     })
 }
 
@@ -439,46 +450,13 @@ fn remaining_segments(sim: &Sim<'_>, retention_ms: i64) -> Vec<RemainingSegment>
     out
 }
 
-/// The log dir checkpoint entries deletion moves: the recovery point and the high watermark
-/// rise to the new log start offset; the log start offset is checkpointed only while it lies
-/// above the first segment's base (as `LogManager` writes it).
-fn checkpoint_updates(view: &PartitionView, sim: &Sim<'_>) -> Result<Vec<CheckpointUpdate>> {
-    let mut out = Vec::new();
-    let new_start = sim.log_start_offset;
-    let first_base = sim.segments[0].base_offset;
-    let Some(log_dir) = view.log_dir() else {
-        return Ok(out);
-    };
-    for file in [
-        RECOVERY_POINT_CHECKPOINT_FILE_NAME,
-        REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
-        LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
-    ] {
-        let path = log_dir.join(file);
-        if !path.exists() {
-            continue;
-        }
-        let before = view.checkpoint_offset(file)?.map(|(_, o)| o);
-        let after = if file == LOG_START_OFFSET_CHECKPOINT_FILE_NAME {
-            (new_start > first_base).then_some(new_start)
-        } else {
-            before.map(|o| o.max(new_start))
-        };
-        if before != after {
-            out.push(CheckpointUpdate {
-                file: path,
-                before,
-                after,
-            });
-        }
-    }
-    Ok(out)
-}
-
 impl RetentionReport {
-    /// What `--apply` changes, in execution order: the rolled segment's empty `.log` (when
-    /// every segment goes), the deleted segments' files oldest first (so an interrupted run
-    /// leaves a contiguous log), then the checkpoint files. New contents are staged in `scratch`.
+    /// What `--apply` changes, in execution order: the rolled segment's files (when every
+    /// segment goes), the deleted segments' files oldest first (so an interrupted run leaves a
+    /// contiguous log), then what else the deletion and a clean shutdown rewrite (the leader
+    /// epoch checkpoint) and the log dir's checkpoints. The engine carries the plan out on a
+    /// copy of the directory staged in `scratch` (load, one `deleteSegments` per pass, clean
+    /// close); the changes turn the original into that copy.
     ///
     /// As the broker does (behavior.md §5.4, `deleteSegmentFiles`: the old files' half of the
     /// segment replace), every file of the deleted segments is first renamed to `.deleted`,
@@ -486,49 +464,48 @@ impl RetentionReport {
     /// for readers; offline there are none). A crash in between leaves `.deleted` files, which
     /// the next load removes.
     pub fn changes(&self, scratch: &Path) -> Result<Vec<Change>> {
-        let mut out = Vec::new();
-        // The broker rolls before it deletes: at no point is the log without a segment.
-        if let Some(base) = self.rolled_at {
-            let source = scratch.join(log_file_name(base));
-            std::fs::write(&source, []).map_err(|e| Error::io(&source, e))?;
-            out.push(Change::Write {
-                file: self.dir.join(log_file_name(base)),
-                source,
-                size_before: None,
-                size_after: 0,
-            });
+        let work = scratch
+            .join("log")
+            .join(self.dir.file_name().unwrap_or_default());
+        apply::copy_for_planning(&self.dir, &work)?;
+        let params = LoadParams {
+            had_clean_shutdown: true,
+            recovery_point: self.log_end_offset,
+            log_start_offset: self.log_start_offset.value,
+            now_ms: self.now_ms,
+            producer_id_expiration_ms: self.producer_id_expiration_ms,
+        };
+        let (mut log, _) =
+            Log::load(&work, self.config, params).map_err(|e| e.rebased(&work, &self.dir))?;
+        let mut deleted_bases = Vec::new();
+        for pass in self.deleted.chunk_by(|a, b| a.reason == b.reason) {
+            deleted_bases.extend(log.delete_oldest_segments(pass.len())?);
         }
-        let deleted: Vec<PathBuf> = self
-            .deleted
-            .iter()
-            .flat_map(|d| d.files.iter().map(|name| self.dir.join(name)))
-            .collect();
-        out.extend(apply::replace_segments(&[], &deleted)?);
-        for u in &self.checkpoint_updates {
-            let bytes = std::fs::read(&u.file).map_err(|e| Error::io(&u.file, e))?;
-            let mut cp = OffsetCheckpoint::decode(&bytes, &u.file.display().to_string())
-                .map_err(|e| Error::decode(&u.file, 0, e))?;
-            let (topic, partition) = self.topic_partition.clone().unwrap_or_default();
-            cp.entries
-                .retain(|e| !(e.topic == topic && e.partition == partition));
-            if let Some(offset) = u.after {
-                cp.entries
-                    .push(crate::format::checkpoint::OffsetCheckpointEntry {
-                        topic,
-                        partition,
-                        offset,
-                    });
-            }
-            let name = u.file.file_name().unwrap_or_default();
-            let source = scratch.join(name);
-            let text = cp.encode();
-            std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;
-            out.push(Change::Write {
-                file: u.file.clone(),
-                source,
-                size_before: Some(bytes.len() as u64),
-                size_after: text.len() as u64,
-            });
+        log.close(CloseMode::Clean)?;
+        let planned: Vec<i64> = self.deleted.iter().map(|d| d.base_offset).collect();
+        if deleted_bases != planned {
+            return Err(Error::invalid(
+                &self.dir,
+                format!("the log deleted segments {deleted_bases:?}, the plan {planned:?}"),
+            ));
+        }
+        let gone: Vec<&String> = self.deleted.iter().flat_map(|d| &d.files).collect();
+        let diff = apply::diff_dirs(&self.dir, &work, &|n| !gone.iter().any(|g| *g == n))?;
+        // The broker rolls before it deletes: at no point is the log without a segment.
+        let (mut out, rest): (Vec<Change>, Vec<Change>) = diff.into_iter().partition(|c| {
+            self.rolled_at.is_some()
+                && c.file()
+                    .file_name()
+                    .and_then(|n| parse_offset_prefix(&n.to_string_lossy()))
+                    == self.rolled_at
+        });
+        // The `.log` first: it is what makes the segment exist for the loader.
+        out.sort_by_key(|c| c.file().extension().is_none_or(|e| e != "log"));
+        let gone: Vec<PathBuf> = gone.iter().map(|n| self.dir.join(n)).collect();
+        out.extend(apply::replace_segments(&[], &gone)?);
+        out.extend(rest);
+        if let Some(tp) = &self.topic_partition {
+            out.extend(checkpoint_writes(&self.checkpoint_updates, tp, scratch)?);
         }
         Ok(out)
     }

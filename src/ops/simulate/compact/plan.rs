@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use super::{compact_to, CompactOptions, CompactReport};
 use crate::error::{Error, Result};
-use crate::format::checkpoint::OffsetCheckpoint;
-use crate::format::names::CLEANER_OFFSET_CHECKPOINT_FILE_NAME;
+use crate::format::names::{parse_partition_dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME};
+use crate::ops::partition::checkpoint_entry;
+use crate::ops::repair::log_dir::{checkpoint_writes, CheckpointUpdate};
 use crate::ops::repair::recover::{plan as recover_plan, RecoverOptions, RecoverPlan};
 use crate::storage::files::segment_files;
 use crate::storage::replace::staged_segment;
@@ -79,7 +80,6 @@ pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Optio
 /// Plans `compact --apply` on the partition directory `dir`. Refuses a directory holding
 /// leftovers of an interrupted swap: [`plan_resolve_leftovers`] resolves them first.
 pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
-    use crate::ops::repair::apply::Change;
     crate::ops::input::repair_target(dir, crate::error::Work::Cleaning)?;
     if let Some(p) = leftovers(dir)?.first() {
         return Err(Error::invalid(
@@ -116,46 +116,28 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
             &[],
             &snapshots,
         )?);
-        // The log dir's cleaner-offset-checkpoint: this partition's entry set or added.
+        // `LogCleanerManager.doneCleaning`: the log dir's cleaner-offset-checkpoint gets this
+        // partition's entry at the map's end, set or added.
         let log_dir = dir.parent().unwrap_or(Path::new("."));
-        let path = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
-        let (mut ckpt, size_before) = match std::fs::read(&path) {
-            Ok(b) => (
-                OffsetCheckpoint::decode(&b, &path.display().to_string())
-                    .map_err(|e| Error::decode(&path, 0, e))?,
-                Some(b.len() as u64),
-            ),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                (OffsetCheckpoint::default(), None)
-            }
-            Err(e) => return Err(Error::io(&path, e)),
+        let file = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
+        let before = checkpoint_entry(dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME)?
+            .map(|(_, c, i)| c.entries[i].offset);
+        let update = CheckpointUpdate {
+            created: !file.exists(),
+            file,
+            before,
+            after: Some(report.end_offset),
         };
-        let staged = out_log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
-        let ours = OffsetCheckpoint::decode(
-            &std::fs::read(&staged).map_err(|e| Error::io(&staged, e))?,
-            &staged.display().to_string(),
-        )
-        .map_err(|e| Error::decode(&staged, 0, e))?;
-        for entry in ours.entries {
-            match ckpt
-                .entries
-                .iter_mut()
-                .find(|e| e.topic == entry.topic && e.partition == entry.partition)
-            {
-                Some(e) => e.offset = entry.offset,
-                None => ckpt.entries.push(entry),
-            }
-        }
-        let text = ckpt.encode();
-        if size_before.is_none() || std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
-            let source = scratch.path().join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
-            std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;
-            changes.push(Change::Write {
-                file: path,
-                source,
-                size_before,
-                size_after: text.len() as u64,
-            });
+        if update.created || update.before != update.after {
+            let name = dir.file_name().unwrap_or_default().to_string_lossy();
+            let pd = parse_partition_dir(&name).ok_or_else(|| {
+                Error::invalid(dir, "the directory name is not <topic>-<partition>")
+            })?;
+            changes.extend(checkpoint_writes(
+                &[update],
+                &(pd.topic, pd.partition),
+                scratch.path(),
+            )?);
         }
     }
     report.out = None;

@@ -1,0 +1,164 @@
+//! The partition's entries in its log dir's offset checkpoints as a clean shutdown leaves them,
+//! after an operation moved the log's offsets (retention, recovery).
+//!
+//! At shutdown `LogManager.shutdown` flushes every log to its end (`log.flush(true)`: the
+//! recovery point becomes the log end offset), then `checkpointRecoveryOffsetsInDir` writes
+//! every log's recovery point and `checkpointLogStartOffsetsInDir` the log start offset of the
+//! logs whose start lies above their first segment's base; both files are written whole, so
+//! they exist afterwards. The high watermark (`replication-offset-checkpoint`, written by the
+//! replica manager) is kept within the log (`UnifiedLog.updateLogStartOffset` raises it to the
+//! log start offset); an entry the file does not have is not invented.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::apply::Change;
+use crate::error::{Error, Result};
+use crate::format::checkpoint::{OffsetCheckpoint, OffsetCheckpointEntry};
+use crate::format::names::{
+    parse_partition_dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
+    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, META_PROPERTIES_FILE_NAME,
+    RECOVERY_POINT_CHECKPOINT_FILE_NAME, REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+};
+
+/// A checkpoint file entry of this partition that the operation moves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointUpdate {
+    pub file: PathBuf,
+    pub before: Option<i64>,
+    /// None: the file has no entry for the partition afterwards.
+    pub after: Option<i64>,
+    /// The file does not exist yet: the broker's shutdown creates it.
+    pub created: bool,
+}
+
+/// The log's offsets after the operation and a clean shutdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownOffsets {
+    pub log_start_offset: i64,
+    pub first_segment_base: i64,
+    pub log_end_offset: i64,
+}
+
+/// The log dir holding the partition directory `dir`, if it is one: it holds
+/// `meta.properties` or one of the broker's offset checkpoints.
+pub fn log_dir_of(dir: &Path) -> Option<&Path> {
+    let parent = dir.parent()?;
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    [
+        META_PROPERTIES_FILE_NAME,
+        RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+        REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+        LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+        CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
+    ]
+    .iter()
+    .any(|n| parent.join(n).is_file())
+    .then_some(parent)
+}
+
+fn read_checkpoint(path: &Path) -> Result<Option<OffsetCheckpoint>> {
+    match std::fs::read(path) {
+        Ok(b) => OffsetCheckpoint::decode(&b, &path.display().to_string())
+            .map(Some)
+            .map_err(|e| Error::decode(path, 0, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// What a clean shutdown changes in the log dir's checkpoints for the partition `dir` whose
+/// log ends up at `offsets`; nothing when `dir` is not in a log dir.
+pub fn shutdown_checkpoint_updates(
+    dir: &Path,
+    offsets: &ShutdownOffsets,
+) -> Result<Vec<CheckpointUpdate>> {
+    let (Some(log_dir), Some(pd)) = (
+        log_dir_of(dir),
+        dir.file_name()
+            .and_then(|n| parse_partition_dir(&n.to_string_lossy())),
+    ) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for file in [
+        RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+        LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+        REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+    ] {
+        let path = log_dir.join(file);
+        let checkpoint = read_checkpoint(&path)?;
+        let before = checkpoint.as_ref().and_then(|c| {
+            c.entries
+                .iter()
+                .find(|e| e.topic == pd.topic && e.partition == pd.partition)
+                .map(|e| e.offset)
+        });
+        let after = match file {
+            RECOVERY_POINT_CHECKPOINT_FILE_NAME => Some(offsets.log_end_offset),
+            LOG_START_OFFSET_CHECKPOINT_FILE_NAME => (offsets.log_start_offset
+                > offsets.first_segment_base)
+                .then_some(offsets.log_start_offset),
+            _ => before.map(|o| o.clamp(offsets.log_start_offset, offsets.log_end_offset)),
+        };
+        // The replica manager's file is not the log manager's to create.
+        let created = checkpoint.is_none() && file != REPLICATION_OFFSET_CHECKPOINT_FILE_NAME;
+        if created || (checkpoint.is_some() && before != after) {
+            out.push(CheckpointUpdate {
+                file: path,
+                before,
+                after,
+                created,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The writes that carry out `updates` for the partition `topic_partition`, staged in
+/// `scratch`: an updated entry keeps its place, a new one goes last.
+pub fn checkpoint_writes(
+    updates: &[CheckpointUpdate],
+    topic_partition: &(String, i32),
+    scratch: &Path,
+) -> Result<Vec<Change>> {
+    let (topic, partition) = topic_partition;
+    let mut out = Vec::new();
+    for u in updates {
+        let mut cp = read_checkpoint(&u.file)?.unwrap_or_default();
+        let size_before = std::fs::metadata(&u.file).ok().map(|m| m.len());
+        let at = cp
+            .entries
+            .iter()
+            .position(|e| &e.topic == topic && e.partition == *partition);
+        match (at, u.after) {
+            (Some(i), Some(offset)) => cp.entries[i].offset = offset,
+            (Some(i), None) => {
+                cp.entries.remove(i);
+            }
+            (None, Some(offset)) => cp.entries.push(OffsetCheckpointEntry {
+                topic: topic.clone(),
+                partition: *partition,
+                offset,
+            }),
+            (None, None) => {}
+        }
+        let name = u.file.file_name().unwrap_or_default();
+        let source = scratch.join(name);
+        let text = cp.encode();
+        std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;
+        out.push(Change::Write {
+            file: u.file.clone(),
+            source,
+            size_before,
+            size_after: text.len() as u64,
+        });
+    }
+    Ok(out)
+}
