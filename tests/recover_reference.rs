@@ -564,3 +564,45 @@ fn bad_input_is_explained_and_nothing_is_lost() {
     assert!(backup.join("plan.json").is_file());
     let _: PathBuf = backup;
 }
+
+/// One byte of a batch's base offset flipped (outside its CRC) in a-plain-v2's last segment:
+/// offsets jump to 2130707844 and then go back. Kafka's `LogSegment.recover` raises
+/// InvalidOffsetException when it appends the segment's closing time-index entry, whose offset
+/// is below the last one indexed (`TimeIndex.maybeAppend`), and `LogLoader.recoverLog` catches
+/// it by emptying the segment; so does ours, instead of refusing to recover.
+#[test]
+fn offsets_going_back_empty_the_segment_as_the_loader_does() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let s = root.join("a-plain-v2");
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&s.join("input/orders-0"), &dir);
+    let log = dir.join("00000000000000001294.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[23053] = 0x7f;
+    std::fs::write(&log, &bytes).unwrap();
+    let p = plan(&dir, &options(&expected_json(&s))).unwrap();
+    let emptied = p.report.events.iter().any(|e| {
+        matches!(
+            e,
+            LoadEvent::SegmentRecovered {
+                base_offset: 1294,
+                emptied: true,
+                ..
+            }
+        )
+    });
+    assert!(emptied, "{:?}", p.report.events);
+    assert!(p.changes.iter().any(|c| matches!(c,
+        Change::Truncate { file, size_after: 0, .. } if *file == log)));
+    p.apply(&ApplyOptions {
+        backup: Backup::None,
+        fail_before_step: None,
+        before_step: None,
+    })
+    .unwrap();
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), 0);
+    common::assert_verifies_clean(&dir);
+}

@@ -332,6 +332,20 @@ impl Segment {
         self.size = valid_bytes;
         self.offset_index.trim_to_valid_size()?;
         let max = self.max_timestamp_and_offset_so_far();
+        // The closing time-index entry names the offset of the largest timestamp; when a
+        // batch with a larger offset came before it (offsets went back between index
+        // entries), Kafka's `TimeIndex.maybeAppend` raises InvalidOffsetException here, which
+        // the loader catches by emptying the segment (`LogLoader.recoverLog`).
+        let last_time = self.time_index.last_entry();
+        if !self.time_index.entries().is_empty() && max.offset < last_time.offset {
+            return Ok(Err(RecoverStopped::WentBack(InvalidData {
+                position: valid_bytes,
+                reason: format!(
+                    "the segment's largest timestamp is at offset {}, below the last time-indexed offset {} (InvalidOffsetException)",
+                    max.offset, last_time.offset
+                ),
+            })));
+        }
         self.time_index
             .maybe_append(max.timestamp, max.offset, true)?;
         self.time_index.trim_to_valid_size()?;
