@@ -158,3 +158,28 @@ fn every_byte_flipped() {
         }
     }
 }
+
+/// A batch that decompresses past the caller's limit is not damaged, only not checked beyond
+/// it: a warning naming the batch, never an error; the uncompressed batches are still checked.
+#[test]
+fn a_batch_past_the_decompression_limit_is_unchecked_not_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("00000000000000000000.log");
+    std::fs::write(&f, segment().0).unwrap();
+    let mut sink = Positions(Vec::new());
+    let opts = DumpOptions {
+        deep: true,
+        max_decompressed_bytes: 64,
+        ..Default::default()
+    };
+    let o = dump_paths(&[f], &opts, &mut sink).unwrap();
+    assert_eq!(o.damage, 0, "{:?}", sink.0);
+    let unchecked: Vec<&String> = sink
+        .0
+        .iter()
+        .filter(|l| l.starts_with("batch.unchecked"))
+        .collect();
+    // The snappy wrapper, the gzip and the lz4 batch decompress to more than 64 bytes.
+    assert_eq!(unchecked.len(), 3, "{:?}", sink.0);
+    assert_eq!(sink.0.len(), 3, "{:?}", sink.0);
+}

@@ -486,11 +486,7 @@ impl<'o, 's> Walker<'o, 's> {
             Ok(r) => r,
             Err(e) => {
                 self.emit(Event::Batch { info: &info, entry })?;
-                return self.records_error(
-                    position,
-                    info.last_offset,
-                    format!("{} (at byte {} of the batch)", e.message, e.pos),
-                );
+                return self.records_error(position, info.last_offset, &e, "batch");
             }
         };
         // Collect first: a legacy wrapper's base offset is its first inner offset.
@@ -580,8 +576,7 @@ impl<'o, 's> Walker<'o, 's> {
             self.emit(Event::Record(&rec))?;
         }
         if let Some(e) = error {
-            let message = format!("{} (at byte {} of the records)", e.message, e.pos);
-            self.records_error(position, info.last_offset, message)?;
+            self.records_error(position, info.last_offset, &e, "records")?;
         }
         Ok(())
     }
@@ -641,12 +636,36 @@ impl<'o, 's> Walker<'o, 's> {
         Ok(())
     }
 
-    fn records_error(&mut self, position: u64, offset: i64, message: String) -> Result<()> {
-        let f = Finding::error(
-            "batch.records",
-            self.current.clone(),
-            format!("Error reading the records of the batch at position {position}: {message}"),
-        );
+    /// A batch whose records do not decode; `within` says what `e.pos` counts in. One that
+    /// decompresses past the limit is not damaged, only unchecked beyond it: the broker itself
+    /// never decompresses on load, and a consumer with the memory reads it.
+    fn records_error(
+        &mut self,
+        position: u64,
+        offset: i64,
+        e: &crate::format::DecodeError,
+        within: &str,
+    ) -> Result<()> {
+        let file = self.current.clone();
+        let f = if e.kind == crate::format::ErrorKind::TooLarge {
+            Finding::warning(
+                "batch.unchecked",
+                file,
+                format!(
+                    "The records of the batch at position {position} were not checked: it decompresses to more than {} bytes (--max-batch-bytes raises the limit)",
+                    self.opts.max_decompressed_bytes
+                ),
+            )
+        } else {
+            Finding::error(
+                "batch.records",
+                file,
+                format!(
+                    "Error reading the records of the batch at position {position}: {} (at byte {} of the {within})",
+                    e.message, e.pos
+                ),
+            )
+        };
         self.finding(f.at(position).offset(offset))
     }
 
