@@ -37,6 +37,7 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this mess
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-bytes -d 'Log files: read at most this many bytes from the start of each file' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (memory use is bounded by this plus a constant)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-format -d 'Encoding of keys with --print-data-log (text: `auto` is kafka-dump-log\'s lossy UTF-8; `hex` and `base64` keep every record on one line)' -r -f -a "auto\t'UTF-8 text when the bytes are valid UTF-8, else base64'
 utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
 hex\t''

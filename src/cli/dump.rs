@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::render::BytesFormat;
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
+use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::internal::Decoder;
 use crate::ops::inspect::dump::{
     dump_paths, BatchInfo, DumpOptions, Event, LogHeader, Outcome, RecordInfo, Sink,
@@ -48,6 +49,11 @@ pub struct DumpArgs {
     /// Log files: read at most this many bytes from the start of each file.
     #[arg(long, default_value_t = DEFAULT_MAX_BYTES, value_name = "BYTES")]
     pub max_bytes: u64,
+    /// The most bytes one batch may decompress to; a larger one is reported unchecked (memory
+    /// use is bounded by this plus a constant).
+    #[arg(long, default_value_t = DEFAULT_MAX_DECOMPRESSED_BYTES, value_name = "BYTES",
+          value_parser = clap::value_parser!(usize))]
+    pub max_batch_bytes: usize,
     /// Decode `__consumer_offsets` records (implies --print-data-log).
     #[arg(long, group = "decoder")]
     pub offsets_decoder: bool,
@@ -96,6 +102,7 @@ pub fn run(args: DumpArgs) -> u8 {
         index_sanity_check: args.index_sanity_check,
         verify_index_only: args.verify_index_only,
         decoder,
+        max_decompressed_bytes: args.max_batch_bytes,
         ..DumpOptions::default()
     };
     let stdout = io::stdout();
