@@ -34,17 +34,10 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// The one finding retention may leave: a cleaner offset below the new log start. The broker
-/// leaves it too (retention and shutdown never write `cleaner-offset-checkpoint`); its
-/// cleaner resets it, with a warning of its own, when it next looks at the log
-/// (`LogCleanerManager.cleanableOffsets`, `forceUpdateCheckpoint`).
-const STALE_CLEANER_OFFSET: &str = "checkpoint.cleaner-offset";
-
-/// `verify --deep --strict` on the partition and, when there is one, its log dir; `allowed`
-/// names a check whose findings are expected.
-fn verify(dir: &Path, log_dir: bool, what: &str, allowed: Option<&str>) {
+/// `verify --deep --strict` on the partition and, when there is one, its log dir.
+fn verify(dir: &Path, log_dir: bool, what: &str) {
     let target = if log_dir { dir.parent().unwrap() } else { dir };
-    common::assert_verifies_strict_except(target, allowed, what);
+    common::assert_verifies_strict(target, what);
 }
 
 /// The retention runs for the log in `dir`: by time (the older half, then everything), by
@@ -116,7 +109,7 @@ fn check_input(root: &Path, rel: &Path, log_dir: bool, name: &str) {
             .apply(&NO_BACKUP)
             .unwrap();
     }
-    verify(&dir, log_dir, &format!("{name}: recover"), None);
+    verify(&dir, log_dir, &format!("{name}: recover"));
     assert!(
         recover_plan(&dir, &common::recover_options(NOW))
             .unwrap()
@@ -138,7 +131,7 @@ fn check_input(root: &Path, rel: &Path, log_dir: bool, name: &str) {
             .unwrap()
             .apply(&NO_BACKUP)
             .unwrap();
-        verify(&d, log_dir, &what, Some(STALE_CLEANER_OFFSET));
+        verify(&d, log_dir, &what);
         let again = plan_retention(&d, &opts).unwrap();
         assert!(again.deleted.is_empty(), "{what}: {:?}", again.deleted);
     }
@@ -150,7 +143,7 @@ fn check_input(root: &Path, rel: &Path, log_dir: bool, name: &str) {
             ..CompactOptions::new(NOW)
         };
         plan_apply(&d, &opts).unwrap().apply(&NO_BACKUP).unwrap();
-        verify(&d, log_dir, &what, None);
+        verify(&d, log_dir, &what);
         assert!(
             plan_resolve_leftovers(&d, &opts).unwrap().is_none(),
             "{what}"

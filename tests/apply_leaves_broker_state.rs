@@ -86,7 +86,7 @@ fn a_plain_v2_all_segments_by_time_file_by_file() {
     // Not a log dir: nothing is written beside the partition.
     let beside: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert_eq!(beside.len(), 1);
-    common::assert_verifies_strict(&dir);
+    common::assert_verifies_strict(&dir, &dir.display().to_string());
     assert!(plan_retention(&dir, &opts).unwrap().deleted.is_empty());
 }
 
@@ -230,7 +230,7 @@ fn check_retention(
         read(&tmp.path().join("replication-offset-checkpoint")),
         "0\n1\nt 0 15\n"
     );
-    common::assert_verifies_strict(&dir);
+    common::assert_verifies_strict(&dir, &dir.display().to_string());
     assert!(plan_retention(&dir, opts).unwrap().deleted.is_empty());
 }
 
@@ -379,7 +379,7 @@ fn compaction_leaves_the_brokers_files() {
     );
     assert_eq!(read(&rp), "0\n1\nt 0 15\n");
     assert!(!tmp.path().join("log-start-offset-checkpoint").exists());
-    common::assert_verifies_strict(&dir);
+    common::assert_verifies_strict(&dir, &dir.display().to_string());
     assert!(plan_apply(&dir, &opts).unwrap().changes.is_empty());
 }
 
@@ -435,7 +435,7 @@ fn recovery_past_the_log_end_leaves_the_brokers_files() {
         read(&tmp.path().join("replication-offset-checkpoint")),
         "0\n1\nt 0 20\n"
     );
-    common::assert_verifies_strict(&dir);
+    common::assert_verifies_strict(&dir, &dir.display().to_string());
     assert!(plan(&dir, &common::recover_options(5000))
         .unwrap()
         .is_empty());

@@ -238,3 +238,37 @@ fn an_epoch_cache_truncated_from_the_log_start_is_accepted() {
         assert_eq!(r.partitions[0].log_start_offset, Some(600));
     }
 }
+
+/// The cleaner's checkpoint below a log start that retention moved is what the broker leaves
+/// (only cleaning writes it; `LogCleanerManager.cleanableOffsets` resets it): not reported.
+/// Past the log end it is a warning (the cleaner starts over from the log start).
+#[test]
+fn a_cleaner_offset_below_the_log_start_is_normal() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&root.join("a-plain-v2/input/orders-0"), &dir);
+    std::fs::write(dir.join("leader-epoch-checkpoint"), "0\n2\n2 600\n5 959\n").unwrap();
+    std::fs::write(
+        tmp.path().join("log-start-offset-checkpoint"),
+        "0\n1\norders 0 600\n",
+    )
+    .unwrap();
+    // The snapshot below the new log start goes with it, as the broker deletes it.
+    std::fs::remove_file(dir.join("00000000000000000317.snapshot")).unwrap();
+    let cleaner = tmp.path().join("cleaner-offset-checkpoint");
+    std::fs::write(&cleaner, "0\n1\norders 0 0\n").unwrap();
+    let r = verify(tmp.path(), false);
+    assert_eq!(
+        r.findings().count(),
+        0,
+        "{:?}",
+        r.findings().collect::<Vec<_>>()
+    );
+    std::fs::write(&cleaner, "0\n1\norders 0 5000\n").unwrap();
+    let r = verify(tmp.path(), false);
+    let got: Vec<_> = r.findings().map(|f| (f.check, f.severity)).collect();
+    assert_eq!(got, vec![("checkpoint.cleaner-offset", Severity::Warning)]);
+}

@@ -110,21 +110,13 @@ pub fn assert_verifies_clean(dir: &Path) {
     assert!(errors.is_empty(), "{}: {errors:#?}", dir.display());
 }
 
-/// Fails with every finding `kseg verify --deep --strict` reports on `path` (warnings too).
-pub fn assert_verifies_strict(path: &Path) {
-    assert_verifies_strict_except(path, None, &path.display().to_string());
-}
-
-/// The same, findings of the check `allowed` aside; `what` names the case in the failure.
-pub fn assert_verifies_strict_except(path: &Path, allowed: Option<&str>, what: &str) {
+/// Fails with every finding `kseg verify --deep --strict` reports on `path` (warnings too);
+/// `what` names the case in the failure.
+pub fn assert_verifies_strict(path: &Path, what: &str) {
     let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
     let report =
         kseg::ops::check::verify::verify_paths(&[path.to_path_buf()], &opts, &|_| {}).unwrap();
-    let findings: Vec<String> = report
-        .findings()
-        .filter(|f| Some(f.check) != allowed)
-        .map(|f| format!("{f:?}"))
-        .collect();
+    let findings: Vec<String> = report.findings().map(|f| format!("{f:?}")).collect();
     assert!(findings.is_empty(), "{what}: {findings:#?}");
 }
 
