@@ -72,7 +72,7 @@ baseOffset: 0 lastOffset: 1 count: 2 baseSequence: -1 lastSequence: -1 producerI
 baseOffset: 2 lastOffset: 2 count: 1 baseSequence: -1 lastSequence: -1 producerId: 7 producerEpoch: 0 partitionLeaderEpoch: 0 isTransactional: true isControl: true deleteHorizonMs: OptionalLong.empty position: 85 CreateTime: 1700000000010 size: 78 magic: 2 compresscodec: none crc: 2163299568 isvalid: true
 | offset: 2 CreateTime: 1700000000010 keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: COMMIT coordinatorEpoch: 5
 Found 5 invalid bytes at the end of 00000000000000000000.log
-Torn write at position 163: 5 trailing byte(s), too few for an entry header; valid data ends at position 163 and recovery truncates them
+Torn write at position 163: 5 trailing byte(s), too few for an entry header; valid data ends at position 163
 ",
         f.display()
     );

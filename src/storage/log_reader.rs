@@ -61,6 +61,15 @@ pub enum Step<'r> {
     },
 }
 
+/// What the `trailing` bytes after the last whole entry are, for a message: a torn entry
+/// that announced `truncated_len` bytes, or too few bytes for an entry header.
+pub fn torn_tail(trailing: u64, truncated_len: Option<u64>) -> String {
+    match truncated_len {
+        Some(len) => format!("the entry there announces {len} bytes but only {trailing} remain"),
+        None => format!("{trailing} trailing byte(s), too few for an entry header"),
+    }
+}
+
 pub struct LogReader {
     path: PathBuf,
     file: File,

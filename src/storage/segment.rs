@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use super::index::{OffsetIndex, TimeIndex};
 use super::leader_epoch::LeaderEpochCache;
-use super::log_reader::{LogReader, Step};
+use super::log_reader::{torn_tail, LogReader, Step};
 use super::producer_state::{ProducerAppends, ProducerStateManager};
 use super::txn_index::TxnIndex;
 use crate::error::{Error, Result};
@@ -236,21 +236,20 @@ impl Segment {
                 } => {
                     break (trailing > 0).then(|| InvalidData {
                         position,
-                        reason: match truncated_len {
-                            Some(len) => format!(
-                                "torn write: the batch there announces {len} bytes but only {trailing} remain"
-                            ),
-                            None => format!("{trailing} trailing bytes, too few for a batch header"),
-                        },
+                        reason: format!("torn write: {}", torn_tail(trailing, truncated_len)),
                     })
                 }
                 Step::SizeTooSmall { position, size } => {
                     break Some(InvalidData {
                         position,
-                        reason: format!("size field {size} is below the minimum of 14 (CorruptRecordException)"),
+                        reason: format!(
+                            "size field {size} is below the minimum of 14 (CorruptRecordException)"
+                        ),
                     })
                 }
-                Step::BadEntry { position, error, .. } => {
+                Step::BadEntry {
+                    position, error, ..
+                } => {
                     break Some(InvalidData {
                         position,
                         reason: format!("invalid batch: {} (at byte {})", error.message, error.pos),

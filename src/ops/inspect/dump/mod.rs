@@ -19,7 +19,7 @@ use crate::format::internal::{control_record_text, decode_record, Decoded, Decod
 use crate::format::names::{classify, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
-use crate::storage::log_reader::{LogReader, Step};
+use crate::storage::log_reader::{torn_tail, LogReader, Step};
 
 mod batches;
 mod index;
@@ -412,14 +412,10 @@ impl<'o, 's> Walker<'o, 's> {
                     // A torn write: an entry announced more bytes than the file holds, or too
                     // few bytes are left to hold an entry's header at all. Recovery cuts them.
                     if trailing > 0 && !reader.is_limited() {
-                        let m = match truncated_len {
-                            Some(len) => format!(
-                                "Torn write at position {position}: the entry there announces {len} bytes but only {trailing} remain; valid data ends at position {position}"
-                            ),
-                            None => format!(
-                                "Torn write at position {position}: {trailing} trailing byte(s), too few for an entry header; valid data ends at position {position} and recovery truncates them"
-                            ),
-                        };
+                        let m = format!(
+                            "Torn write at position {position}: {}; valid data ends at position {position}",
+                            torn_tail(trailing, truncated_len)
+                        );
                         self.finding(Finding::error("log.torn-tail", p, m).at(position))?;
                     }
                     break;
