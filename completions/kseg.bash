@@ -25,6 +25,12 @@ _kseg() {
             kseg,help)
                 cmd="kseg__subcmd__help"
                 ;;
+            kseg,locate)
+                cmd="kseg__subcmd__locate"
+                ;;
+            kseg,offsets)
+                cmd="kseg__subcmd__offsets"
+                ;;
             kseg,rebuild-index)
                 cmd="kseg__subcmd__rebuild__subcmd__index"
                 ;;
@@ -49,6 +55,12 @@ _kseg() {
             kseg__subcmd__help,help)
                 cmd="kseg__subcmd__help__subcmd__help"
                 ;;
+            kseg__subcmd__help,locate)
+                cmd="kseg__subcmd__help__subcmd__locate"
+                ;;
+            kseg__subcmd__help,offsets)
+                cmd="kseg__subcmd__help__subcmd__offsets"
+                ;;
             kseg__subcmd__help,rebuild-index)
                 cmd="kseg__subcmd__help__subcmd__rebuild__subcmd__index"
                 ;;
@@ -71,7 +83,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --help --version dump verify write rebuild-index recover retention compact help"
+            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -193,7 +205,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -235,6 +247,34 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__locate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__offsets)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -311,6 +351,38 @@ _kseg() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__locate)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__offsets)
+            opts="-h -V --time --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
