@@ -1,4 +1,4 @@
-//! Seeks by offset and by time (`kseg locate`, `kseg offsets`) against brute-force answers
+//! Seeks by offset and by time (`kseg locate`, `kseg offsets`, `dump --offset`) against brute-force answers
 //! computed here from a full read of every segment, on every reference scenario.
 
 mod common;
@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kseg::format::entry::Entry;
+use kseg::ops::inspect::dump::{dump_paths, DumpOptions, Event, LogHeader, OffsetRange, Sink};
 use kseg::ops::inspect::seek::{list_offsets, locate, OffsetQuery};
 use kseg::storage::log_reader::{LogReader, Step};
 use kseg::storage::seek::SEEK_READ_CHUNK_BYTES;
@@ -382,4 +383,92 @@ fn damaged_indexes_give_the_intact_answers_with_a_notice() {
             .to_owned()
     };
     assert_eq!(line(&a.stdout), line(&b.stdout));
+}
+
+/// What a ranged dump shows: (segment of the file, batch position, batch last offset) per batch,
+/// and the record offsets.
+#[derive(Default)]
+struct Shown {
+    segment: i64,
+    batches: Vec<(i64, u64, i64)>,
+    records: Vec<i64>,
+}
+
+impl Sink for Shown {
+    fn event(&mut self, event: &Event<'_>) -> std::io::Result<()> {
+        match event {
+            Event::LogHeader(LogHeader::Segment { base_offset }) => self.segment = *base_offset,
+            Event::Batch { info, .. } => {
+                self.batches
+                    .push((self.segment, info.position, info.last_offset))
+            }
+            Event::Record(r) => self.records.push(r.view.offset),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn dump_range(dir: &Path, range: OffsetRange, deep: bool) -> Shown {
+    let opts = DumpOptions {
+        deep,
+        range: Some(range),
+        ..DumpOptions::default()
+    };
+    let mut shown = Shown::default();
+    dump_paths(&[dir.to_path_buf()], &opts, &mut shown).unwrap();
+    shown
+}
+
+#[test]
+fn dump_ranges_start_at_the_fetch_batch() {
+    for dir in partitions() {
+        let log = read_all(&dir);
+        let all: Vec<&Batch> = log.iter().flat_map(|(_, bs)| bs).collect();
+        let key = |b: &Batch| (b.segment, b.position, b.last_offset);
+        let offsets: Vec<i64> = sample_offsets(&log).into_iter().step_by(7).collect();
+        for &n in &offsets {
+            let want = expected_batch(&log, n);
+            // --offset N: that batch alone, and with --deep-iteration its record N.
+            let one = range(n, Some(n), None);
+            let shown = dump_range(&dir, one, false);
+            assert_eq!(
+                shown.batches,
+                want.map(key).into_iter().collect::<Vec<_>>(),
+                "{} --offset {n}",
+                dir.display()
+            );
+            let deep = dump_range(&dir, one, true);
+            let has_n = want.is_some_and(|b| b.records.iter().any(|r| r.0 == n));
+            assert_eq!(
+                deep.records,
+                if has_n { vec![n] } else { vec![] },
+                "{} --offset {n} deep",
+                dir.display()
+            );
+
+            // --from-offset N --to-offset N+40 --count 25, deep: the records in that range, in
+            // log order, at most 25.
+            let Some(first) = want else { continue };
+            let start = all.iter().position(|b| key(b) == key(first)).unwrap();
+            let records: Vec<i64> = all[start..]
+                .iter()
+                .flat_map(|b| b.records.iter().map(|r| r.0))
+                .filter(|&o| o >= n && o <= n + 40)
+                .take(25)
+                .collect();
+            let deep = dump_range(&dir, range(n, Some(n + 40), Some(25)), true);
+            assert_eq!(deep.records, records, "{} --from-offset {n}", dir.display());
+            // --from-offset N --count 3: three batches from the fetch's.
+            let batches: Vec<_> = all[start..].iter().take(3).map(|b| key(b)).collect();
+            assert_eq!(
+                dump_range(&dir, range(n, None, Some(3)), false).batches,
+                batches
+            );
+        }
+    }
+}
+
+fn range(from: i64, to: Option<i64>, count: Option<u64>) -> OffsetRange {
+    OffsetRange { from, to, count }
 }
