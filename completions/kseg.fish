@@ -33,6 +33,8 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "rebuild-index" -d 'Rebuil
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir (--out) or carried out in place (--apply; dry run otherwise), with a report'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "offsets" -d 'The offset, timestamp and leader epoch ListOffsets would answer (earliest, latest, max-timestamp or a time), found through the indexes as the broker finds it'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "locate" -d 'Which segment file, byte position and batch hold an offset, and the index entry that led there'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
@@ -46,6 +48,10 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-format -d 'Enco
 utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
 hex\t''
 base64\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l offset -d 'Partition directories or log dirs: only the batch holding offset N (the next batch after a gap, as a fetch), found through the indexes; with --deep-iteration, its record N' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-offset -d 'Partition directories or log dirs: start at the batch holding offset A, found through the indexes (records below A are not shown)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l to-offset -d 'Partition directories or log dirs: stop after offset B' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l count -d 'Partition directories or log dirs: show at most N records (with --deep-iteration) or batches' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l deep-iteration -d 'One line per record, not only per batch'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l print-data-log -d 'Print record keys and payloads (implies --deep-iteration)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l skip-record-metadata -d 'Leave the per-record metadata out of record lines'
@@ -150,11 +156,20 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l no-backup -d 'Do n
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir (--out) or carried out in place (--apply; dry run otherwise), with a report'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp), or a time in epoch milliseconds or RFC 3339 (the first offset whose timestamp is at or after it, as the broker searches)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l json -d 'Print JSON (an array, one object per partition) instead of one line each'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l json -d 'Print JSON instead of one line'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir (--out) or carried out in place (--apply; dry run otherwise), with a report'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "offsets" -d 'The offset, timestamp and leader epoch ListOffsets would answer (earliest, latest, max-timestamp or a time), found through the indexes as the broker finds it'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "locate" -d 'Which segment file, byte position and batch hold an offset, and the index entry that led there'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

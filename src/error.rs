@@ -42,6 +42,9 @@ pub enum Expected {
     /// `rebuild-index`.
     #[error("a segment file or a partition directory")]
     SegmentOrPartition,
+    /// `offsets`, `locate`.
+    #[error("a partition directory or a log dir")]
+    PartitionOrLogDir,
     /// `recover`, `retention`, `compact`.
     #[error("a partition directory `<topic>-<partition>`")]
     Partition,

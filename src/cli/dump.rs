@@ -8,12 +8,13 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 
+use super::args::offset;
 use super::render::BytesFormat;
-use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
+use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::internal::Decoder;
 use crate::ops::inspect::dump::{
-    dump_paths, BatchInfo, DumpOptions, Event, LogHeader, Outcome, RecordInfo, Sink,
+    dump_paths, BatchInfo, DumpOptions, Event, LogHeader, OffsetRange, Outcome, RecordInfo, Sink,
     DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
 };
 
@@ -76,6 +77,40 @@ pub struct DumpArgs {
     /// Encoding of values (and, in JSON, header values) with --print-data-log, as --key-format.
     #[arg(long, value_enum, default_value_t = BytesFormat::Auto)]
     pub value_format: BytesFormat,
+    /// Partition directories or log dirs: only the batch holding offset N (the next batch
+    /// after a gap, as a fetch), found through the indexes; with --deep-iteration, its record N.
+    #[arg(long, value_name = "N", value_parser = offset,
+          conflicts_with_all = ["from_offset", "to_offset"])]
+    pub offset: Option<i64>,
+    /// Partition directories or log dirs: start at the batch holding offset A, found through
+    /// the indexes (records below A are not shown).
+    #[arg(long, value_name = "A", value_parser = offset)]
+    pub from_offset: Option<i64>,
+    /// Partition directories or log dirs: stop after offset B.
+    #[arg(long, value_name = "B", value_parser = offset)]
+    pub to_offset: Option<i64>,
+    /// Partition directories or log dirs: show at most N records (with --deep-iteration) or
+    /// batches.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+}
+
+impl DumpArgs {
+    /// The offset range the seek flags ask for, if any.
+    fn range(&self) -> Option<OffsetRange> {
+        if self.offset.is_none()
+            && self.from_offset.is_none()
+            && self.to_offset.is_none()
+            && self.count.is_none()
+        {
+            return None;
+        }
+        Some(OffsetRange {
+            from: self.offset.or(self.from_offset).unwrap_or(0),
+            to: self.offset.or(self.to_offset),
+            count: self.count,
+        })
+    }
 }
 
 pub fn run(args: DumpArgs) -> u8 {
@@ -103,6 +138,7 @@ pub fn run(args: DumpArgs) -> u8 {
         verify_index_only: args.verify_index_only,
         decoder,
         max_decompressed_bytes: args.max_batch_bytes,
+        range: args.range(),
         ..DumpOptions::default()
     };
     let stdout = io::stdout();
@@ -130,6 +166,9 @@ pub fn run(args: DumpArgs) -> u8 {
     };
     match result {
         Ok(outcome) => {
+            for f in &outcome.fallbacks {
+                notice(f);
+            }
             print_summary(&outcome);
             if outcome.unreadable > 0 {
                 EXIT_FAILURE

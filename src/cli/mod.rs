@@ -4,6 +4,8 @@
 mod args;
 pub mod compact;
 pub mod dump;
+pub mod locate;
+pub mod offsets;
 pub mod rebuild_index;
 pub mod recover;
 mod render;
@@ -50,6 +52,12 @@ pub enum Command {
     /// One round of the broker's log cleaner, written to a new log dir (--out) or carried out
     /// in place (--apply; dry run otherwise), with a report.
     Compact(compact::CompactArgs),
+    /// The offset, timestamp and leader epoch ListOffsets would answer (earliest, latest,
+    /// max-timestamp or a time), found through the indexes as the broker finds it.
+    Offsets(offsets::OffsetsArgs),
+    /// Which segment file, byte position and batch hold an offset, and the index entry that
+    /// led there.
+    Locate(locate::LocateArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -73,8 +81,19 @@ pub fn main() -> ExitCode {
         Command::Recover(args) => recover::run(args),
         Command::Retention(args) => retention::run(args),
         Command::Compact(args) => compact::run(args),
+        Command::Offsets(args) => offsets::run(args),
+        Command::Locate(args) => locate::run(args),
     };
     ExitCode::from(code)
+}
+
+/// Prints a notice on standard error (`kseg offsets: notice: …`): something the output does
+/// not show but the user should know, such as an index that could not be used.
+pub(crate) fn notice(n: &dyn std::fmt::Display) {
+    match SUBCOMMAND.get() {
+        Some(name) => eprintln!("kseg {name}: notice: {n}"),
+        None => eprintln!("kseg: notice: {n}"),
+    }
 }
 
 /// Prints an error the way every subcommand does (`kseg verify: error: …`), and returns the

@@ -7,7 +7,6 @@
 //! so it reads the files as a broker holds them after a clean start.
 
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
@@ -19,6 +18,8 @@ use crate::format::names::{
 };
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::TimeIndex;
+
+pub use crate::storage::files::mtime_ms;
 
 /// One segment as the broker's `LogSegment` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -66,17 +67,6 @@ pub struct PartitionView {
     pub segments: Vec<SegmentView>,
     /// One past the last offset of the last segment's last whole batch (its base if none).
     pub log_end_offset: i64,
-}
-
-/// Milliseconds since the epoch of a file's mtime.
-pub fn mtime_ms(path: &Path) -> Result<i64> {
-    let modified = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .map_err(|e| Error::io(path, e))?;
-    Ok(match modified.duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
-        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
-    })
 }
 
 fn file_len_or_zero(path: &Path) -> Result<u64> {

@@ -2,7 +2,7 @@
 //! replace protocol's suffixes, measured, copied and stamped with modification times.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 
@@ -196,4 +196,15 @@ pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
         left -= k as u64;
     }
     Ok(true)
+}
+
+/// Milliseconds since the epoch of a file's mtime.
+pub fn mtime_ms(path: &Path) -> Result<i64> {
+    let modified = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .map_err(|e| Error::io(path, e))?;
+    Ok(match modified.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+    })
 }

@@ -84,6 +84,8 @@ pub struct LogReader {
     pos: u64,
     max_entry_bytes: u64,
     read_chunk: usize,
+    /// Bytes read from the file so far: what a seek's cost is measured in.
+    bytes_read: u64,
 }
 
 impl LogReader {
@@ -101,6 +103,7 @@ impl LogReader {
             pos: 0,
             max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES,
             read_chunk: READ_CHUNK_BYTES,
+            bytes_read: 0,
         })
     }
 
@@ -110,9 +113,19 @@ impl LogReader {
     }
 
     /// Reads in small chunks: for callers that seek from entry to entry.
-    pub fn for_random_access(mut self) -> Self {
-        self.read_chunk = RANDOM_READ_CHUNK_BYTES;
+    pub fn for_random_access(self) -> Self {
+        self.with_read_chunk(RANDOM_READ_CHUNK_BYTES)
+    }
+
+    /// Reads at least `n` bytes per call (more when an entry needs it).
+    pub fn with_read_chunk(mut self, n: usize) -> Self {
+        self.read_chunk = n.max(1);
         self
+    }
+
+    /// Bytes read from the file so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
     }
 
     pub fn path(&self) -> &Path {
@@ -173,6 +186,7 @@ impl LogReader {
                 break;
             }
             self.valid += got;
+            self.bytes_read += got as u64;
             have_end += got as u64;
         }
         let start = (pos - self.buf_pos) as usize;
@@ -253,7 +267,10 @@ impl LogReader {
                 .read_at(&mut head[got..want], position + got as u64)
             {
                 Ok(0) => break,
-                Ok(n) => got += n,
+                Ok(n) => {
+                    got += n;
+                    self.bytes_read += n as u64;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Error::io(&self.path, e)),
             }

@@ -15,6 +15,7 @@ use super::index::{OffsetIndex, TimeIndex};
 use super::leader_epoch::LeaderEpochCache;
 use super::log_reader::{torn_tail, LogReader, Step};
 use super::producer_state::{ProducerAppends, ProducerStateManager};
+use super::seek::{scan_for_offset, scan_for_time};
 use super::txn_index::TxnIndex;
 use crate::error::{Error, Result};
 use crate::format::batch::MAGIC_V2;
@@ -624,16 +625,15 @@ impl Segment {
         let from = (floor.position.max(0) as u64).max(start_position);
         let mut reader = LogReader::open(&self.log_path, None)?;
         reader.seek(from);
-        while let Step::Entry { position, entry } = reader.next_step()? {
-            if entry.last_offset() >= offset {
-                return Ok(Some(BatchLocation {
-                    last_offset: entry.last_offset(),
+        Ok(
+            scan_for_offset(&mut reader, offset)?.map(|(position, size, _, last_offset)| {
+                BatchLocation {
+                    last_offset,
                     position,
-                    size: entry.size_in_bytes() as u64,
-                }));
-            }
-        }
-        Ok(None)
+                    size,
+                }
+            }),
+        )
     }
 
     /// The offset-index entry a lookup of `offset` starts from.
@@ -656,29 +656,9 @@ impl Segment {
             .position;
         let mut reader = LogReader::open(&self.log_path, None)?;
         reader.seek(from.max(0) as u64);
-        let mut scratch = Vec::new();
-        loop {
-            match reader.next_step()? {
-                Step::Entry { entry, .. } => {
-                    if entry.max_timestamp() < target {
-                        continue;
-                    }
-                    let records = entry
-                        .records(
-                            &mut scratch,
-                            crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES,
-                        )
-                        .map_err(|e| Error::decode(&self.log_path, 0, e))?;
-                    // LogAppendTime records read as the batch's append time (RecordView does it).
-                    for r in records {
-                        let r = r.map_err(|e| Error::decode(&self.log_path, 0, e))?;
-                        if r.timestamp >= target && r.offset >= start_offset {
-                            return Ok(Some((r.timestamp, r.offset)));
-                        }
-                    }
-                }
-                _ => return Ok(None),
-            }
-        }
+        Ok(
+            scan_for_time(&mut reader, target, start_offset)?
+                .map(|hit| (hit.timestamp, hit.offset)),
+        )
     }
 }

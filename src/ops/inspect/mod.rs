@@ -1,3 +1,5 @@
-//! Inspecting what a partition holds, file by file: `dump`.
+//! Inspecting what a partition holds: file by file (`dump`), or straight at an offset or a
+//! time (`offsets`, `locate`).
 
 pub mod dump;
+pub mod seek;

@@ -20,6 +20,7 @@ use crate::format::names::{classify, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::{torn_tail, LogReader, Step};
+use crate::storage::seek::{first_offset, Fallback, Seeker};
 
 mod batches;
 mod index;
@@ -46,6 +47,19 @@ pub struct DumpOptions {
     /// Check time-index timestamps against the largest record timestamp of the batch (a deep
     /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
     pub exact_time_index: bool,
+    /// Only the batches (and records) of an offset range of a partition directory, from the
+    /// batch a fetch of its start would begin with.
+    pub range: Option<OffsetRange>,
+}
+
+/// `--offset`, `--from-offset` / `--to-offset`, `--count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffsetRange {
+    pub from: i64,
+    /// Inclusive; None: to the log end.
+    pub to: Option<i64>,
+    /// Records with `deep`, batches without.
+    pub count: Option<u64>,
 }
 
 impl Default for DumpOptions {
@@ -60,6 +74,7 @@ impl Default for DumpOptions {
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
             exact_time_index: true,
             decoder: None,
+            range: None,
         }
     }
 }
@@ -235,6 +250,8 @@ pub struct Outcome {
     /// Files that could not be read at all.
     pub unreadable: usize,
     pub summary: Summary,
+    /// With a range: indexes the seek could not use (their segments were scanned instead).
+    pub fallbacks: Vec<Fallback>,
 }
 
 fn io_err(e: std::io::Error) -> Error {
@@ -252,15 +269,30 @@ struct Walker<'o, 's> {
     current: PathBuf,
     /// The batches a log's walk recorded for the checks of its indexes, and that log.
     walked: Option<(PathBuf, batches::WalkedBatches)>,
+    /// With a range: batches or records still to show; the range is done at 0.
+    left: u64,
+    /// With a range: whether its first batch was shown.
+    range_started: bool,
 }
 
 /// Dumps each path: a file, or a directory whose files are dumped in base-offset order. Every
 /// path is examined first: one that holds nothing to dump fails before anything is dumped.
 pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) -> Result<Outcome> {
+    let mut w = Walker::new(opts, sink);
+    if let Some(range) = opts.range {
+        // Seeks work on partitions: every path must be a partition directory or a log dir.
+        let mut dirs = Vec::new();
+        for p in paths {
+            dirs.extend(crate::ops::inspect::seek::partition_dirs(p)?);
+        }
+        for d in dirs {
+            w.range(&d, range)?;
+        }
+        return Ok(w.outcome);
+    }
     for p in paths {
         crate::ops::input::examine(p, crate::error::Expected::AnyInput)?;
     }
-    let mut w = Walker::new(opts, sink);
     for p in paths {
         w.path(p)?;
     }
@@ -298,6 +330,75 @@ impl<'o, 's> Walker<'o, 's> {
             outcome: Outcome::default(),
             current: PathBuf::new(),
             walked: None,
+            left: u64::MAX,
+            range_started: false,
+        }
+    }
+
+    /// The `.log` files of the partition directory `dir` from the batch a fetch of
+    /// `range.from` starts at (found through the indexes) until the range is done.
+    fn range(&mut self, dir: &Path, range: OffsetRange) -> Result<()> {
+        let mut seeker = Seeker::open(dir)?;
+        // A range that starts below the log starts at its first segment.
+        let start = seeker.batch_for_offset(range.from.max(seeker.first_segment_base()))?;
+        self.outcome.fallbacks.extend_from_slice(seeker.fallbacks());
+        let Some(start) = start else {
+            return Ok(());
+        };
+        self.left = range.count.unwrap_or(u64::MAX);
+        self.range_started = false;
+        let mut logs: Vec<(i64, PathBuf)> = crate::storage::files::list_dir(dir)?
+            .into_iter()
+            .filter_map(|p| match classify(&p.file_name()?.to_string_lossy()) {
+                FileKind::Log { base_offset } if base_offset >= start.segment_base => {
+                    Some((base_offset, p))
+                }
+                _ => None,
+            })
+            .collect();
+        logs.sort();
+        for (base, p) in logs {
+            if self.left == 0 {
+                break;
+            }
+            self.outcome.files += 1;
+            self.current = p.clone();
+            self.emit(Event::FileStart { path: &p })?;
+            self.emit(Event::LogHeader(LogHeader::Segment { base_offset: base }))?;
+            let from = if base == start.segment_base {
+                start.position
+            } else {
+                0
+            };
+            let done = self.log(&p, base, from)?;
+            self.emit(Event::FileEnd { path: &p })?;
+            if done {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the record at `offset` is shown; counts it against `--count`.
+    fn take_record(&mut self, offset: i64) -> bool {
+        let Some(range) = self.opts.range else {
+            return true;
+        };
+        let inside = offset >= range.from && range.to.is_none_or(|to| offset <= to);
+        if inside && self.left > 0 {
+            self.left -= 1;
+            return true;
+        }
+        false
+    }
+
+    /// With a range: whether the batch starting at `first` lies past its end (the fetch's
+    /// first batch never does), or the count is used up.
+    fn past_range(&self, first: i64) -> bool {
+        match self.opts.range {
+            None => false,
+            Some(_) if self.left == 0 => true,
+            Some(r) => self.range_started && r.to.is_some_and(|to| first > to),
         }
     }
 
@@ -335,7 +436,7 @@ impl<'o, 's> Walker<'o, 's> {
         match classify(&name) {
             FileKind::Log { base_offset } => {
                 self.emit(Event::LogHeader(LogHeader::Segment { base_offset }))?;
-                self.log(p, base_offset)
+                self.log(p, base_offset, 0).map(drop)
             }
             // KRaft snapshots hold batches from offset 0 on.
             FileKind::KraftSnapshot { end_offset, epoch } => {
@@ -343,11 +444,11 @@ impl<'o, 's> Walker<'o, 's> {
                     end_offset,
                     epoch,
                 }))?;
-                self.log(p, 0)
+                self.log(p, 0, 0).map(drop)
             }
             FileKind::BootstrapCheckpoint => {
                 self.emit(Event::LogHeader(LogHeader::Bootstrap))?;
-                self.log(p, 0)
+                self.log(p, 0, 0).map(drop)
             }
             FileKind::QuorumState => {
                 let bytes = self.read_small(p)?;
@@ -387,8 +488,12 @@ impl<'o, 's> Walker<'o, 's> {
         self.emit(Event::Finding(&f))
     }
 
-    fn log(&mut self, p: &Path, base_offset: i64) -> Result<()> {
+    /// Walks a `.log` from `start` (0, or where a range's seek found its first batch). Returns
+    /// whether it stopped at the end of a range.
+    fn log(&mut self, p: &Path, base_offset: i64, start: u64) -> Result<bool> {
         let mut reader = LogReader::open(p, Some(self.opts.max_bytes))?;
+        reader.seek(start);
+        let mut done = false;
         let mut scratch = Vec::new();
         let mut last_offset: Option<i64> = None;
         let mut prev_batch_last: Option<i64> = None;
@@ -441,9 +546,20 @@ impl<'o, 's> Walker<'o, 's> {
                 }
             };
             let info = batch_info(position, &entry, None);
+            if self.opts.range.is_some() {
+                let first = first_offset(&entry, &mut scratch).unwrap_or(info.last_offset);
+                if self.past_range(first) {
+                    done = true;
+                    break;
+                }
+                self.range_started = true;
+            }
             self.check_batch(p, &entry, &info, base_offset, prev_batch_last)?;
             prev_batch_last = Some(info.last_offset);
             if !self.opts.deep {
+                if self.opts.range.is_some() {
+                    self.left -= 1;
+                }
                 self.emit(Event::Batch {
                     info: &info,
                     entry: &entry,
@@ -466,7 +582,7 @@ impl<'o, 's> Walker<'o, 's> {
                 .offset_regressions
                 .push((p.to_path_buf(), regressions));
         }
-        Ok(())
+        Ok(done)
     }
 
     fn deep_batch(
@@ -559,6 +675,9 @@ impl<'o, 's> Walker<'o, 's> {
                     format!("Error decoding the record at offset {} (batch at position {position}): {message}", view.offset),
                 );
                 self.finding(f.at(position).offset(view.offset))?;
+                continue;
+            }
+            if !self.take_record(view.offset) {
                 continue;
             }
             let rec = RecordInfo {

@@ -1,0 +1,71 @@
+//! `kseg offsets PATH`: the offline ListOffsets answer, per partition.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::args::parse_now;
+use super::render::print_json_or_text;
+use super::{fail, notice, EXIT_OK};
+use crate::ops::inspect::seek::{list_offsets, partition_dirs, OffsetQuery, OffsetsAnswer};
+
+#[derive(Debug, Args)]
+pub struct OffsetsArgs {
+    /// A partition directory, or a log dir (every partition in it).
+    #[arg(value_name = "PATH")]
+    pub path: PathBuf,
+    /// `earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the
+    /// record with the largest timestamp), or a time in epoch milliseconds or RFC 3339 (the
+    /// first offset whose timestamp is at or after it, as the broker searches).
+    #[arg(long, value_name = "earliest|latest|max-timestamp|T", default_value = "latest",
+          value_parser = parse_query)]
+    pub time: OffsetQuery,
+    /// Print JSON (an array, one object per partition) instead of one line each.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_query(s: &str) -> Result<OffsetQuery, String> {
+    Ok(match s {
+        "earliest" => OffsetQuery::Earliest,
+        "latest" => OffsetQuery::Latest,
+        "max-timestamp" => OffsetQuery::MaxTimestamp,
+        t => OffsetQuery::Timestamp(parse_now(t)?),
+    })
+}
+
+pub fn run(args: OffsetsArgs) -> u8 {
+    let answers: crate::Result<Vec<OffsetsAnswer>> = partition_dirs(&args.path)
+        .and_then(|dirs| dirs.iter().map(|d| list_offsets(d, args.time)).collect());
+    let answers = match answers {
+        Ok(a) => a,
+        Err(e) => return fail(&e),
+    };
+    for a in &answers {
+        for f in &a.fallbacks {
+            notice(f);
+        }
+    }
+    let json = args.json.then_some(&answers);
+    if let Err(e) = print_json_or_text(json, |out| {
+        answers.iter().try_for_each(|a| print_answer(out, a))
+    }) {
+        return fail(&e);
+    }
+    EXIT_OK
+}
+
+fn print_answer(out: &mut impl Write, a: &OffsetsAnswer) -> std::io::Result<()> {
+    let name = a.partition.file_name().map_or_else(
+        || a.partition.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let offset = a.offset.map_or("none".to_owned(), |o| o.to_string());
+    let epoch = a.leader_epoch.map_or("none".to_owned(), |e| e.to_string());
+    writeln!(
+        out,
+        "{name} offset={offset} timestamp={} leaderEpoch={epoch}",
+        a.timestamp
+    )
+}

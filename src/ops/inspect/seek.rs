@@ -1,0 +1,161 @@
+//! Going straight to an offset or a time in a partition directory: `kseg offsets` (the offline
+//! ListOffsets answer, `UnifiedLog.fetchOffsetByTimestamp`) and `kseg locate` (where on disk an
+//! offset is). Both go through [`crate::storage::seek::Seeker`], never a full read.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Expected, Result, Unusable};
+use crate::format::checkpoint::EpochEntry;
+use crate::format::names::{classify, parse_partition_dir, FileKind};
+use crate::ops::input::{examine, Input};
+use crate::ops::partition::checkpoint_entry;
+use crate::storage::leader_epoch::LeaderEpochCache;
+use crate::storage::seek::{BatchHit, Fallback, Seeker, TimeHit};
+
+/// What ListOffsets is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetQuery {
+    /// -2: the log start offset.
+    Earliest,
+    /// -1: the log end offset.
+    Latest,
+    /// -3: the record with the largest timestamp.
+    MaxTimestamp,
+    /// The first offset whose timestamp is `>=` this (epoch ms).
+    Timestamp(i64),
+}
+
+/// One partition's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OffsetsAnswer {
+    pub partition: PathBuf,
+    /// None: the broker answers "no offset" (no record at or after the timestamp).
+    pub offset: Option<i64>,
+    /// -1 for earliest and latest, as the broker returns.
+    pub timestamp: i64,
+    pub leader_epoch: Option<i32>,
+    /// Indexes that could not be used; their segments were scanned instead.
+    pub fallbacks: Vec<Fallback>,
+    /// `.log` bytes read to answer.
+    pub log_bytes_read: u64,
+}
+
+/// The partition directories `path` names: itself when it holds a `.log`, else its partition
+/// directories that do.
+pub fn partition_dirs(path: &Path) -> Result<Vec<PathBuf>> {
+    let expected = Expected::PartitionOrLogDir;
+    let Input::Dir { files, dirs } = examine(path, expected)? else {
+        return Err(Error::unusable(path, Unusable::NotADirectory, expected));
+    };
+    let has_log = |fs: &[PathBuf]| {
+        fs.iter().any(|f| {
+            f.file_name()
+                .is_some_and(|n| matches!(classify(&n.to_string_lossy()), FileKind::Log { .. }))
+        })
+    };
+    if has_log(&files) {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    for d in dirs {
+        let named = d
+            .file_name()
+            .is_some_and(|n| parse_partition_dir(&n.to_string_lossy()).is_some());
+        if named && has_log(&crate::storage::files::list_dir(&d)?) {
+            out.push(d);
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::invalid(path, "no .log segment in this directory"));
+    }
+    Ok(out)
+}
+
+/// The log start offset the broker loads: the log dir's checkpoint, but never below the first
+/// segment.
+fn log_start_offset(dir: &Path, seeker: &Seeker) -> Result<i64> {
+    let checkpointed = checkpoint_entry(dir, "log-start-offset-checkpoint")?
+        .map_or(0, |(_, c, i)| c.entries[i].offset);
+    Ok(checkpointed.max(seeker.first_segment_base()))
+}
+
+/// The epoch cache as loaded: the checkpoint's entries, cut to `[log start, log end)` as load's
+/// `truncateFromStart` / `truncateFromEnd` do. Nothing is written.
+fn epochs(dir: &Path) -> Result<Vec<EpochEntry>> {
+    let file = dir.join(crate::format::names::LEADER_EPOCH_CHECKPOINT_FILE_NAME);
+    if !file.exists() {
+        return Ok(Vec::new());
+    }
+    Ok(LeaderEpochCache::open(dir)?.entries().to_vec())
+}
+
+/// `fetchOffsetByTimestamp` for one partition directory.
+pub fn list_offsets(dir: &Path, query: OffsetQuery) -> Result<OffsetsAnswer> {
+    let mut seeker = Seeker::open(dir)?;
+    let start = log_start_offset(dir, &seeker)?;
+    let cache = epochs(dir)?;
+    let (offset, timestamp, leader_epoch) = match query {
+        OffsetQuery::Earliest => {
+            // The first cached epoch counts only if it starts at or before the log start (a
+            // message format bump can leave older batches without epochs).
+            let epoch = cache
+                .iter()
+                .rev()
+                .find(|e| e.start_offset <= start)
+                .map(|e| e.epoch);
+            (Some(start), -1, epoch)
+        }
+        OffsetQuery::Latest => {
+            let end = seeker.log_end_offset()?;
+            let epoch = cache
+                .iter()
+                .rev()
+                .find(|e| e.start_offset < end)
+                .map(|e| e.epoch);
+            (Some(end), -1, epoch)
+        }
+        OffsetQuery::MaxTimestamp => hit(seeker.max_timestamp()?),
+        OffsetQuery::Timestamp(t) => hit(seeker.offset_for_time(t, start)?),
+    };
+    Ok(OffsetsAnswer {
+        partition: dir.to_path_buf(),
+        offset,
+        timestamp,
+        leader_epoch,
+        fallbacks: seeker.fallbacks().to_vec(),
+        log_bytes_read: seeker.log_bytes_read(),
+    })
+}
+
+fn hit(h: Option<TimeHit>) -> (Option<i64>, i64, Option<i32>) {
+    match h {
+        Some(h) => (Some(h.offset), h.timestamp, h.leader_epoch),
+        None => (None, -1, None),
+    }
+}
+
+/// Where an offset is on disk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Location {
+    pub offset: i64,
+    /// None: below the first segment or at/after the log end.
+    pub batch: Option<BatchHit>,
+    pub fallbacks: Vec<Fallback>,
+    pub log_bytes_read: u64,
+}
+
+/// The batch holding `offset` (or the next one after a gap), found as a fetch finds it.
+pub fn locate(dir: &Path, offset: i64) -> Result<Location> {
+    let mut seeker = Seeker::open(dir)?;
+    let batch = seeker.batch_for_offset(offset)?;
+    Ok(Location {
+        offset,
+        batch,
+        fallbacks: seeker.fallbacks().to_vec(),
+        log_bytes_read: seeker.log_bytes_read(),
+    })
+}
