@@ -199,6 +199,17 @@ fn damage_of_each_damaged_scenario_is_found() {
     assert!(seen >= 2, "damaged scenarios checked: {seen}");
 }
 
+/// a-plain-v2 in a log dir, with the epoch cache as the broker leaves it once the log start
+/// moved to 600 (the log-start checkpoint itself is left to the test).
+fn log_start_moved_to_600() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    let root = common::reference_dir()?;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&root.join("a-plain-v2/input/orders-0"), &dir);
+    std::fs::write(dir.join("leader-epoch-checkpoint"), "0\n2\n2 600\n5 959\n").unwrap();
+    Some((tmp, dir))
+}
+
 /// After retention or DeleteRecords moves the log start to 600 inside a-plain-v2's first
 /// segment, the broker truncates its epoch cache from the start (`LeaderEpochFileCache
 /// .truncateFromStart`): epoch 0, wholly below 600, goes, and epoch 2 starts at 600. The
@@ -206,13 +217,9 @@ fn damage_of_each_damaged_scenario_is_found() {
 /// every visible batch.
 #[test]
 fn an_epoch_cache_truncated_from_the_log_start_is_accepted() {
-    let Some(root) = common::reference_dir() else {
+    let Some((tmp, dir)) = log_start_moved_to_600() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("orders-0");
-    common::copy_dir(&root.join("a-plain-v2/input/orders-0"), &dir);
-    std::fs::write(dir.join("leader-epoch-checkpoint"), "0\n2\n2 600\n5 959\n").unwrap();
     let coverage = |r: &Report| {
         r.findings()
             .filter(|f| f.check.starts_with("leader-epoch."))
@@ -244,13 +251,9 @@ fn an_epoch_cache_truncated_from_the_log_start_is_accepted() {
 /// Past the log end it is a warning (the cleaner starts over from the log start).
 #[test]
 fn a_cleaner_offset_below_the_log_start_is_normal() {
-    let Some(root) = common::reference_dir() else {
+    let Some((tmp, dir)) = log_start_moved_to_600() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("orders-0");
-    common::copy_dir(&root.join("a-plain-v2/input/orders-0"), &dir);
-    std::fs::write(dir.join("leader-epoch-checkpoint"), "0\n2\n2 600\n5 959\n").unwrap();
     std::fs::write(
         tmp.path().join("log-start-offset-checkpoint"),
         "0\n1\norders 0 600\n",

@@ -16,6 +16,8 @@ pub mod legacy;
 pub mod names;
 pub mod snapshot;
 #[cfg(test)]
+mod test_corpus;
+#[cfg(test)]
 pub(crate) mod test_util;
 pub mod varint;
 

@@ -18,22 +18,4 @@ pub fn reference_dir(scenario: &str) -> Option<std::path::PathBuf> {
     corpus(dir)
 }
 
-/// `dir` of the corpus if present. Missing, it fails the test (a skip must never pass
-/// silently) unless `KSEG_ALLOW_SKIP` is set and `KSEG_REFERENCE` (which CI sets) is not.
-pub fn corpus(dir: std::path::PathBuf) -> Option<std::path::PathBuf> {
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var_os("KSEG_REFERENCE").is_some() || std::env::var_os("KSEG_ALLOW_SKIP").is_none()
-    {
-        panic!(
-            "the corpus {} is missing (set KSEG_ALLOW_SKIP=1 to skip the tests that need it)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "skipping: {} not found (KSEG_ALLOW_SKIP is set)",
-        dir.display()
-    );
-    None
-}
+pub use super::test_corpus::corpus;

@@ -15,27 +15,15 @@ pub fn reference_internal_dir() -> Option<PathBuf> {
     corpus("reference-internal")
 }
 
+#[path = "../../src/format/test_corpus.rs"]
+mod test_corpus;
+
 fn corpus(name: &str) -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join("shared")
         .join(name);
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    // A skip must never pass silently: it fails unless asked for, and never in CI.
-    if std::env::var_os("KSEG_REFERENCE").is_some() || std::env::var_os("KSEG_ALLOW_SKIP").is_none()
-    {
-        panic!(
-            "the corpus {} is missing (set KSEG_ALLOW_SKIP=1 to skip the tests that need it)",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "skipping: {} not found (KSEG_ALLOW_SKIP is set)",
-        dir.display()
-    );
-    None
+    test_corpus::corpus(dir)
 }
 
 /// The scenario directories of the reference corpus, sorted by name.
