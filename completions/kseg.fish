@@ -45,6 +45,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-format -d 'Enco
 utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
 hex\t''
 base64\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l base-offset -d 'The offset of a segment file whose name carries none (an index renamed without its log); a renamed log\'s is its first batch\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l deep-iteration -d 'One line per record, not only per batch'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l print-data-log -d 'Print record keys and payloads (implies --deep-iteration)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l skip-record-metadata -d 'Leave the per-record metadata out of record lines'
@@ -60,6 +61,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Prin
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l format -r -f -a "table\t'A summary table per partition, then each finding'
 json\t'The full report as one JSON document (schema in README.md)'
 github\t'GitHub Actions workflow commands (`::error file=…::…`), one per finding'"
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l base-offset -d 'The offset of a segment file whose name carries none (an index renamed without its log); a renamed log\'s is its first batch\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l deep -d 'Decode every record (decompressing), not only batch headers'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l json -d 'Short for --format json'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l strict -d 'Warnings make the exit status 1 too'

@@ -70,6 +70,10 @@ pub struct DumpArgs {
     /// Encoding of values (and, in JSON, header values) with --print-data-log, as --key-format.
     #[arg(long, value_enum, default_value_t = BytesFormat::Auto)]
     pub value_format: BytesFormat,
+    /// The offset of a segment file whose name carries none (an index renamed without its
+    /// log); a renamed log's is its first batch's.
+    #[arg(long, value_name = "OFFSET")]
+    pub base_offset: Option<i64>,
 }
 
 pub fn run(args: DumpArgs) -> u8 {
@@ -96,6 +100,7 @@ pub fn run(args: DumpArgs) -> u8 {
         index_sanity_check: args.index_sanity_check,
         verify_index_only: args.verify_index_only,
         decoder,
+        base_offset: args.base_offset,
         ..DumpOptions::default()
     };
     let stdout = io::stdout();
@@ -124,9 +129,19 @@ pub fn run(args: DumpArgs) -> u8 {
     match result {
         Ok(outcome) => {
             print_summary(&outcome);
-            if outcome.unreadable > 0 {
+            let named_skipped = super::skipped(&paths, &outcome.skipped);
+            if outcome.unreadable > 0 || named_skipped {
                 EXIT_FAILURE
             } else if outcome.damage > 0 {
+                let others = outcome.damage - outcome.errors.len();
+                let mut why = crate::ops::finding::count_by_check(outcome.errors.iter().copied());
+                if others > 0 {
+                    why += &format!(
+                        "{}{others} × failed index sanity check or offset regression (above)",
+                        if why.is_empty() { "" } else { ", " }
+                    );
+                }
+                super::why(&format!("{} damaged place(s) found: {why}", outcome.damage));
                 EXIT_FINDINGS
             } else {
                 EXIT_OK
@@ -339,7 +354,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
     fn event(&mut self, e: &Event<'_>) -> io::Result<()> {
         match e {
             Event::FileStart { path } => writeln!(self.out, "Dumping {}", path.display()),
-            Event::Ignored { path } => {
+            Event::Ignored { path, .. } => {
                 self.out.flush()?;
                 eprintln!("Ignoring unknown file {}", path.display());
                 Ok(())
@@ -579,7 +594,9 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 self.file = path.display().to_string();
                 Ok(())
             }
-            Event::Ignored { .. } | Event::FileEnd { .. } => Ok(()),
+            Event::Ignored { skipped: true, .. } => self.line("skipped", json!({})),
+            Event::Ignored { .. } => Ok(()),
+            Event::FileEnd { .. } => Ok(()),
             Event::LogHeader(h) => match h {
                 LogHeader::Segment { base_offset } => {
                     self.line("log", json!({"baseOffset": base_offset}))

@@ -99,7 +99,10 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// Fails with every error `kseg verify --deep` reports on `dir`, if it reports any.
 pub fn assert_verifies_clean(dir: &Path) {
-    let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
+    let opts = kseg::ops::check::verify::VerifyOptions {
+        deep: true,
+        ..Default::default()
+    };
     let report =
         kseg::ops::check::verify::verify_paths(&[dir.to_path_buf()], &opts, &|_| {}).unwrap();
     let errors: Vec<String> = report
@@ -117,7 +120,10 @@ pub fn assert_verifies_strict(path: &Path) {
 
 /// The same, findings of the check `allowed` aside; `what` names the case in the failure.
 pub fn assert_verifies_strict_except(path: &Path, allowed: Option<&str>, what: &str) {
-    let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
+    let opts = kseg::ops::check::verify::VerifyOptions {
+        deep: true,
+        ..Default::default()
+    };
     let report =
         kseg::ops::check::verify::verify_paths(&[path.to_path_buf()], &opts, &|_| {}).unwrap();
     let findings: Vec<String> = report

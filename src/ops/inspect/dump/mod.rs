@@ -16,7 +16,7 @@ use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker
 use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::internal::{control_record_text, decode_record, Decoded, Decoder};
-use crate::format::names::{classify, FileKind};
+use crate::format::names::FileKind;
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::{LogReader, Step};
@@ -46,6 +46,8 @@ pub struct DumpOptions {
     /// Check time-index timestamps against the largest record timestamp of the batch (a deep
     /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
     pub exact_time_index: bool,
+    /// The offset of a segment file whose name carries none (`--base-offset`).
+    pub base_offset: Option<i64>,
 }
 
 impl Default for DumpOptions {
@@ -60,6 +62,7 @@ impl Default for DumpOptions {
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
             exact_time_index: true,
             decoder: None,
+            base_offset: None,
         }
     }
 }
@@ -140,9 +143,11 @@ pub enum Event<'a> {
     FileStart {
         path: &'a Path,
     },
-    /// A file kafka-dump-log would ignore and kseg has nothing to say about.
+    /// A file kafka-dump-log would ignore and kseg has nothing to say about: a marker file
+    /// (`.lock`, `.kafka_cleanshutdown`), a leftover, or (`skipped`) one kseg cannot classify.
     Ignored {
         path: &'a Path,
+        skipped: bool,
     },
     /// The line before a log's batches: its base offset, or the KRaft snapshot it is.
     LogHeader(LogHeader),
@@ -234,6 +239,10 @@ pub struct Outcome {
     pub damage: usize,
     /// Files that could not be read at all.
     pub unreadable: usize,
+    /// Files kseg could not classify, so did not read.
+    pub skipped: Vec<PathBuf>,
+    /// The check id of each error finding (damage found otherwise is in `summary`).
+    pub errors: Vec<&'static str>,
     pub summary: Summary,
 }
 
@@ -328,11 +337,11 @@ impl<'o, 's> Walker<'o, 's> {
     }
 
     fn file(&mut self, p: &Path) -> Result<()> {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match classify(&name) {
+        let kind = crate::ops::input::kind_of(p, self.opts.base_offset);
+        if let Some(m) = kind.renamed {
+            self.finding(Finding::warning("segment.name", p, m))?;
+        }
+        match kind.kind {
             FileKind::Log { base_offset } => {
                 self.emit(Event::LogHeader(LogHeader::Segment { base_offset }))?;
                 self.log(p, base_offset)
@@ -370,7 +379,17 @@ impl<'o, 's> Walker<'o, 's> {
             | FileKind::LogStartOffsetCheckpoint
             | FileKind::CleanerOffsetCheckpoint => self.offset_checkpoint(p),
             FileKind::MetaProperties => self.meta_properties(p),
-            _ => self.emit(Event::Ignored { path: p }),
+            FileKind::Unknown => {
+                self.outcome.skipped.push(p.to_path_buf());
+                self.emit(Event::Ignored {
+                    path: p,
+                    skipped: true,
+                })
+            }
+            _ => self.emit(Event::Ignored {
+                path: p,
+                skipped: false,
+            }),
         }
     }
 
@@ -383,6 +402,7 @@ impl<'o, 's> Walker<'o, 's> {
     fn finding(&mut self, f: Finding) -> Result<()> {
         if f.severity == crate::ops::Severity::Error {
             self.outcome.damage += 1;
+            self.outcome.errors.push(f.check);
         }
         self.emit(Event::Finding(&f))
     }
