@@ -94,18 +94,6 @@ pub enum Unusable {
 }
 
 impl Error {
-    /// The same error with a path below `from` named below `to` instead.
-    pub(crate) fn moved(mut self, from: &Path, to: &Path) -> Self {
-        let (Error::Io { path, .. }
-        | Error::Decode { path, .. }
-        | Error::Invalid { path, .. }
-        | Error::Unusable { path, .. }) = &mut self;
-        if let Ok(rest) = path.strip_prefix(from) {
-            *path = to.join(rest);
-        }
-        self
-    }
-
     pub fn io(path: &Path, source: std::io::Error) -> Self {
         Error::Io {
             path: path.to_path_buf(),

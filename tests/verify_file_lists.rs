@@ -2,6 +2,8 @@
 //! writer makes, damaged or not, `verify DIR`, `verify DIR/*` and `verify` of each segment's
 //! files (with, for the rest, the files of no segment) give the same findings.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use kseg::ops::check::verify::{verify_paths, VerifyOptions};
@@ -13,15 +15,6 @@ use serde_json::{json, Value};
 fn findings(paths: &[PathBuf]) -> Vec<String> {
     let r = verify_paths(paths, &VerifyOptions::default(), &|_| {}).unwrap();
     let mut out: Vec<String> = r.findings().map(|f| format!("{f:?}")).collect();
-    out.sort();
-    out
-}
-
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
     out.sort();
     out
 }
@@ -81,7 +74,7 @@ proptest! {
         let dir = tmp.path().join("t-0");
         write_spec(&spec, &dir).unwrap();
         let whole = findings(std::slice::from_ref(&dir));
-        let all = files(&dir);
+        let all = common::listing(&dir);
         prop_assert_eq!(&findings(&all), &whole);
         // Each segment's files: those of its base offset's stem; the rest together.
         let mut stems: Vec<String> = all

@@ -121,40 +121,23 @@ fn bad_lines_are_errors_naming_the_line() {
 #[test]
 fn cli_reads_standard_input() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args([
-            "write",
-            "--jsonl",
-            "--json",
-            "--topic",
-            "cap",
-            "--partition",
-            "2",
-            "--batch-size",
-            "2",
-        ])
-        .args([
-            "--compression",
-            "zstd",
-            "--compression-level",
-            "3",
-            "--segment-bytes",
-            "200",
-            "--crash",
-        ])
-        .arg(tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(LINES.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let args = [
+        "--json",
+        "--topic",
+        "cap",
+        "--partition",
+        "2",
+        "--batch-size",
+        "2",
+        "--compression",
+        "zstd",
+        "--compression-level",
+        "3",
+        "--segment-bytes",
+        "200",
+        "--crash",
+    ];
+    let out = write_stdin(&args, tmp.path(), LINES);
     assert!(
         out.status.success(),
         "{}",
@@ -190,10 +173,11 @@ fn cli_reads_standard_input() {
     }
 }
 
-/// `kseg write --jsonl OUTDIR` fed `input`: exit status and stderr.
-fn write_stdin(out_dir: &std::path::Path, input: &str) -> (i32, String) {
+/// `kseg write --jsonl ARGS OUTDIR` fed `input`.
+fn write_stdin(args: &[&str], out_dir: &std::path::Path, input: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(["write", "--jsonl", "--batch-size", "1"])
+        .args(["write", "--jsonl"])
+        .args(args)
         .arg(out_dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -206,7 +190,12 @@ fn write_stdin(out_dir: &std::path::Path, input: &str) -> (i32, String) {
         .unwrap()
         .write_all(input.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `kseg write --jsonl --batch-size 1 OUTDIR` fed `input`: exit status and stderr.
+fn write_lines(out_dir: &std::path::Path, input: &str) -> (i32, String) {
+    let out = write_stdin(&["--batch-size", "1"], out_dir, input);
     (
         out.status.code().unwrap(),
         String::from_utf8(out.stderr).unwrap(),
@@ -234,7 +223,7 @@ fn a_failed_write_leaves_nothing_and_the_retry_works() {
         ),
     ];
     for (input, words) in cases {
-        let (code, stderr) = write_stdin(&out, input);
+        let (code, stderr) = write_lines(&out, input);
         assert_eq!(code, 2, "{stderr}");
         assert!(stderr.contains(words), "{stderr}");
         assert_eq!(
@@ -246,10 +235,10 @@ fn a_failed_write_leaves_nothing_and_the_retry_works() {
     // Into a directory that exists: it is left as it was, empty.
     let logs = tmp.path().join("logs");
     std::fs::create_dir(&logs).unwrap();
-    let (code, _) = write_stdin(&logs, "{\"value\": 3}\n");
+    let (code, _) = write_lines(&logs, "{\"value\": 3}\n");
     assert_eq!(code, 2);
     assert_eq!(std::fs::read_dir(&logs).unwrap().count(), 0);
-    let (code, stderr) = write_stdin(&logs, "{\"value\": \"a\"}\n{\"value\": \"b\"}\n");
+    let (code, stderr) = write_lines(&logs, "{\"value\": \"a\"}\n{\"value\": \"b\"}\n");
     assert_eq!(code, 0, "{stderr}");
     let names: Vec<_> = std::fs::read_dir(&logs)
         .unwrap()

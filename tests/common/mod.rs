@@ -296,3 +296,13 @@ pub fn kseg_status(args: &[&str], path: &Path) -> (i32, String) {
         String::from_utf8(out.stderr).unwrap(),
     )
 }
+
+/// The paths in `dir`, sorted: `DIR/*` as the shell expands it.
+pub fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    out.sort();
+    out
+}

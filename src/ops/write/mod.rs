@@ -49,5 +49,5 @@ pub(crate) fn all_or_nothing<T>(
         // Best effort: the error that stopped the build is the one to report.
         let _ = std::fs::remove_dir_all(created.as_deref().unwrap_or(&tmp));
     }
-    built.map_err(|e| e.moved(&tmp, out_dir))
+    built.map_err(|e| e.rebased(&tmp, out_dir))
 }
