@@ -450,16 +450,6 @@ fn an_unknown_file_is_skipped_and_counted() {
     assert!(stderr.contains("1 file(s) skipped"), "{stderr}");
 }
 
-/// `DIR/*` as the shell expands it.
-fn glob(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    files
-}
-
 /// A segment file is judged with its siblings: its indexes beside it are not missing, and
 /// a shell glob of a partition gives the findings of the partition directory.
 #[test]
@@ -487,7 +477,7 @@ fn files_are_judged_with_their_segment() {
         let damaged = dir.parent() != Some(tmp.path());
         assert_eq!(whole.1.as_array().unwrap().is_empty(), !damaged);
         assert_eq!(whole.0, if damaged { 1 } else { 0 });
-        let files = glob(&dir);
+        let files = common::listing(&dir);
         let glob = findings(
             os(&["verify", "--json"])
                 .chain(files.iter().map(|f| f.as_os_str()))
@@ -555,7 +545,7 @@ fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
             stdout.contains(renamed_words) || stderr.contains(renamed_words),
             "{args:?}: {stdout}{stderr}"
         );
-        let files = glob(&dir);
+        let files = common::listing(&dir);
         let (code, _, stderr) = run(&os(args)
             .chain(files.iter().map(|f| f.as_os_str()))
             .collect::<Vec<_>>());
@@ -563,4 +553,30 @@ fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
         assert!(stderr.contains(glob_words), "{args:?}: {stderr}");
         assert_eq!(tree_hash(tmp.path()), before, "{args:?}");
     }
+}
+
+/// Issue 12, item 7: exit status 1 always says why on stderr, stdout redirected or not.
+#[test]
+fn exit_1_says_why_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture(tmp.path(), "crashed-0");
+    let cases: &[(&[&str], &str)] = &[
+        (&["verify"], "kseg verify: 1 error(s): 1 × log.torn-tail\n"),
+        (
+            &["dump"],
+            "kseg dump: 1 damaged place(s) found: 1 × log.torn-tail\n",
+        ),
+        (&["recover"], "kseg recover: 6 file(s) would change; dry run: nothing was written; rerun with --apply to make these changes\n"),
+        (&["rebuild-index", "--all"], "kseg rebuild-index: 4 file(s) would change; dry run: nothing was written"),
+        (&["retention", "--retention-ms", "1", "--now", NOW], "kseg retention: 7 file(s) would change; dry run: nothing was written"),
+        (&["compact", "--min-cleanable-dirty-ratio", "0", "--now", NOW], "kseg compact: 13 file(s) would change; dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy"),
+    ];
+    let before = tree_hash(tmp.path());
+    for (args, why) in cases {
+        let (code, stdout, stderr) = run(&os(args).chain([dir.as_os_str()]).collect::<Vec<_>>());
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        assert!(!stdout.is_empty(), "{args:?}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+    assert_eq!(tree_hash(tmp.path()), before);
 }
