@@ -76,7 +76,15 @@ fn read_crc(path: &Path) -> u32 {
 
 fn verify(dir: &Path, deep: bool, threads: Option<usize>) {
     let run = || {
-        let r = verify_paths(&[dir.to_path_buf()], &VerifyOptions { deep }, &|_| {}).unwrap();
+        let r = verify_paths(
+            &[dir.to_path_buf()],
+            &VerifyOptions {
+                deep,
+                ..Default::default()
+            },
+            &|_| {},
+        )
+        .unwrap();
         assert_eq!(r.findings().count(), 0);
     };
     match threads {
@@ -140,7 +148,10 @@ fn preallocated_log_dir(root: &Path, partitions: u64) {
         let (r, secs) = timed(|| {
             verify_paths(
                 std::slice::from_ref(&dir),
-                &VerifyOptions { deep: true },
+                &VerifyOptions {
+                    deep: true,
+                    ..Default::default()
+                },
                 &|_| {},
             )
             .unwrap()

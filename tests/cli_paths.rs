@@ -308,3 +308,275 @@ fn a_backup_dir_inside_the_log_dir_is_refused() {
     assert_eq!(code, 0, "{stderr}");
     assert!(backup.join("plan.json").is_file());
 }
+
+/// Runs `kseg ARGS`: exit status, stdout and stderr (stdout is a pipe: redirected).
+fn run(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn os<'a>(args: &'a [&'a str]) -> impl Iterator<Item = &'a std::ffi::OsStr> {
+    args.iter().map(std::ffi::OsStr::new)
+}
+
+/// The issue's case: a copy of a damaged segment under a name without an offset is decoded,
+/// its bad CRC reported (exit 1, and why on stderr though stdout is redirected), with a
+/// warning that a broker would not load it under that name.
+#[test]
+fn a_renamed_segment_is_examined() {
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("corrupt-copy.log");
+    std::fs::copy(
+        reference.join("g-corrupt-middle/input/orders-0/00000000000000001294.log"),
+        &copy,
+    )
+    .unwrap();
+    for cmd in ["verify", "dump"] {
+        let (code, stdout, stderr) = run(&[cmd.as_ref(), copy.as_os_str()]);
+        assert_eq!(code, 1, "{cmd}: {stdout}{stderr}");
+        assert!(stderr.contains("1 × batch.crc"), "{cmd}: {stderr}");
+        assert!(!stderr.contains("Ignoring unknown file"), "{cmd}: {stderr}");
+        assert!(
+            stdout.contains("a broker would not load this file under this name")
+                && stdout.contains("read with offset 1294 from its first batch"),
+            "{cmd}: {stdout}"
+        );
+    }
+    let (_, stdout, _) = run(&["verify".as_ref(), copy.as_os_str()]);
+    assert!(stdout.contains("warning[segment.name] "), "{stdout}");
+    assert!(stdout.contains("error[batch.crc] "), "{stdout}");
+    assert!(
+        stdout.contains("1 file(s), 29023 bytes checked, 0 skipped"),
+        "{stdout}"
+    );
+}
+
+/// A renamed index takes its offset from the log of its stem, or from --base-offset; without
+/// either it cannot be read, so it is skipped: listed, counted, exit 2 as it was named.
+#[test]
+fn a_renamed_index_is_read_against_its_log_or_with_base_offset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/orders-0");
+    let index = tmp.path().join("copy.index");
+    std::fs::copy(src.join("00000000000000000175.index"), &index).unwrap();
+    for cmd in ["verify", "dump"] {
+        let (code, _, stderr) = run(&[cmd.as_ref(), index.as_os_str()]);
+        assert_eq!(code, 2, "{cmd}: {stderr}");
+        assert!(stderr.contains("1 file(s) skipped"), "{cmd}: {stderr}");
+        assert!(
+            stderr.contains(
+                "copy.index: named on the command line but not a Kafka file kseg can read"
+            ),
+            "{cmd}: {stderr}"
+        );
+    }
+    let (code, stdout, _) = run(&["verify".as_ref(), "--json".as_ref(), index.as_os_str()]);
+    assert_eq!(code, 2);
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["skipped"], serde_json::json!([index]));
+    assert_eq!(report["filesChecked"], 0);
+    // With the offset, it is read: against a log that is not there.
+    let (code, stdout, stderr) = run(&[
+        "verify".as_ref(),
+        "--base-offset".as_ref(),
+        "175".as_ref(),
+        index.as_os_str(),
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("error[index.log-missing] "), "{stdout}");
+    assert!(stderr.contains("1 × index.log-missing"), "{stderr}");
+    // With its log beside it under the same stem, it is checked against it.
+    std::fs::copy(
+        src.join("00000000000000000175.log"),
+        tmp.path().join("copy.log"),
+    )
+    .unwrap();
+    std::fs::copy(
+        src.join("00000000000000000175.timeindex"),
+        tmp.path().join("copy.timeindex"),
+    )
+    .unwrap();
+    for cmd in ["verify", "dump"] {
+        let (code, stdout, stderr) = run(&[cmd.as_ref(), index.as_os_str()]);
+        assert_eq!(code, 0, "{cmd}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("read with offset 175 from the first batch of"),
+            "{stdout}"
+        );
+    }
+}
+
+/// A file kseg cannot classify is skipped and listed; named, it makes the exit status 2.
+#[test]
+fn an_unknown_file_is_skipped_and_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let notes = tmp.path().join("notes.txt");
+    std::fs::write(&notes, "x").unwrap();
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/orders/orders-0/00000000000000000175.log");
+    let (code, stdout, stderr) = run(&["verify".as_ref(), notes.as_os_str(), log.as_os_str()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.contains("skipped "), "{stdout}");
+    assert!(stdout.contains(", 1 skipped: 0 error(s)"), "{stdout}");
+    assert!(
+        stderr.contains("notes.txt: named on the command line"),
+        "{stderr}"
+    );
+    let (code, stdout, _) = run(&["dump".as_ref(), "--json".as_ref(), notes.as_os_str()]);
+    assert_eq!(code, 2);
+    assert!(stdout.contains(r#"{"type":"skipped","file":"#), "{stdout}");
+    // Marker files are Kafka's: read (there is nothing in them), not skipped.
+    let lock = tmp.path().join(".lock");
+    std::fs::write(&lock, "").unwrap();
+    let (code, _, stderr) = run(&["dump".as_ref(), lock.as_os_str()]);
+    assert_eq!(code, 0, "{stderr}");
+    // In a directory, it is listed but the run is judged by the rest.
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(log.parent().unwrap(), &dir);
+    std::fs::write(dir.join("README"), "x").unwrap();
+    let (code, stdout, stderr) = run(&["verify".as_ref(), dir.as_os_str()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains(", 1 skipped: 0 error(s)"), "{stdout}");
+    assert!(stderr.contains("1 file(s) skipped"), "{stderr}");
+}
+
+/// A segment file is judged with its siblings: its indexes beside it are not missing, and
+/// a shell glob of a partition gives the findings of the partition directory.
+#[test]
+fn files_are_judged_with_their_segment() {
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let healthy = tmp.path().join("orders-0");
+    common::copy_dir(&reference.join("a-plain-v2/input/orders-0"), &healthy);
+    let log = healthy.join("00000000000000000317.log");
+    let (code, stdout, stderr) = run(&["verify".as_ref(), log.as_os_str()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(!stdout.contains("missing"), "{stdout}");
+    let findings = |args: Vec<&std::ffi::OsStr>| {
+        let (code, stdout, _) = run(&args);
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        (code, report["partitions"][0]["findings"].clone())
+    };
+    for dir in [healthy, tmp.path().join("damaged/orders-0")] {
+        if !dir.exists() {
+            common::copy_dir(&reference.join("g-corrupt-middle/input/orders-0"), &dir);
+        }
+        let whole = findings(os(&["verify", "--json"]).chain([dir.as_os_str()]).collect());
+        let damaged = dir.parent() != Some(tmp.path());
+        assert_eq!(whole.1.as_array().unwrap().is_empty(), !damaged);
+        assert_eq!(whole.0, if damaged { 1 } else { 0 });
+        let files = common::listing(&dir);
+        let glob = findings(
+            os(&["verify", "--json"])
+                .chain(files.iter().map(|f| f.as_os_str()))
+                .collect(),
+        );
+        assert_eq!(glob, whole, "{}", dir.display());
+    }
+}
+
+/// An exit status and words its output has.
+type Outcome = (i32, &'static str);
+
+/// Every subcommand given a renamed segment or a file glob: read, or refused with exit 2 and
+/// what was expected, never a silent success.
+#[test]
+fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/orders-0");
+    // (command, renamed segment: exit and words; file glob: exit and words)
+    let not_dir = "not a directory (expected a partition directory `<topic>-<partition>`)";
+    let cases: &[(&[&str], Outcome, Outcome)] = &[
+        (&["dump"], (0, "read with offset 0"), (0, "")),
+        (&["dump", "--files"], (0, "read with offset 0"), (0, "")),
+        (&["verify"], (0, "segment.name"), (0, "")),
+        (
+            &["rebuild-index"],
+            (2, "not a segment file"),
+            (2, "not a segment file"),
+        ),
+        (
+            &["rebuild-index", "--apply"],
+            (2, "not a segment file"),
+            (2, "not a segment file"),
+        ),
+        (&["recover"], (2, not_dir), (2, "unexpected argument")),
+        (
+            &["recover", "--apply"],
+            (2, not_dir),
+            (2, "unexpected argument"),
+        ),
+        (&["retention"], (2, not_dir), (2, "unexpected argument")),
+        (
+            &["retention", "--apply"],
+            (2, not_dir),
+            (2, "unexpected argument"),
+        ),
+        (&["compact"], (2, not_dir), (2, "unexpected argument")),
+        (
+            &["compact", "--apply"],
+            (2, not_dir),
+            (2, "unexpected argument"),
+        ),
+    ];
+    assert_eq!(cases.len(), PATH_COMMANDS.len());
+    for (args, (renamed_code, renamed_words), (glob_code, glob_words)) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("orders-0");
+        common::copy_dir(&src, &dir);
+        let renamed = tmp.path().join("renamed.log");
+        std::fs::copy(dir.join("00000000000000000000.log"), &renamed).unwrap();
+        let before = tree_hash(tmp.path());
+        let (code, stdout, stderr) =
+            run(&os(args).chain([renamed.as_os_str()]).collect::<Vec<_>>());
+        assert_eq!(code, *renamed_code, "{args:?}: {stderr}");
+        assert!(
+            stdout.contains(renamed_words) || stderr.contains(renamed_words),
+            "{args:?}: {stdout}{stderr}"
+        );
+        let files = common::listing(&dir);
+        let (code, _, stderr) = run(&os(args)
+            .chain(files.iter().map(|f| f.as_os_str()))
+            .collect::<Vec<_>>());
+        assert_eq!(code, *glob_code, "{args:?}: {stderr}");
+        assert!(stderr.contains(glob_words), "{args:?}: {stderr}");
+        assert_eq!(tree_hash(tmp.path()), before, "{args:?}");
+    }
+}
+
+/// Issue 12, item 7: exit status 1 always says why on stderr, stdout redirected or not.
+#[test]
+fn exit_1_says_why_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixture(tmp.path(), "crashed-0");
+    let cases: &[(&[&str], &str)] = &[
+        (&["verify"], "kseg verify: 1 error(s): 1 × log.torn-tail\n"),
+        (
+            &["dump"],
+            "kseg dump: 1 damaged place(s) found: 1 × log.torn-tail\n",
+        ),
+        (&["recover"], "kseg recover: 6 file(s) would change; dry run: nothing was written; rerun with --apply to make these changes\n"),
+        (&["rebuild-index", "--all"], "kseg rebuild-index: 4 file(s) would change; dry run: nothing was written"),
+        (&["retention", "--retention-ms", "1", "--now", NOW], "kseg retention: 7 file(s) would change; dry run: nothing was written"),
+        (&["compact", "--min-cleanable-dirty-ratio", "0", "--now", NOW], "kseg compact: 13 file(s) would change; dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy"),
+    ];
+    let before = tree_hash(tmp.path());
+    for (args, why) in cases {
+        let (code, stdout, stderr) = run(&os(args).chain([dir.as_os_str()]).collect::<Vec<_>>());
+        assert_eq!(code, 1, "{args:?}: {stderr}");
+        assert!(!stdout.is_empty(), "{args:?}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+    assert_eq!(tree_hash(tmp.path()), before);
+}

@@ -24,7 +24,15 @@ fn fixture(name: &str, partition: &str) -> (tempfile::TempDir, PathBuf) {
 }
 
 fn verify(dir: &Path) -> Report {
-    verify_paths(&[dir.to_path_buf()], &VerifyOptions { deep: true }, &|_| {}).unwrap()
+    verify_paths(
+        &[dir.to_path_buf()],
+        &VerifyOptions {
+            deep: true,
+            ..Default::default()
+        },
+        &|_| {},
+    )
+    .unwrap()
 }
 
 fn error_checks(r: &Report) -> Vec<(&'static str, String)> {

@@ -11,7 +11,15 @@ use kseg::ops::{Finding, Severity};
 use serde_json::Value;
 
 fn verify(dir: &Path, deep: bool) -> Report {
-    verify_paths(&[dir.to_path_buf()], &VerifyOptions { deep }, &|_| {}).expect("verify runs")
+    verify_paths(
+        &[dir.to_path_buf()],
+        &VerifyOptions {
+            deep,
+            ..Default::default()
+        },
+        &|_| {},
+    )
+    .expect("verify runs")
 }
 
 fn json(p: &Path) -> Value {
@@ -76,7 +84,15 @@ fn internal_topics_have_no_findings() {
             .collect();
         assert!(inputs.iter().any(|p| p.is_dir()), "{}", scenario.display());
         for deep in [false, true] {
-            let r = verify_paths(&inputs, &VerifyOptions { deep }, &|_| {}).unwrap();
+            let r = verify_paths(
+                &inputs,
+                &VerifyOptions {
+                    deep,
+                    ..Default::default()
+                },
+                &|_| {},
+            )
+            .unwrap();
             let all: Vec<_> = r.findings().collect();
             assert!(all.is_empty(), "{}: {all:#?}", scenario.display());
             let partition = r.partitions.iter().find(|p| p.partition.is_some()).unwrap();

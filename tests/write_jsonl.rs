@@ -75,7 +75,7 @@ fn bad_lines_are_errors_naming_the_line() {
     let cases = [
         (
             "{\"value\":\"a\"}\n{\"value\":1}\n",
-            "<stdin>: line 2: expected a record object",
+            "<stdin>: line 2: field `value`: expected a record object",
         ),
         ("{\"value\":\"a\"}\nnot json\n", "<stdin>: line 2:"),
         ("{\"value\":\"a\",\"vlaue\":2}\n", "unknown field `vlaue`"),
@@ -121,40 +121,23 @@ fn bad_lines_are_errors_naming_the_line() {
 #[test]
 fn cli_reads_standard_input() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args([
-            "write",
-            "--jsonl",
-            "--json",
-            "--topic",
-            "cap",
-            "--partition",
-            "2",
-            "--batch-size",
-            "2",
-        ])
-        .args([
-            "--compression",
-            "zstd",
-            "--compression-level",
-            "3",
-            "--segment-bytes",
-            "200",
-            "--crash",
-        ])
-        .arg(tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(LINES.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let args = [
+        "--json",
+        "--topic",
+        "cap",
+        "--partition",
+        "2",
+        "--batch-size",
+        "2",
+        "--compression",
+        "zstd",
+        "--compression-level",
+        "3",
+        "--segment-bytes",
+        "200",
+        "--crash",
+    ];
+    let out = write_stdin(&args, tmp.path(), LINES);
     assert!(
         out.status.success(),
         "{}",
@@ -188,4 +171,103 @@ fn cli_reads_standard_input() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
     }
+}
+
+/// `kseg write --jsonl ARGS OUTDIR` fed `input`.
+fn write_stdin(args: &[&str], out_dir: &std::path::Path, input: &str) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(["write", "--jsonl"])
+        .args(args)
+        .arg(out_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `kseg write --jsonl --batch-size 1 OUTDIR` fed `input`: exit status and stderr.
+fn write_lines(out_dir: &std::path::Path, input: &str) -> (i32, String) {
+    let out = write_stdin(&["--batch-size", "1"], out_dir, input);
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Issue 12, item 6: a bad input line leaves nothing (not even the directories it would have
+/// created), the error names the line and the field, and the retry is not refused.
+#[test]
+fn a_failed_write_leaves_nothing_and_the_retry_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("logs/new/records-0");
+    let cases = [
+        (
+            "{\"value\": \"a\"}\n{\"value\": \"b\"}\n{\"value\": 3}\n",
+            "<stdin>: line 3: field `value`: expected a record object (invalid type: integer `3`",
+        ),
+        (
+            "{\"value\": \"a\"}\n{\"valu\": \"b\"}\n",
+            "<stdin>: line 2: field `valu`: expected a record object (unknown field `valu`",
+        ),
+        (
+            "{\"value\": \"a\"}\nnot json\n",
+            "<stdin>: line 2: expected a record object",
+        ),
+    ];
+    for (input, words) in cases {
+        let (code, stderr) = write_lines(&out, input);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stderr.contains(words), "{stderr}");
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "{stderr}"
+        );
+    }
+    // Into a directory that exists: it is left as it was, empty.
+    let logs = tmp.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let (code, _) = write_lines(&logs, "{\"value\": 3}\n");
+    assert_eq!(code, 2);
+    assert_eq!(std::fs::read_dir(&logs).unwrap().count(), 0);
+    let (code, stderr) = write_lines(&logs, "{\"value\": \"a\"}\n{\"value\": \"b\"}\n");
+    assert_eq!(code, 0, "{stderr}");
+    let names: Vec<_> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["records-0"]);
+    assert!(logs.join("records-0/00000000000000000000.log").is_file());
+}
+
+/// A spec whose damage cannot be applied fails after the log was written: nothing is left.
+#[test]
+fn a_failed_spec_write_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tmp.path().join("spec.json");
+    let text = json!({"topic": "t", "partition": 0,
+        "ops": [{"op": "append", "batches": [{"records": [{"value": "v"}]}]}],
+        "damage": [{"kind": "flip_byte", "segment": 7}]});
+    std::fs::write(&spec, text.to_string()).unwrap();
+    let out_dir = tmp.path().join("out");
+    let run = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .arg("write")
+        .arg(&spec)
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    // The error names the file where it would have been, not the temporary directory.
+    assert!(stderr.contains("out/t-0/"), "{stderr}");
+    assert!(!stderr.contains("kseg-tmp"), "{stderr}");
+    assert!(!out_dir.exists());
 }

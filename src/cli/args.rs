@@ -226,21 +226,29 @@ pub struct OffsetArgs {
     pub high_watermark: Option<i64>,
 }
 
-/// Dry run: 1 if there is something to do. `--apply`: carries it out and reports the backup.
+/// Dry run: 1 if `files` files would change, saying so on stderr. `--apply`: carries it out
+/// and reports the backup.
 pub fn finish(
-    nothing_to_do: bool,
+    files: usize,
     repair: &RepairArgs,
     dir: &Path,
     apply: impl FnOnce(&ApplyOptions) -> crate::Result<Option<PathBuf>>,
 ) -> u8 {
-    if nothing_to_do {
+    if files == 0 {
         return EXIT_OK;
     }
     if !repair.apply {
-        eprintln!("dry run: nothing was written; rerun with --apply to make these changes");
-        return EXIT_FINDINGS;
+        return would_change(files, "rerun with --apply to make these changes");
     }
     report_applied(apply(&repair.apply_options(dir)))
+}
+
+/// A dry run's exit status 1, with how many files would change and what to do next.
+pub fn would_change(files: usize, next: &str) -> u8 {
+    super::why(&format!(
+        "{files} file(s) would change; dry run: nothing was written; {next}"
+    ));
+    EXIT_FINDINGS
 }
 
 /// Says where the backup went (or that there is none) after an `--apply`, or why it failed.

@@ -9,11 +9,12 @@ use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::args::{
-    kafka_int, kafka_ratio, offset, report_applied, OffsetArgs, RepairArgs, INT_MAX, LONG_MAX,
-    MIN_SEGMENT_BYTES,
+    kafka_int, kafka_ratio, offset, report_applied, would_change, OffsetArgs, RepairArgs, INT_MAX,
+    LONG_MAX, MIN_SEGMENT_BYTES,
 };
 use super::render::print_json_or_text;
-use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use super::{fail, EXIT_OK};
+use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::recover::render_changes;
 use crate::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
 use crate::ops::simulate::compact::{compact_to, CompactOptions, CompactReport};
@@ -108,10 +109,10 @@ pub fn run(args: CompactArgs) -> u8 {
             );
             print!("{}", recovery.render_text());
             if !args.repair.apply {
-                eprintln!(
-                    "dry run: nothing was written; --apply resolves the leftovers, then cleans"
+                return would_change(
+                    files_changed(&recovery.changes),
+                    "--apply resolves the leftovers, then cleans",
                 );
-                return EXIT_FINDINGS;
             }
             if let Err(e) = recovery.apply(&apply_opts) {
                 return fail(&e);
@@ -138,8 +139,10 @@ pub fn run(args: CompactArgs) -> u8 {
         return EXIT_OK;
     }
     if !args.repair.apply {
-        eprintln!("dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy");
-        return EXIT_FINDINGS;
+        return would_change(
+            files_changed(&plan.changes),
+            "rerun with --apply to clean in place, or --out DIR to write a copy",
+        );
     }
     report_applied(plan.apply(&apply_opts))
 }

@@ -93,6 +93,10 @@ pub struct DumpArgs {
     /// batches.
     #[arg(long, value_name = "N")]
     pub count: Option<u64>,
+    /// The offset of a segment file whose name carries none (an index renamed without its
+    /// log); a renamed log's is its first batch's.
+    #[arg(long, value_name = "OFFSET")]
+    pub base_offset: Option<i64>,
 }
 
 impl DumpArgs {
@@ -139,6 +143,7 @@ pub fn run(args: DumpArgs) -> u8 {
         decoder,
         max_decompressed_bytes: args.max_batch_bytes,
         range: args.range(),
+        base_offset: args.base_offset,
         ..DumpOptions::default()
     };
     let stdout = io::stdout();
@@ -170,9 +175,19 @@ pub fn run(args: DumpArgs) -> u8 {
                 notice(f);
             }
             print_summary(&outcome);
-            if outcome.unreadable > 0 {
+            let named_skipped = super::skipped(&paths, &outcome.skipped);
+            if outcome.unreadable > 0 || named_skipped {
                 EXIT_FAILURE
             } else if outcome.damage > 0 {
+                let others = outcome.damage - outcome.errors.len();
+                let mut why = crate::ops::finding::count_by_check(outcome.errors.iter().copied());
+                if others > 0 {
+                    why += &format!(
+                        "{}{others} × failed index sanity check or offset regression (above)",
+                        if why.is_empty() { "" } else { ", " }
+                    );
+                }
+                super::why(&format!("{} damaged place(s) found: {why}", outcome.damage));
                 EXIT_FINDINGS
             } else {
                 EXIT_OK
@@ -385,7 +400,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
     fn event(&mut self, e: &Event<'_>) -> io::Result<()> {
         match e {
             Event::FileStart { path } => writeln!(self.out, "Dumping {}", path.display()),
-            Event::Ignored { path } => {
+            Event::Ignored { path, .. } => {
                 self.out.flush()?;
                 eprintln!("Ignoring unknown file {}", path.display());
                 Ok(())
@@ -625,7 +640,9 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 self.file = path.display().to_string();
                 Ok(())
             }
-            Event::Ignored { .. } | Event::FileEnd { .. } => Ok(()),
+            Event::Ignored { skipped: true, .. } => self.line("skipped", json!({})),
+            Event::Ignored { .. } => Ok(()),
+            Event::FileEnd { .. } => Ok(()),
             Event::LogHeader(h) => match h {
                 LogHeader::Segment { base_offset } => {
                     self.line("log", json!({"baseOffset": base_offset}))

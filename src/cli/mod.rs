@@ -98,6 +98,34 @@ pub(crate) fn notice(n: &dyn std::fmt::Display) {
 
 /// Prints an error the way every subcommand does (`kseg verify: error: …`), and returns the
 /// failure status.
+/// Says on stderr why the exit status is 1, whatever stdout is redirected to.
+pub(crate) fn why(summary: &str) {
+    match SUBCOMMAND.get() {
+        Some(name) => eprintln!("kseg {name}: {summary}"),
+        None => eprintln!("kseg: {summary}"),
+    }
+}
+
+/// Counts on stderr the files kseg could not classify, so did not read; true when the user
+/// named one of them (exit status 2).
+pub(crate) fn skipped(named: &[std::path::PathBuf], skipped: &[std::path::PathBuf]) -> bool {
+    if skipped.is_empty() {
+        return false;
+    }
+    why(&format!(
+        "{} file(s) skipped: not a Kafka file kseg can read",
+        skipped.len()
+    ));
+    let named: Vec<&std::path::PathBuf> = skipped.iter().filter(|s| named.contains(s)).collect();
+    for p in &named {
+        fail(&format!(
+            "{}: named on the command line but not a Kafka file kseg can read",
+            p.display()
+        ));
+    }
+    !named.is_empty()
+}
+
 pub(crate) fn fail(e: &dyn std::fmt::Display) -> u8 {
     match SUBCOMMAND.get() {
         Some(name) => eprintln!("kseg {name}: error: {e}"),

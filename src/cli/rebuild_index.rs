@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::args::{finish, RepairArgs};
 use super::{fail, EXIT_OK};
+use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::rebuild_index::{plan, RebuildOptions};
 
 #[derive(Debug, Args)]
@@ -45,9 +46,12 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
         } else {
             print!("{}", p.render_text());
         }
-        code = code.max(finish(p.changes.is_empty(), &args.repair, &p.dir, |o| {
-            p.apply(o)
-        }));
+        code = code.max(finish(
+            files_changed(&p.changes),
+            &args.repair,
+            &p.dir,
+            |o| p.apply(o),
+        ));
     }
     code
 }

@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::args::{finish, offset, RepairArgs};
 use super::fail;
+use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::recover::{plan, RecoverOptions};
 
 #[derive(Debug, Args)]
@@ -50,5 +51,7 @@ pub fn run(args: RecoverArgs) -> u8 {
             plan.recovery_point, plan.recovery_point_source
         );
     }
-    finish(plan.is_empty(), &args.repair, &args.dir, |o| plan.apply(o))
+    finish(files_changed(&plan.changes), &args.repair, &args.dir, |o| {
+        plan.apply(o)
+    })
 }

@@ -51,9 +51,12 @@ pub fn run(args: RetentionArgs) -> u8 {
     if let Err(e) = print_json_or_text(json, |out| print_report(out, &report)) {
         return fail(&e);
     }
-    finish(report.deleted.is_empty(), &args.repair, &args.path, |o| {
-        report.apply(o)
-    })
+    // Deleting no segment, retention changes nothing: the checkpoints follow the deletions.
+    let files = match report.deleted.iter().map(|d| d.files.len()).sum::<usize>() {
+        0 => 0,
+        n => n + report.checkpoint_updates.len(),
+    };
+    finish(files, &args.repair, &args.path, |o| report.apply(o))
 }
 
 fn print_report(out: &mut impl Write, r: &RetentionReport) -> std::io::Result<()> {

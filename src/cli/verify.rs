@@ -9,8 +9,9 @@ use clap::{Args, ValueEnum};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
+use crate::ops::finding::count_by_check;
 use crate::ops::finding::{Finding, Severity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -39,6 +40,10 @@ pub struct VerifyArgs {
     /// Warnings make the exit status 1 too.
     #[arg(long)]
     pub strict: bool,
+    /// The offset of a segment file whose name carries none (an index renamed without its
+    /// log); a renamed log's is its first batch's.
+    #[arg(long, value_name = "OFFSET")]
+    pub base_offset: Option<i64>,
 }
 
 pub fn run(args: VerifyArgs) -> u8 {
@@ -55,7 +60,10 @@ pub fn run(args: VerifyArgs) -> u8 {
     } else {
         ProgressBar::hidden()
     };
-    let opts = VerifyOptions { deep: args.deep };
+    let opts = VerifyOptions {
+        deep: args.deep,
+        base_offset: args.base_offset,
+    };
     let report = match verify_paths(&args.paths, &opts, &|n| bar.inc(n)) {
         Ok(r) => r,
         Err(e) => {
@@ -86,7 +94,28 @@ pub fn run(args: VerifyArgs) -> u8 {
     }
     let errors = report.count(Severity::Error);
     let warnings = report.count(Severity::Warning);
-    if errors > 0 || (args.strict && warnings > 0) {
+    if super::skipped(&args.paths, &report.skipped) {
+        EXIT_FAILURE
+    } else if errors > 0 || (args.strict && warnings > 0) {
+        let counted = |s: Severity| {
+            count_by_check(
+                report
+                    .findings()
+                    .filter(|f| f.severity == s)
+                    .map(|f| f.check),
+            )
+        };
+        let mut why = format!("{errors} error(s)");
+        if errors > 0 {
+            why += &format!(": {}", counted(Severity::Error));
+        }
+        if args.strict && warnings > 0 {
+            why += &format!(
+                "; {warnings} warning(s) (--strict): {}",
+                counted(Severity::Warning)
+            );
+        }
+        super::why(&why);
         EXIT_FINDINGS
     } else {
         EXIT_OK
@@ -150,14 +179,23 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     for f in report.findings() {
         writeln!(out, "{}", line(f))?;
     }
+    for p in &report.skipped {
+        writeln!(
+            out,
+            "skipped {}: not a Kafka file kseg can read",
+            p.display()
+        )?;
+    }
     let (e, w) = (
         report.count(Severity::Error),
         report.count(Severity::Warning),
     );
     writeln!(
         out,
-        "{} file(s), {} bytes checked: {e} error(s), {w} warning(s)",
-        report.files_checked, report.bytes_checked
+        "{} file(s), {} bytes checked, {} skipped: {e} error(s), {w} warning(s)",
+        report.files_checked,
+        report.bytes_checked,
+        report.skipped.len()
     )
 }
 

@@ -66,3 +66,18 @@ impl Finding {
         self
     }
 }
+
+/// Check ids counted, most frequent first: `2 × record.decode, 1 × batch.crc`.
+pub fn count_by_check(checks: impl IntoIterator<Item = &'static str>) -> String {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for c in checks {
+        *counts.entry(c).or_default() += 1;
+    }
+    let mut counts: Vec<(&str, usize)> = counts.into_iter().collect();
+    counts.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+    counts
+        .iter()
+        .map(|(c, n)| format!("{n} × {c}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -89,3 +89,84 @@ pub fn repair_target(dir: &Path, work: Work) -> Result<PartitionDir> {
         _ => Ok(partition),
     }
 }
+
+/// What a file named by the user is, when its name does not say it all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kind {
+    pub kind: FileKind,
+    /// Why the name is not one the broker loads, with where the offset came from; None when
+    /// the name is Kafka's own.
+    pub renamed: Option<String>,
+}
+
+const OFFSET_SUFFIXES: [&str; 5] = [
+    crate::format::names::LOG_FILE_SUFFIX,
+    crate::format::names::INDEX_FILE_SUFFIX,
+    crate::format::names::TIME_INDEX_FILE_SUFFIX,
+    crate::format::names::TXN_INDEX_FILE_SUFFIX,
+    crate::format::names::PRODUCER_SNAPSHOT_FILE_SUFFIX,
+];
+
+/// The offset field of a log's first entry: a v2 batch's base offset, a legacy message's offset.
+fn first_entry_offset(log: &Path) -> Option<i64> {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(log).ok()?.read_exact(&mut head).ok()?;
+    Some(i64::from_be_bytes(head))
+}
+
+/// Classifies `path` by its name and, for a segment file (`.log`, `.index`, `.timeindex`,
+/// `.txnindex`, `.snapshot`) whose name carries no offset, by its content: a log's offset is
+/// its first batch's, an index's that of the log of the same stem beside it, or `base_offset`
+/// (`--base-offset`) when given. Only a file none of this classifies is [`FileKind::Unknown`].
+pub fn kind_of(path: &Path, base_offset: Option<i64>) -> Kind {
+    let name = name_of(path);
+    let kind = classify(&name);
+    if kind != FileKind::Unknown {
+        let kafka_name = kind
+            .offset()
+            .filter(|_| matches!(kind, FileKind::Log { .. }))
+            .map(crate::format::names::log_file_name);
+        let renamed = kafka_name
+            .filter(|k| *k != name)
+            .map(|k| format!("segment file name is not the 20-digit form Kafka writes ({k})"));
+        return Kind { kind, renamed };
+    }
+    let unknown = Kind {
+        kind: FileKind::Unknown,
+        renamed: None,
+    };
+    let Some((stem, suffix)) = OFFSET_SUFFIXES
+        .iter()
+        .find_map(|s| name.strip_suffix(s).map(|stem| (stem, *s)))
+    else {
+        return unknown;
+    };
+    let log = path.with_file_name(format!("{stem}{}", crate::format::names::LOG_FILE_SUFFIX));
+    let (offset, from) = match base_offset {
+        Some(o) => (o, "--base-offset".to_owned()),
+        None => match first_entry_offset(&log) {
+            Some(o) if log == path => (o, "its first batch".to_owned()),
+            Some(o) => (o, format!("the first batch of {}", log.display())),
+            None => return unknown,
+        },
+    };
+    let kafka_name = crate::format::names::format_offset(offset) + suffix;
+    Kind {
+        kind: classify(&kafka_name),
+        renamed: Some(format!(
+            "a broker would not load this file under this name (it takes the offset from a 20-digit name such as {kafka_name}); read with offset {offset} from {from}"
+        )),
+    }
+}
+
+/// The file with `suffix` of the segment `path` belongs to: the one of the same stem (a renamed
+/// segment's files keep their common stem; Kafka's names are the 20-digit offset).
+pub fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let name = name_of(path);
+    let stem = OFFSET_SUFFIXES
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(&name);
+    path.with_file_name(format!("{stem}{suffix}"))
+}

@@ -87,7 +87,10 @@ pub fn copy_dir(from: &Path, to: &Path) {
 
 /// Fails with every error `kseg verify --deep` reports on `dir`, if it reports any.
 pub fn assert_verifies_clean(dir: &Path) {
-    let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
+    let opts = kseg::ops::check::verify::VerifyOptions {
+        deep: true,
+        ..Default::default()
+    };
     let report =
         kseg::ops::check::verify::verify_paths(&[dir.to_path_buf()], &opts, &|_| {}).unwrap();
     let errors: Vec<String> = report
@@ -101,7 +104,10 @@ pub fn assert_verifies_clean(dir: &Path) {
 /// Fails with every finding `kseg verify --deep --strict` reports on `path` (warnings too);
 /// `what` names the case in the failure.
 pub fn assert_verifies_strict(path: &Path, what: &str) {
-    let opts = kseg::ops::check::verify::VerifyOptions { deep: true };
+    let opts = kseg::ops::check::verify::VerifyOptions {
+        deep: true,
+        ..Default::default()
+    };
     let report =
         kseg::ops::check::verify::verify_paths(&[path.to_path_buf()], &opts, &|_| {}).unwrap();
     let findings: Vec<String> = report.findings().map(|f| format!("{f:?}")).collect();
@@ -269,4 +275,14 @@ pub fn kseg_status(args: &[&str], path: &Path) -> (i32, String) {
         out.status.code().unwrap(),
         String::from_utf8(out.stderr).unwrap(),
     )
+}
+
+/// The paths in `dir`, sorted: `DIR/*` as the shell expands it.
+pub fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    out.sort();
+    out
 }

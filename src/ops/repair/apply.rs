@@ -58,6 +58,15 @@ pub enum Change {
     },
 }
 
+/// How many files `changes` touch.
+pub fn files_changed(changes: &[Change]) -> usize {
+    changes
+        .iter()
+        .map(Change::file)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
 impl Change {
     pub fn file(&self) -> &Path {
         match self {

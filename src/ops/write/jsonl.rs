@@ -11,6 +11,24 @@ use super::spec::{
 };
 use crate::error::{Error, Result};
 
+/// Why `line` is not a record, naming the field at fault when one alone is (serde names an
+/// unknown field but not one of the wrong type).
+fn record_error(line: &str, e: serde_json::Error) -> String {
+    let fields = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(line);
+    let bad = fields.ok().and_then(|m| {
+        m.into_iter().find_map(|(k, v)| {
+            let alone = serde_json::Value::Object([(k.clone(), v)].into_iter().collect());
+            serde_json::from_value::<SpecRecord>(alone)
+                .is_err()
+                .then_some(k)
+        })
+    });
+    match bad {
+        Some(field) => format!("field `{field}`: expected a record object ({e})"),
+        None => format!("expected a record object ({e})"),
+    }
+}
+
 /// Writes the partition directory `out_dir` from `frame` (topic, partition, config, clock,
 /// close, damage; its `ops` run first) and then the records of `input`, `batch_size` per
 /// batch, each batch a copy of `template` with the records filled in. Errors name
@@ -57,10 +75,7 @@ pub fn write_jsonl(
                         first_line = line_no;
                     }
                     let record: SpecRecord = serde_json::from_str(&line).map_err(|e| {
-                        Error::invalid(
-                            src,
-                            format!("line {line_no}: expected a record object ({e})"),
-                        )
+                        Error::invalid(src, format!("line {line_no}: {}", record_error(&line, e)))
                     })?;
                     records.push(record);
                 }

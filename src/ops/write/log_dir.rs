@@ -96,10 +96,12 @@ impl LogDirSummary {
 /// Writes every partition of `spec` into the log dir `out_dir` (absent or empty), then its
 /// checkpoints and `meta.properties`.
 pub fn write_log_dir(spec: &LogDirSpec, out_dir: &Path) -> Result<LogDirSummary> {
+    super::all_or_nothing(out_dir, |dir| build_log_dir(spec, dir))
+}
+
+/// [`write_log_dir`] into the directory `out_dir`, which exists and is empty.
+fn build_log_dir(spec: &LogDirSpec, out_dir: &Path) -> Result<LogDirSummary> {
     let src = &spec.source;
-    if std::fs::read_dir(out_dir).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(Error::invalid(out_dir, "output directory is not empty"));
-    }
     let names: Vec<String> = spec
         .partitions
         .iter()

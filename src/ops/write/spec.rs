@@ -375,9 +375,11 @@ pub(super) fn write_driven(
     out_dir: &Path,
     drive: &mut AppendDriver<'_>,
 ) -> Result<WriteSummary> {
-    if std::fs::read_dir(out_dir).is_ok_and(|mut d| d.next().is_some()) {
-        return Err(Error::invalid(out_dir, "output directory is not empty"));
-    }
+    super::all_or_nothing(out_dir, |dir| build_driven(spec, dir, drive))
+}
+
+/// [`write_driven`] into the directory `out_dir`, which exists and is empty.
+fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Result<WriteSummary> {
     let now_ms = spec.now_ms.unwrap_or(DEFAULT_NOW_MS);
     let start_offset = spec.start_offset.unwrap_or(0);
     let topic_id_text = spec.topic_id.as_deref().unwrap_or(DEFAULT_TOPIC_ID);

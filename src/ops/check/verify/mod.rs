@@ -21,7 +21,7 @@ use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
-use crate::ops::input::{examine, Input};
+use crate::ops::input::{examine, kind_of, sibling, Input};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use producers::{SegmentReplay, StartState};
 
@@ -29,6 +29,8 @@ use producers::{SegmentReplay, StartState};
 pub struct VerifyOptions {
     /// Decode every record (decompressing), not only batch headers.
     pub deep: bool,
+    /// The offset of a segment file whose name carries none (`--base-offset`).
+    pub base_offset: Option<i64>,
 }
 
 /// What one `.log` holds, as far as the checks need it.
@@ -82,6 +84,8 @@ pub struct Report {
     pub log_dir_findings: Vec<Finding>,
     pub files_checked: usize,
     pub bytes_checked: u64,
+    /// Files kseg could not classify, so did not read.
+    pub skipped: Vec<PathBuf>,
 }
 
 impl Report {
@@ -113,6 +117,8 @@ struct FileScan {
     snapshot_entries: Vec<ProducerSnapshotEntry>,
     epoch_entries: Vec<EpochEntry>,
     checkpoint_entries: Vec<OffsetCheckpointEntry>,
+    /// Not read: kseg could not classify it.
+    skipped: bool,
 }
 
 impl Sink for FileScan {
@@ -137,6 +143,7 @@ impl Sink for FileScan {
             Event::SnapshotEntry(s) => self.snapshot_entries.push(**s),
             Event::LeaderEpochEntry(l) => self.epoch_entries.push(**l),
             Event::OffsetCheckpointEntry(c) => self.checkpoint_entries.push((*c).clone()),
+            Event::Ignored { skipped, .. } => self.skipped = *skipped,
             _ => {}
         }
         Ok(())
@@ -208,6 +215,7 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         deep: opts.deep,
         // Shallow: time-index entries are checked against batch headers, whose max --deep checks.
         exact_time_index: opts.deep,
+        base_offset: opts.base_offset,
         ..DumpOptions::default()
     };
     let mut scans = Scans::default();
@@ -258,10 +266,14 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
 /// Groups each unit's files into tasks: every `.log` with the index files of its base offset.
 /// Lookups by base offset go through sorted lists and maps: a partition can have many
 /// thousands of segments.
-fn tasks(units: &[Unit], log_dirs: &[PathBuf]) -> Vec<Task> {
+fn tasks(units: &[Unit], log_dirs: &[PathBuf], base_offset: Option<i64>) -> Vec<Task> {
     let mut tasks = Vec::new();
     for (i, u) in units.iter().enumerate() {
-        let kinds: Vec<FileKind> = u.files.iter().map(|f| classify(&file_name(f))).collect();
+        let kinds: Vec<FileKind> = u
+            .files
+            .iter()
+            .map(|f| kind_of(f, base_offset).kind)
+            .collect();
         let all = || u.files.iter().zip(&kinds);
         let mut bases: Vec<i64> = all()
             .filter_map(|(_, k)| match k {
@@ -356,11 +368,14 @@ fn file_name(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// A unit of work: a partition directory with its files, or a file given alone.
+/// A unit of work: a directory (a partition's, as a rule) with its files.
 struct Unit {
     path: PathBuf,
     partition: Option<names::PartitionDir>,
     files: Vec<PathBuf>,
+    /// The files the user named, when not all of them: every file is read, but only these,
+    /// and the files missing from their segments, are reported on.
+    named: Option<Vec<PathBuf>>,
     /// The log dir this partition lives in, when the log dir was given.
     log_dir: Option<PathBuf>,
 }
@@ -370,32 +385,80 @@ fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     Ok(listed.into_iter().partition(|p| !p.is_dir()))
 }
 
-/// How many bytes of `file` its check reads: of an index, not the holes of a preallocated one.
-fn bytes_read(file: &Path) -> u64 {
+/// How many bytes of `file` its check reads: of an index, not the holes of a preallocated one;
+/// of a file kseg cannot classify, none.
+fn bytes_read(file: &Path, base_offset: Option<i64>) -> u64 {
     let Ok(f) = std::fs::File::open(file) else {
         return 0;
     };
     let len = f.metadata().map_or(0, |m| m.len());
-    match classify(&file_name(file)) {
+    match kind_of(file, base_offset).kind {
         FileKind::OffsetIndex { .. } | FileKind::TimeIndex { .. } => {
             crate::storage::files::index_read_len(&f, len)
         }
+        FileKind::Unknown => 0,
         _ => len,
     }
 }
 
-/// Sorts the paths given into partition directories, log dirs and single files.
-fn plan(paths: &[PathBuf]) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
+/// The unit of the files named in `dir`, reported on as far as named, with their siblings: in
+/// a partition directory every Kafka file, elsewhere the files of the same stem.
+fn files_unit(dir: &Path, named: Vec<PathBuf>, base_offset: Option<i64>) -> Result<Unit> {
+    let listed = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let (files, _) = regular_files(listed)?;
+    let name = match file_name(dir) {
+        n if n.is_empty() => std::fs::canonicalize(listed)
+            .map(|d| file_name(&d))
+            .unwrap_or_default(),
+        n => n,
+    };
+    let partition = parse_partition_dir(&name);
+    let stem = |f: &Path| {
+        file_name(f)
+            .split('.')
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let stems: Vec<String> = named.iter().map(|f| stem(f)).collect();
+    let sibling = |f: &PathBuf| {
+        kind_of(f, base_offset).kind != FileKind::Unknown
+            && (partition.is_some() || stems.contains(&stem(f)))
+    };
+    // Listed as the user names them (`a.log`, not `./a.log`).
+    let files: Vec<PathBuf> = files
+        .iter()
+        .filter_map(|f| f.file_name().map(|n| dir.join(n)))
+        .filter(|f| named.contains(f) || sibling(f))
+        .collect();
+    let all = files.iter().all(|f| named.contains(f));
+    Ok(Unit {
+        path: listed.to_path_buf(),
+        partition,
+        files,
+        named: (!all).then_some(named),
+        log_dir: None,
+    })
+}
+
+/// Sorts the paths given into partition directories, log dirs and the directories of the
+/// files named (a file is judged with its segment and partition).
+fn plan(paths: &[PathBuf], base_offset: Option<i64>) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
     let mut units = Vec::new();
     let mut log_dirs = Vec::new();
+    // The files named, by directory in the order first named.
+    let mut named: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
     for p in paths {
         let Input::Dir { files, dirs } = examine(p, Expected::AnyInput)? else {
-            units.push(Unit {
-                path: p.clone(),
-                partition: None,
-                files: vec![p.clone()],
-                log_dir: None,
-            });
+            let dir = p.parent().unwrap_or(Path::new("")).to_path_buf();
+            match named.iter_mut().find(|(d, _)| *d == dir) {
+                Some((_, files)) => files.push(p.clone()),
+                None => named.push((dir, vec![p.clone()])),
+            }
             continue;
         };
         let partition = parse_partition_dir(&file_name(p));
@@ -407,6 +470,7 @@ fn plan(paths: &[PathBuf]) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
                 path: p.clone(),
                 partition,
                 files,
+                named: None,
                 log_dir: None,
             });
             continue;
@@ -421,9 +485,13 @@ fn plan(paths: &[PathBuf]) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
                 path: d,
                 partition: Some(partition),
                 files,
+                named: None,
                 log_dir: Some(p.clone()),
             });
         }
+    }
+    for (dir, files) in named {
+        units.push(files_unit(&dir, files, base_offset)?);
     }
     Ok((units, log_dirs))
 }
@@ -434,13 +502,17 @@ pub fn verify_paths(
     opts: &VerifyOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Report> {
-    let (units, log_dirs) = plan(paths)?;
-    let tasks = tasks(&units, &log_dirs);
+    let (units, log_dirs) = plan(paths, opts.base_offset)?;
+    let tasks = tasks(&units, &log_dirs, opts.base_offset);
     // Each task's size, taken once: the total up front and the progress as tasks finish.
     let sized: Vec<(Task, u64)> = tasks
         .into_iter()
         .map(|t| {
-            let bytes = t.files.iter().map(|f| bytes_read(f)).sum();
+            let bytes = t
+                .files
+                .iter()
+                .map(|f| bytes_read(f, opts.base_offset))
+                .sum();
             (t, bytes)
         })
         .collect();
@@ -467,7 +539,12 @@ pub fn verify_paths(
             u.files.iter().enumerate().map(|(i, f)| (f, i)).collect();
         scans.sort_by_key(|(f, _)| order.get(f).copied());
     }
-    let files_checked = per_unit.iter().map(Vec::len).sum::<usize>() + log_dir_scans.len();
+    let all_scans = || per_unit.iter().flatten().chain(&log_dir_scans);
+    let skipped: Vec<PathBuf> = all_scans()
+        .filter(|(_, s)| s.skipped)
+        .map(|(f, _)| f.clone())
+        .collect();
+    let files_checked = all_scans().count() - skipped.len();
     let mut partitions: Vec<PartitionReport> = units
         .iter()
         .zip(per_unit)
@@ -479,6 +556,7 @@ pub fn verify_paths(
         log_dir_findings,
         files_checked,
         bytes_checked,
+        skipped,
     })
 }
 
@@ -496,16 +574,9 @@ fn check_partition(
     for (path, scan) in &scans {
         findings.extend(scan.findings.iter().cloned());
         let name = file_name(path);
-        let kind = classify(&name);
+        let kind = kind_of(path, opts.base_offset).kind;
         match &kind {
             FileKind::Log { base_offset } => {
-                if name != names::log_file_name(*base_offset) {
-                    findings.push(Finding::warning(
-                        "segment.name",
-                        path,
-                        format!("segment file name is not the 20-digit form Kafka writes ({})", names::log_file_name(*base_offset)),
-                    ));
-                }
                 segments.push(SegmentSummary {
                     base_offset: *base_offset,
                     file: path.clone(),
@@ -600,6 +671,9 @@ fn check_partition(
             None => {}
         }
     }
+    if let Some(named) = &u.named {
+        findings.retain(|f| reported(f, named, &u.files, opts.base_offset));
+    }
     PartitionReport {
         path: u.path.clone(),
         topic: u.partition.as_ref().map(|p| p.topic.clone()),
@@ -609,6 +683,22 @@ fn check_partition(
         log_end_offset,
         findings,
     }
+}
+
+/// Whether a finding of a directory of which only the files `named` were named is reported:
+/// one about a named file, or about a file missing from a named file's segment.
+fn reported(f: &Finding, named: &[PathBuf], files: &[PathBuf], base_offset: Option<i64>) -> bool {
+    if named.contains(&f.file) {
+        return true;
+    }
+    let kind = kind_of(&f.file, base_offset).kind;
+    let segment = |k: &FileKind| k.is_segment_file().then(|| k.offset()).flatten();
+    !files.contains(&f.file)
+        && segment(&kind).is_some_and(|base| {
+            named
+                .iter()
+                .any(|n| segment(&kind_of(n, base_offset).kind) == Some(base))
+        })
 }
 
 /// Each segment's offset and time indexes: present, and trimmed when closed.
@@ -642,7 +732,7 @@ fn check_segment_files(
         let has = |want: fn(&FileKind) -> bool| files.iter().any(|(k, _, _)| want(k));
         let has_offset_index = has(|k| matches!(k, FileKind::OffsetIndex { .. }));
         if !has_offset_index {
-            let p = log_path.with_file_name(names::index_file_name(base));
+            let p = sibling(log_path, names::INDEX_FILE_SUFFIX);
             findings.push(Finding::warning(
                 "index.missing",
                 p,
@@ -650,7 +740,7 @@ fn check_segment_files(
             ));
         }
         if !has(|k| matches!(k, FileKind::TimeIndex { .. })) {
-            let p = log_path.with_file_name(names::time_index_file_name(base));
+            let p = sibling(log_path, names::TIME_INDEX_FILE_SUFFIX);
             let m = if has_offset_index {
                 "time index missing: the broker creates it empty at start-up and fills it only if it recovers the segment; until then time lookups scan the segment and time retention uses the file's mtime"
             } else {

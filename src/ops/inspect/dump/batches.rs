@@ -12,7 +12,7 @@ use crate::format::index::{
     offset_index_entries, offset_index_entry_count, offset_index_zero_tail_start,
     time_index_entries, time_index_entry_count, time_index_zero_tail_start,
 };
-use crate::format::names::{classify, FileKind};
+use crate::format::names::FileKind;
 use crate::storage::files::{read_index, IndexBytes};
 
 /// The batch a lookup of an offset lands on: the first batch whose last offset reaches it
@@ -71,11 +71,10 @@ struct Targets {
 
 impl Targets {
     /// Unreadable index files name nothing here; the index's own check reports them.
-    fn read(indexes: &[PathBuf]) -> Self {
+    fn read(indexes: &[PathBuf], base_offset: Option<i64>) -> Self {
         let mut t = Targets::default();
         for p in indexes {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-            let kind = classify(&name.unwrap_or_default());
+            let kind = crate::ops::input::kind_of(p, base_offset).kind;
             let Ok(IndexBytes { data: bytes, .. }) = read_index(p) else {
                 continue;
             };
@@ -130,7 +129,7 @@ impl<'s> Tap<'s> {
     pub fn new(inner: &'s mut dyn Sink, indexes: &[PathBuf], opts: &DumpOptions) -> Self {
         Tap {
             inner,
-            targets: Targets::read(indexes),
+            targets: Targets::read(indexes, opts.base_offset),
             next_position: 0,
             next_offset: 0,
             walked: WalkedBatches::default(),

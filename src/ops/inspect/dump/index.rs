@@ -12,8 +12,9 @@ use crate::format::index::{
     time_index_entry_count, time_index_sanity_check, time_index_zero_tail_start,
     OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
 };
-use crate::format::names::{index_file_name, log_file_name, time_index_file_name};
+use crate::format::names::{INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX};
 use crate::ops::finding::Finding;
+use crate::ops::input::sibling;
 use crate::storage::files::{read_index, IndexBytes};
 
 /// Byte position of an offset-index slot.
@@ -27,12 +28,8 @@ impl Walker<'_, '_> {
     /// what both of the segment's indexes need, so a directory's log is walked once for both).
     /// None, reported, when there is no log to check against. The log's own damage is not
     /// reported here: dumping the log does that.
-    fn walked_for(
-        &mut self,
-        p: &Path,
-        base_offset: i64,
-    ) -> Result<Option<(PathBuf, WalkedBatches)>> {
-        let log = p.with_file_name(log_file_name(base_offset));
+    fn walked_for(&mut self, p: &Path) -> Result<Option<(PathBuf, WalkedBatches)>> {
+        let log = sibling(p, LOG_FILE_SUFFIX);
         if let Some(cached) = self.walked.take().filter(|(l, _)| *l == log) {
             return Ok(Some(cached));
         }
@@ -50,8 +47,8 @@ impl Walker<'_, '_> {
             ..self.opts.clone()
         };
         let indexes = [
-            p.with_file_name(index_file_name(base_offset)),
-            p.with_file_name(time_index_file_name(base_offset)),
+            sibling(p, INDEX_FILE_SUFFIX),
+            sibling(p, TIME_INDEX_FILE_SUFFIX),
         ];
         let mut discard = Discard;
         let mut tap = Tap::new(&mut discard, &indexes, &opts);
@@ -114,7 +111,7 @@ impl Walker<'_, '_> {
         }
         let zero_tail = offset_index_zero_tail_start(&bytes, base_offset);
         let entries = zero_tail.unwrap_or(count);
-        let log = self.walked_for(p, base_offset)?;
+        let log = self.walked_for(p)?;
         let walked = log.as_ref().map(|(_, w)| w);
         let mut mismatches = Vec::new();
         let mut prev = None;
@@ -203,7 +200,7 @@ impl Walker<'_, '_> {
         self.partial_entry(p, len, TIME_INDEX_ENTRY_BYTES)?;
         let zero_tail = time_index_zero_tail_start(&bytes, base_offset);
         let entries = zero_tail.unwrap_or(count);
-        let log = self.walked_for(p, base_offset)?;
+        let log = self.walked_for(p)?;
         let walked = log.as_ref().map(|(_, w)| w);
         let (mut mismatches, mut out_of_order) = (Vec::new(), Vec::new());
         let mut prev_timestamp = -1i64;

@@ -50,6 +50,8 @@ pub struct DumpOptions {
     /// Only the batches (and records) of an offset range of a partition directory, from the
     /// batch a fetch of its start would begin with.
     pub range: Option<OffsetRange>,
+    /// The offset of a segment file whose name carries none (`--base-offset`).
+    pub base_offset: Option<i64>,
 }
 
 /// `--offset`, `--from-offset` / `--to-offset`, `--count`.
@@ -75,6 +77,7 @@ impl Default for DumpOptions {
             exact_time_index: true,
             decoder: None,
             range: None,
+            base_offset: None,
         }
     }
 }
@@ -155,9 +158,11 @@ pub enum Event<'a> {
     FileStart {
         path: &'a Path,
     },
-    /// A file kafka-dump-log would ignore and kseg has nothing to say about.
+    /// A file kafka-dump-log would ignore and kseg has nothing to say about: a marker file
+    /// (`.lock`, `.kafka_cleanshutdown`), a leftover, or (`skipped`) one kseg cannot classify.
     Ignored {
         path: &'a Path,
+        skipped: bool,
     },
     /// The line before a log's batches: its base offset, or the KRaft snapshot it is.
     LogHeader(LogHeader),
@@ -249,6 +254,10 @@ pub struct Outcome {
     pub damage: usize,
     /// Files that could not be read at all.
     pub unreadable: usize,
+    /// Files kseg could not classify, so did not read.
+    pub skipped: Vec<PathBuf>,
+    /// The check id of each error finding (damage found otherwise is in `summary`).
+    pub errors: Vec<&'static str>,
     pub summary: Summary,
     /// With a range: indexes the seek could not use (their segments were scanned instead).
     pub fallbacks: Vec<Fallback>,
@@ -429,11 +438,11 @@ impl<'o, 's> Walker<'o, 's> {
     }
 
     fn file(&mut self, p: &Path) -> Result<()> {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        match classify(&name) {
+        let kind = crate::ops::input::kind_of(p, self.opts.base_offset);
+        if let Some(m) = kind.renamed {
+            self.finding(Finding::warning("segment.name", p, m))?;
+        }
+        match kind.kind {
             FileKind::Log { base_offset } => {
                 self.emit(Event::LogHeader(LogHeader::Segment { base_offset }))?;
                 self.log(p, base_offset, 0).map(drop)
@@ -471,7 +480,17 @@ impl<'o, 's> Walker<'o, 's> {
             | FileKind::LogStartOffsetCheckpoint
             | FileKind::CleanerOffsetCheckpoint => self.offset_checkpoint(p),
             FileKind::MetaProperties => self.meta_properties(p),
-            _ => self.emit(Event::Ignored { path: p }),
+            FileKind::Unknown => {
+                self.outcome.skipped.push(p.to_path_buf());
+                self.emit(Event::Ignored {
+                    path: p,
+                    skipped: true,
+                })
+            }
+            _ => self.emit(Event::Ignored {
+                path: p,
+                skipped: false,
+            }),
         }
     }
 
@@ -484,6 +503,7 @@ impl<'o, 's> Walker<'o, 's> {
     fn finding(&mut self, f: Finding) -> Result<()> {
         if f.severity == crate::ops::Severity::Error {
             self.outcome.damage += 1;
+            self.outcome.errors.push(f.check);
         }
         self.emit(Event::Finding(&f))
     }
