@@ -101,12 +101,9 @@ const SLOT_MULTIPLE: u64 = 24;
 
 /// Reads an index file as [`IndexBytes`], skipping the holes of a sparse file.
 pub fn read_index(p: &Path) -> Result<IndexBytes> {
-    use std::io::{Read, Seek};
-    let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
-    let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
-    let wanted = index_read_len(&f, len);
-    // Finding the holes moved the file offset.
-    f.rewind().map_err(|e| Error::io(p, e))?;
+    use std::io::Read;
+    let (f, len, end) = open_sparse(p)?;
+    let wanted = index_prefix_len(end, len);
     let mut data = Vec::with_capacity(wanted as usize);
     f.take(wanted)
         .read_to_end(&mut data)
@@ -122,12 +119,28 @@ pub fn read_index(p: &Path) -> Result<IndexBytes> {
 
 /// How many leading bytes of the index file `f` (of `len` bytes) [`read_index`] reads.
 pub fn index_read_len(f: &std::fs::File, len: u64) -> u64 {
-    let end = data_end(f, len);
+    index_prefix_len(data_end(f, len), len)
+}
+
+/// The prefix of an index of `len` bytes whose data ends at `end`: whole slots of both
+/// entry sizes, with at least one zero slot after the data when the file goes on.
+fn index_prefix_len(end: u64, len: u64) -> u64 {
     if end >= len {
         len
     } else {
         (end.div_ceil(SLOT_MULTIPLE) * SLOT_MULTIPLE + SLOT_MULTIPLE).min(len)
     }
+}
+
+/// `p` opened for reading at its start, with its length and where its last data extent ends.
+fn open_sparse(p: &Path) -> Result<(std::fs::File, u64, u64)> {
+    use std::io::Seek;
+    let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
+    let end = data_end(&f, len);
+    // Finding the holes moved the file offset.
+    f.rewind().map_err(|e| Error::io(p, e))?;
+    Ok((f, len, end))
 }
 
 /// Where the last data extent of `f` ends (`len` where the file system cannot say): past it,
@@ -161,11 +174,8 @@ pub fn data_end(f: &std::fs::File, len: u64) -> u64 {
 /// Copies `from` to `to` (created or replaced) without reading or writing the holes at the end
 /// of a sparse file: the data extents are copied, the length is set.
 pub fn copy_sparse(from: &Path, to: &Path) -> Result<()> {
-    use std::io::{Read, Seek};
-    let mut src = std::fs::File::open(from).map_err(|e| Error::io(from, e))?;
-    let len = src.metadata().map_err(|e| Error::io(from, e))?.len();
-    let end = data_end(&src, len);
-    src.rewind().map_err(|e| Error::io(from, e))?;
+    use std::io::Read;
+    let (mut src, len, end) = open_sparse(from)?;
     let mut dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
     std::io::copy(&mut (&mut src).take(end), &mut dst).map_err(|e| Error::io(to, e))?;
     dst.set_len(len).map_err(|e| Error::io(to, e))
@@ -174,16 +184,9 @@ pub fn copy_sparse(from: &Path, to: &Path) -> Result<()> {
 /// Whether the first `n` bytes of `a` and `b` are equal (both must be that long), read in
 /// chunks; what lies past both files' data extents is zero in both and is not read.
 pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
-    use std::io::{Read, Seek};
+    use std::io::Read;
     const CHUNK: usize = 1 << 16;
-    let open = |p: &Path| -> Result<(std::fs::File, u64)> {
-        let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
-        let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
-        let end = data_end(&f, len);
-        f.rewind().map_err(|e| Error::io(p, e))?;
-        Ok((f, end))
-    };
-    let ((mut fa, end_a), (mut fb, end_b)) = (open(a)?, open(b)?);
+    let ((mut fa, _, end_a), (mut fb, _, end_b)) = (open_sparse(a)?, open_sparse(b)?);
     let mut left = n.min(end_a.max(end_b));
     let (mut ba, mut bb) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
     while left > 0 {

@@ -905,7 +905,7 @@ fn check_log_dirs(
             _ => "checkpoint.cleaner-offset",
         };
         for e in &scan.checkpoint_entries {
-            let name = format!("{}-{}", e.topic, e.partition);
+            let name = names::partition_dir_name(&e.topic, e.partition);
             let Some(&i) = present.iter().find(|&&i| partitions[i].name() == name) else {
                 let m = format!("{what} for {name}, which has no directory in this log dir");
                 findings.push(Finding::warning("checkpoint.unknown-partition", &path, m));
@@ -964,6 +964,12 @@ fn check_log_dirs(
                 findings.push(f.offset(e.offset));
             }
         }
+        // The checkpoint's entry for the partition named `name`, if any.
+        let entry_for = |name: &str| {
+            scan.checkpoint_entries
+                .iter()
+                .find(|e| names::partition_dir_name(&e.topic, e.partition) == name)
+        };
         if check_all {
             // The KRaft metadata log is the raft layer's, never the log manager's: it has no
             // entry in these checkpoints.
@@ -972,11 +978,7 @@ fn check_log_dirs(
                 .filter(|&&i| partitions[i].topic.as_deref() != Some(KRAFT_METADATA_TOPIC));
             for &i in managed {
                 let name = partitions[i].name();
-                if !scan
-                    .checkpoint_entries
-                    .iter()
-                    .any(|e| format!("{}-{}", e.topic, e.partition) == name)
-                {
+                if entry_for(&name).is_none() {
                     let then = if kind == FileKind::RecoveryPointCheckpoint {
                         "the broker recovers it from offset 0 at start-up (normal for a partition created since the last checkpoint)"
                     } else {
@@ -992,11 +994,7 @@ fn check_log_dirs(
         if kind == FileKind::RecoveryPointCheckpoint && !clean_shutdown(dir, &log_dir_files) {
             for &i in &present {
                 let name = partitions[i].name();
-                let point = scan
-                    .checkpoint_entries
-                    .iter()
-                    .find(|e| format!("{}-{}", e.topic, e.partition) == name)
-                    .map_or(0, |e| e.offset);
+                let point = entry_for(&name).map_or(0, |e| e.offset);
                 rebuilt_at_start_up(&mut partitions[i], point);
             }
         }
