@@ -126,7 +126,9 @@ fn clean_shutdown_marker_and_meta_version_0() {
     );
     assert_eq!(read(tmp.path(), "log-start-offset-checkpoint"), "0\n0\n");
     assert!(!tmp.path().join("cleaner-offset-checkpoint").exists());
-    assert_eq!(summary.to_json()["partitions"][0]["topicPartition"], "t-0");
+    let report = summary.report(tmp.path());
+    assert_eq!(report["partitions"][0]["topic"], "t");
+    assert_eq!(report["partitions"][0]["partition"], 0);
 }
 
 #[test]

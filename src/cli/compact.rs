@@ -124,10 +124,11 @@ pub fn run(args: CompactArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    let json = args
-        .repair
-        .json
-        .then(|| serde_json::json!({ "report": plan.report, "changes": plan.changes }));
+    let json = args.repair.json.then(|| {
+        let mut doc = serde_json::to_value(&plan.report).expect("a report serializes");
+        doc["changes"] = serde_json::to_value(&plan.changes).expect("changes serialize");
+        doc
+    });
     let written = print_json_or_text(json.as_ref(), |out| {
         print_report(out, &plan.report)?;
         write!(out, "{}", render_changes(&plan.changes))

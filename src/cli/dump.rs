@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::args::offset;
-use super::render::BytesFormat;
+use super::render::{document, BytesFormat};
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::internal::Decoder;
@@ -149,6 +149,12 @@ pub fn run(args: DumpArgs) -> u8 {
     let stdout = io::stdout();
     let out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = if args.json {
+        let mut out = out;
+        // The stream's first line says which vocabulary the lines that follow use.
+        // (Buffered: a closed pipe shows when the buffer is flushed, in `finish`.)
+        if let Err(e) = writeln!(out, "{}", document(&json!({"type": "stream"}))) {
+            return fail(&e);
+        }
         let mut sink = JsonSink {
             out,
             opts: &opts,

@@ -47,8 +47,10 @@ pub fn run(args: OffsetsArgs) -> u8 {
             notice(f);
         }
     }
-    let json = args.json.then_some(&answers);
-    if let Err(e) = print_json_or_text(json, |out| {
+    let json = args
+        .json
+        .then(|| serde_json::json!({ "partitions": answers }));
+    if let Err(e) = print_json_or_text(json.as_ref(), |out| {
         answers.iter().try_for_each(|a| print_answer(out, a))
     }) {
         return fail(&e);
@@ -57,8 +59,8 @@ pub fn run(args: OffsetsArgs) -> u8 {
 }
 
 fn print_answer(out: &mut impl Write, a: &OffsetsAnswer) -> std::io::Result<()> {
-    let name = a.partition.file_name().map_or_else(
-        || a.partition.display().to_string(),
+    let name = a.dir.file_name().map_or_else(
+        || a.dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
     let offset = a.offset.map_or("none".to_owned(), |o| o.to_string());

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{finish, RepairArgs};
+use super::render::document;
 use super::{fail, EXIT_OK};
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::rebuild_index::{plan, RebuildOptions};
@@ -42,7 +43,7 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
     let mut code = EXIT_OK;
     for p in &plans {
         if args.repair.json {
-            println!("{}", p.to_json());
+            println!("{}", document(&p.to_json()));
         } else {
             print!("{}", p.render_text());
         }

@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::args::{finish, offset, RepairArgs};
 use super::fail;
+use super::render::document;
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::recover::{plan, RecoverOptions};
 
@@ -40,7 +41,7 @@ pub fn run(args: RecoverArgs) -> u8 {
         Err(e) => return fail(&e),
     };
     if args.repair.json {
-        println!("{}", plan.to_json());
+        println!("{}", document(&plan.to_json()));
     } else {
         print!("{}", plan.render_text());
     }

@@ -60,19 +60,50 @@ pub fn hex(b: &[u8]) -> String {
     s
 }
 
-/// Prints to standard output `json` as pretty JSON when given, else what `text` writes. A
-/// closed pipe (`kseg … | head`) ends the output quietly; other write errors are returned.
+/// The version of kseg's JSON vocabulary. Every JSON document kseg prints (and the first line
+/// of a JSON Lines stream) starts with `"format": FORMAT`; renaming or retyping a field means
+/// a new version.
+pub const FORMAT: &str = "kseg/1";
+
+/// `v` (a report that serializes to an object) as a JSON document: `"format"` first, then
+/// the report's fields.
+pub fn document<T: Serialize>(v: &T) -> serde_json::Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("format".to_owned(), FORMAT.into());
+    match serde_json::to_value(v).expect("kseg's reports serialize") {
+        serde_json::Value::Object(fields) => doc.extend(fields),
+        other => unreachable!("a report is a JSON object, not {other}"),
+    }
+    serde_json::Value::Object(doc)
+}
+
+/// Writes `v` as a pretty JSON [`document`] and a newline, keeping an I/O error's kind (so
+/// a closed pipe is recognised as one).
+pub fn write_document<T: Serialize>(out: &mut impl Write, v: &T) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, &document(v)).map_err(|e| match e.io_error_kind() {
+        Some(kind) => io::Error::new(kind, e),
+        None => io::Error::other(e),
+    })?;
+    writeln!(out)
+}
+
+/// Prints to standard output `json` as a pretty JSON [`document`] when given, else what
+/// `text` writes. A closed pipe (`kseg … | head`) ends the output quietly; other write
+/// errors are returned.
 pub fn print_json_or_text<T: Serialize>(
     json: Option<&T>,
     text: impl FnOnce(&mut io::StdoutLock<'static>) -> io::Result<()>,
 ) -> io::Result<()> {
     let mut out = io::stdout().lock();
     let written = match json {
-        Some(v) => serde_json::to_writer_pretty(&mut out, v)
-            .map_err(io::Error::other)
-            .and_then(|_| writeln!(out)),
+        Some(v) => write_document(&mut out, v),
         None => text(&mut out),
     };
+    quiet_broken_pipe(written)
+}
+
+/// `written`, with a closed pipe counted as success: the reader has all it wanted.
+pub fn quiet_broken_pipe(written: io::Result<()>) -> io::Result<()> {
     match written {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => other,

@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::render::{quiet_broken_pipe, write_document};
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use crate::ops::finding::count_by_check;
@@ -80,17 +81,13 @@ pub fn run(args: VerifyArgs) -> u8 {
     let mut out = std::io::stdout().lock();
     let written = match format {
         OutputFormat::Table => print_table(&mut out, &report),
-        OutputFormat::Json => serde_json::to_writer_pretty(&mut out, &report)
-            .map_err(std::io::Error::other)
-            .and_then(|_| writeln!(out)),
+        OutputFormat::Json => write_document(&mut out, &report),
         OutputFormat::Github => report
             .findings()
             .try_for_each(|f| writeln!(out, "{}", github(f))),
     };
-    if let Err(e) = written {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return fail(&e);
-        }
+    if let Err(e) = quiet_broken_pipe(written) {
+        return fail(&e);
     }
     let errors = report.count(Severity::Error);
     let warnings = report.count(Severity::Warning);

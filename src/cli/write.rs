@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::render::document;
 use super::{fail, EXIT_OK};
 use crate::format::names::partition_dir_name;
 use crate::ops::write::jsonl::write_jsonl;
@@ -167,7 +168,7 @@ pub fn run(args: WriteArgs) -> u8 {
         }
         Ok(AnySpec::LogDir(spec)) => write_log_dir(&spec, out_dir).map(|summary| {
             if args.json {
-                println!("{}", summary.to_json());
+                println!("{}", document(&summary.report(out_dir)));
             } else {
                 for p in &summary.partitions {
                     print_summary(&out_dir.join(&p.topic_partition), p, false);
@@ -189,7 +190,7 @@ fn report(result: crate::Result<()>) -> u8 {
 
 fn print_summary(dir: &Path, summary: &WriteSummary, json: bool) {
     if json {
-        println!("{}", summary.to_json());
+        println!("{}", document(&summary.report(dir)));
         return;
     }
     println!(

@@ -55,11 +55,17 @@ impl std::fmt::Display for Fallback {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchHit {
+    /// The base offset of the segment holding the batch.
+    #[serde(rename = "segmentBaseOffset")]
     pub segment_base: i64,
+    /// The segment's `.log`.
+    #[serde(rename = "file")]
     pub log: PathBuf,
     /// The offset-index entry the scan started from; None when the index was not used.
     pub index_entry: Option<OffsetIndexEntry>,
     pub position: u64,
+    /// The batch's size on disk, header included.
+    #[serde(rename = "sizeInBytes")]
     pub size: u64,
     pub first_offset: i64,
     pub last_offset: i64,

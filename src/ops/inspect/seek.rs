@@ -31,7 +31,8 @@ pub enum OffsetQuery {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OffsetsAnswer {
-    pub partition: PathBuf,
+    /// The partition directory.
+    pub dir: PathBuf,
     /// None: the broker answers "no offset" (no record at or after the timestamp).
     pub offset: Option<i64>,
     /// -1 for earliest and latest, as the broker returns.
@@ -121,7 +122,7 @@ pub fn list_offsets(dir: &Path, query: OffsetQuery) -> Result<OffsetsAnswer> {
         OffsetQuery::Timestamp(t) => hit(seeker.offset_for_time(t, start)?),
     };
     Ok(OffsetsAnswer {
-        partition: dir.to_path_buf(),
+        dir: dir.to_path_buf(),
         offset,
         timestamp,
         leader_epoch,

@@ -238,7 +238,7 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
 impl RebuildPlan {
     pub fn to_json(&self) -> serde_json::Value {
         json!({
-            "directory": self.dir,
+            "dir": self.dir,
             "segments": self.segments.iter().map(|(b, w)| json!({"baseOffset": b, "why": w})).collect::<Vec<_>>(),
             "events": self.events,
             "changes": self.changes,

@@ -181,7 +181,7 @@ impl RecoverPlan {
 
     pub fn to_json(&self) -> serde_json::Value {
         json!({
-            "directory": self.dir,
+            "dir": self.dir,
             "recoveryPoint": self.recovery_point,
             "recoveryPointFrom": self.recovery_point_source,
             "logStartOffset": self.report.log_start_offset,

@@ -85,11 +85,14 @@ pub struct LogDirSummary {
 }
 
 impl LogDirSummary {
-    pub fn to_json(&self) -> Value {
-        json!({
-            "files": self.files,
-            "partitions": self.partitions.iter().map(WriteSummary::to_json).collect::<Vec<_>>(),
-        })
+    /// The summary in kseg's report vocabulary, each partition as [`WriteSummary::report`].
+    pub fn report(&self, log_dir: &Path) -> Value {
+        let partitions: Vec<Value> = self
+            .partitions
+            .iter()
+            .map(|p| p.report(&log_dir.join(&p.topic_partition)))
+            .collect();
+        json!({"logDir": log_dir, "files": self.files, "partitions": partitions})
     }
 }
 

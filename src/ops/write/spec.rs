@@ -22,6 +22,7 @@ use crate::format::checkpoint::uuid_from_base64;
 use crate::format::codec::Compression;
 use crate::format::control::{encode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::legacy::{build_message_set, LegacySetSpec};
+use crate::format::names::parse_partition_dir;
 use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 
@@ -343,6 +344,25 @@ impl WriteSummary {
             "segments": self.segments,
             "topicPartition": self.topic_partition,
         })
+    }
+}
+
+impl WriteSummary {
+    /// The summary in kseg's report vocabulary: the partition directory `dir` as `dir`, the
+    /// topic-partition as `topic` and `partition`, then the fields of [`Self::to_json`].
+    pub fn report(&self, dir: &Path) -> Value {
+        let (topic, partition) = match parse_partition_dir(&self.topic_partition) {
+            Some(p) => (Value::from(p.topic), Value::from(p.partition)),
+            None => (Value::Null, Value::Null),
+        };
+        let mut fields = serde_json::Map::new();
+        fields.insert("dir".into(), dir.display().to_string().into());
+        fields.insert("topic".into(), topic);
+        fields.insert("partition".into(), partition);
+        if let Value::Object(rest) = self.to_json() {
+            fields.extend(rest.into_iter().filter(|(k, _)| k != "topicPartition"));
+        }
+        Value::Object(fields)
     }
 }
 

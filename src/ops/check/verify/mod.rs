@@ -39,6 +39,8 @@ pub struct VerifyOptions {
 pub struct SegmentSummary {
     pub base_offset: i64,
     pub file: PathBuf,
+    /// The file's size (`size` in every report's vocabulary).
+    #[serde(rename = "size")]
     pub bytes: u64,
     pub batches: u64,
     /// Counted with `--deep` only.
@@ -51,6 +53,8 @@ pub struct SegmentSummary {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionReport {
+    /// The partition directory (or the file given alone).
+    #[serde(rename = "dir")]
     pub path: PathBuf,
     pub topic: Option<String>,
     pub partition: Option<i32>,
