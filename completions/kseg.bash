@@ -487,7 +487,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__retention)
-            opts="-h -V --retention-ms --retention-bytes --log-start-offset --high-watermark --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-h -V --retention-ms --retention-bytes --log-start-offset --high-watermark --time-format --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -507,6 +507,10 @@ _kseg() {
                     ;;
                 --high-watermark)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
                     return 0
                     ;;
                 --backup-dir)

@@ -128,6 +128,9 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-ms -d 
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-bytes -d '`retention.bytes`; -1 = unlimited' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l time-format -d 'How the table shows times (ages are durations either way)' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
+local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
@@ -136,7 +139,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l producer-id-expi
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l json -d 'Print the plan or report as JSON'
-complete -c kseg -n "__fish_kseg_using_subcommand retention" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l out -d 'A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l delete-retention-ms -d '`delete.retention.ms`: how long tombstones and removable markers stay after stamping' -r

@@ -1,5 +1,6 @@
-//! Snapshot tests of `kseg dump` text output for every kind of file, over the bundled
-//! fixtures. A change in output shows up as a diff against `tests/snapshots/`;
+//! Snapshot tests of kseg's text output: `kseg dump` for every kind of file, and the tables
+//! and repair reports at 80 columns, over the bundled fixtures and the reference corpus'
+//! `g-corrupt-middle`. A change in output shows up as a diff against `tests/snapshots/`;
 //! `KSEG_REGENERATE=1 cargo test --test dump_snapshots` rewrites them after an intended change.
 
 use std::path::PathBuf;
@@ -9,6 +10,8 @@ fn check(name: &str, args: &[&str]) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
         .current_dir(&root)
+        // Tables fit $COLUMNS: fixed here, so that the caller's terminal does not matter.
+        .env("COLUMNS", "80")
         .args(args)
         .output()
         .unwrap();
@@ -65,6 +68,38 @@ fn every_file_kind() {
             "--value-format",
             "hex",
             "testdata/orders/orders-0/00000000000000000175.log",
+        ],
+    );
+}
+
+#[test]
+fn tables_and_reports_at_80_columns() {
+    check(
+        "retention-80",
+        &[
+            "retention",
+            "--now",
+            "2026-01-05T00:00:00Z",
+            "--retention-ms",
+            "345600000",
+            "testdata/orders/orders-0",
+        ],
+    );
+    check("verify-80", &["verify", "--deep", "testdata/crashed"]);
+    check(
+        "compact-80",
+        &[
+            "compact",
+            "--now",
+            "2026-01-05T00:00:00Z",
+            "testdata/orders/orders-0",
+        ],
+    );
+    check(
+        "recover-g-corrupt-middle",
+        &[
+            "recover",
+            "../shared/reference/g-corrupt-middle/input/orders-0",
         ],
     );
 }

@@ -24,26 +24,6 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// Directories below `root` holding a `meta.properties`: the broker log dirs.
-fn log_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        if d.join("meta.properties").is_file() {
-            out.push(d);
-            continue;
-        }
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 fn subdirs(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
@@ -125,7 +105,7 @@ fn broker_log_dirs_verify_without_errors() {
         return;
     };
     let (tmp, _) = common::unpack_realworld(&root);
-    let dirs = log_dirs(tmp.path());
+    let dirs = common::broker_log_dirs(tmp.path());
     assert!(dirs.len() >= 7, "broker log dirs found: {dirs:?}");
     for dir in &dirs {
         for deep in [false, true] {
@@ -150,7 +130,7 @@ fn broker_log_dirs_dump_whole_and_file_by_file() {
         return;
     };
     let (tmp, _) = common::unpack_realworld(&root);
-    for dir in log_dirs(tmp.path()) {
+    for dir in common::broker_log_dirs(tmp.path()) {
         let partitions = subdirs(&dir);
         let o = kseg(&["dump"], &partitions);
         assert!(o.status.success(), "{}: {}", dir.display(), stderr(&o));
@@ -316,7 +296,7 @@ fn repairs_plan_only_the_broker_start_up_and_verify_after() {
         return;
     };
     let (tmp, _) = common::unpack_realworld(&root);
-    for dir in log_dirs(tmp.path()) {
+    for dir in common::broker_log_dirs(tmp.path()) {
         for part in subdirs(&dir) {
             let where_ = part.display().to_string();
             let o = kseg(

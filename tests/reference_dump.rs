@@ -270,31 +270,6 @@ fn logs_decode_as_kafka_decodes_them() {
     assert!(checked > 10_000, "only {checked} records checked");
 }
 
-/// Every line `dump --json` prints over every scenario (damaged ones included, so findings are
-/// among them) and every document `verify --json` prints is JSON without a duplicate key.
-#[test]
-fn json_output_has_no_duplicate_keys() {
-    let Some(root) = common::reference_dir() else {
-        return;
-    };
-    for s in common::scenarios(&root) {
-        let dir = s.join("input/orders-0");
-        for args in [
-            &["dump", "--json", "--deep-iteration", "--print-data-log"][..],
-            &["verify", "--json", "--deep"][..],
-        ] {
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-                .args(args)
-                .arg(&dir)
-                .output()
-                .unwrap();
-            let text = String::from_utf8(out.stdout).unwrap();
-            assert!(text.contains('{'), "{args:?} {}: no output", dir.display());
-            common::assert_json_without_duplicate_keys(&text);
-        }
-    }
-}
-
 /// `--value-format hex` (or base64) applies to the text output too: binary payloads no longer
 /// break lines, so every record is one line, `Dumping`, `Log starting offset` and one line per
 /// batch besides (counts from Kafka's own reader, expected-dump.json).

@@ -6,13 +6,12 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::args::{
     kafka_int, kafka_ratio, offset, report_applied, would_change, OffsetArgs, RepairArgs, INT_MAX,
     LONG_MAX, MIN_SEGMENT_BYTES,
 };
-use super::render::print_json_or_text;
+use super::render::{keep_whole, print_json_or_text, table};
 use super::{fail, EXIT_OK};
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::recover::render_changes;
@@ -179,9 +178,7 @@ fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> 
             "the broker would not clean this log now; the copy is unchanged"
         )?;
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header([
+    let mut t = table([
         "segment",
         "sources",
         "records",
@@ -212,6 +209,7 @@ fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> 
         t.add_row(row(s.base_offset.to_string(), sources.join(" "), &s.stats));
     }
     t.add_row(row("total".into(), String::new(), &r.total));
+    keep_whole(&mut t, &[0, 1, 4]);
     writeln!(out, "{t}")?;
     writeln!(
         out,

@@ -628,15 +628,21 @@ impl<W: Write> JsonSink<'_, W> {
             decoded_key: r
                 .decoded
                 .as_ref()
-                .and_then(|d| d.key_json.clone().or_else(|| d.key.clone().map(Into::into))),
-            decoded_value: r.decoded.as_ref().and_then(|d| {
-                d.payload_json
-                    .clone()
-                    .or_else(|| d.payload.clone().map(Into::into))
-            }),
+                .and_then(|d| as_object(&d.key_json, &d.key)),
+            decoded_value: r
+                .decoded
+                .as_ref()
+                .and_then(|d| as_object(&d.payload_json, &d.payload)),
         };
         self.line("record", rec)
     }
+}
+
+/// A decoder's answer as an object: its JSON form, else its text (an error message, a form
+/// with no JSON equivalent) as `{"text": …}`.
+fn as_object(json: &Option<serde_json::Value>, text: &Option<String>) -> Option<serde_json::Value> {
+    json.clone()
+        .or_else(|| text.as_ref().map(|t| json!({ "text": t })))
 }
 
 impl<W: Write> Sink for JsonSink<'_, W> {
@@ -699,7 +705,12 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 json!({"firstSlot": first_slot, "slots": slots, "bytes": bytes}),
             ),
             Event::TxnEntry(t) => self.line("txn_index_entry", t),
-            Event::SnapshotEntry(e) => self.line("snapshot_entry", e),
+            Event::SnapshotEntry(e) => {
+                // The first sequence is derived, not stored; the text prints it, so does JSON.
+                let mut entry = serde_json::to_value(e).map_err(io::Error::other)?;
+                entry["firstSequence"] = e.first_sequence().into();
+                self.line("snapshot_entry", entry)
+            }
             Event::LeaderEpochEntry(e) => self.line("leader_epoch_entry", e),
             Event::OffsetCheckpointEntry(e) => self.line("offset_checkpoint_entry", e),
             Event::PartitionMetadata { version, topic_id } => self.line(

@@ -10,6 +10,7 @@ pub mod rebuild_index;
 pub mod recover;
 mod render;
 pub mod retention;
+mod time;
 pub mod verify;
 pub mod write;
 

@@ -60,6 +60,32 @@ pub fn hex(b: &[u8]) -> String {
     s
 }
 
+/// A table in kseg's style, fitted to the terminal: the width of stdout when it is a terminal
+/// (long cells wrap), `$COLUMNS` when set (so a pipe or a test can ask for 80), unlimited on a
+/// pipe otherwise.
+pub fn table<const N: usize>(header: [&str; N]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    if let Some(width) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse::<u16>().ok())
+    {
+        t.set_width(width);
+    }
+    t.set_header(header);
+    t
+}
+
+/// Columns of `t` that never wrap (names, numbers): the others give up the width.
+pub fn keep_whole(t: &mut comfy_table::Table, columns: &[usize]) {
+    for &i in columns {
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
+    }
+}
+
 /// The version of kseg's JSON vocabulary. Every JSON document kseg prints (and the first line
 /// of a JSON Lines stream) starts with `"format": FORMAT`; renaming or retyping a field means
 /// a new version.

@@ -4,11 +4,11 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::args::{finish, kafka_int, OffsetArgs, RepairArgs, LONG_MAX};
 use super::fail;
-use super::render::print_json_or_text;
+use super::render::{keep_whole, print_json_or_text, table};
+use super::time::{relative, TimeFormat};
 use crate::ops::simulate::retention::{
     plan_retention, RetentionOptions, RetentionReport, DEFAULT_RETENTION_BYTES,
     DEFAULT_RETENTION_MS,
@@ -28,6 +28,9 @@ pub struct RetentionArgs {
     pub retention_bytes: i64,
     #[command(flatten)]
     pub offsets: OffsetArgs,
+    /// How the table shows times (ages are durations either way).
+    #[arg(long, value_enum, default_value_t = TimeFormat::Rfc3339)]
+    pub time_format: TimeFormat,
     /// `--apply` (deletes the segments, rolls, updates the checkpoints), backups, `--now`.
     #[command(flatten)]
     pub repair: RepairArgs,
@@ -48,7 +51,7 @@ pub fn run(args: RetentionArgs) -> u8 {
         Err(e) => return fail(&e),
     };
     let json = args.repair.json.then_some(&report);
-    if let Err(e) = print_json_or_text(json, |out| print_report(out, &report)) {
+    if let Err(e) = print_json_or_text(json, |out| print_report(out, &report, args.time_format)) {
         return fail(&e);
     }
     // Deleting no segment, retention changes nothing: the checkpoints follow the deletions.
@@ -59,7 +62,10 @@ pub fn run(args: RetentionArgs) -> u8 {
     finish(files, &args.repair, &args.path, |o| report.apply(o))
 }
 
-fn print_report(out: &mut impl Write, r: &RetentionReport) -> std::io::Result<()> {
+fn print_report(out: &mut impl Write, r: &RetentionReport, tf: TimeFormat) -> std::io::Result<()> {
+    let time = |ms: i64, source: &dyn std::fmt::Display| {
+        format!("{} ({source}, {})", tf.show(ms), relative(ms, r.now_ms))
+    };
     writeln!(
         out,
         "{}: log end offset {}, high watermark {} ({}), log start offset {} ({})",
@@ -76,14 +82,12 @@ fn print_report(out: &mut impl Write, r: &RetentionReport) -> std::io::Result<()
             "every segment goes: the broker first rolls an empty segment at {at}"
         )?;
     }
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header(["segment", "bytes", "largest timestamp", "delete?", "why"]);
+    let mut t = table(["segment", "bytes", "largest timestamp", "delete?", "why"]);
     for d in &r.deleted {
         t.add_row([
             d.base_offset.to_string(),
             d.size.to_string(),
-            format!("{} ({})", d.largest_timestamp, d.timestamp_source),
+            time(d.largest_timestamp, &d.timestamp_source),
             format!("yes: {}", d.reason.name()),
             d.detail.clone(),
         ]);
@@ -91,7 +95,7 @@ fn print_report(out: &mut impl Write, r: &RetentionReport) -> std::io::Result<()
     for s in &r.remaining {
         let when = match s.eligible_at_ms {
             Some(ms) if ms <= r.now_ms => "now".to_string(),
-            Some(ms) => format!("by time at {ms} (in {} ms)", ms - r.now_ms),
+            Some(ms) => format!("by time at {} ({})", tf.show(ms), relative(ms, r.now_ms)),
             None => "not by time".to_string(),
         };
         t.add_row([
@@ -101,11 +105,12 @@ fn print_report(out: &mut impl Write, r: &RetentionReport) -> std::io::Result<()
                 if s.active { " (active)" } else { "" }
             ),
             s.size.to_string(),
-            format!("{} ({})", s.largest_timestamp, s.timestamp_source),
+            time(s.largest_timestamp, &s.timestamp_source),
             format!("no; {when}"),
             s.note.clone(),
         ]);
     }
+    keep_whole(&mut t, &[0, 1]);
     writeln!(out, "{t}")?;
     for c in &r.checkpoint_updates {
         let after = match (c.after, c.created) {

@@ -6,10 +6,10 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use comfy_table::{Cell, CellAlignment};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::render::{quiet_broken_pipe, write_document};
+use super::render::{keep_whole, quiet_broken_pipe, table, write_document};
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use crate::ops::finding::count_by_check;
@@ -135,18 +135,16 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header([
+    let mut t = table([
         "partition",
-        "segments",
+        "segs",
         "batches",
         "records",
         "bytes",
-        "log start",
-        "log end",
+        "start",
+        "end",
         "errors",
-        "warnings",
+        "warns",
     ]);
     for p in &report.partitions {
         let batches: u64 = p.segments.iter().map(|s| s.batches).sum();
@@ -172,6 +170,7 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
             }
         }));
     }
+    keep_whole(&mut t, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
     writeln!(out, "{t}")?;
     for f in report.findings() {
         writeln!(out, "{}", line(f))?;

@@ -20,11 +20,9 @@ pub struct Finding {
     pub check: &'static str,
     pub severity: Severity,
     pub file: PathBuf,
-    /// Byte position in `file` where it applies.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Byte position in `file` where it applies (null: the file as a whole).
     pub position: Option<u64>,
-    /// Kafka offset where it applies.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Kafka offset where it applies (null: none in particular).
     pub offset: Option<i64>,
     pub message: String,
 }

@@ -38,10 +38,10 @@ pub struct LoadParams {
     pub producer_id_expiration_ms: i64,
 }
 
-/// Why a segment was recovered. Serialized as an object, `{"kind": …, "detail": …}`, the
-/// detail absent for `unflushed`.
+/// Why a segment was recovered. Serialized as an object, `{"kind": …, "reason": …}`, the
+/// reason absent for `unflushed`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "detail", rename_all = "camelCase")]
+#[serde(tag = "kind", content = "reason", rename_all = "camelCase")]
 pub enum RecoveryCause {
     /// At or above the recovery point after an unclean shutdown.
     Unflushed,

@@ -199,6 +199,26 @@ pub fn unpack_realworld(root: &Path) -> (tempfile::TempDir, Vec<String>) {
     (tmp, names)
 }
 
+/// Directories below `root` holding a `meta.properties`: the broker log dirs.
+pub fn broker_log_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if d.join("meta.properties").is_file() {
+            out.push(d);
+            continue;
+        }
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// A JSON value read only to check that no object in it has a key twice (serde_json keeps the
 /// last of duplicate keys silently; strict parsers reject the document).
 struct NoDuplicateKeys;
