@@ -21,3 +21,6 @@ pub mod simulate;
 pub mod write;
 
 pub use finding::{Finding, Severity};
+
+/// The first key of every JSON document a command prints: `"format": "kseg/1"`.
+pub const JSON_FORMAT: &str = "kseg/1";
