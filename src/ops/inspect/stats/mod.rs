@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::error::{Error, Expected, Result, Unusable};
-use crate::format::batch::{TimestampType, RECORD_BATCH_OVERHEAD_BYTES};
+use crate::format::batch::{TimestampType, LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES};
 use crate::format::codec::{Compression, DEFAULT_MAX_DECOMPRESSED_BYTES};
 use crate::format::entry::Entry;
 use crate::format::names::{classify, parse_partition_dir, FileKind};
@@ -117,7 +117,8 @@ pub struct CodecStats {
     /// Bytes on disk, whole batches (headers included).
     pub bytes: u64,
     /// (`deep`) the batches' bytes with their records uncompressed: batch header plus the
-    /// records' own sizes for v2, the inner messages for a v0/v1 wrapper.
+    /// records' own sizes for v2, the inner messages with their log overhead for a v0/v1
+    /// wrapper.
     pub uncompressed_bytes: Option<u64>,
     /// `uncompressedBytes / bytes`.
     pub ratio: Option<f64>,
@@ -161,7 +162,7 @@ pub struct TimeStats {
     pub unit: &'static str,
     pub min_timestamp: Option<i64>,
     pub max_timestamp: Option<i64>,
-    /// Timestamps below the largest one before them.
+    /// Timestamps below the one before them (in log order, across segments).
     pub out_of_order: u64,
     /// The largest such step back, in ms.
     pub worst_step_back_ms: i64,
@@ -332,6 +333,7 @@ struct TimeAcc {
     min: Option<i64>,
     max: Option<i64>,
     first: Option<i64>,
+    last: Option<i64>,
     out_of_order: u64,
     worst_step_back: i64,
     future: u64,
@@ -343,12 +345,10 @@ impl TimeAcc {
             return;
         }
         self.first.get_or_insert(ts);
-        if let Some(max) = self.max {
-            if ts < max {
-                self.out_of_order += 1;
-                self.worst_step_back = self.worst_step_back.max(max - ts);
-            }
+        if let Some(last) = self.last {
+            self.step(last, ts);
         }
+        self.last = Some(ts);
         self.min = Some(self.min.map_or(ts, |m| m.min(ts)));
         self.max = Some(self.max.map_or(ts, |m| m.max(ts)));
         if ts > now_ms {
@@ -356,14 +356,19 @@ impl TimeAcc {
         }
     }
 
+    fn step(&mut self, from: i64, to: i64) {
+        if to < from {
+            self.out_of_order += 1;
+            self.worst_step_back = self.worst_step_back.max(from - to);
+        }
+    }
+
     fn merge(&mut self, later: &TimeAcc) {
-        if let (Some(max), Some(first)) = (self.max, later.first) {
-            if first < max {
-                self.out_of_order += 1;
-                self.worst_step_back = self.worst_step_back.max(max - first);
-            }
+        if let (Some(last), Some(first)) = (self.last, later.first) {
+            self.step(last, first);
         }
         self.first = self.first.or(later.first);
+        self.last = later.last.or(self.last);
         self.min = self.min.into_iter().chain(later.min).min();
         self.max = self.max.into_iter().chain(later.max).max();
         self.out_of_order += later.out_of_order;
@@ -669,12 +674,19 @@ impl Acc {
             });
         }
         let is_control = entry.is_control();
-        let mut uncompressed = match entry {
-            Entry::V2(_) => RECORD_BATCH_OVERHEAD_BYTES as u64,
-            Entry::Legacy(_) => 0,
+        // What the batch would take uncompressed: a v2 header and its records, or each v0/v1
+        // message with its log overhead (offset and size fields).
+        let (mut uncompressed, per_record) = match entry {
+            Entry::V2(_) => (RECORD_BATCH_OVERHEAD_BYTES as u64, 0),
+            Entry::Legacy(m) if m.is_compressed() => (0, LOG_OVERHEAD_BYTES as u64),
+            // An uncompressed message is its own one record.
+            Entry::Legacy(_) => (entry.size_in_bytes() as u64, 0),
         };
+        let legacy_plain = matches!(entry, Entry::Legacy(m) if !m.is_compressed());
         for f in pending.iter() {
-            uncompressed += f.size;
+            if !legacy_plain {
+                uncompressed += f.size + per_record;
+            }
             self.record_size.add(f.size);
             self.time.see(f.timestamp, opts.now_ms);
             if matches!(entry, Entry::V2(_)) {
