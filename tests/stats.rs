@@ -185,13 +185,13 @@ fn counts_equal_kafkas_reading_of_every_scenario() {
         let e = expected(&json(&scenario.join("expected-dump.json")));
         let dir = scenario.join("input").join("orders-0");
         for deep in [false, true] {
-            let r = run(&[dir.clone()], deep, GroupBy::Partition);
+            let r = run(std::slice::from_ref(&dir), deep, GroupBy::Partition);
             assert_eq!(r.groups.len(), 1);
             assert_counts(&name, &r.groups[0].stats, &e, deep);
             assert_eq!(r.total, r.groups[0].stats, "{name}: one group is the total");
         }
         // Per segment, the groups add up to the partition's counts.
-        let by_segment = run(&[dir.clone()], true, GroupBy::Segment);
+        let by_segment = run(std::slice::from_ref(&dir), true, GroupBy::Segment);
         let segments = common::listing(&dir)
             .iter()
             .filter(|p| p.extension().is_some_and(|x| x == "log"))

@@ -78,3 +78,22 @@ pub fn print_json_or_text<T: Serialize>(
         other => other,
     }
 }
+
+/// A table in the style every command prints, fitted to the terminal's width.
+pub fn table(header: &[&str]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    t.set_header(header.to_vec());
+    t
+}
+
+/// A right-aligned cell (numbers).
+pub fn right(v: impl ToString) -> comfy_table::Cell {
+    comfy_table::Cell::new(v.to_string()).set_alignment(comfy_table::CellAlignment::Right)
+}
+
+/// The value, or `-` for none.
+pub fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}

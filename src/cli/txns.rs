@@ -5,10 +5,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::Cell;
 
 use super::args::{kafka_int, parse_now, wall_clock_ms};
-use super::render::print_json_or_text;
+use super::render::{opt, print_json_or_text, right, table};
 use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::inspect::txns::{
     txns, OutcomeTotals, PartitionTxns, TxnsOptions, TxnsReport, DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
@@ -57,21 +57,6 @@ pub fn run(args: TxnsArgs) -> u8 {
     EXIT_OK
 }
 
-fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_content_arrangement(ContentArrangement::Dynamic);
-    t.set_header(header.to_vec());
-    t
-}
-
-fn right(v: impl ToString) -> Cell {
-    Cell::new(v.to_string()).set_alignment(CellAlignment::Right)
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
-}
 
 fn print_report(out: &mut impl Write, r: &TxnsReport) -> std::io::Result<()> {
     r.partitions

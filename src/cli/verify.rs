@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::render::opt;
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use crate::ops::finding::count_by_check;
@@ -133,9 +134,6 @@ fn dir_bytes(p: &std::path::Path) -> u64 {
     }
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
-}
 
 fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     let mut t = Table::new();
