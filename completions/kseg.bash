@@ -603,7 +603,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__txns)
-            opts="-h -V --now --transaction-max-timeout-ms --json --help --version"
+            opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -614,6 +614,10 @@ _kseg() {
                     return 0
                     ;;
                 --transaction-max-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --txn-log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

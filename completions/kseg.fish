@@ -179,6 +179,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand stats" -s h -l help -d 'Print 
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l now -d 'The time open transactions are aged at (epoch ms or RFC 3339); default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l transaction-max-timeout-ms -d '`transaction.max.timeout.ms`: an open transaction whose producer wrote nothing for longer hangs (as `kafka-transactions.sh find-hanging` judges)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l txn-log -d 'A `__transaction_state` partition directory: each producer\'s transactional id and the coordinator\'s state of it, and where the two sides disagree (exit status 1)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l json -d 'Print the report as one JSON document'
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -s V -l version -d 'Print version'

@@ -352,3 +352,189 @@ proptest! {
         prop_assert!(r.stopped.is_none());
     }
 }
+
+/// The latest (producer id, epoch, state, partitions) of every transactional id, parsed here
+/// from kafka-dump-log's text in expected-decode.json, and the offset it dies at.
+fn coordinator_from_decode(
+    decode: &Value,
+) -> (BTreeMap<String, (i64, i64, String, BTreeSet<String>)>, i64) {
+    let mut latest = BTreeMap::new();
+    let mut fatal = i64::MAX;
+    let mut files: Vec<(&String, &Value)> = decode["files"].as_object().unwrap().iter().collect();
+    files.sort_by_key(|f| f.0);
+    for (_, f) in files {
+        for r in f["batches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|b| b["records"].as_array().into_iter().flatten())
+        {
+            if r["fatal"].is_string() {
+                fatal = fatal.min(r["offset"].as_i64().unwrap());
+            }
+            let Some(id) = r["key"]
+                .as_str()
+                .and_then(|k| k.strip_prefix("transaction_metadata::transactionalId="))
+            else {
+                continue;
+            };
+            match r["payload"].as_str() {
+                Some("<DELETE>") => {
+                    latest.remove(id);
+                }
+                Some(p) => {
+                    // producerId:N,producerEpoch:E,state=S,partitions=[t-p,...],...
+                    let field = |name: &str| {
+                        let from = p.find(name).unwrap() + name.len();
+                        p[from..].split([',', ']']).next().unwrap().to_owned()
+                    };
+                    let parts = &p[p.find("partitions=[").unwrap() + 12..];
+                    let parts = &parts[..parts.find(']').unwrap()];
+                    latest.insert(
+                        id.to_owned(),
+                        (
+                            field("producerId:").parse().unwrap(),
+                            field("producerEpoch:").parse().unwrap(),
+                            field("state="),
+                            parts
+                                .split(',')
+                                .filter(|s| !s.is_empty())
+                                .map(str::to_owned)
+                                .collect(),
+                        ),
+                    );
+                }
+                None => {}
+            }
+        }
+    }
+    (latest, fatal)
+}
+
+#[test]
+fn txn_log_states_and_disagreements() {
+    use kseg::ops::inspect::txns::{compare_with_coordinator, read_txn_log};
+    let Some(internal) = common::reference_internal_dir() else {
+        return;
+    };
+    let scenario = internal.join("transactions");
+    let (expected, fatal) = coordinator_from_decode(&json(&scenario.join("expected-decode.json")));
+    let ours = read_txn_log(&scenario.join("input/__transaction_state-0")).unwrap();
+    // kafka-dump-log dies at `fatal`; records after it are ours alone.
+    let after: Vec<&str> = ours
+        .iter()
+        .filter(|c| c.offset > fatal)
+        .map(|c| c.transactional_id.as_str())
+        .collect();
+    assert!(after.len() <= 1, "{after:?}");
+    let ours_map: BTreeMap<String, (i64, i64, String, BTreeSet<String>)> = ours
+        .iter()
+        .filter(|c| c.offset < fatal)
+        .map(|c| {
+            (
+                c.transactional_id.clone(),
+                (
+                    c.producer_id,
+                    i64::from(c.producer_epoch),
+                    c.state.clone(),
+                    c.partitions.iter().cloned().collect(),
+                ),
+            )
+        })
+        .collect();
+    let mut expected_before = expected.clone();
+    expected_before.retain(|id, _| !after.contains(&id.as_str()));
+    assert_eq!(ours_map, expected_before);
+
+    // A log dir whose partitions the coordinator's transactions name: producers that agree and
+    // disagree with it, each chosen from the coordinator's state parsed above.
+    let unfinished = [
+        "Ongoing",
+        "PrepareCommit",
+        "PrepareAbort",
+        "PrepareEpochFence",
+    ];
+    let (ongoing_id, ongoing) = expected
+        .iter()
+        .find(|(_, v)| unfinished.contains(&v.2.as_str()) && v.3.len() >= 2)
+        .expect("an unfinished transaction over two partitions");
+    let mut parts = ongoing.3.iter();
+    let (written, unwritten) = (parts.next().unwrap().clone(), parts.next().unwrap().clone());
+    let (_, finished) = expected
+        .iter()
+        .find(|(_, v)| v.2.starts_with("Complete"))
+        .expect("a finished transaction");
+    let unknown_pid = 999_999;
+    let tmp = tempfile::tempdir().unwrap();
+    let write_open = |dir: &Path, producers: &[(i64, i16)]| {
+        let mut log = Log::create(dir, LogConfig::default(), 0, *b"kseg-txns-test!!", NOW).unwrap();
+        for (i, &(pid, epoch)) in producers.iter().enumerate() {
+            let spec = BatchSpec {
+                base_offset: i as i64,
+                producer_id: pid,
+                producer_epoch: epoch,
+                base_sequence: 0,
+                is_transactional: true,
+                ..Default::default()
+            };
+            let rec = RecordSpec {
+                offset: i as i64,
+                timestamp: NOW,
+                key: None,
+                value: Some(b"v".to_vec()),
+                headers: vec![],
+            };
+            log.append_as_follower(&build_batch(&spec, &[rec]).unwrap())
+                .unwrap();
+        }
+        log.close(CloseMode::Clean).unwrap();
+    };
+    let a = tmp.path().join(&written);
+    write_open(
+        &a,
+        &[
+            (ongoing.0, ongoing.1 as i16),
+            (finished.0, finished.1 as i16),
+            (unknown_pid, 0),
+        ],
+    );
+    let b = tmp.path().join(&unwritten);
+    write_open(&b, &[(unknown_pid + 1, 0)]);
+    let opts = TxnsOptions {
+        now_ms: NOW,
+        transaction_max_timeout_ms: DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
+    };
+    let disagreeing = |dir: &Path| -> BTreeMap<i64, bool> {
+        let mut p = partition_txns(dir, &opts, |_| {}).unwrap();
+        compare_with_coordinator(&mut p, &ours);
+        p.coordinator
+            .unwrap()
+            .iter()
+            .map(|v| (v.producer_id, v.disagreement.is_some()))
+            .collect()
+    };
+    assert_eq!(
+        disagreeing(&a),
+        BTreeMap::from([(ongoing.0, false), (finished.0, true), (unknown_pid, true)]),
+        "{ongoing_id}'s open transaction agrees; a finished one and an unknown producer do not"
+    );
+    assert_eq!(
+        disagreeing(&b),
+        BTreeMap::from([(unknown_pid + 1, true), (ongoing.0, true)]),
+        "{ongoing_id}'s transaction names {unwritten}, which it never wrote to"
+    );
+    let (code, err) = common::kseg_status(
+        &["txns", "--txn-log"],
+        &scenario.join("input/__transaction_state-0"),
+    );
+    assert_eq!(code, 2, "no PATH: {err}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(["txns", "--now", "1730000000000", "--txn-log"])
+        .arg(scenario.join("input/__transaction_state-0"))
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("4 disagreement(s)"), "{err}");
+}

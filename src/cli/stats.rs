@@ -100,7 +100,6 @@ fn print_report(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     Ok(())
 }
 
-
 fn print_stats(out: &mut impl Write, name: &str, s: &Stats, deep: bool) -> std::io::Result<()> {
     writeln!(out, "== {name}")?;
     writeln!(

@@ -28,6 +28,10 @@ pub struct TxnsArgs {
           allow_negative_numbers = true,
           value_parser = kafka_int::<i64>("transaction.max.timeout.ms", 1, i64::from(i32::MAX)))]
     pub transaction_max_timeout_ms: i64,
+    /// A `__transaction_state` partition directory: each producer's transactional id and the
+    /// coordinator's state of it, and where the two sides disagree (exit status 1).
+    #[arg(long, value_name = "DIR")]
+    pub txn_log: Option<PathBuf>,
     /// Print the report as one JSON document.
     #[arg(long)]
     pub json: bool,
@@ -38,7 +42,7 @@ pub fn run(args: TxnsArgs) -> u8 {
         now_ms: args.now.unwrap_or_else(wall_clock_ms),
         transaction_max_timeout_ms: args.transaction_max_timeout_ms,
     };
-    let report = match txns(&args.path, &opts) {
+    let report = match txns(&args.path, &opts, args.txn_log.as_deref()) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
@@ -47,16 +51,30 @@ pub fn run(args: TxnsArgs) -> u8 {
         return fail(&e);
     }
     let hanging: u64 = report.partitions.iter().map(|p| p.hanging).sum();
+    let disagreements = report
+        .partitions
+        .iter()
+        .flat_map(|p| p.coordinator.iter().flatten())
+        .filter(|v| v.disagreement.is_some())
+        .count();
+    let mut reasons = Vec::new();
     if hanging > 0 {
-        why(&format!(
+        reasons.push(format!(
             "{hanging} hanging transaction(s): open longer than transaction.max.timeout.ms {}",
             opts.transaction_max_timeout_ms
         ));
-        return EXIT_FINDINGS;
     }
-    EXIT_OK
+    if disagreements > 0 {
+        reasons.push(format!(
+            "{disagreements} disagreement(s) with the transaction coordinator's state"
+        ));
+    }
+    if reasons.is_empty() {
+        return EXIT_OK;
+    }
+    why(&reasons.join("; "));
+    EXIT_FINDINGS
 }
-
 
 fn print_report(out: &mut impl Write, r: &TxnsReport) -> std::io::Result<()> {
     r.partitions
@@ -176,6 +194,27 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns) -> std::io::Result<(
                 right(e.coordinator_epoch),
                 right(opt(e.current_txn_first_offset)),
                 right(e.last_timestamp),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    if let Some(views) = &p.coordinator {
+        let mut t = table(&[
+            "producer",
+            "transactional id",
+            "coordinator state",
+            "epoch",
+            "includes partition",
+            "disagreement",
+        ]);
+        for v in views {
+            t.add_row(vec![
+                right(v.producer_id),
+                Cell::new(opt(v.transactional_id.as_deref())),
+                Cell::new(opt(v.state.as_deref())),
+                right(opt(v.producer_epoch)),
+                Cell::new(if v.includes_partition { "yes" } else { "no" }),
+                Cell::new(v.disagreement.as_deref().unwrap_or("-")),
             ]);
         }
         writeln!(out, "{t}")?;

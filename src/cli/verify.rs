@@ -134,7 +134,6 @@ fn dir_bytes(p: &std::path::Path) -> u64 {
     }
 }
 
-
 fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);

@@ -38,6 +38,49 @@ pub struct TxnsOptions {
     pub transaction_max_timeout_ms: i64,
 }
 
+/// The coordinator's state of one transactional id, the latest record of it in the
+/// `__transaction_state` partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CoordinatorTxn {
+    pub transactional_id: String,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    /// `Empty`, `Ongoing`, `PrepareCommit`, `PrepareAbort`, `CompleteCommit`, `CompleteAbort`,
+    /// `Dead`, `PrepareEpochFence`.
+    pub state: String,
+    /// The partitions of its current transaction, `topic-partition`.
+    pub partitions: Vec<String>,
+    pub last_update_timestamp: i64,
+    pub timeout_ms: i64,
+    /// The record's offset in the transaction log.
+    pub offset: i64,
+}
+
+/// What the coordinator says of one producer of the partition, and where the two sides differ.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CoordinatorView {
+    pub producer_id: i64,
+    /// None when no transactional id of the transaction log has this producer id.
+    pub transactional_id: Option<String>,
+    pub state: Option<String>,
+    pub producer_epoch: Option<i16>,
+    /// The coordinator's transaction includes this partition.
+    pub includes_partition: bool,
+    /// Where the log and the coordinator disagree, in words; None when they agree.
+    pub disagreement: Option<String>,
+}
+
+/// The states in which the coordinator's transaction is not finished: its markers are still
+/// to be written (`TransactionState`).
+const UNFINISHED_STATES: [&str; 4] = [
+    "Ongoing",
+    "PrepareCommit",
+    "PrepareAbort",
+    "PrepareEpochFence",
+];
+
 /// A transaction open at the log end.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -135,6 +178,9 @@ pub struct PartitionTxns {
     pub aborted: OutcomeTotals,
     pub aborted_transactions: Vec<CompletedTransaction>,
     pub producers: Vec<ProducerTxnState>,
+    /// (`--txn-log`) the coordinator's side, per producer of the partition and per
+    /// transactional id whose unfinished transaction includes the partition.
+    pub coordinator: Option<Vec<CoordinatorView>>,
     pub stopped: Option<Stop>,
 }
 
@@ -147,12 +193,19 @@ pub struct TxnsReport {
     pub partitions: Vec<PartitionTxns>,
 }
 
-/// Every partition of `path` (a partition directory or a log dir).
-pub fn txns(path: &Path, opts: &TxnsOptions) -> Result<TxnsReport> {
-    let partitions = partition_dirs(path)?
+/// Every partition of `path` (a partition directory or a log dir), compared with the
+/// coordinator's state in `txn_log` (a `__transaction_state` partition directory) when given.
+pub fn txns(path: &Path, opts: &TxnsOptions, txn_log: Option<&Path>) -> Result<TxnsReport> {
+    let coordinator = txn_log.map(read_txn_log).transpose()?;
+    let mut partitions: Vec<PartitionTxns> = partition_dirs(path)?
         .iter()
         .map(|d| partition_txns(d, opts, |_| {}))
         .collect::<Result<_>>()?;
+    if let Some(c) = &coordinator {
+        partitions
+            .iter_mut()
+            .for_each(|p| compare_with_coordinator(p, c));
+    }
     Ok(TxnsReport {
         format: crate::ops::JSON_FORMAT,
         now_ms: opts.now_ms,
@@ -389,8 +442,155 @@ pub fn partition_txns(
         aborted: aborted.finish(),
         aborted_transactions,
         producers,
+        coordinator: None,
         stopped,
     })
+}
+
+/// The latest state of every transactional id in a `__transaction_state` partition directory
+/// (tombstoned ids dropped), as the coordinator loads it; records kafka-dump-log cannot decode
+/// are skipped. Walks the segments once; memory is one entry per transactional id.
+pub fn read_txn_log(dir: &Path) -> Result<Vec<CoordinatorTxn>> {
+    use crate::format::internal::{decode_record, Decoder};
+    let mut latest: std::collections::BTreeMap<String, CoordinatorTxn> = Default::default();
+    let mut scratch = Vec::new();
+    for (log, _) in super::stats::logs_of(dir)? {
+        let mut reader = LogReader::open(&log, None)?;
+        while let Step::Entry { entry, .. } = reader.next_step()? {
+            if !entry.crc_is_valid() || entry.is_control() {
+                continue;
+            }
+            let Ok(records) = entry.records(&mut scratch, DEFAULT_MAX_DECOMPRESSED_BYTES) else {
+                continue;
+            };
+            for r in records.flatten() {
+                let d = decode_record(Decoder::TransactionLog, r.offset, r.key, r.value);
+                let Some(id) = d
+                    .key
+                    .as_deref()
+                    .and_then(|k| k.strip_prefix("transaction_metadata::transactionalId="))
+                else {
+                    continue;
+                };
+                let Some(v) = d.payload_json else {
+                    if d.payload.as_deref() == Some("<DELETE>") {
+                        latest.remove(id);
+                    }
+                    continue;
+                };
+                let data = &v["data"];
+                let int = |k: &str| data[k].as_i64().unwrap_or(-1);
+                let state = v["state"].as_str().unwrap_or_default().to_owned();
+                // The coordinator ignores the partitions an Empty value lists
+                // (`TransactionLog.readTxnRecordValue`).
+                let listed = if state == "Empty" {
+                    &serde_json::Value::Null
+                } else {
+                    &data["transactionPartitions"]
+                };
+                let partitions = listed
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .flat_map(|t| {
+                        let topic = t["topic"].as_str().unwrap_or_default().to_owned();
+                        t["partitionIds"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|p| p.as_i64())
+                            .map(move |p| format!("{topic}-{p}"))
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                latest.insert(
+                    id.to_owned(),
+                    CoordinatorTxn {
+                        transactional_id: id.to_owned(),
+                        producer_id: int("producerId"),
+                        producer_epoch: i16::try_from(int("producerEpoch")).unwrap_or(-1),
+                        state,
+                        partitions,
+                        last_update_timestamp: int("transactionLastUpdateTimestampMs"),
+                        timeout_ms: int("transactionTimeoutMs"),
+                        offset: r.offset,
+                    },
+                );
+            }
+        }
+    }
+    Ok(latest.into_values().collect())
+}
+
+/// Sets `p.coordinator` from the coordinator's state: for each producer of the partition and
+/// each transactional id whose unfinished transaction includes it, whether the two agree (a
+/// transaction open in the log needs an unfinished one on the coordinator that includes the
+/// partition, and the other way round; the log's epoch is never above the coordinator's).
+pub fn compare_with_coordinator(p: &mut PartitionTxns, coordinator: &[CoordinatorTxn]) {
+    let name = p
+        .dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let by_producer: IdMap<&CoordinatorTxn> =
+        coordinator.iter().map(|c| (c.producer_id, c)).collect();
+    let mut views = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for prod in &p.producers {
+        seen.insert(prod.producer_id);
+        let c = by_producer.get(&prod.producer_id).copied();
+        let open = prod.current_txn_first_offset;
+        let includes = c.is_some_and(|c| c.partitions.contains(&name));
+        let unfinished = c.is_some_and(|c| UNFINISHED_STATES.contains(&c.state.as_str()));
+        let disagreement = match (c, open) {
+            (None, Some(first)) => Some(format!(
+                "a transaction is open in the log from offset {first}, but no transactional id of the coordinator has producer id {}",
+                prod.producer_id
+            )),
+            (None, None) => None,
+            (Some(c), Some(first)) if !unfinished => Some(format!(
+                "a transaction is open in the log from offset {first}, but the coordinator's state is {}: no marker will come (hanging)",
+                c.state
+            )),
+            (Some(_), Some(first)) if !includes => Some(format!(
+                "a transaction is open in the log from offset {first}, but the coordinator's transaction does not include {name}"
+            )),
+            (Some(c), None) if unfinished && includes => Some(format!(
+                "the coordinator's transaction ({}) includes {name}, but none is open in the log",
+                c.state
+            )),
+            (Some(c), _) if prod.producer_epoch > c.producer_epoch => Some(format!(
+                "the log has producer epoch {}, above the coordinator's {}",
+                prod.producer_epoch, c.producer_epoch
+            )),
+            _ => None,
+        };
+        views.push(CoordinatorView {
+            producer_id: prod.producer_id,
+            transactional_id: c.map(|c| c.transactional_id.clone()),
+            state: c.map(|c| c.state.clone()),
+            producer_epoch: c.map(|c| c.producer_epoch),
+            includes_partition: includes,
+            disagreement,
+        });
+    }
+    for c in coordinator {
+        let unfinished = UNFINISHED_STATES.contains(&c.state.as_str());
+        if unfinished && c.partitions.contains(&name) && !seen.contains(&c.producer_id) {
+            views.push(CoordinatorView {
+                producer_id: c.producer_id,
+                transactional_id: Some(c.transactional_id.clone()),
+                state: Some(c.state.clone()),
+                producer_epoch: Some(c.producer_epoch),
+                includes_partition: true,
+                disagreement: Some(format!(
+                    "the coordinator's transaction ({}) includes {name}, but producer {} never wrote to it",
+                    c.state, c.producer_id
+                )),
+            });
+        }
+    }
+    p.coordinator = Some(views);
 }
 
 /// Producer state at the first segment's base: its snapshot's, or none (a log from 0, or a
