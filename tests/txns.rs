@@ -353,11 +353,12 @@ proptest! {
     }
 }
 
+/// Transactional id → (producer id, epoch, state, partitions).
+type CoordinatorStates = BTreeMap<String, (i64, i64, String, BTreeSet<String>)>;
+
 /// The latest (producer id, epoch, state, partitions) of every transactional id, parsed here
 /// from kafka-dump-log's text in expected-decode.json, and the offset it dies at.
-fn coordinator_from_decode(
-    decode: &Value,
-) -> (BTreeMap<String, (i64, i64, String, BTreeSet<String>)>, i64) {
+fn coordinator_from_decode(decode: &Value) -> (CoordinatorStates, i64) {
     let mut latest = BTreeMap::new();
     let mut fatal = i64::MAX;
     let mut files: Vec<(&String, &Value)> = decode["files"].as_object().unwrap().iter().collect();
@@ -427,7 +428,7 @@ fn txn_log_states_and_disagreements() {
         .map(|c| c.transactional_id.as_str())
         .collect();
     assert!(after.len() <= 1, "{after:?}");
-    let ours_map: BTreeMap<String, (i64, i64, String, BTreeSet<String>)> = ours
+    let ours_map: CoordinatorStates = ours
         .iter()
         .filter(|c| c.offset < fatal)
         .map(|c| {
