@@ -67,6 +67,7 @@ fn run_stats(dir: &Path, deep: bool) {
 }
 
 /// Peak resident set (KiB) of `kseg ARGS`, from the child's own rusage.
+#[allow(clippy::zombie_processes)] // wait4 reaps the child (Child::wait gives no rusage)
 fn peak_rss_kib(args: &[&str], path: &Path) -> i64 {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
         .args(args)
