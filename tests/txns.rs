@@ -539,3 +539,67 @@ fn txn_log_states_and_disagreements() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("4 disagreement(s)"), "{err}");
 }
+
+#[test]
+fn a_checkpointed_high_watermark_holds_the_lso_at_unreplicated_transactions() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let scenario = root.join("c-transactions");
+    let (completed, open) = model_from_dump(&json(&scenario.join("expected-dump.json")));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&scenario.join("input/orders-0"), &dir);
+    // The broker loads the latest snapshot and replays after it
+    // (`ProducerStateManager.truncateAndReload`): only transactions whose marker lies at or
+    // after it count as unreplicated. Snapshots are removed one by one, newest first.
+    let mut snapshots: Vec<i64> = common::listing(&dir)
+        .iter()
+        .filter_map(|p| {
+            p.to_str()?
+                .strip_suffix(".snapshot")?
+                .rsplit('/')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    snapshots.sort_unstable();
+    assert!(snapshots.len() >= 2);
+    loop {
+        let loaded = snapshots.last().copied().unwrap_or(0);
+        for hw in [0i64, 100, 300, 432, 10_000] {
+            std::fs::write(
+                tmp.path().join("replication-offset-checkpoint"),
+                format!("0\n1\norders 0 {hw}\n"),
+            )
+            .unwrap();
+            let (r, _) = run(&dir, DEFAULT_TRANSACTION_MAX_TIMEOUT_MS);
+            // `UnifiedLog.updateHighWatermark` keeps it within the log; transactions whose
+            // marker is at or above it are not replicated yet and stay unstable
+            // (`ProducerStateManager.onHighWatermarkUpdated`, `firstUnstableOffset`); the LSO
+            // is the first unstable offset when below the high watermark, else the high
+            // watermark (`UnifiedLog.lastStableOffset`).
+            let hw = hw.clamp(0, r.log_end_offset);
+            let unstable = completed
+                .iter()
+                .filter(|t| t.2 >= hw && t.2 >= loaded)
+                .map(|t| t.1)
+                .chain(open.iter().map(|o| o.1))
+                .min();
+            assert_eq!(r.high_watermark, hw);
+            assert_eq!(r.high_watermark_source, "replication-offset-checkpoint");
+            assert_eq!(
+                r.first_unstable_offset, unstable,
+                "hw {hw}, snapshot {loaded}"
+            );
+            assert_eq!(
+                r.last_stable_offset,
+                unstable.filter(|&u| u < hw).unwrap_or(hw),
+                "hw {hw}, snapshot {loaded}"
+            );
+        }
+        let Some(newest) = snapshots.pop() else { break };
+        std::fs::remove_file(dir.join(format!("{newest:020}.snapshot"))).unwrap();
+    }
+}

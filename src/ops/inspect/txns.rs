@@ -8,7 +8,9 @@
 //! recovery applies them, through [`ProducerStateManager::apply_entry`], from the snapshot at
 //! the first segment's base offset (none needed at 0); the first unstable offset is
 //! [`ProducerStateManager::first_unstable_offset`] once the high watermark is known
-//! (`UnifiedLog.lastStableOffset`). What this module adds is bookkeeping per transaction
+//! (`UnifiedLog.lastStableOffset`); as after a broker's load, the completed transactions it
+//! counts as possibly unreplicated are those whose marker lies at or after the latest snapshot
+//! (the load replays from there). What this module adds is bookkeeping per transaction
 //! (records, bytes, times). The walk stops where recovery would truncate (a batch whose CRC
 //! fails, broken framing, a torn tail): what follows is not in the broker's log.
 
@@ -21,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType};
 use crate::format::entry::Entry;
-use crate::format::names::{parse_partition_dir, snapshot_file_name};
+use crate::format::names::{classify, parse_partition_dir, snapshot_file_name, FileKind};
 use crate::format::snapshot;
 use crate::ops::inspect::seek::partition_dirs;
 use crate::ops::partition::checkpoint_entry;
@@ -385,6 +387,11 @@ pub fn partition_txns(
             ),
             None => (log_end_offset, "log end offset"),
         };
+    // A broker loads the latest snapshot and replays what follows: it knows only the
+    // transactions completed from there on as possibly unreplicated.
+    if let Some(loaded) = latest_snapshot_at_or_below(dir, log_end_offset)? {
+        state.on_high_watermark_updated(loaded);
+    }
     state.on_high_watermark_updated(high_watermark);
     let first_unstable_offset = state.first_unstable_offset();
     // `UnifiedLog.lastStableOffset`.
@@ -608,6 +615,28 @@ fn start_state(dir: &Path, base: i64) -> Result<ProducerStateManager> {
     Ok(ProducerStateManager::from_snapshot_entries(
         dir, base, &entries,
     ))
+}
+
+/// The offset of the latest readable `.snapshot` at or below `log_end`: the one the broker's
+/// load starts from (`ProducerStateManager.truncateAndReload` deletes those above the log end,
+/// `loadFromSnapshot` skips corrupt ones).
+fn latest_snapshot_at_or_below(dir: &Path, log_end: i64) -> Result<Option<i64>> {
+    let mut offsets: Vec<i64> = crate::storage::files::list_dir(dir)?
+        .iter()
+        .filter_map(|p| match classify(&p.file_name()?.to_string_lossy()) {
+            FileKind::ProducerSnapshot { offset } if offset <= log_end => Some(offset),
+            _ => None,
+        })
+        .collect();
+    offsets.sort_unstable();
+    for offset in offsets.into_iter().rev() {
+        let path = dir.join(snapshot_file_name(offset));
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        if snapshot::decode(&bytes).is_ok() {
+            return Ok(Some(offset));
+        }
+    }
+    Ok(None)
 }
 
 /// The control type of a control batch's first record.
