@@ -332,4 +332,11 @@ fn a_named_file_that_is_not_a_segment_is_skipped_with_exit_2() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("SPEC.json"), "{err}");
+    let index = Path::new("testdata/orders/orders-0/00000000000000000000.index");
+    let (code, err) = common::kseg_status(&["stats"], index);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a segment"), "{err}");
+    let (code, err) = common::kseg_status(&["stats"], Path::new("testdata/nonexistent"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no such file"), "{err}");
 }

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::error::{Error, Expected, Result, Unusable};
+use crate::error::{Error, Expected, Result};
 use crate::format::batch::{TimestampType, LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES};
 use crate::format::codec::{Compression, DEFAULT_MAX_DECOMPRESSED_BYTES};
 use crate::format::entry::Entry;
@@ -821,11 +821,15 @@ pub fn stats(paths: &[PathBuf], opts: &StatsOptions) -> Result<Report> {
         }
     }
     if segments.is_empty() {
-        let path = paths.first().cloned().unwrap_or_default();
-        return Err(Error::unusable(
+        // Directories without a segment were refused above: only named files are left.
+        let path = skipped
+            .first()
+            .or(paths.first())
+            .cloned()
+            .unwrap_or_default();
+        return Err(Error::invalid(
             &path,
-            Unusable::NoKafkaFiles,
-            Expected::AnyInput,
+            "not a segment: stats reads .log files, partition directories and log dirs",
         ));
     }
     // Log order: by partition as named, then by base offset.
