@@ -11,12 +11,11 @@
 use std::path::Path;
 
 use kseg::format::Compression;
-use kseg::ops::check::verify::{verify_paths, VerifyOptions};
 use kseg::ops::inspect::stats::{stats, StatsOptions};
 use rayon::prelude::*;
 
 mod common;
-use common::{files, timed, write_partition};
+use common::{files, timed, verify, write_partition};
 
 const PARTITIONS: u64 = 8;
 
@@ -39,19 +38,6 @@ fn median(runs: usize, mut f: impl FnMut()) -> f64 {
     let mut t: Vec<f64> = (0..runs).map(|_| timed(&mut f).1).collect();
     t.sort_by(f64::total_cmp);
     t[runs / 2]
-}
-
-fn run_verify(dir: &Path, deep: bool) {
-    let r = verify_paths(
-        &[dir.to_path_buf()],
-        &VerifyOptions {
-            deep,
-            ..Default::default()
-        },
-        &|_| {},
-    )
-    .unwrap();
-    assert_eq!(r.findings().count(), 0);
 }
 
 fn run_stats(dir: &Path, deep: bool) {
@@ -99,7 +85,7 @@ fn main() {
         );
         run_stats(&dir, false); // warm the page cache
         for deep in [false, true] {
-            let v = median(runs, || run_verify(&dir, deep));
+            let v = median(runs, || verify(&dir, deep, None));
             let s = median(runs, || run_stats(&dir, deep));
             let flag = if deep { " --deep" } else { "" };
             let rate = |t: f64| bytes as f64 / t / (1 << 20) as f64;

@@ -17,7 +17,7 @@ use kseg::storage::{CloseMode, Log, LogConfig};
 use rayon::prelude::*;
 
 mod common;
-use common::{best_of, files, report, timed, write_partition, RECORDS_PER_BATCH};
+use common::{best_of, files, report, timed, verify, write_partition, RECORDS_PER_BATCH};
 
 const PARTITIONS: u64 = 8;
 const RUNS: usize = 3;
@@ -32,29 +32,6 @@ fn read_crc(path: &Path) -> u32 {
             return crc;
         }
         crc = crc32c::crc32c_append(crc, &buf[..n]);
-    }
-}
-
-fn verify(dir: &Path, deep: bool, threads: Option<usize>) {
-    let run = || {
-        let r = verify_paths(
-            &[dir.to_path_buf()],
-            &VerifyOptions {
-                deep,
-                ..Default::default()
-            },
-            &|_| {},
-        )
-        .unwrap();
-        assert_eq!(r.findings().count(), 0);
-    };
-    match threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-            .install(run),
-        None => run(),
     }
 }
 

@@ -124,3 +124,27 @@ pub fn files(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// `verify` (with `deep`) of `dir` on `threads` cores (all when None); it must find nothing.
+pub fn verify(dir: &Path, deep: bool, threads: Option<usize>) {
+    let run = || {
+        let r = kseg::ops::check::verify::verify_paths(
+            &[dir.to_path_buf()],
+            &kseg::ops::check::verify::VerifyOptions {
+                deep,
+                ..Default::default()
+            },
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(r.findings().count(), 0);
+    };
+    match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(run),
+        None => run(),
+    }
+}
