@@ -9,57 +9,18 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use kseg::format::batch::BatchSpec;
 use kseg::format::Compression;
 use kseg::ops::check::verify::{verify_paths, VerifyOptions};
 use kseg::storage::{CloseMode, Log, LogConfig};
 use rayon::prelude::*;
 
 mod common;
-use common::{batch_payload_bytes, batch_with, best_of, report, timed, RECORDS_PER_BATCH};
+use common::{best_of, files, report, timed, verify, write_partition, RECORDS_PER_BATCH};
 
 const PARTITIONS: u64 = 8;
 const RUNS: usize = 3;
-
-fn write_partition(dir: &Path, codec: Compression, target_bytes: u64) {
-    let config = LogConfig {
-        segment_bytes: 128 << 20,
-        ..LogConfig::default()
-    };
-    let mut log = Log::create(dir, config, 0, *b"kseg-bench-topic", 1_700_000_000_000).unwrap();
-    let (mut offset, mut written) = (0i64, 0u64);
-    while written < target_bytes {
-        // An idempotent producer, as Kafka clients are by default: every batch goes through
-        // the producer-state replay.
-        let spec = BatchSpec {
-            base_offset: offset,
-            compression: codec,
-            producer_id: 4242,
-            producer_epoch: 0,
-            base_sequence: offset as i32,
-            ..Default::default()
-        };
-        log.append_as_follower(&batch_with(spec)).unwrap();
-        written += batch_payload_bytes();
-        offset += RECORDS_PER_BATCH;
-    }
-    log.close(CloseMode::Clean).unwrap();
-}
-
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(files(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
 
 fn read_crc(path: &Path) -> u32 {
     let mut f = File::open(path).unwrap();
@@ -71,29 +32,6 @@ fn read_crc(path: &Path) -> u32 {
             return crc;
         }
         crc = crc32c::crc32c_append(crc, &buf[..n]);
-    }
-}
-
-fn verify(dir: &Path, deep: bool, threads: Option<usize>) {
-    let run = || {
-        let r = verify_paths(
-            &[dir.to_path_buf()],
-            &VerifyOptions {
-                deep,
-                ..Default::default()
-            },
-            &|_| {},
-        )
-        .unwrap();
-        assert_eq!(r.findings().count(), 0);
-    };
-    match threads {
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .unwrap()
-            .install(run),
-        None => run(),
     }
 }
 

@@ -40,6 +40,12 @@ _kseg() {
             kseg,retention)
                 cmd="kseg__subcmd__retention"
                 ;;
+            kseg,stats)
+                cmd="kseg__subcmd__stats"
+                ;;
+            kseg,txns)
+                cmd="kseg__subcmd__txns"
+                ;;
             kseg,verify)
                 cmd="kseg__subcmd__verify"
                 ;;
@@ -70,6 +76,12 @@ _kseg() {
             kseg__subcmd__help,retention)
                 cmd="kseg__subcmd__help__subcmd__retention"
                 ;;
+            kseg__subcmd__help,stats)
+                cmd="kseg__subcmd__help__subcmd__stats"
+                ;;
+            kseg__subcmd__help,txns)
+                cmd="kseg__subcmd__help__subcmd__txns"
+                ;;
             kseg__subcmd__help,verify)
                 cmd="kseg__subcmd__help__subcmd__verify"
                 ;;
@@ -83,7 +95,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate help"
+            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -229,7 +241,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -341,6 +353,34 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__retention)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__stats)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__txns)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -530,6 +570,58 @@ _kseg() {
                     return 0
                     ;;
                 --producer-id-expiration-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__stats)
+            opts="-h -V --deep --by --now --top --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --by)
+                    COMPREPLY=($(compgen -W "segment partition topic producer" -- "${cur}"))
+                    return 0
+                    ;;
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__txns)
+            opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --now)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transaction-max-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --txn-log)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,10 +1,12 @@
 //! Data generation and reporting shared by the benchmarks.
 #![allow(dead_code)] // each bench uses a subset
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
 use kseg::format::Compression;
+use kseg::storage::{CloseMode, Log, LogConfig};
 
 pub const RECORDS_PER_BATCH: i64 = 100;
 pub const VALUE_BYTES: usize = 150;
@@ -80,4 +82,69 @@ pub fn report(label: &str, bytes: u64, secs: f64, baseline: Option<(f64, &str)>)
         secs
     );
     rate
+}
+
+/// A partition of `target_bytes` of record payload: batches of an idempotent producer, in
+/// 128 MiB segments, closed cleanly.
+pub fn write_partition(dir: &Path, codec: Compression, target_bytes: u64) {
+    let config = LogConfig {
+        segment_bytes: 128 << 20,
+        ..LogConfig::default()
+    };
+    let mut log = Log::create(dir, config, 0, *b"kseg-bench-topic", 1_700_000_000_000).unwrap();
+    let (mut offset, mut written) = (0i64, 0u64);
+    while written < target_bytes {
+        // An idempotent producer, as Kafka clients are by default: every batch goes through
+        // the producer-state replay.
+        let spec = BatchSpec {
+            base_offset: offset,
+            compression: codec,
+            producer_id: 4242,
+            producer_epoch: 0,
+            base_sequence: offset as i32,
+            ..Default::default()
+        };
+        log.append_as_follower(&batch_with(spec)).unwrap();
+        written += batch_payload_bytes();
+        offset += RECORDS_PER_BATCH;
+    }
+    log.close(CloseMode::Clean).unwrap();
+}
+
+/// Every file below `dir`.
+pub fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `verify` (with `deep`) of `dir` on `threads` cores (all when None); it must find nothing.
+pub fn verify(dir: &Path, deep: bool, threads: Option<usize>) {
+    let run = || {
+        let r = kseg::ops::check::verify::verify_paths(
+            &[dir.to_path_buf()],
+            &kseg::ops::check::verify::VerifyOptions {
+                deep,
+                ..Default::default()
+            },
+            &|_| {},
+        )
+        .unwrap();
+        assert_eq!(r.findings().count(), 0);
+    };
+    match threads {
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+            .install(run),
+        None => run(),
+    }
 }

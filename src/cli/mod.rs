@@ -10,7 +10,9 @@ pub mod rebuild_index;
 pub mod recover;
 mod render;
 pub mod retention;
+pub mod stats;
 mod time;
+pub mod txns;
 pub mod verify;
 pub mod write;
 
@@ -59,6 +61,12 @@ pub enum Command {
     /// Which segment file, byte position and batch hold an offset, and the index entry that
     /// led there.
     Locate(locate::LocateArgs),
+    /// What segments, partitions and log dirs hold: batches, records and bytes by codec,
+    /// format and kind, size histograms, timestamps, producers, keys (--deep).
+    Stats(stats::StatsArgs),
+    /// Transactions per partition: last stable offset, open and hanging transactions,
+    /// committed and aborted ones, each producer's state.
+    Txns(txns::TxnsArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -84,6 +92,8 @@ pub fn main() -> ExitCode {
         Command::Compact(args) => compact::run(args),
         Command::Offsets(args) => offsets::run(args),
         Command::Locate(args) => locate::run(args),
+        Command::Stats(args) => stats::run(args),
+        Command::Txns(args) => txns::run(args),
     };
     ExitCode::from(code)
 }

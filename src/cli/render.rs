@@ -135,3 +135,13 @@ pub fn quiet_broken_pipe(written: io::Result<()>) -> io::Result<()> {
         other => other,
     }
 }
+
+/// A right-aligned cell (numbers).
+pub fn right(v: impl ToString) -> comfy_table::Cell {
+    comfy_table::Cell::new(v.to_string()).set_alignment(comfy_table::CellAlignment::Right)
+}
+
+/// The value, or `-` for none.
+pub fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}

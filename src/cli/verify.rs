@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use comfy_table::{Cell, CellAlignment};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::render::{keep_whole, quiet_broken_pipe, table, write_document};
+use super::render::{keep_whole, opt, quiet_broken_pipe, table, write_document};
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use crate::ops::finding::count_by_check;
@@ -128,10 +128,6 @@ fn dir_bytes(p: &std::path::Path) -> u64 {
         Ok(m) => m.len(),
         Err(_) => 0,
     }
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
 
 fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {

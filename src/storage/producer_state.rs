@@ -558,6 +558,42 @@ impl ProducerStateManager {
         Ok(())
     }
 
+    /// Applies one batch on its own, as `LogSegment.recover` does batch by batch: its changes,
+    /// then the transaction its marker completes (each aborted one to `index_aborted`, as for
+    /// [`Self::apply_appends`]). Returns the completed transactions (at most one).
+    pub fn apply_entry(
+        &mut self,
+        entry: &Entry<'_>,
+        path: &Path,
+        index_aborted: impl FnMut(AbortedTxn) -> Result<()>,
+    ) -> Result<Vec<CompletedTxn>> {
+        let mut appends = ProducerAppends::default();
+        appends.add(self, entry, path)?;
+        let (updates, completed) = appends.finish();
+        self.apply_appends(updates, completed.clone(), index_aborted)?;
+        Ok(completed)
+    }
+
+    /// `onHighWatermarkUpdated`: completed transactions whose marker lies below the high
+    /// watermark are replicated, so no longer hold the last stable offset back.
+    pub fn on_high_watermark_updated(&mut self, high_watermark: i64) {
+        self.unreplicated_txns
+            .retain(|_, &mut last| last >= high_watermark);
+    }
+
+    /// `firstUnstableOffset`: the first offset of the earliest transaction that is open, or
+    /// completed by a marker not yet known to be replicated.
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        let undecided = self.ongoing_txns.keys().next();
+        let unreplicated = self.unreplicated_txns.keys().next();
+        undecided.into_iter().chain(unreplicated).min().copied()
+    }
+
+    /// The open transactions: first offset and producer id, by first offset.
+    pub fn ongoing_txns(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        self.ongoing_txns.iter().map(|(&f, &p)| (f, p))
+    }
+
     /// Writes `<map end offset>.snapshot` if the map end offset moved past the last snapshot;
     /// returns the file written.
     pub fn take_snapshot(&mut self) -> Result<Option<PathBuf>> {

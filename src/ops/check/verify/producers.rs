@@ -42,7 +42,7 @@ use crate::format::snapshot::{
     ProducerSnapshotEntry, PRODUCER_SNAPSHOT_ENTRY_BYTES, PRODUCER_SNAPSHOT_HEADER_BYTES,
 };
 use crate::ops::finding::Finding;
-use crate::storage::producer_state::{CompletedTxn, IdMap, ProducerAppends, ProducerStateManager};
+use crate::storage::producer_state::{CompletedTxn, IdMap, ProducerStateManager};
 
 /// Producer state at a segment's base offset.
 pub(super) enum StartState {
@@ -389,17 +389,11 @@ impl SegmentReplay {
         } else {
             None
         };
-        let mut appends = ProducerAppends::default();
         let mut aborted = Vec::new();
-        let applied = appends
-            .add(&self.state, entry, &self.log_path)
-            .and_then(|()| {
-                let (updates, completed) = appends.finish();
-                self.state.apply_appends(updates, completed, |t| {
-                    aborted.push(t);
-                    Ok(())
-                })
-            });
+        let applied = self.state.apply_entry(entry, &self.log_path, |t| {
+            aborted.push(t);
+            Ok(())
+        });
         if let Err(e) = applied {
             // The broker stops at the first: later refusals follow from it.
             if self.state_error.is_some() {
