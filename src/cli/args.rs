@@ -99,7 +99,7 @@ fn backup_for(no_backup: bool, backup_dir: Option<&Path>, dir: &Path) -> Backup 
     }
 }
 
-fn wall_clock_ms() -> i64 {
+pub fn wall_clock_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)

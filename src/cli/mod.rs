@@ -10,6 +10,7 @@ pub mod rebuild_index;
 pub mod recover;
 mod render;
 pub mod retention;
+pub mod salvage;
 pub mod verify;
 pub mod write;
 
@@ -58,6 +59,9 @@ pub enum Command {
     /// Which segment file, byte position and batch hold an offset, and the index entry that
     /// led there.
     Locate(locate::LocateArgs),
+    /// Save the valid batches a recovery would drop (those after the first damage) into a
+    /// partition directory of their own, with a report; the source is only read.
+    Salvage(salvage::SalvageArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -83,6 +87,7 @@ pub fn main() -> ExitCode {
         Command::Compact(args) => compact::run(args),
         Command::Offsets(args) => offsets::run(args),
         Command::Locate(args) => locate::run(args),
+        Command::Salvage(args) => salvage::run(args),
     };
     ExitCode::from(code)
 }

@@ -6,3 +6,4 @@ pub mod apply;
 pub mod log_dir;
 pub mod rebuild_index;
 pub mod recover;
+pub mod salvage;
