@@ -291,9 +291,21 @@ mod tests {
             (r.leader_epoch, r.end_offset)
         };
         assert_eq!(at(5, 20), (5, 20), "the latest epoch ends at the log end");
-        assert_eq!(at(3, 20), (3, 11), "an older epoch ends where the next starts");
-        assert_eq!(at(4, 20), (3, 11), "an unknown epoch: the largest one below it");
-        assert_eq!(at(1, 20), (1, 6), "below every epoch: the first start offset");
+        assert_eq!(
+            at(3, 20),
+            (3, 11),
+            "an older epoch ends where the next starts"
+        );
+        assert_eq!(
+            at(4, 20),
+            (3, 11),
+            "an unknown epoch: the largest one below it"
+        );
+        assert_eq!(
+            at(1, 20),
+            (1, 6),
+            "below every epoch: the first start offset"
+        );
         assert_eq!(at(6, 20), (-1, -1), "newer than the latest: undefined");
         assert_eq!(at(-1, 20), (-1, -1));
         let (_e, empty) = cache_with(&[]);

@@ -1,3 +1,4 @@
 //! Checking files, partitions and log dirs for damage: `verify`.
 
+pub mod stream;
 pub mod verify;

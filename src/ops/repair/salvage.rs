@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::checkpoint::{uuid_from_base64, PartitionMetadata};
 use crate::format::names::{log_file_name, PARTITION_METADATA_FILE_NAME};
 use crate::ops::write::spec::DEFAULT_TOPIC_ID;
-use crate::storage::log_reader::{torn_tail, LogReader, Step};
+use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::seek::first_offset;
 use crate::storage::{CloseMode, LoadEvent, Log, LogConfig};
 
@@ -215,62 +215,36 @@ impl Salvager<'_> {
         // The first byte not yet saved nor reported, and why it is bad.
         let mut gap: Option<(u64, String)> = None;
         loop {
-            let (position, why) = match reader.next_step()? {
-                Step::Entry { position, entry } if entry.crc_is_valid() => {
-                    let len = entry.size_in_bytes() as u64;
-                    let last = entry.last_offset();
-                    let first = first_offset(&entry, &mut self.scratch).unwrap_or(last);
-                    let bytes = entry.bytes().to_vec();
+            let step = reader.next_step()?;
+            let at_end = matches!(step, Step::End { .. });
+            let Some((position, why)) = step.damage() else {
+                let Step::Entry { position, entry } = step else {
+                    // The clean end of the file.
                     if let Some((start, reason)) = gap.take() {
-                        self.unsaved(&file, start, position, reason);
+                        self.unsaved(&file, start, reader.end(), reason);
                     }
-                    if self.save(&bytes, first, new_region)? {
-                        self.record_saved(&file, position, len, first, last);
-                        new_region = false;
-                    } else {
-                        let reason = format!(
-                            "a valid batch of offsets {first}..={last}, not above the offsets saved before it"
-                        );
-                        self.unsaved(&file, position, position + len, reason);
-                    }
-                    continue;
-                }
-                Step::Entry { position, entry } => (
-                    position,
-                    format!(
-                        "stored CRC {} does not match the computed {}",
-                        entry.stored_crc(),
-                        entry.compute_crc()
-                    ),
-                ),
-                Step::BadEntry {
-                    position, error, ..
-                } => (
-                    position,
-                    format!("{} (at byte {})", error.message, error.pos),
-                ),
-                Step::SizeTooSmall { position, size } => (
-                    position,
-                    format!("record size {size} smaller than minimum record overhead (14)"),
-                ),
-                Step::TooLarge { position, len } => (
-                    position,
-                    format!("entry of {len} bytes is larger than the reader accepts"),
-                ),
-                Step::End {
-                    position,
-                    trailing,
-                    truncated_len,
-                } => {
-                    let (start, reason) = gap
-                        .take()
-                        .unwrap_or_else(|| (position, torn_tail(trailing, truncated_len)));
-                    self.unsaved(&file, start, position + trailing, reason);
                     return Ok(());
+                };
+                let len = entry.size_in_bytes() as u64;
+                let last = entry.last_offset();
+                let first = first_offset(&entry, &mut self.scratch).unwrap_or(last);
+                let bytes = entry.bytes().to_vec();
+                if let Some((start, reason)) = gap.take() {
+                    self.unsaved(&file, start, position, reason);
                 }
+                if self.save(&bytes, first, new_region)? {
+                    self.record_saved(&file, position, len, first, last);
+                    new_region = false;
+                } else {
+                    let reason = format!(
+                        "a valid batch of offsets {first}..={last}, not above the offsets saved before it"
+                    );
+                    self.unsaved(&file, position, position + len, reason);
+                }
+                continue;
             };
             gap.get_or_insert((position, why));
-            if reader.resync(position + 1)?.is_none() {
+            if at_end || reader.resync(position + 1)?.is_none() {
                 let (start, reason) = gap.take().expect("set above");
                 self.unsaved(&file, start, reader.end(), reason);
                 return Ok(());
