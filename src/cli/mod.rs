@@ -3,6 +3,7 @@
 
 mod args;
 pub mod compact;
+pub mod diff;
 pub mod dump;
 pub mod locate;
 pub mod offsets;
@@ -62,6 +63,9 @@ pub enum Command {
     /// Save the valid batches a recovery would drop (those after the first damage) into a
     /// partition directory of their own, with a report; the source is only read.
     Salvage(salvage::SalvageArgs),
+    /// Where two replicas of one partition diverge (by the broker's leader-epoch truncation
+    /// and by their batches), and what only one of them has.
+    Diff(diff::DiffArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -88,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::Offsets(args) => offsets::run(args),
         Command::Locate(args) => locate::run(args),
         Command::Salvage(args) => salvage::run(args),
+        Command::Diff(args) => diff::run(args),
     };
     ExitCode::from(code)
 }

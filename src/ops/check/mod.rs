@@ -1,4 +1,5 @@
 //! Checking files, partitions and log dirs for damage: `verify`.
 
+pub mod diff;
 pub mod stream;
 pub mod verify;
