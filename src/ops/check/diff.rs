@@ -371,15 +371,15 @@ fn aborted_txns(batches: &PartitionBatches) -> Result<BTreeSet<(i64, i64, i64, i
     Ok(out)
 }
 
-fn txn_entries<'a>(
-    set: impl Iterator<Item = &'a (i64, i64, i64, i64)>,
-) -> Vec<TxnEntry> {
-    set.map(|&(last_offset, first_offset, producer_id, last_stable_offset)| TxnEntry {
-        producer_id,
-        first_offset,
-        last_offset,
-        last_stable_offset,
-    })
+fn txn_entries<'a>(set: impl Iterator<Item = &'a (i64, i64, i64, i64)>) -> Vec<TxnEntry> {
+    set.map(
+        |&(last_offset, first_offset, producer_id, last_stable_offset)| TxnEntry {
+            producer_id,
+            first_offset,
+            last_offset,
+            last_stable_offset,
+        },
+    )
     .collect()
 }
 
@@ -462,7 +462,12 @@ pub fn diff(a_dir: &Path, b_dir: &Path) -> Result<DiffReport> {
         follower_truncation(&a_epochs, a.log_end_offset, &b_epochs, b.log_end_offset);
     let a_following_b =
         follower_truncation(&b_epochs, b.log_end_offset, &a_epochs, a.log_end_offset);
-    let ids: BTreeSet<i64> = a.producers.keys().chain(b.producers.keys()).copied().collect();
+    let ids: BTreeSet<i64> = a
+        .producers
+        .keys()
+        .chain(b.producers.keys())
+        .copied()
+        .collect();
     let producers = ids
         .into_iter()
         .filter_map(|id| {
@@ -513,7 +518,10 @@ impl DiffReport {
     /// Where the logs stop agreeing by their leader epochs: the smaller of the two
     /// truncations (each is bounded by its follower's log end).
     pub fn epoch_divergence(&self) -> Option<i64> {
-        match (self.b_following_a.truncate_to, self.a_following_b.truncate_to) {
+        match (
+            self.b_following_a.truncate_to,
+            self.a_following_b.truncate_to,
+        ) {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
         }
@@ -619,5 +627,71 @@ impl DiffReport {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(pairs: &[(i32, i64)]) -> Vec<EpochEntry> {
+        pairs
+            .iter()
+            .map(|&(epoch, start_offset)| EpochEntry {
+                epoch,
+                start_offset,
+            })
+            .collect()
+    }
+
+    /// Two rounds, by hand from `AbstractFetcherThread.getOffsetTruncationState`
+    /// (core/src/main/scala/kafka/server/AbstractFetcherThread.scala): the leader's epochs
+    /// [(0,0),(2,10),(4,20)], log end 30; the follower's [(0,0),(1,5),(3,12)], log end 18.
+    /// Round 1: the follower sends 3; the leader answers (2, 20) (2 is its largest epoch at or
+    /// below 3, and 4 starts at 20). The follower does not know 2: its largest below is 1,
+    /// ending at 12, so it truncates to min(12, 18) = 12 and asks again. Round 2: it sends 1;
+    /// the leader answers (0, 10); the follower's epoch 0 ends at 5: min(5, 10, 12) = 5.
+    #[test]
+    fn follower_asks_again_for_an_epoch_it_does_not_know() {
+        let leader = entries(&[(0, 0), (2, 10), (4, 20)]);
+        let follower = entries(&[(0, 0), (1, 5), (3, 12)]);
+        let t = follower_truncation(&leader, 30, &follower, 18);
+        let rounds: Vec<_> = t
+            .exchanges
+            .iter()
+            .map(|e| {
+                (
+                    e.requested_epoch,
+                    e.leader_epoch,
+                    e.leader_end_offset,
+                    e.truncate_to,
+                    e.completed,
+                )
+            })
+            .collect();
+        assert_eq!(rounds, vec![(3, 2, 20, 12, false), (1, 0, 10, 5, true)]);
+        assert_eq!(t.truncate_to, Some(5));
+    }
+
+    /// A leader that knows no epoch at or above the follower's latest answers undefined, and
+    /// a follower without epochs has only its high watermark: no offset either way. A follower
+    /// whose epochs all start above the leader's answer ends that epoch at its first start.
+    #[test]
+    fn follower_without_the_epochs() {
+        let leader = entries(&[(0, 0), (4, 20)]);
+        let follower = entries(&[(5, 25)]);
+        // The follower sends 5, above the leader's latest 4: undefined.
+        assert_eq!(
+            follower_truncation(&leader, 30, &follower, 40).truncate_to,
+            None
+        );
+        let follower = entries(&[(2, 3)]);
+        // Sends 2: the leader answers (0, 20); the follower's epochs start at 2 > 0, so its
+        // endOffsetFor(0) is (0, 3): the same epoch, min(3, 20, 40) = 3.
+        assert_eq!(
+            follower_truncation(&leader, 30, &follower, 40).truncate_to,
+            Some(3)
+        );
+        assert_eq!(follower_truncation(&leader, 30, &[], 40).truncate_to, None);
     }
 }
