@@ -4,6 +4,7 @@
 mod args;
 pub mod compact;
 pub mod diff;
+pub mod digest;
 pub mod dump;
 pub mod locate;
 pub mod offsets;
@@ -66,6 +67,9 @@ pub enum Command {
     /// Where two replicas of one partition diverge (by the broker's leader-epoch truncation
     /// and by their batches), and what only one of them has.
     Diff(diff::DiffArgs),
+    /// A SHA-256 of a partition's record stream (not its segment boundaries), to compare
+    /// replicas by exchanging one line.
+    Digest(digest::DigestArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -93,6 +97,7 @@ pub fn main() -> ExitCode {
         Command::Locate(args) => locate::run(args),
         Command::Salvage(args) => salvage::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Digest(args) => digest::run(args),
     };
     ExitCode::from(code)
 }

@@ -14,7 +14,7 @@ use crate::format::entry::Entry;
 use crate::format::names::FileKind;
 use crate::ops::input::{examine, kind_of, Input};
 use crate::storage::log_reader::{LogReader, Step};
-use crate::storage::seek::first_offset;
+use crate::storage::seek::{first_offset, Seeker};
 
 /// One whole, valid batch (or legacy entry) and where it was read.
 #[derive(Debug, Clone)]
@@ -77,6 +77,30 @@ impl PartitionBatches {
             stopped: None,
             scratch: Vec::new(),
         })
+    }
+
+    /// Starts the stream at the batch holding `offset` (or the first after it), found through
+    /// the offset indexes as a fetch finds it; at the end when the log ends before it.
+    pub fn start_at_offset(&mut self, dir: &Path, offset: i64) -> Result<()> {
+        let mut seeker = Seeker::open(dir)?;
+        if offset < seeker.first_segment_base() {
+            return Ok(());
+        }
+        self.reader = None;
+        self.next_log = self.logs.len();
+        if let Some(hit) = seeker.batch_for_offset(offset)? {
+            if let Some(i) = self
+                .logs
+                .iter()
+                .position(|l| l.file_name() == hit.log.file_name())
+            {
+                let mut reader = LogReader::open(&self.logs[i], None)?;
+                reader.seek(hit.position);
+                self.reader = Some(reader);
+                self.next_log = i + 1;
+            }
+        }
+        Ok(())
     }
 
     pub fn logs(&self) -> &[PathBuf] {
