@@ -10,18 +10,8 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use kseg::ops::write::spec::{write_spec, Spec};
+use common::{kseg, write_spec_value as write};
 use serde_json::{json, Value};
-
-fn kseg(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// One append per entry of `batches`: (leader epoch, record count, value seed).
 fn spec(batches: &[(i32, u32, i64)], segment_bytes: u64) -> Value {
@@ -41,23 +31,6 @@ fn spec(batches: &[(i32, u32, i64)], segment_bytes: u64) -> Value {
     })
 }
 
-fn write(spec: &Value, dir: &Path) {
-    write_spec(&Spec::from_json(&spec.to_string()).unwrap(), dir).unwrap();
-}
-
-fn log_count(dir: &Path) -> usize {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "log")
-        })
-        .count()
-}
-
 /// Writes the two replicas and returns `kseg diff --json A B` and its exit status, with the
 /// number of segments of each in `a.segments` and `b.segments`.
 fn diff_pair(a: &Value, b: &Value) -> (Value, i32) {
@@ -68,8 +41,8 @@ fn diff_pair(a: &Value, b: &Value) -> (Value, i32) {
     let o = kseg(&["diff", "--json", da.to_str().unwrap(), db.to_str().unwrap()]);
     let mut v: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
-    v["a"]["segments"] = json!(log_count(&da));
-    v["b"]["segments"] = json!(log_count(&db));
+    v["a"]["segments"] = json!(common::logs(&da).len());
+    v["b"]["segments"] = json!(common::logs(&db).len());
     (v, o.status.code().unwrap())
 }
 

@@ -1,23 +1,11 @@
 //! `kseg digest`: equal for the same records however they are laid out in segments, different
 //! after any single change to a record, and the documented encoding computed by hand.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-use kseg::ops::write::spec::{write_spec, Spec};
+use common::{kseg, write_spec_value as write};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-
-fn kseg(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn write(spec: &Value, dir: &Path) {
-    write_spec(&Spec::from_json(&spec.to_string()).unwrap(), dir).unwrap();
-}
 
 /// `kseg digest --json ARGS DIR` of `spec` written into a fresh directory.
 fn digest_of(spec: &Value, args: &[&str]) -> Value {

@@ -7,29 +7,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-use kseg::ops::write::spec::{write_spec, Spec};
+use common::{kseg, write_spec_value as write};
 use serde_json::{json, Value};
-
-fn kseg(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .output()
-        .unwrap()
-}
 
 /// The bytes of each batch of every `.log` of `dir`, in offset order.
 fn log_batches(dir: &Path) -> Vec<Vec<u8>> {
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .collect();
-    logs.sort();
     let mut out = Vec::new();
-    for log in logs {
+    for log in common::logs(dir) {
         let bytes = std::fs::read(&log).unwrap();
         for (pos, len) in common::batches(&log) {
             out.push(bytes[pos as usize..(pos + len) as usize].to_vec());
@@ -178,10 +164,6 @@ fn four_segments(damage: Value) -> Value {
     json!({"topic": "t", "partition": 0, "ops": ops, "damage": damage})
 }
 
-fn write(spec: &Value, dir: &Path) {
-    write_spec(&Spec::from_json(&spec.to_string()).unwrap(), dir).unwrap();
-}
-
 /// Writer-made damage in the first, a middle and the last segment: a flipped byte in the
 /// middle batch (CRC mismatch), then recovery drops that batch, the one after it and every
 /// later segment. The salvage holds exactly the valid ones: the clean write's batches after
@@ -233,17 +215,7 @@ fn writer_damage_in_first_middle_and_last_segment() {
             "the damaged batch is the one range not saved"
         );
         // A dropped segment per later source segment: the salvage keeps their boundaries.
-        let logs = std::fs::read_dir(&salvaged)
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .path()
-                    .extension()
-                    .is_some_and(|x| x == "log")
-            })
-            .count();
-        assert_eq!(logs, 4 - segment_index as usize);
+        assert_eq!(common::logs(&salvaged).len(), 4 - segment_index as usize);
     }
 }
 

@@ -87,25 +87,22 @@ impl SalvageReport {
             Some(d) => out.push_str(&format!(" to {}\n", d.display())),
             None => out.push('\n'),
         }
+        let line = |what: &str, file: &str, position: u64, size: u64, tail: String| {
+            format!(
+                "  {what:<8} {file} bytes {position}..{}: {tail}\n",
+                position + size
+            )
+        };
         for r in &self.saved {
-            out.push_str(&format!(
-                "  saved    {} bytes {}..{}: offsets {}..={} ({} batch(es))\n",
-                r.file,
-                r.position,
-                r.position + r.size_in_bytes,
-                r.base_offset,
-                r.last_offset,
-                r.batches
-            ));
+            let tail = format!(
+                "offsets {}..={} ({} batch(es))",
+                r.base_offset, r.last_offset, r.batches
+            );
+            out.push_str(&line("saved", &r.file, r.position, r.size_in_bytes, tail));
         }
         for u in &self.unsaved {
-            out.push_str(&format!(
-                "  unsaved  {} bytes {}..{}: {}\n",
-                u.file,
-                u.position,
-                u.position + u.size_in_bytes,
-                u.reason
-            ));
+            let tail = u.reason.clone();
+            out.push_str(&line("unsaved", &u.file, u.position, u.size_in_bytes, tail));
         }
         out
     }
