@@ -180,3 +180,61 @@ fn diff_of_a_directory_with_itself_and_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("nope-0"));
 }
+
+/// A transaction that one replica aborted and the other committed (an unclean election
+/// between the data and the marker): the batches differ at the marker, the `.txnindex` of
+/// one side alone has the aborted transaction, and the producer's last batch is the same on
+/// both. The entry's last stable offset is `ProducerStateManager.lastStableOffset`
+/// (storage/src/main/java/org/apache/kafka/storage/internals/log/ProducerStateManager.java):
+/// with no other transaction open, one past the marker, 105.
+#[test]
+fn aborted_on_one_side_committed_on_the_other() {
+    let side = |marker: &str| {
+        let mut s = spec(&prefix(), 1 << 30);
+        let ops = s["ops"].as_array_mut().unwrap();
+        ops.push(json!({"op": "append", "batches": [{
+            "producer_id": 9, "producer_epoch": 0, "transactional": true,
+            "gen": {"count": 4, "value_len": 10, "seed": 90}}]}));
+        ops.push(json!({"op": "append", "batches": [{
+            "producer_id": 9, "producer_epoch": 0, "transactional": true,
+            "control": {"type": marker, "coordinator_epoch": 1}}]}));
+        s
+    };
+    let (v, code) = diff_pair(&side("abort"), &side("commit"));
+    assert_eq!(code, 1);
+    // The prefix is 0..=99, the transaction 100..=103, the marker 104.
+    assert_eq!(v["firstDifference"]["offset"], json!(104));
+    assert_eq!(v["firstDifference"]["kind"], json!("content"));
+    assert_eq!(v["onlyA"], json!([range(104, 104, 1, 1)]));
+    assert_eq!(v["onlyB"], json!([range(104, 104, 1, 1)]));
+    assert_eq!(
+        v["abortedTxnsOnlyA"],
+        json!([{"producerId": 9, "firstOffset": 100, "lastOffset": 104, "lastStableOffset": 105}])
+    );
+    assert_eq!(v["abortedTxnsOnlyB"], json!([]));
+    // The marker batch carries the producer's epoch and offset on both sides alike.
+    assert_eq!(v["producers"], json!([]));
+}
+
+/// B's log dir checkpoints a log start offset of 50 (retention moved it): A's batches below
+/// it are only on A, the rest is the same, and the log start offsets differ.
+#[test]
+fn log_start_offsets_differ() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (da, db) = (tmp.path().join("a/t-0"), tmp.path().join("b/t-0"));
+    write(&spec(&prefix(), 1 << 30), &da);
+    write(&spec(&prefix(), 1 << 30), &db);
+    std::fs::write(
+        tmp.path().join("b/log-start-offset-checkpoint"),
+        "0\n1\nt 0 50\n",
+    )
+    .unwrap();
+    let o = kseg(&["diff", "--json", da.to_str().unwrap(), db.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["a"]["logStartOffset"], json!(0));
+    assert_eq!(v["b"]["logStartOffset"], json!(50));
+    assert_eq!(v["onlyA"], json!([range(0, 49, 5, 50)]));
+    assert_eq!(v["onlyB"], json!([]));
+    assert_eq!(v["firstDifference"], Value::Null);
+}
