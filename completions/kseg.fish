@@ -169,7 +169,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s V -l version -d 'P
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l json -d 'Print JSON instead of one line'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l out -d 'Where to write (absent or empty): `DIR/<partition>/`, the salvaged partition directory, and `DIR/salvage.json`, the report' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l out -d 'Where to write (absent or empty, outside the log dir): `DIR/<partition>/`, the salvaged partition directory, and `DIR/salvage.json`, the report' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l recovery-point -d 'Recovery from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l now -d 'The broker clock (epoch milliseconds or RFC 3339). Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l json -d 'Print the report as JSON'

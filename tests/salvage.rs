@@ -71,7 +71,7 @@ fn g_corrupt_middle_salvage_then_recover_matches_kafka() {
         .collect();
 
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("orders-0");
+    let dir = tmp.path().join("logs/orders-0");
     common::copy_dir(&s.join("input/orders-0"), &dir);
     let before = common::dir_contents(&dir);
     let d = dir.to_str().unwrap();
@@ -177,7 +177,7 @@ fn writer_damage_in_first_middle_and_last_segment() {
     assert_eq!(clean.len(), 12);
     for segment_index in [0i64, 2, 3] {
         let case = tmp.path().join(format!("case{segment_index}"));
-        let dir = case.join("t-0");
+        let dir = case.join("logs/t-0");
         write(
             &four_segments(
                 json!({"kind": "flip_byte", "segment_index": segment_index, "batch": 1}),
@@ -246,7 +246,7 @@ fn dumped_records(dir: &Path) -> Vec<Value> {
 #[test]
 fn salvage_replays_through_dump_and_write_jsonl() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("t-0");
+    let dir = tmp.path().join("logs/t-0");
     write(
         &four_segments(json!({"kind": "flip_byte", "segment_index": 1, "batch": 0})),
         &dir,
@@ -286,7 +286,7 @@ fn salvage_replays_through_dump_and_write_jsonl() {
 #[test]
 fn torn_tail_saves_nothing_and_says_so() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("t-0");
+    let dir = tmp.path().join("logs/t-0");
     let mut spec = four_segments(json!([]));
     spec["tail_garbage"] = json!({"type": "partial_batch", "len": 40, "batch_index": -1});
     write(&spec, &dir);
@@ -306,6 +306,18 @@ fn torn_tail_saves_nothing_and_says_so() {
     assert_eq!(r["droppedBytes"], json!(40));
     assert_eq!(r["unsaved"][0]["sizeInBytes"], json!(40));
     assert!(!out.join("t-0").exists());
+
+    // A salvage inside the log dir would be taken for a partition by the broker: refused.
+    let inside = tmp.path().join("logs/rescued");
+    let o = kseg(&[
+        "salvage",
+        dir.to_str().unwrap(),
+        "--out",
+        inside.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("inside the log dir"));
+    assert!(!inside.exists());
 
     // Nothing dropped: exit 0, an empty report.
     let clean = tmp.path().join("c/t-0");

@@ -22,8 +22,8 @@ pub struct SalvageArgs {
     /// The partition directory (`<topic>-<partition>`), only read.
     #[arg(value_name = "PATH")]
     pub dir: PathBuf,
-    /// Where to write (absent or empty): `DIR/<partition>/`, the salvaged partition
-    /// directory, and `DIR/salvage.json`, the report.
+    /// Where to write (absent or empty, outside the log dir): `DIR/<partition>/`, the
+    /// salvaged partition directory, and `DIR/salvage.json`, the report.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Recovery from the segment holding this offset (default: the log dir's

@@ -276,6 +276,7 @@ pub fn salvage(
     let name = dir
         .file_name()
         .ok_or_else(|| Error::invalid(dir, "not a partition directory name"))?;
+    super::apply::refuse_inside_log_dir(out, dir, "salvage directory")?;
     let topic_id = topic_id_of(dir)?;
     let regions = dropped_regions(plan);
     crate::ops::write::all_or_nothing(out, |tmp| {
