@@ -167,7 +167,7 @@ fn four_segments(damage: Value) -> Value {
 /// Writer-made damage in the first, a middle and the last segment: a flipped byte in the
 /// middle batch (CRC mismatch), then recovery drops that batch, the one after it and every
 /// later segment. The salvage holds exactly the valid ones: the clean write's batches after
-/// the damaged one.
+/// the damaged one; the recovery after it, those before.
 #[test]
 fn writer_damage_in_first_middle_and_last_segment() {
     let tmp = tempfile::tempdir().unwrap();
@@ -216,6 +216,29 @@ fn writer_damage_in_first_middle_and_last_segment() {
         );
         // A dropped segment per later source segment: the salvage keeps their boundaries.
         assert_eq!(common::logs(&salvaged).len(), 4 - segment_index as usize);
+
+        // `recover --salvage --apply`: the same salvage, then the recovery keeps exactly the
+        // batches before the damaged one.
+        let out2 = case.join("salvage2");
+        let o = kseg(&[
+            "recover",
+            "--apply",
+            "--no-backup",
+            "--salvage",
+            out2.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(
+            log_batches(&out2.join("t-0")),
+            clean[damaged + 1..].to_vec()
+        );
+        assert_eq!(log_batches(&dir), clean[..damaged].to_vec());
     }
 }
 
