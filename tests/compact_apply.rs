@@ -34,15 +34,9 @@ fn no_backup(step: Option<usize>) -> ApplyOptions {
 type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
 
 fn records(dir: &Path) -> Vec<Rec> {
-    let mut logs: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .collect();
-    logs.sort();
     let mut out = Vec::new();
     let mut scratch = Vec::new();
-    for l in logs {
+    for l in common::logs(dir) {
         let mut reader = LogReader::open(&l, None).unwrap();
         while let Step::Entry { entry, .. } = reader.next_step().unwrap() {
             for r in entry.records(&mut scratch, usize::MAX).unwrap() {

@@ -99,6 +99,15 @@ fn every_command_matches_the_schema_on_the_reference_corpus() {
         c.run("offsets", &[&"offsets", &"--json", &"--time", &"0", &dir]);
         c.run("offsets", &[&"offsets", &"--json", &dir]);
         c.run("locate", &[&"locate", &"--json", &"100", &dir]);
+        c.run("stats", &[&"stats", &"--json", &"--deep", &dir]);
+        c.run("txns", &[&"txns", &"--json", &dir]);
+        c.run("digest", &[&"digest", &"--json", &"--segments", &dir]);
+        let plain = root.join("a-plain-v2/input/orders-0");
+        c.run("diff", &[&"diff", &"--json", &plain, &dir]);
+        let saved = tmp
+            .path()
+            .join(format!("s-{}", s.file_name().unwrap().to_string_lossy()));
+        c.run("salvage", &[&"salvage", &"--json", &dir, &"--out", &saved]);
         let written = tmp
             .path()
             .join(format!("w-{}", s.file_name().unwrap().to_string_lossy()));

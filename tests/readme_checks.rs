@@ -6,6 +6,7 @@ use std::path::Path;
 /// Literals of the `word.word` form under `src/ops` that are not check ids.
 const NOT_CHECK_IDS: &[&str] = &[
     "plan.json",
+    "salvage.json",
     "retention.bytes",
     "retention.ms",
     "segment.bytes",

@@ -10,12 +10,7 @@ use kseg::ops::repair::apply::{ApplyOptions, Backup, Change};
 use kseg::ops::repair::recover::{plan, RecoverOptions};
 use kseg::storage::{CloseMode, LoadEvent, LoadParams, Log, LogConfig};
 
-fn kseg(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use common::kseg;
 
 fn expected_json(s: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(s.join("expected-recover-closed.json")).unwrap()).unwrap()

@@ -3,6 +3,8 @@
 
 mod args;
 pub mod compact;
+pub mod diff;
+pub mod digest;
 pub mod dump;
 pub mod locate;
 pub mod offsets;
@@ -10,6 +12,7 @@ pub mod rebuild_index;
 pub mod recover;
 mod render;
 pub mod retention;
+pub mod salvage;
 pub mod stats;
 mod time;
 pub mod txns;
@@ -67,6 +70,15 @@ pub enum Command {
     /// Transactions per partition: last stable offset, open and hanging transactions,
     /// committed and aborted ones, each producer's state.
     Txns(txns::TxnsArgs),
+    /// Save the valid batches a recovery would drop (those after the first damage) into a
+    /// partition directory of their own, with a report; the source is only read.
+    Salvage(salvage::SalvageArgs),
+    /// Where two replicas of one partition diverge (by the broker's leader-epoch truncation
+    /// and by their batches), and what only one of them has.
+    Diff(diff::DiffArgs),
+    /// A SHA-256 of a partition's record stream (not its segment boundaries), to compare
+    /// replicas by exchanging one line.
+    Digest(digest::DigestArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -94,6 +106,9 @@ pub fn main() -> ExitCode {
         Command::Locate(args) => locate::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Txns(args) => txns::run(args),
+        Command::Salvage(args) => salvage::run(args),
+        Command::Diff(args) => diff::run(args),
+        Command::Digest(args) => digest::run(args),
     };
     ExitCode::from(code)
 }

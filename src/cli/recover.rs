@@ -25,6 +25,11 @@ pub struct RecoverArgs {
     /// recovery-point-offset-checkpoint entry, else the start of the log).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = offset)]
     pub recovery_point: Option<i64>,
+    /// Before anything is dropped, save every valid batch recovery would drop (found past the
+    /// damage, as `dump` finds them) to DIR, as `kseg salvage --out DIR` does; written in a
+    /// dry run too, and before `--apply` changes anything.
+    #[arg(long, value_name = "DIR")]
+    pub salvage: Option<PathBuf>,
     #[command(flatten)]
     pub repair: RepairArgs,
 }
@@ -40,6 +45,11 @@ pub fn run(args: RecoverArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
+    if let Some(out) = &args.salvage {
+        if let Err(code) = super::salvage::save(&plan, &opts, out) {
+            return code;
+        }
+    }
     if args.repair.json {
         println!("{}", document(&plan.to_json()));
     } else {

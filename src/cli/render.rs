@@ -86,16 +86,11 @@ pub fn keep_whole(t: &mut comfy_table::Table, columns: &[usize]) {
     }
 }
 
-/// The version of kseg's JSON vocabulary. Every JSON document kseg prints (and the first line
-/// of a JSON Lines stream) starts with `"format": FORMAT`; renaming or retyping a field means
-/// a new version.
-pub const FORMAT: &str = "kseg/1";
-
 /// `v` (a report that serializes to an object) as a JSON document: `"format"` first, then
 /// the report's fields.
 pub fn document<T: Serialize>(v: &T) -> serde_json::Value {
     let mut doc = serde_json::Map::new();
-    doc.insert("format".to_owned(), FORMAT.into());
+    doc.insert("format".to_owned(), crate::ops::JSON_FORMAT.into());
     match serde_json::to_value(v).expect("kseg's reports serialize") {
         serde_json::Value::Object(fields) => doc.extend(fields),
         other => unreachable!("a report is a JSON object, not {other}"),

@@ -22,6 +22,8 @@ pub const MIN_ENTRY_SIZE_FIELD: i32 = 14;
 pub const CRC_COVERAGE_START: usize = 21;
 pub const MAGIC_V2: i8 = 2;
 
+/// Where a v2 batch's partition leader epoch sits (before the CRC's coverage).
+pub const PARTITION_LEADER_EPOCH_OFFSET: usize = 12;
 const MAGIC_OFFSET: usize = 16;
 const CRC_OFFSET: usize = 17;
 const ATTRIBUTES_OFFSET: usize = 21;
@@ -130,7 +132,8 @@ impl BatchHeader {
         let out = &mut out[..RECORD_BATCH_OVERHEAD_BYTES];
         out[0..8].copy_from_slice(&self.base_offset.to_be_bytes());
         out[8..12].copy_from_slice(&self.length.to_be_bytes());
-        out[12..16].copy_from_slice(&self.partition_leader_epoch.to_be_bytes());
+        out[PARTITION_LEADER_EPOCH_OFFSET..PARTITION_LEADER_EPOCH_OFFSET + 4]
+            .copy_from_slice(&self.partition_leader_epoch.to_be_bytes());
         out[16] = self.magic as u8;
         out[17..21].copy_from_slice(&self.crc.to_be_bytes());
         out[21..23].copy_from_slice(&self.attributes.to_be_bytes());

@@ -32,10 +32,19 @@ impl LeaderEpochCache {
     /// same rules as `assign`, without rewriting the file. A missing file is created empty,
     /// as Kafka's checkpoint file object does.
     pub fn open(dir: &Path) -> Result<Self> {
+        match Self::read(dir)? {
+            Some(cache) => Ok(cache),
+            None => Self::create(dir),
+        }
+    }
+
+    /// The cache of an existing directory as [`Self::open`] reads it, without creating a
+    /// missing file (None then): for commands that only read.
+    pub fn read(dir: &Path) -> Result<Option<Self>> {
         let path = dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Self::create(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&path, e)),
         };
         let file = LeaderEpochCheckpoint::decode(&bytes, &path.display().to_string())
@@ -47,7 +56,7 @@ impl LeaderEpochCache {
         for e in file.entries {
             cache.apply(e.epoch, e.start_offset)?;
         }
-        Ok(cache)
+        Ok(Some(cache))
     }
 
     pub fn entries(&self) -> &[EpochEntry] {
@@ -56,6 +65,11 @@ impl LeaderEpochCache {
 
     pub fn latest(&self) -> Option<EpochEntry> {
         self.entries.last().copied()
+    }
+
+    /// `endOffsetFor(requestedEpoch, logEndOffset)`: see [`end_offset_for`].
+    pub fn end_offset_for(&self, requested_epoch: i32, log_end_offset: i64) -> EpochEndOffset {
+        end_offset_for(&self.entries, requested_epoch, log_end_offset)
     }
 
     /// `assign(epoch, start_offset)`: nothing if the epoch is the latest one and the offset
@@ -152,6 +166,58 @@ impl LeaderEpochCache {
     }
 }
 
+/// Kafka's undefined epoch and offset (`UNDEFINED_EPOCH`, `UNDEFINED_EPOCH_OFFSET`).
+pub const UNDEFINED_EPOCH: i32 = -1;
+pub const UNDEFINED_EPOCH_OFFSET: i64 = -1;
+
+/// What `endOffsetFor` answers: the epoch it found and where that epoch ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EpochEndOffset {
+    pub leader_epoch: i32,
+    pub end_offset: i64,
+}
+
+impl EpochEndOffset {
+    pub const UNDEFINED: EpochEndOffset = EpochEndOffset {
+        leader_epoch: UNDEFINED_EPOCH,
+        end_offset: UNDEFINED_EPOCH_OFFSET,
+    };
+}
+
+/// `LeaderEpochFileCache.endOffsetFor` over `entries` (epochs and start offsets increasing):
+/// the latest epoch ends at the log end offset; an older one at the start of the first
+/// larger epoch, reported as the largest epoch at or below the requested one (the requested
+/// epoch itself when it is below every entry); an undefined or unknown-newer epoch is
+/// undefined.
+pub fn end_offset_for(
+    entries: &[EpochEntry],
+    requested_epoch: i32,
+    log_end_offset: i64,
+) -> EpochEndOffset {
+    if requested_epoch == UNDEFINED_EPOCH {
+        return EpochEndOffset::UNDEFINED;
+    }
+    if entries.last().is_some_and(|l| l.epoch == requested_epoch) {
+        return EpochEndOffset {
+            leader_epoch: requested_epoch,
+            end_offset: log_end_offset,
+        };
+    }
+    let higher = entries.partition_point(|e| e.epoch <= requested_epoch);
+    let Some(next) = entries.get(higher) else {
+        return EpochEndOffset::UNDEFINED;
+    };
+    let leader_epoch = match higher.checked_sub(1) {
+        Some(floor) => entries[floor].epoch,
+        None => requested_epoch,
+    };
+    EpochEndOffset {
+        leader_epoch,
+        end_offset: next.start_offset,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,6 +278,45 @@ mod tests {
             t(&|c| c.assign_if_newer(3, 20).unwrap()),
             vec![(2, 6), (3, 8), (4, 11)]
         );
+    }
+
+    /// The rule of `LeaderEpochFileCache.endOffsetFor` (storage/src/main/java/org/apache/kafka/
+    /// storage/internals/epoch/LeaderEpochFileCache.java) by hand, and the cases of its test
+    /// (core/src/test/scala/unit/kafka/server/epoch/LeaderEpochFileCacheTest.scala).
+    #[test]
+    fn end_offset_for_as_kafka_answers() {
+        let (_d, c) = cache_with(&[(2, 6), (3, 8), (5, 11)]);
+        let at = |epoch, leo| {
+            let r = c.end_offset_for(epoch, leo);
+            (r.leader_epoch, r.end_offset)
+        };
+        assert_eq!(at(5, 20), (5, 20), "the latest epoch ends at the log end");
+        assert_eq!(
+            at(3, 20),
+            (3, 11),
+            "an older epoch ends where the next starts"
+        );
+        assert_eq!(
+            at(4, 20),
+            (3, 11),
+            "an unknown epoch: the largest one below it"
+        );
+        assert_eq!(
+            at(1, 20),
+            (1, 6),
+            "below every epoch: the first start offset"
+        );
+        assert_eq!(at(6, 20), (-1, -1), "newer than the latest: undefined");
+        assert_eq!(at(-1, 20), (-1, -1));
+        let (_e, empty) = cache_with(&[]);
+        assert_eq!(empty.end_offset_for(0, 5), EpochEndOffset::UNDEFINED);
+        // shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested
+        let (_f, k) = cache_with(&[(0, 10), (2, 13), (4, 17)]);
+        let got: Vec<_> = [1, 2, 3]
+            .map(|e| k.end_offset_for(e, 0))
+            .map(|r| (r.leader_epoch, r.end_offset))
+            .to_vec();
+        assert_eq!(got, vec![(0, 13), (2, 17), (2, 17)]);
     }
 
     #[test]

@@ -61,6 +61,48 @@ pub enum Step<'r> {
     },
 }
 
+impl Step<'_> {
+    /// Where and why reading cannot go on here, in words: None for a whole entry whose
+    /// checksum holds and for the clean end of the file.
+    pub fn damage(&self) -> Option<(u64, String)> {
+        let (position, why) = match self {
+            Step::Entry { entry, .. } if entry.crc_is_valid() => return None,
+            Step::End { trailing: 0, .. } => return None,
+            Step::Entry { position, entry } => (
+                position,
+                format!(
+                    "stored CRC {} does not match the computed {}",
+                    entry.stored_crc(),
+                    entry.compute_crc()
+                ),
+            ),
+            Step::BadEntry {
+                position, error, ..
+            } => (
+                position,
+                format!("{} (at byte {})", error.message, error.pos),
+            ),
+            Step::SizeTooSmall { position, size } => (
+                position,
+                format!("record size {size} smaller than minimum record overhead (14)"),
+            ),
+            Step::TooLarge { position, len } => (
+                position,
+                format!("entry of {len} bytes is larger than the reader accepts"),
+            ),
+            Step::End {
+                position,
+                trailing,
+                truncated_len,
+            } => (
+                position,
+                format!("torn write: {}", torn_tail(*trailing, *truncated_len)),
+            ),
+        };
+        Some((*position, why))
+    }
+}
+
 /// What the `trailing` bytes after the last whole entry are, for a message: a torn entry
 /// that announced `truncated_len` bytes, or too few bytes for an entry header.
 pub fn torn_tail(trailing: u64, truncated_len: Option<u64>) -> String {

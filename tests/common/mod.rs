@@ -306,3 +306,25 @@ pub fn listing(dir: &Path) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+/// Runs `kseg ARGS`.
+pub fn kseg(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The `.log` segments of `dir`, in base-offset order.
+pub fn logs(dir: &Path) -> Vec<PathBuf> {
+    listing(dir)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect()
+}
+
+/// Writes the spec `spec` (a JSON value) into the partition directory `dir` with the writer.
+pub fn write_spec_value(spec: &serde_json::Value, dir: &Path) {
+    let spec = kseg::ops::write::spec::Spec::from_json(&spec.to_string()).unwrap();
+    kseg::ops::write::spec::write_spec(&spec, dir).unwrap();
+}

@@ -192,15 +192,16 @@ fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 /// The broker takes every directory of a log dir for a partition directory (and refuses to
-/// start on one not named like it): a backup there would break the next start.
-fn refuse_backup_in_log_dir(backup: &Path, dir: &Path) -> Result<()> {
+/// start on one not named like it): a directory kseg writes (`what`: a backup, a salvage)
+/// must not be there, nor inside the partition directory `dir`.
+pub fn refuse_inside_log_dir(target: &Path, dir: &Path, what: &str) -> Result<()> {
     let partition_dir = resolved(dir)?;
     let log_dir = parent(&partition_dir);
-    if resolved(backup)?.starts_with(log_dir) {
+    if resolved(target)?.starts_with(log_dir) {
         return Err(Error::invalid(
-            backup,
+            target,
             format!(
-                "the backup directory is inside the log dir {}: the broker would take it for a \
+                "the {what} is inside the log dir {}: the broker would take it for a \
                  partition directory; choose one outside the log dir; nothing was changed",
                 log_dir.display()
             ),
@@ -313,7 +314,7 @@ pub fn apply(
     opts: &ApplyOptions,
 ) -> Result<Option<PathBuf>> {
     if let Backup::Dir(b) = &opts.backup {
-        refuse_backup_in_log_dir(b, dir)?;
+        refuse_inside_log_dir(b, dir, "backup directory")?;
     }
     // Held until the end of the function, so for every change.
     let _lock = hold_lock(parent(dir))?;

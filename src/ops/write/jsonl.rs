@@ -1,13 +1,17 @@
 //! `kseg write --jsonl`: records from a stream, one JSON object per line (a spec RECORD:
 //! `key`/`key_hex`/`key_base64`, the same for `value`, `headers`, `timestamp`, `offset`),
 //! appended `batch_size` at a time, one batch per append call, shaped like a template batch
-//! (codec, magic, producer, leader epoch). Only one batch is held at a time.
+//! (codec, magic, producer, leader epoch). Only one batch is held at a time. The output of
+//! `kseg dump --json --print-data-log` is taken too: its `record` lines are records (control
+//! records left out), its other lines are skipped, so a dump replays into a new directory.
 
 use std::io::BufRead;
 use std::path::Path;
 
+use serde_json::{Map, Value};
+
 use super::spec::{
-    run_ops, write_driven, Op, PlannedBatch, Spec, SpecBatch, SpecRecord, WriteSummary,
+    run_ops, write_driven, Op, PlannedBatch, Spec, SpecBatch, SpecHeader, SpecRecord, WriteSummary,
 };
 use crate::error::{Error, Result};
 
@@ -27,6 +31,84 @@ fn record_error(line: &str, e: serde_json::Error) -> String {
         Some(field) => format!("field `{field}`: expected a record object ({e})"),
         None => format!("expected a record object ({e})"),
     }
+}
+
+/// The bytes of a dump's `key`, `value` or header `value` (null or `{data, encoding}`) as a
+/// spec's text, hex or base64 field: (text, hex, base64).
+type SpecBytes = (Option<String>, Option<String>, Option<String>);
+
+fn dump_bytes(v: Option<&Value>, what: &str) -> std::result::Result<SpecBytes, String> {
+    let Some(v) = v else {
+        return Err(format!(
+            "a `kseg dump --json` record without `{what}`: dump with --print-data-log to replay"
+        ));
+    };
+    if v.is_null() {
+        return Ok((None, None, None));
+    }
+    let field = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+    let data = field("data");
+    match field("encoding").as_deref() {
+        Some("utf8") => Ok((data, None, None)),
+        Some("hex") => Ok((None, data, None)),
+        Some("base64") => Ok((None, None, data)),
+        _ => Err(format!("`{what}`: expected null or {{data, encoding}}")),
+    }
+}
+
+/// A line of `kseg dump --json`: the record of a `record` line, None for other lines and
+/// control records.
+fn dump_record(m: &Map<String, Value>) -> std::result::Result<Option<SpecRecord>, String> {
+    if m.get("type").and_then(Value::as_str) != Some("record")
+        || m.get("control").is_some_and(|c| !c.is_null())
+    {
+        return Ok(None);
+    }
+    let (key, key_hex, key_base64) = dump_bytes(m.get("key"), "key")?;
+    let (value, value_hex, value_base64) = dump_bytes(m.get("value"), "value")?;
+    let mut headers = Vec::new();
+    for h in m
+        .get("headers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (value, value_hex, value_base64) = dump_bytes(h.get("value"), "a header's value")?;
+        headers.push(SpecHeader {
+            key: h
+                .get("key")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            value,
+            value_hex,
+            value_base64,
+        });
+    }
+    Ok(Some(SpecRecord {
+        offset: m.get("offset").and_then(Value::as_i64),
+        timestamp: m.get("timestamp").and_then(Value::as_i64),
+        key,
+        key_hex,
+        key_base64,
+        value,
+        value_hex,
+        value_base64,
+        headers,
+        ..SpecRecord::default()
+    }))
+}
+
+/// The record of one input line, None for a dump line that holds none.
+fn parse_line(line: &str) -> std::result::Result<Option<SpecRecord>, String> {
+    // `kseg dump --json` starts every line with its `type`.
+    if line.trim_start().starts_with("{\"type\"") {
+        let m: Map<String, Value> = serde_json::from_str(line).map_err(|e| e.to_string())?;
+        return dump_record(&m);
+    }
+    serde_json::from_str(line)
+        .map(Some)
+        .map_err(|e| record_error(line, e))
 }
 
 /// Writes the partition directory `out_dir` from `frame` (topic, partition, config, clock,
@@ -70,13 +152,15 @@ pub fn write_jsonl(
                 .map_err(|e| Error::invalid(src, format!("line {}: {e}", line_no + 1)))?;
             if n > 0 {
                 line_no += 1;
-                if !line.trim().is_empty() {
+                let record = match line.trim().is_empty() {
+                    true => None,
+                    false => parse_line(&line)
+                        .map_err(|m| Error::invalid(src, format!("line {line_no}: {m}")))?,
+                };
+                if let Some(record) = record {
                     if records.is_empty() {
                         first_line = line_no;
                     }
-                    let record: SpecRecord = serde_json::from_str(&line).map_err(|e| {
-                        Error::invalid(src, format!("line {line_no}: {}", record_error(&line, e)))
-                    })?;
                     records.push(record);
                 }
             }
@@ -106,4 +190,30 @@ pub fn write_jsonl(
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dump_lines_replay_as_records() {
+        let rec = r#"{"type":"record","file":"f","offset":7,"timestamp":5,"key":null,"value":{"data":"AP8=","encoding":"base64"},"headers":[{"key":"h","value":{"data":"0a","encoding":"hex"}},{"key":"n","value":null}]}"#;
+        let r = parse_line(rec).unwrap().unwrap();
+        assert_eq!((r.offset, r.timestamp), (Some(7), Some(5)));
+        assert_eq!((r.key, r.value_base64), (None, Some("AP8=".into())));
+        assert_eq!(r.headers[0].value_hex.as_deref(), Some("0a"));
+        assert_eq!(r.headers[1].key, "n");
+        assert!(r.headers[1].value.is_none() && r.headers[1].value_hex.is_none());
+        assert!(parse_line(r#"{"type":"batch","file":"f"}"#)
+            .unwrap()
+            .is_none());
+        let control =
+            r#"{"type":"record","offset":1,"key":null,"value":null,"control":{"type":"COMMIT"}}"#;
+        assert!(parse_line(control).unwrap().is_none());
+        let shallow = r#"{"type":"record","offset":1,"keySize":3,"valueSize":1}"#;
+        assert!(parse_line(shallow)
+            .unwrap_err()
+            .contains("--print-data-log"));
+    }
 }
