@@ -19,6 +19,9 @@ _kseg() {
             kseg,compact)
                 cmd="kseg__subcmd__compact"
                 ;;
+            kseg,coordinator)
+                cmd="kseg__subcmd__coordinator"
+                ;;
             kseg,dump)
                 cmd="kseg__subcmd__dump"
                 ;;
@@ -48,6 +51,9 @@ _kseg() {
                 ;;
             kseg__subcmd__help,compact)
                 cmd="kseg__subcmd__help__subcmd__compact"
+                ;;
+            kseg__subcmd__help,coordinator)
+                cmd="kseg__subcmd__help__subcmd__coordinator"
                 ;;
             kseg__subcmd__help,dump)
                 cmd="kseg__subcmd__help__subcmd__dump"
@@ -83,7 +89,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate help"
+            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate coordinator help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -170,6 +176,32 @@ _kseg() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kseg__subcmd__coordinator)
+            opts="-h -V --group --transactional-id --partitions --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transactional-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --partitions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kseg__subcmd__dump)
             opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --json --key-format --value-format --offset --from-offset --to-offset --count --base-offset --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -229,7 +261,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate coordinator help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -243,6 +275,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__compact)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__coordinator)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -3,6 +3,7 @@
 
 mod args;
 pub mod compact;
+pub mod coordinator;
 pub mod dump;
 pub mod locate;
 pub mod offsets;
@@ -58,6 +59,9 @@ pub enum Command {
     /// Which segment file, byte position and batch hold an offset, and the index entry that
     /// led there.
     Locate(locate::LocateArgs),
+    /// Which __consumer_offsets or __transaction_state partition holds a group or a
+    /// transactional id (Kafka's abs(hashCode) % partitions).
+    Coordinator(coordinator::CoordinatorArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -83,6 +87,7 @@ pub fn main() -> ExitCode {
         Command::Compact(args) => compact::run(args),
         Command::Offsets(args) => offsets::run(args),
         Command::Locate(args) => locate::run(args),
+        Command::Coordinator(args) => coordinator::run(args),
     };
     ExitCode::from(code)
 }

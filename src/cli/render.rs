@@ -78,3 +78,22 @@ pub fn print_json_or_text<T: Serialize>(
         other => other,
     }
 }
+
+/// The JSON format marker every document's first key carries.
+pub const JSON_FORMAT: &str = "kseg/1";
+
+/// `v` (serialised to an object) with `"format": "kseg/1"` as its first key.
+pub fn kseg_document<T: Serialize>(v: &T) -> serde_json::Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("format".to_owned(), JSON_FORMAT.into());
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::Object(fields)) => doc.extend(fields),
+        Ok(other) => {
+            doc.insert("value".to_owned(), other);
+        }
+        Err(e) => {
+            doc.insert("error".to_owned(), e.to_string().into());
+        }
+    }
+    serde_json::Value::Object(doc)
+}

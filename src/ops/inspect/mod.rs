@@ -1,5 +1,6 @@
 //! Inspecting what a partition holds: file by file (`dump`), or straight at an offset or a
 //! time (`offsets`, `locate`).
 
+pub mod coordinator;
 pub mod dump;
 pub mod seek;
