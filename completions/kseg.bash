@@ -31,6 +31,9 @@ _kseg() {
             kseg,locate)
                 cmd="kseg__subcmd__locate"
                 ;;
+            kseg,ls)
+                cmd="kseg__subcmd__ls"
+                ;;
             kseg,offsets)
                 cmd="kseg__subcmd__offsets"
                 ;;
@@ -64,6 +67,9 @@ _kseg() {
             kseg__subcmd__help,locate)
                 cmd="kseg__subcmd__help__subcmd__locate"
                 ;;
+            kseg__subcmd__help,ls)
+                cmd="kseg__subcmd__help__subcmd__ls"
+                ;;
             kseg__subcmd__help,offsets)
                 cmd="kseg__subcmd__help__subcmd__offsets"
                 ;;
@@ -89,7 +95,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate coordinator help"
+            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate coordinator ls help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -261,7 +267,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate coordinator help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate coordinator ls help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -331,6 +337,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__locate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__ls)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -435,6 +455,28 @@ _kseg() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__ls)
+            opts="-h -V --metadata --sort --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --metadata)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "name size segments start-offset end-offset modified" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

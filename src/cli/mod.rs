@@ -6,6 +6,7 @@ pub mod compact;
 pub mod coordinator;
 pub mod dump;
 pub mod locate;
+pub mod ls;
 pub mod offsets;
 pub mod rebuild_index;
 pub mod recover;
@@ -62,6 +63,9 @@ pub enum Command {
     /// Which __consumer_offsets or __transaction_state partition holds a group or a
     /// transactional id (Kafka's abs(hashCode) % partitions).
     Coordinator(coordinator::CoordinatorArgs),
+    /// One line per partition directory of a log dir from metadata alone: sizes, offsets,
+    /// checkpoints, topic ids, directory states and the problems they show.
+    Ls(ls::LsArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -88,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::Offsets(args) => offsets::run(args),
         Command::Locate(args) => locate::run(args),
         Command::Coordinator(args) => coordinator::run(args),
+        Command::Ls(args) => ls::run(args),
     };
     ExitCode::from(code)
 }

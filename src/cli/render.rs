@@ -97,3 +97,16 @@ pub fn kseg_document<T: Serialize>(v: &T) -> serde_json::Value {
     }
     serde_json::Value::Object(doc)
 }
+
+/// Adds `row` to `t`, its first `left` cells aligned left (names), the rest right (numbers).
+pub fn add_row_aligned<const N: usize>(t: &mut comfy_table::Table, row: [String; N], left: usize) {
+    use comfy_table::{Cell, CellAlignment};
+    t.add_row(row.into_iter().enumerate().map(|(i, v)| {
+        let c = Cell::new(v);
+        if i < left {
+            c
+        } else {
+            c.set_alignment(CellAlignment::Right)
+        }
+    }));
+}

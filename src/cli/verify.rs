@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, CellAlignment, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
@@ -133,7 +133,7 @@ fn dir_bytes(p: &std::path::Path) -> u64 {
     }
 }
 
-fn opt<T: ToString>(v: Option<T>) -> String {
+pub(crate) fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
 
@@ -166,14 +166,7 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
             p.count(Severity::Error).to_string(),
             p.count(Severity::Warning).to_string(),
         ];
-        t.add_row(row.into_iter().enumerate().map(|(i, v)| {
-            let c = Cell::new(v);
-            if i == 0 {
-                c
-            } else {
-                c.set_alignment(CellAlignment::Right)
-            }
-        }));
+        super::render::add_row_aligned(&mut t, row, 1);
     }
     writeln!(out, "{t}")?;
     for f in report.findings() {
@@ -207,7 +200,7 @@ fn severity(f: &Finding) -> &'static str {
 }
 
 /// `error[batch.crc] path @ byte 1234 (offset 56): message`
-fn line(f: &Finding) -> String {
+pub(crate) fn line(f: &Finding) -> String {
     let mut s = format!("{}[{}] {}", severity(f), f.check, f.file.display());
     if let Some(p) = f.position {
         s += &format!(" @ byte {p}");

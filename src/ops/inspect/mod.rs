@@ -3,4 +3,6 @@
 
 pub mod coordinator;
 pub mod dump;
+pub mod ls;
+pub mod records;
 pub mod seek;
