@@ -25,6 +25,9 @@ _kseg() {
             kseg,dump)
                 cmd="kseg__subcmd__dump"
                 ;;
+            kseg,groups)
+                cmd="kseg__subcmd__groups"
+                ;;
             kseg,help)
                 cmd="kseg__subcmd__help"
                 ;;
@@ -61,6 +64,9 @@ _kseg() {
             kseg__subcmd__help,dump)
                 cmd="kseg__subcmd__help__subcmd__dump"
                 ;;
+            kseg__subcmd__help,groups)
+                cmd="kseg__subcmd__help__subcmd__groups"
+                ;;
             kseg__subcmd__help,help)
                 cmd="kseg__subcmd__help__subcmd__help"
                 ;;
@@ -95,7 +101,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate coordinator ls help"
+            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate coordinator ls groups help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -266,8 +272,26 @@ _kseg() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kseg__subcmd__groups)
+            opts="-h -V --group --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate coordinator ls help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate coordinator ls groups help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -309,6 +333,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__dump)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__groups)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

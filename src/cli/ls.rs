@@ -8,8 +8,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::render::{add_row_aligned, kseg_document, print_json_or_text};
 use super::verify::{line, opt};
-use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
-use crate::ops::finding::{count_by_check, Severity};
+use super::{exit_for_errors, fail};
 use crate::ops::inspect::ls::{list_log_dirs, LogDirListing, LsOptions, PartitionListing};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,18 +84,7 @@ pub fn run(args: LsArgs) -> u8 {
     }) {
         return fail(&e);
     }
-    let errors: Vec<&'static str> = listings
-        .iter()
-        .flat_map(|l| l.findings())
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| f.check)
-        .collect();
-    if errors.is_empty() {
-        EXIT_OK
-    } else {
-        why(&format!("error(s) found: {}", count_by_check(errors)));
-        EXIT_FINDINGS
-    }
+    exit_for_errors(listings.iter().flat_map(|l| l.findings()))
 }
 
 fn print_listing(out: &mut impl Write, l: &LogDirListing) -> std::io::Result<()> {

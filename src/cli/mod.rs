@@ -5,6 +5,7 @@ mod args;
 pub mod compact;
 pub mod coordinator;
 pub mod dump;
+pub mod groups;
 pub mod locate;
 pub mod ls;
 pub mod offsets;
@@ -66,6 +67,9 @@ pub enum Command {
     /// One line per partition directory of a log dir from metadata alone: sizes, offsets,
     /// checkpoints, topic ids, directory states and the problems they show.
     Ls(ls::LsArgs),
+    /// Consumer groups from __consumer_offsets on disk: committed offsets (replayed as the
+    /// group coordinator does), state, members and lag.
+    Groups(groups::GroupsArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -93,6 +97,7 @@ pub fn main() -> ExitCode {
         Command::Locate(args) => locate::run(args),
         Command::Coordinator(args) => coordinator::run(args),
         Command::Ls(args) => ls::run(args),
+        Command::Groups(args) => groups::run(args),
     };
     ExitCode::from(code)
 }
@@ -134,6 +139,23 @@ pub(crate) fn skipped(named: &[std::path::PathBuf], skipped: &[std::path::PathBu
         ));
     }
     !named.is_empty()
+}
+
+/// Exit status 1, with the reason on stderr, when `findings` hold an error; else 0.
+pub(crate) fn exit_for_errors<'a>(findings: impl Iterator<Item = &'a crate::ops::Finding>) -> u8 {
+    let errors: Vec<&'static str> = findings
+        .filter(|f| f.severity == crate::ops::Severity::Error)
+        .map(|f| f.check)
+        .collect();
+    if errors.is_empty() {
+        EXIT_OK
+    } else {
+        why(&format!(
+            "error(s) found: {}",
+            crate::ops::finding::count_by_check(errors)
+        ));
+        EXIT_FINDINGS
+    }
 }
 
 pub(crate) fn fail(e: &dyn std::fmt::Display) -> u8 {

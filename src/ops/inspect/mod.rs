@@ -3,6 +3,7 @@
 
 pub mod coordinator;
 pub mod dump;
+pub mod groups;
 pub mod ls;
 pub mod records;
 pub mod seek;
