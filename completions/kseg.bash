@@ -541,12 +541,16 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__rebuild__subcmd__index)
-            opts="-h -V --all --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-h -V --jobs --all --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --backup-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -575,13 +579,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__recover)
-            opts="-h -V --recovery-point --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-h -V --recovery-point --jobs --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --recovery-point)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

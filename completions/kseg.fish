@@ -105,6 +105,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read recor
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l jobs -d 'Partitions of log dirs planned at once (default: the number of CPUs)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
@@ -117,6 +118,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Pri
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l recovery-point -d 'Recover from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l jobs -d 'Partitions planned at once (default: the number of CPUs)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r

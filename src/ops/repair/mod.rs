@@ -4,5 +4,6 @@
 
 pub mod apply;
 pub mod log_dir;
+pub mod many;
 pub mod rebuild_index;
 pub mod recover;
