@@ -89,6 +89,24 @@ fn differing(a: &State, b: &State) -> Vec<String> {
     names
 }
 
+/// `command --apply` over the log dir `whole` and over each partition of `alone` (the same
+/// log dir) one at a time: the two end with the same files, and changed something.
+fn assert_one_run_equals_each_alone(command: &str, whole: &Path, alone: &Path, before: &State) {
+    let (code, _) = kseg(
+        &[command, "--apply", "--no-backup", "--jobs", "3"],
+        &[whole],
+    );
+    assert_eq!(code, 0);
+    for i in 0..DAMAGED.len() {
+        let dir = alone.join(format!("orders-{i}"));
+        let (code, _) = kseg(&[command, "--apply", "--no-backup"], &[&dir]);
+        assert_eq!(code, 0, "orders-{i}");
+    }
+    let after = state(whole);
+    assert!(!differing(&after, before).is_empty());
+    assert_eq!(differing(&after, &state(alone)), Vec::<String>::new());
+}
+
 #[test]
 fn log_dir_recovery_equals_each_partition_alone() {
     let Some(root) = common::reference_dir() else {
@@ -139,21 +157,7 @@ fn log_dir_recovery_equals_each_partition_alone() {
         );
     }
 
-    let (code, _) = kseg(
-        &["recover", "--apply", "--no-backup", "--jobs", "3"],
-        &[&whole],
-    );
-    assert_eq!(code, 0);
-    for i in 0..DAMAGED.len() {
-        let (code, _) = kseg(
-            &["recover", "--apply", "--no-backup"],
-            &[&alone.join(format!("orders-{i}"))],
-        );
-        assert_eq!(code, 0, "orders-{i}");
-    }
-    let after = state(&whole);
-    assert!(!differing(&after, &before).is_empty());
-    assert_eq!(differing(&after, &state(&alone)), Vec::<String>::new());
+    assert_one_run_equals_each_alone("recover", &whole, &alone, &before);
     // Nothing left to do.
     let (code, _) = kseg(&["recover"], &[&whole]);
     assert_eq!(code, 0);
@@ -219,14 +223,5 @@ fn log_dir_index_rebuild_equals_each_partition_alone() {
     assert_eq!(text.matches("rebuild-index ").count(), DAMAGED.len());
     assert!(text.contains("\ntotal: 4 partition(s)"), "{text}");
     assert_eq!(differing(&state(&whole), &before), Vec::<String>::new());
-    let (code, _) = kseg(&["rebuild-index", "--apply", "--no-backup"], &[&whole]);
-    assert_eq!(code, 0);
-    for i in 0..DAMAGED.len() {
-        let dir = alone.join(format!("orders-{i}"));
-        let (code, _) = kseg(&["rebuild-index", "--apply", "--no-backup"], &[&dir]);
-        assert_eq!(code, 0, "orders-{i}");
-    }
-    let after = state(&whole);
-    assert!(!differing(&after, &before).is_empty());
-    assert_eq!(differing(&after, &state(&alone)), Vec::<String>::new());
+    assert_one_run_equals_each_alone("rebuild-index", &whole, &alone, &before);
 }

@@ -1,11 +1,11 @@
 //! `kseg rebuild-index PATH...`: rebuilds segment indexes from their `.log` as the broker's
 //! recovery does; a dry run unless `--apply`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::args::{finish, report_applied, would_change, RepairArgs};
+use super::args::{finish, finish_many, RepairArgs};
 use super::recover::jobs;
 use super::{fail, notice, EXIT_OK};
 use crate::error::Work;
@@ -80,24 +80,18 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
     if !expanded {
         return code;
     }
-    if !args.repair.json {
-        let changing = plans.iter().filter(|p| !p.changes.is_empty()).count();
-        println!(
-            "total: {} partition(s), {changing} with changes, {files} file(s) change",
-            plans.len()
-        );
-    }
-    if files == 0 {
-        return code;
-    }
-    if !args.repair.apply {
-        return code.max(would_change(
-            files,
-            "rerun with --apply to make these changes",
-        ));
-    }
-    for p in plans.iter().filter(|p| !p.changes.is_empty()) {
-        code = code.max(report_applied(p.apply(&args.repair.apply_options(&p.dir))));
-    }
-    code
+    let changing: Vec<&Path> = plans
+        .iter()
+        .filter(|p| !p.changes.is_empty())
+        .map(|p| p.dir.as_path())
+        .collect();
+    finish_many(
+        code,
+        (plans.len(), &changing, files),
+        &args.repair,
+        |dir, o| match plans.iter().find(|p| p.dir == dir) {
+            Some(p) => p.apply(o),
+            None => Ok(None),
+        },
+    )
 }

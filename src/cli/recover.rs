@@ -1,11 +1,11 @@
 //! `kseg recover PATH...`: offline what the broker does on an unclean restart, then a clean
 //! close, for partition directories or whole log dirs; a dry run unless `--apply`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::args::{finish, offset, report_applied, would_change, RepairArgs};
+use super::args::{finish, finish_many, offset, RepairArgs};
 use super::render::kseg_document;
 use super::{fail, notice, EXIT_OK};
 use crate::error::Work;
@@ -122,13 +122,12 @@ pub fn run(args: RecoverArgs) -> u8 {
     }
     let estimate = Estimate::new(shares);
     let files: usize = plans.iter().map(|p| files_changed(&p.changes)).sum();
-    let changing = plans.iter().filter(|p| !p.is_empty()).count();
     if args.repair.json {
         let doc = serde_json::json!({
             "estimate": estimate,
             "plans": plans.iter().map(RecoverPlan::to_json).collect::<Vec<_>>(),
             "partitions": plans.len(),
-            "partitionsChanging": changing,
+            "partitionsChanging": plans.iter().filter(|p| !p.is_empty()).count(),
             "filesChanging": files,
         });
         println!("{}", kseg_document(&doc));
@@ -137,26 +136,19 @@ pub fn run(args: RecoverArgs) -> u8 {
         for p in &plans {
             print!("{}", p.render_text());
         }
-        println!(
-            "total: {} partition(s), {changing} with changes, {files} file(s) change",
-            plans.len()
-        );
-    }
-    if files == 0 {
-        return code;
-    }
-    if !args.repair.apply {
-        return code.max(would_change(
-            files,
-            "rerun with --apply to make these changes",
-        ));
     }
     // Partition by partition, each through the crash-safe executor with its own backup. The
     // log dir's checkpoint files are rewritten whole by each partition's plan, so each is
     // planned again just before it is applied, over what the previous ones left.
-    for dir in plans.iter().filter(|p| !p.is_empty()).map(|p| &p.dir) {
-        let applied = plan(dir, &opts).and_then(|p| p.apply(&args.repair.apply_options(dir)));
-        code = code.max(report_applied(applied));
-    }
-    code
+    let changing_dirs: Vec<&Path> = plans
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| p.dir.as_path())
+        .collect();
+    finish_many(
+        code,
+        (plans.len(), &changing_dirs, files),
+        &args.repair,
+        |dir, o| plan(dir, &opts).and_then(|p| p.apply(o)),
+    )
 }
