@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kseg::ops::repair::apply::{ApplyOptions, Backup};
@@ -89,6 +89,16 @@ fn differing(a: &State, b: &State) -> Vec<String> {
     names
 }
 
+/// Two copies of the damaged log dir, in a temporary directory.
+fn two_copies(root: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let whole = tmp.path().join("whole/logs");
+    let alone = tmp.path().join("alone/logs");
+    build(root, &whole);
+    build(root, &alone);
+    (tmp, whole, alone)
+}
+
 /// `command --apply` over the log dir `whole` and over each partition of `alone` (the same
 /// log dir) one at a time: the two end with the same files, and changed something.
 fn assert_one_run_equals_each_alone(command: &str, whole: &Path, alone: &Path, before: &State) {
@@ -112,11 +122,7 @@ fn log_dir_recovery_equals_each_partition_alone() {
     let Some(root) = common::reference_dir() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let whole = tmp.path().join("whole/logs");
-    let alone = tmp.path().join("alone/logs");
-    build(&root, &whole);
-    build(&root, &alone);
+    let (_tmp, whole, alone) = two_copies(&root);
     let before = state(&whole);
 
     // The dry run: an estimate first, one plan per partition, nothing written.
@@ -212,11 +218,7 @@ fn log_dir_index_rebuild_equals_each_partition_alone() {
     let Some(root) = common::reference_dir() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let whole = tmp.path().join("whole/logs");
-    let alone = tmp.path().join("alone/logs");
-    build(&root, &whole);
-    build(&root, &alone);
+    let (_tmp, whole, alone) = two_copies(&root);
     let before = state(&whole);
     let (code, text) = kseg(&["rebuild-index", "--jobs", "2"], &[&whole]);
     assert_eq!(code, 1);
