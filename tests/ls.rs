@@ -439,4 +439,7 @@ fn directory_states_and_metadata_problems() {
     assert_eq!(code, 0);
     let (code, _) = common::kseg_status(&["ls"], &tmp.path().join("missing"));
     assert_eq!(code, 2);
+    let (code, stderr) = common::kseg_status(&["ls"], &clean.join("payments-0"));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("a partition directory"), "{stderr}");
 }

@@ -121,6 +121,6 @@ fn print_report(out: &mut impl Write, r: &GroupsReport) -> std::io::Result<()> {
         out,
         "{} group(s) in {} partition(s)",
         r.groups.len(),
-        r.partitions.len()
+        r.dirs.len()
     )
 }

@@ -95,7 +95,7 @@ pub struct PendingOffset {
 #[serde(rename_all = "camelCase")]
 pub struct GroupsReport {
     /// The `__consumer_offsets` partition directories replayed.
-    pub partitions: Vec<PathBuf>,
+    pub dirs: Vec<PathBuf>,
     pub groups: Vec<Group>,
     /// What the walk found wrong in those partitions.
     pub findings: Vec<Finding>,
@@ -477,7 +477,7 @@ pub fn describe_groups(paths: &[PathBuf], group: Option<&str>) -> Result<GroupsR
         }
     }
     Ok(GroupsReport {
-        partitions: partitions.into_iter().map(|(d, _)| d).collect(),
+        dirs: partitions.into_iter().map(|(d, _)| d).collect(),
         groups,
         findings,
     })

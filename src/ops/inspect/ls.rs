@@ -335,7 +335,24 @@ fn file_name(p: &Path) -> String {
 
 /// Lists one log dir.
 pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
-    crate::ops::input::examine(log_dir, crate::error::Expected::LogDir)?;
+    let crate::ops::input::Input::Dir { files, .. } =
+        crate::ops::input::examine(log_dir, crate::error::Expected::LogDir)?
+    else {
+        return Err(Error::unusable(
+            log_dir,
+            crate::error::Unusable::NotADirectory,
+            crate::error::Expected::LogDir,
+        ));
+    };
+    if files
+        .iter()
+        .any(|f| matches!(classify(&file_name(f)), FileKind::Log { .. }))
+    {
+        return Err(Error::invalid(
+            log_dir,
+            "a partition directory (it holds .log segments); ls takes the log dir that holds it",
+        ));
+    }
     let mut findings = Vec::new();
     let broker_id = match std::fs::read(log_dir.join(META_PROPERTIES_FILE_NAME)) {
         Ok(b) => match MetaProperties::decode(&b) {

@@ -1,5 +1,7 @@
 //! Inspecting what a partition holds: file by file (`dump`), or straight at an offset or a
-//! time (`offsets`, `locate`).
+//! time (`offsets`, `locate`); what a log dir holds from its metadata (`ls`); consumer groups
+//! rebuilt from `__consumer_offsets` (`groups`, over [`records`]); where a group or a
+//! transactional id lives (`coordinator`).
 
 pub mod coordinator;
 pub mod dump;

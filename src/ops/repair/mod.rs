@@ -1,6 +1,6 @@
 //! Repairs planned on a scratch copy, as the broker's recovery would make them (`rebuild_index`,
-//! `recover`), and [`apply`], the one crash-safe executor every `--apply` goes through
-//! (repairs and simulations alike).
+//! `recover`; [`many`] for whole log dirs), and [`apply`], the one crash-safe executor every
+//! `--apply` goes through (repairs and simulations alike).
 
 pub mod apply;
 pub mod log_dir;
