@@ -11,7 +11,7 @@ use super::{fail, notice, EXIT_OK};
 use crate::error::Work;
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::many::{
-    bytes_to_recover, in_parallel, partitions_for, timed, Estimate, PartitionEstimate,
+    bytes_to_recover, in_parallel, partitions_for, Estimate, PartitionEstimate,
 };
 use crate::ops::repair::recover::{plan, RecoverOptions, RecoverPlan};
 
@@ -90,11 +90,11 @@ pub fn run(args: RecoverArgs) -> u8 {
     if dirs.is_empty() {
         return fail(&"no partition directory to recover in the paths given");
     }
-    let results = in_parallel(&dirs, jobs(args.jobs), |d| timed(|| plan(d, &opts)));
+    let results = in_parallel(&dirs, jobs(args.jobs), |d| plan(d, &opts));
     let mut code = EXIT_OK;
     let mut plans = Vec::new();
     let mut shares = Vec::new();
-    for (dir, (result, took)) in dirs.iter().zip(results) {
+    for (dir, result) in dirs.iter().zip(results) {
         let plan = match result {
             Ok(p) => p,
             Err(e) => {
@@ -110,7 +110,7 @@ pub fn run(args: RecoverArgs) -> u8 {
                     recovery_point,
                     bytes_to_recover: bytes,
                 },
-                took,
+                plan.load_time,
             )),
             Err(e) => code = code.max(fail(&e)),
         }

@@ -3,10 +3,10 @@
 //! `jobs` threads, each plan as it is for one partition; and the start-up estimate of
 //! `recover`: the bytes the broker's unclean-shutdown recovery reads (every segment from the
 //! one holding the recovery point on, `LogLoader.recoverLog`) and the time at the speed the
-//! plans ran at here.
+//! plans' recovery walks ran at here.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -62,13 +62,6 @@ pub fn in_parallel<T: Sync, R: Send>(
     }
 }
 
-/// `f` and how long it took.
-pub fn timed<R>(f: impl FnOnce() -> R) -> (R, Duration) {
-    let start = Instant::now();
-    let r = f();
-    (r, start.elapsed())
-}
-
 /// The `.log` bytes an unclean start-up recovers in `dir` from `recovery_point`: every segment
 /// from the one holding it (the first, when it lies below them all) to the end.
 pub fn bytes_to_recover(dir: &Path, recovery_point: i64) -> Result<u64> {
@@ -98,7 +91,8 @@ pub struct PartitionEstimate {
 pub struct Estimate {
     pub partitions: Vec<PartitionEstimate>,
     pub bytes_to_recover: u64,
-    /// Bytes recovered per second by one thread here (the plans' bytes over their summed time).
+    /// Bytes recovered per second by one thread here: the plans' bytes over the summed time of
+    /// their recovery walks.
     pub bytes_per_second: f64,
     /// At that speed with one recovery thread per log dir (`num.recovery.threads.per.data.dir`
     /// defaults to 1), log dirs in parallel: the slowest log dir's time.
@@ -106,7 +100,7 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// `partitions` with how long each plan took.
+    /// `partitions` with how long each one's recovery walk took.
     pub fn new(partitions: Vec<(PartitionEstimate, Duration)>) -> Estimate {
         let bytes: u64 = partitions.iter().map(|(p, _)| p.bytes_to_recover).sum();
         let busy: f64 = partitions.iter().map(|(_, d)| d.as_secs_f64()).sum();
