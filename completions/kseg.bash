@@ -19,6 +19,9 @@ _kseg() {
             kseg,compact)
                 cmd="kseg__subcmd__compact"
                 ;;
+            kseg,coordinator)
+                cmd="kseg__subcmd__coordinator"
+                ;;
             kseg,diff)
                 cmd="kseg__subcmd__diff"
                 ;;
@@ -28,11 +31,17 @@ _kseg() {
             kseg,dump)
                 cmd="kseg__subcmd__dump"
                 ;;
+            kseg,groups)
+                cmd="kseg__subcmd__groups"
+                ;;
             kseg,help)
                 cmd="kseg__subcmd__help"
                 ;;
             kseg,locate)
                 cmd="kseg__subcmd__locate"
+                ;;
+            kseg,ls)
+                cmd="kseg__subcmd__ls"
                 ;;
             kseg,offsets)
                 cmd="kseg__subcmd__offsets"
@@ -64,6 +73,9 @@ _kseg() {
             kseg__subcmd__help,compact)
                 cmd="kseg__subcmd__help__subcmd__compact"
                 ;;
+            kseg__subcmd__help,coordinator)
+                cmd="kseg__subcmd__help__subcmd__coordinator"
+                ;;
             kseg__subcmd__help,diff)
                 cmd="kseg__subcmd__help__subcmd__diff"
                 ;;
@@ -73,11 +85,17 @@ _kseg() {
             kseg__subcmd__help,dump)
                 cmd="kseg__subcmd__help__subcmd__dump"
                 ;;
+            kseg__subcmd__help,groups)
+                cmd="kseg__subcmd__help__subcmd__groups"
+                ;;
             kseg__subcmd__help,help)
                 cmd="kseg__subcmd__help__subcmd__help"
                 ;;
             kseg__subcmd__help,locate)
                 cmd="kseg__subcmd__help__subcmd__locate"
+                ;;
+            kseg__subcmd__help,ls)
+                cmd="kseg__subcmd__help__subcmd__ls"
                 ;;
             kseg__subcmd__help,offsets)
                 cmd="kseg__subcmd__help__subcmd__offsets"
@@ -113,7 +131,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest help"
+            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -190,6 +208,32 @@ _kseg() {
                     return 0
                     ;;
                 --producer-id-expiration-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__coordinator)
+            opts="-h -V --group --transactional-id --partitions --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --transactional-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --partitions)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -294,8 +338,26 @@ _kseg() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kseg__subcmd__groups)
+            opts="-h -V --group --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -309,6 +371,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__compact)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__coordinator)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -364,6 +440,20 @@ _kseg() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kseg__subcmd__help__subcmd__groups)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kseg__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -379,6 +469,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__locate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__ls)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -532,6 +636,28 @@ _kseg() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kseg__subcmd__ls)
+            opts="-h -V --metadata --sort --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --metadata)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sort)
+                    COMPREPLY=($(compgen -W "name size segments start-offset end-offset modified" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kseg__subcmd__offsets)
             opts="-h -V --time --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -551,12 +677,16 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__rebuild__subcmd__index)
-            opts="-h -V --all --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-h -V --jobs --all --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --backup-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -585,7 +715,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__recover)
-            opts="-h -V --recovery-point --salvage --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-h -V --recovery-point --salvage --jobs --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -596,6 +726,10 @@ _kseg() {
                     return 0
                     ;;
                 --salvage)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

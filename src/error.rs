@@ -45,6 +45,9 @@ pub enum Expected {
     /// `offsets`, `locate`.
     #[error("a partition directory or a log dir")]
     PartitionOrLogDir,
+    /// `ls`.
+    #[error("a log dir")]
+    LogDir,
     /// `recover`, `retention`, `compact`.
     #[error("a partition directory `<topic>-<partition>`")]
     Partition,

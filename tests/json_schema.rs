@@ -136,6 +136,13 @@ fn internal_topic_dumps_match_the_schema() {
         ("share-state", "--share-group-state-decoder"),
         ("cluster-metadata", "--cluster-metadata-decoder"),
     ];
+    for scenario in ["offsets-classic", "offsets-edge", "offsets-modern"] {
+        let dir = root.join(scenario).join("input/__consumer_offsets-0");
+        c.run("groups", &[&"groups", &"--json", &dir]);
+    }
+    for key in ["--group", "--transactional-id"] {
+        c.run("coordinator", &[&"coordinator", &"--json", &key, &"é-ü-𝄞"]);
+    }
     for (scenario, decoder) in decoders {
         for p in common::listing(&root.join(scenario).join("input")) {
             let args = [
@@ -168,6 +175,7 @@ fn verify_and_dump_of_real_brokers_log_dirs_match_the_schema() {
     assert!(dirs.len() >= 5, "only {} broker log dirs", dirs.len());
     for dir in &dirs {
         c.run("verify", &[&"verify", &"--json", &"--deep", dir]);
+        c.run("ls", &[&"ls", &"--json", dir]);
         let partitions: Vec<_> = common::listing(dir)
             .into_iter()
             .filter(|p| p.is_dir())
@@ -180,6 +188,9 @@ fn verify_and_dump_of_real_brokers_log_dirs_match_the_schema() {
         };
         for p in partitions.iter().filter(|p| has_log(p)) {
             c.run("offsets", &[&"offsets", &"--json", p]);
+        }
+        if partitions.iter().any(|p| has_log(p)) {
+            c.run("recover", &[&"recover", &"--json", dir]);
         }
         let mut dump: Vec<&dyn AsRef<std::ffi::OsStr>> =
             vec![&"dump", &"--json", &"--deep-iteration"];

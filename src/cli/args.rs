@@ -243,6 +243,35 @@ pub fn finish(
     report_applied(apply(&repair.apply_options(dir)))
 }
 
+/// The end of a repair over many partitions: the total line (text output), then for a dry run
+/// exit status 1 if `files` files would change; with `--apply`, `apply` on each directory that
+/// changes, in order. The worst status wins.
+pub fn finish_many<'d>(
+    code: u8,
+    (partitions, changing, files): (usize, &[&'d Path], usize),
+    repair: &RepairArgs,
+    apply: impl Fn(&'d Path, &ApplyOptions) -> crate::Result<Option<PathBuf>>,
+) -> u8 {
+    if !repair.json {
+        println!(
+            "total: {partitions} partition(s), {} with changes, {files} file(s) change",
+            changing.len()
+        );
+    }
+    if files == 0 {
+        return code;
+    }
+    if !repair.apply {
+        return code.max(would_change(
+            files,
+            "rerun with --apply to make these changes",
+        ));
+    }
+    changing.iter().fold(code, |code, dir| {
+        code.max(report_applied(apply(dir, &repair.apply_options(dir))))
+    })
+}
+
 /// A dry run's exit status 1, with how many files would change and what to do next.
 pub fn would_change(files: usize, next: &str) -> u8 {
     super::why(&format!(

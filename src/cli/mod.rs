@@ -3,10 +3,13 @@
 
 mod args;
 pub mod compact;
+pub mod coordinator;
 pub mod diff;
 pub mod digest;
 pub mod dump;
+pub mod groups;
 pub mod locate;
+pub mod ls;
 pub mod offsets;
 pub mod rebuild_index;
 pub mod recover;
@@ -79,6 +82,15 @@ pub enum Command {
     /// A SHA-256 of a partition's record stream (not its segment boundaries), to compare
     /// replicas by exchanging one line.
     Digest(digest::DigestArgs),
+    /// Which __consumer_offsets or __transaction_state partition holds a group or a
+    /// transactional id (Kafka's abs(hashCode) % partitions).
+    Coordinator(coordinator::CoordinatorArgs),
+    /// One line per partition directory of a log dir from metadata alone: sizes, offsets,
+    /// checkpoints, topic ids, directory states and the problems they show.
+    Ls(ls::LsArgs),
+    /// Consumer groups from __consumer_offsets on disk: committed offsets (replayed as the
+    /// group coordinator does), state, members and lag.
+    Groups(groups::GroupsArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -109,6 +121,9 @@ pub fn main() -> ExitCode {
         Command::Salvage(args) => salvage::run(args),
         Command::Diff(args) => diff::run(args),
         Command::Digest(args) => digest::run(args),
+        Command::Coordinator(args) => coordinator::run(args),
+        Command::Ls(args) => ls::run(args),
+        Command::Groups(args) => groups::run(args),
     };
     ExitCode::from(code)
 }
@@ -150,6 +165,23 @@ pub(crate) fn skipped(named: &[std::path::PathBuf], skipped: &[std::path::PathBu
         ));
     }
     !named.is_empty()
+}
+
+/// Exit status 1, with the reason on stderr, when `findings` hold an error; else 0.
+pub(crate) fn exit_for_errors<'a>(findings: impl Iterator<Item = &'a crate::ops::Finding>) -> u8 {
+    let errors: Vec<&'static str> = findings
+        .filter(|f| f.severity == crate::ops::Severity::Error)
+        .map(|f| f.check)
+        .collect();
+    if errors.is_empty() {
+        EXIT_OK
+    } else {
+        why(&format!(
+            "error(s) found: {}",
+            crate::ops::finding::count_by_check(errors)
+        ));
+        EXIT_FINDINGS
+    }
 }
 
 pub(crate) fn fail(e: &dyn std::fmt::Display) -> u8 {

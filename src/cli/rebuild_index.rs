@@ -1,14 +1,17 @@
 //! `kseg rebuild-index PATH...`: rebuilds segment indexes from their `.log` as the broker's
 //! recovery does; a dry run unless `--apply`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::args::{finish, RepairArgs};
+use super::args::{finish, finish_many, RepairArgs};
+use super::recover::jobs;
 use super::render::document;
-use super::{fail, EXIT_OK};
+use super::{fail, notice, EXIT_OK};
+use crate::error::Work;
 use crate::ops::repair::apply::files_changed;
+use crate::ops::repair::many::{in_parallel, partitions_for};
 use crate::ops::repair::rebuild_index::{plan, RebuildOptions};
 
 #[derive(Debug, Args)]
@@ -18,9 +21,13 @@ use crate::ops::repair::rebuild_index::{plan, RebuildOptions};
 directory locked by a running broker."
 )]
 pub struct RebuildIndexArgs {
-    /// Segment files (`.log` or one of its indexes) or partition directories.
+    /// Segment files (`.log` or one of its indexes), partition directories, or log dirs
+    /// (every partition directory in them the broker loads).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
+    /// Partitions of log dirs planned at once (default: the number of CPUs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     /// Rebuild every index, even those that look sound (missing, partial, out-of-order,
     /// untrimmed or out-of-range indexes are always rebuilt).
     #[arg(long)]
@@ -36,23 +43,56 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
         now_ms: args.repair.now_ms(),
         producer_id_expiration_ms: args.repair.producer_id_expiration_ms,
     };
-    let plans = match plan(&args.paths, &opts) {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
+    let (targets, skipped) = partitions_for(&args.paths, Work::Recovery);
+    for (d, why) in &skipped {
+        notice(&format!("{}: left out: {why}", d.display()));
+    }
+    // Paths of one partition stay together (segment files of one directory are one plan).
+    let expanded = targets != args.paths;
+    let groups: Vec<Vec<PathBuf>> = if expanded {
+        targets.into_iter().map(|t| vec![t]).collect()
+    } else {
+        vec![targets]
     };
     let mut code = EXIT_OK;
+    let mut plans = Vec::new();
+    for result in in_parallel(&groups, jobs(args.jobs), |g| plan(g, &opts)) {
+        match result {
+            Ok(p) => plans.extend(p),
+            Err(e) => code = code.max(fail(&e)),
+        }
+    }
+    let files: usize = plans.iter().map(|p| files_changed(&p.changes)).sum();
     for p in &plans {
         if args.repair.json {
             println!("{}", document(&p.to_json()));
         } else {
             print!("{}", p.render_text());
         }
-        code = code.max(finish(
-            files_changed(&p.changes),
-            &args.repair,
-            &p.dir,
-            |o| p.apply(o),
-        ));
+        if !expanded {
+            code = code.max(finish(
+                files_changed(&p.changes),
+                &args.repair,
+                &p.dir,
+                |o| p.apply(o),
+            ));
+        }
     }
-    code
+    if !expanded {
+        return code;
+    }
+    let changing: Vec<&Path> = plans
+        .iter()
+        .filter(|p| !p.changes.is_empty())
+        .map(|p| p.dir.as_path())
+        .collect();
+    finish_many(
+        code,
+        (plans.len(), &changing, files),
+        &args.repair,
+        |dir, o| match plans.iter().find(|p| p.dir == dir) {
+            Some(p) => p.apply(o),
+            None => Ok(None),
+        },
+    )
 }

@@ -1,26 +1,32 @@
-//! `kseg recover PATH`: offline what the broker does on an unclean restart, then a clean
-//! close; a dry run unless `--apply`.
+//! `kseg recover PATH...`: offline what the broker does on an unclean restart, then a clean
+//! close, for partition directories or whole log dirs; a dry run unless `--apply`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::args::{finish, offset, RepairArgs};
-use super::fail;
+use super::args::{finish, finish_many, offset, RepairArgs};
 use super::render::document;
+use super::{fail, notice, EXIT_OK};
+use crate::error::Work;
 use crate::ops::repair::apply::files_changed;
-use crate::ops::repair::recover::{plan, RecoverOptions};
+use crate::ops::repair::many::{
+    bytes_to_recover, in_parallel, partitions_for, Estimate, PartitionEstimate,
+};
+use crate::ops::repair::recover::{plan, RecoverOptions, RecoverPlan};
 
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit status: 0 when nothing needs to change or --apply succeeded; \
-1 when a dry run found changes to make (the plan is printed); 2 on errors, including a log \
-directory locked by a running broker."
+1 when a dry run found changes to make (the plans are printed); 2 on errors, including a log \
+directory locked by a running broker. For log dirs, an estimate of what the broker's own \
+start-up after an unclean shutdown would recover comes first."
 )]
 pub struct RecoverArgs {
-    /// The partition directory (`<topic>-<partition>`).
-    #[arg(value_name = "PATH")]
-    pub dir: PathBuf,
+    /// Partition directories (`<topic>-<partition>`) or log dirs (every partition directory in
+    /// them the broker recovers; `-delete` directories are left out).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
     /// Recover from the segment holding this offset (default: the log dir's
     /// recovery-point-offset-checkpoint entry, else the start of the log).
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = offset)]
@@ -30,8 +36,31 @@ pub struct RecoverArgs {
     /// dry run too, and before `--apply` changes anything.
     #[arg(long, value_name = "DIR")]
     pub salvage: Option<PathBuf>,
+    /// Partitions planned at once (default: the number of CPUs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     #[command(flatten)]
     pub repair: RepairArgs,
+}
+
+fn clamp_note(plan: &RecoverPlan) {
+    if let Some(log_end) = plan.clamped_recovery_point() {
+        eprintln!(
+            "note: {}: the recovery point {} ({}) is past the log end offset {log_end}; as the broker \
+             does with a checkpointed recovery point past the log end, the log end is taken",
+            plan.dir.display(),
+            plan.recovery_point,
+            plan.recovery_point_source
+        );
+    }
+}
+
+/// The number of threads `--jobs` asks for.
+pub fn jobs(arg: Option<u16>) -> usize {
+    arg.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    )
 }
 
 pub fn run(args: RecoverArgs) -> u8 {
@@ -41,28 +70,100 @@ pub fn run(args: RecoverArgs) -> u8 {
         recovery_point: args.recovery_point,
         producer_id_expiration_ms: args.repair.producer_id_expiration_ms,
     };
-    let plan = match plan(&args.dir, &opts) {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
-    };
-    if let Some(out) = &args.salvage {
-        if let Err(code) = super::salvage::save(&plan, &opts, out) {
-            return code;
+    let (dirs, skipped) = partitions_for(&args.paths, Work::Recovery);
+    for (d, why) in &skipped {
+        notice(&format!("{}: left out: {why}", d.display()));
+    }
+    // One partition named: the plan alone, as it always was.
+    if let [dir] = dirs.as_slice() {
+        if args.paths.len() == 1 && args.paths[0] == *dir {
+            let plan = match plan(dir, &opts) {
+                Ok(p) => p,
+                Err(e) => return fail(&e),
+            };
+            if let Some(out) = &args.salvage {
+                if let Err(code) = super::salvage::save(&plan, &opts, out) {
+                    return code;
+                }
+            }
+            if args.repair.json {
+                println!("{}", document(&plan.to_json()));
+            } else {
+                print!("{}", plan.render_text());
+            }
+            clamp_note(&plan);
+            return finish(files_changed(&plan.changes), &args.repair, dir, |o| {
+                plan.apply(o)
+            });
         }
     }
-    if args.repair.json {
-        println!("{}", document(&plan.to_json()));
-    } else {
-        print!("{}", plan.render_text());
+    if dirs.is_empty() {
+        return fail(&"no partition directory to recover in the paths given");
     }
-    if let Some(log_end) = plan.clamped_recovery_point() {
-        eprintln!(
-            "note: the recovery point {} ({}) is past the log end offset {log_end}; as the broker \
-             does with a checkpointed recovery point past the log end, the log end is taken",
-            plan.recovery_point, plan.recovery_point_source
+    if args.salvage.is_some() {
+        return fail(
+            &"--salvage takes one partition directory: a salvage is a partition of its own",
         );
     }
-    finish(files_changed(&plan.changes), &args.repair, &args.dir, |o| {
-        plan.apply(o)
-    })
+    let results = in_parallel(&dirs, jobs(args.jobs), |d| plan(d, &opts));
+    let mut code = EXIT_OK;
+    let mut plans = Vec::new();
+    let mut shares = Vec::new();
+    for (dir, result) in dirs.iter().zip(results) {
+        let plan = match result {
+            Ok(p) => p,
+            Err(e) => {
+                code = code.max(fail(&e));
+                continue;
+            }
+        };
+        let recovery_point = plan.report.recovery_point;
+        match bytes_to_recover(dir, recovery_point) {
+            Ok(bytes) => shares.push((
+                PartitionEstimate {
+                    dir: dir.clone(),
+                    recovery_point,
+                    bytes_to_recover: bytes,
+                },
+                plan.load_time,
+            )),
+            Err(e) => code = code.max(fail(&e)),
+        }
+        clamp_note(&plan);
+        plans.push(plan);
+    }
+    if plans.is_empty() {
+        return code;
+    }
+    let estimate = Estimate::new(shares);
+    let files: usize = plans.iter().map(|p| files_changed(&p.changes)).sum();
+    if args.repair.json {
+        let doc = serde_json::json!({
+            "estimate": estimate,
+            "plans": plans.iter().map(RecoverPlan::to_json).collect::<Vec<_>>(),
+            "partitions": plans.len(),
+            "partitionsChanging": plans.iter().filter(|p| !p.is_empty()).count(),
+            "filesChanging": files,
+        });
+        println!("{}", document(&doc));
+    } else {
+        print!("{}", estimate.render_text());
+        for p in &plans {
+            print!("{}", p.render_text());
+        }
+    }
+    // Partition by partition, each through the crash-safe executor with its own backup. The
+    // log dir's checkpoint files are rewritten whole by each partition's plan, so each is
+    // planned again just before it is applied, over what the previous ones left.
+    let changing_dirs: Vec<&Path> = plans
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| p.dir.as_path())
+        .collect();
+    finish_many(
+        code,
+        (plans.len(), &changing_dirs, files),
+        &args.repair,
+        |dir, o| plan(dir, &opts).and_then(|p| p.apply(o)),
+    )
 }

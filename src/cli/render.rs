@@ -140,3 +140,16 @@ pub fn right(v: impl ToString) -> comfy_table::Cell {
 pub fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
+
+/// Adds `row` to `t`, its first `left` cells aligned left (names), the rest right (numbers).
+pub fn add_row_aligned<const N: usize>(t: &mut comfy_table::Table, row: [String; N], left: usize) {
+    use comfy_table::{Cell, CellAlignment};
+    t.add_row(row.into_iter().enumerate().map(|(i, v)| {
+        let c = Cell::new(v);
+        if i < left {
+            c
+        } else {
+            c.set_alignment(CellAlignment::Right)
+        }
+    }));
+}

@@ -6,7 +6,6 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use comfy_table::{Cell, CellAlignment};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::render::{keep_whole, opt, quiet_broken_pipe, table, write_document};
@@ -157,14 +156,7 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
             p.count(Severity::Error).to_string(),
             p.count(Severity::Warning).to_string(),
         ];
-        t.add_row(row.into_iter().enumerate().map(|(i, v)| {
-            let c = Cell::new(v);
-            if i == 0 {
-                c
-            } else {
-                c.set_alignment(CellAlignment::Right)
-            }
-        }));
+        super::render::add_row_aligned(&mut t, row, 1);
     }
     keep_whole(&mut t, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
     writeln!(out, "{t}")?;
@@ -199,7 +191,7 @@ fn severity(f: &Finding) -> &'static str {
 }
 
 /// `error[batch.crc] path @ byte 1234 (offset 56): message`
-fn line(f: &Finding) -> String {
+pub(crate) fn line(f: &Finding) -> String {
     let mut s = format!("{}[{}] {}", severity(f), f.check, f.file.display());
     if let Some(p) = f.position {
         s += &format!(" @ byte {p}");

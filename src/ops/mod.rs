@@ -1,10 +1,12 @@
 //! Layer 3: operations built on the engine, one folder per kind of work the user is doing.
 //! Each walks the engine and reports what it finds; none parses bytes itself.
 //!
-//! - [`inspect`]: reading what is there (`dump`).
+//! - [`inspect`]: reading what is there (`dump`, `offsets`, `locate`, `ls`, `groups`,
+//!   `coordinator`).
 //! - [`check`]: judging it (`verify`).
 //! - [`repair`]: changing a partition as the broker's recovery would (`rebuild-index`,
-//!   `recover`) and the one crash-safe executor every `--apply` goes through.
+//!   `recover`, for a partition or whole log dirs) and the one crash-safe executor every
+//!   `--apply` goes through.
 //! - [`simulate`]: what the broker's background work would do (`retention`, `compact`).
 //! - [`write`](mod@write): building partition directories (specs, JSON Lines, damage on purpose).
 //!

@@ -183,18 +183,25 @@ pub fn checkpoint_entry(
         return Ok(None);
     };
     let path = log_dir.join(file_name);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
+    let Some(checkpoint) = read_checkpoint(&path)? else {
+        return Ok(None);
     };
-    let checkpoint = OffsetCheckpoint::decode(&bytes, &path.display().to_string())
-        .map_err(|e| Error::decode(&path, 0, e))?;
     let entry = checkpoint
         .entries
         .iter()
         .position(|e| e.topic == pd.topic && e.partition == pd.partition);
     Ok(entry.map(|i| (path, checkpoint, i)))
+}
+
+/// The offset checkpoint file at `path`, decoded; `None` when it does not exist.
+pub fn read_checkpoint(path: &Path) -> Result<Option<OffsetCheckpoint>> {
+    match std::fs::read(path) {
+        Ok(b) => OffsetCheckpoint::decode(&b, &path.display().to_string())
+            .map(Some)
+            .map_err(|e| Error::decode(path, 0, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
 }
 
 fn round_down(len: u64, entry_bytes: usize) -> u64 {

@@ -32,6 +32,22 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The `.log` segments of a partition directory with their base offsets, oldest first.
+pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
+    let mut logs: Vec<(i64, PathBuf)> = list_dir(dir)?
+        .into_iter()
+        .filter_map(|p| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            match crate::format::names::classify(&name) {
+                crate::format::names::FileKind::Log { base_offset } => Some((base_offset, p)),
+                _ => None,
+            }
+        })
+        .collect();
+    logs.sort();
+    Ok(logs)
+}
+
 /// `p` with `suffix` appended to its name (`.cleaned`, `.swap`, `.deleted`).
 pub fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
     let mut s = p.as_os_str().to_os_string();
@@ -130,6 +146,44 @@ fn index_prefix_len(end: u64, len: u64) -> u64 {
     } else {
         (end.div_ceil(SLOT_MULTIPLE) * SLOT_MULTIPLE + SLOT_MULTIPLE).min(len)
     }
+}
+
+/// Bytes read per step backwards by [`read_index_last_slot`]: a page, which holds the last
+/// entry unless the zero-filled tail of a preallocated file reaches into the page before.
+const INDEX_TAIL_READ_BYTES: u64 = 4096;
+
+/// The last whole `slot`-byte slot of the index file `p` that is not all zeros (the broker never
+/// writes an all-zero entry past slot 0: offsets and positions ascend), read backwards from the
+/// end of the file's data a page at a time, so neither the entries before it nor the holes of a
+/// preallocated sparse file are read. `None` when the file is missing or holds only zeros.
+pub fn read_index_last_slot(p: &Path, slot: usize) -> Result<Option<Vec<u8>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let (mut f, len, end) = match open_sparse(p) {
+        Ok(x) => x,
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    let slot_bytes = slot as u64;
+    // Whole slots only: a partial entry at the end is not one.
+    let mut hi = end.min(len) / slot_bytes * slot_bytes;
+    let mut window = Vec::new();
+    while hi > 0 {
+        let lo = hi.saturating_sub(INDEX_TAIL_READ_BYTES) / slot_bytes * slot_bytes;
+        window.resize((hi - lo) as usize, 0);
+        f.seek(SeekFrom::Start(lo)).map_err(|e| Error::io(p, e))?;
+        f.read_exact(&mut window).map_err(|e| Error::io(p, e))?;
+        if let Some(last) = window
+            .chunks_exact(slot)
+            .rev()
+            .find(|c| c.iter().any(|&b| b != 0))
+        {
+            return Ok(Some(last.to_vec()));
+        }
+        hi = lo;
+    }
+    Ok(None)
 }
 
 /// `p` opened for reading at its start, with its length and where its last data extent ends.

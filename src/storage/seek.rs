@@ -189,16 +189,9 @@ impl Seeker {
             .and_then(|entries| entries.last())
             .map_or(0, |e| e.position.max(0) as u64);
         let mut reader = self.reader(last, from)?;
-        let mut next = base;
-        let result = loop {
-            match reader.next_step() {
-                Ok(Step::Entry { entry, .. }) => next = entry.last_offset() + 1,
-                Ok(_) => break Ok(next),
-                Err(e) => break Err(e),
-            }
-        };
+        let result = scan_to_end(&mut reader, base);
         self.log_bytes_read += reader.bytes_read();
-        result
+        result.map(|tail| tail.next_offset)
     }
 
     /// `searchOffsetInLocalLog`: in the first segment whose largest timestamp is `>= target`
@@ -304,11 +297,7 @@ impl Seeker {
     }
 
     fn reader(&self, i: usize, from: u64) -> Result<LogReader> {
-        let mut reader = LogReader::open(&self.segments[i].log, None)?
-            .with_read_chunk(SEEK_READ_CHUNK_BYTES)
-            .with_max_entry_bytes(u64::MAX);
-        reader.seek(from);
-        Ok(reader)
+        seek_reader(&self.segments[i].log, from)
     }
 
     /// Segment `i`'s offset index, or None (recorded as a fallback) when it cannot be used.
@@ -350,6 +339,38 @@ impl Seeker {
     fn note(&mut self, index: PathBuf, problem: IndexProblem) {
         self.fallbacks.push(Fallback { index, problem });
     }
+}
+
+/// A reader of `log` for seeks, at byte `from`.
+pub fn seek_reader(log: &Path, from: u64) -> Result<LogReader> {
+    let mut reader = LogReader::open(log, None)?
+        .with_read_chunk(SEEK_READ_CHUNK_BYTES)
+        .with_max_entry_bytes(u64::MAX);
+    reader.seek(from);
+    Ok(reader)
+}
+
+/// What the batches from a reader's position to the end of the valid data say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailScan {
+    /// One past the last offset of the last whole batch (`base` when there is none).
+    pub next_offset: i64,
+    /// The largest batch max timestamp seen, [`NO_TIMESTAMP`] when none.
+    pub max_timestamp: i64,
+}
+
+/// `LogSegment.readNextOffset`'s scan: every whole batch from the reader's position on, for the
+/// next offset after them.
+pub fn scan_to_end(reader: &mut LogReader, base: i64) -> Result<TailScan> {
+    let mut tail = TailScan {
+        next_offset: base,
+        max_timestamp: NO_TIMESTAMP,
+    };
+    while let Step::Entry { entry, .. } = reader.next_step()? {
+        tail.next_offset = entry.last_offset() + 1;
+        tail.max_timestamp = tail.max_timestamp.max(entry.max_timestamp());
+    }
+    Ok(tail)
 }
 
 type Loaded<T> = std::result::Result<Vec<T>, IndexProblem>;

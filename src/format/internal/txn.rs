@@ -8,6 +8,7 @@ use super::json::{write_message, Json};
 use super::reader::{read_message, Buf, JavaError, Val, ILLEGAL_ARGUMENT, ILLEGAL_STATE};
 use super::tables::{TRANSACTION_LOG_KEY, TRANSACTION_LOG_VALUE};
 use super::Decoded;
+use crate::format::partition_for::java_string_hash;
 
 const STATES: [&str; 8] = [
     "Empty",
@@ -135,12 +136,6 @@ fn parse(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<Decoded, JavaError>
     d.key_json = Some(key_json.to_value());
     d.payload_json = Some(payload_json.to_value());
     Ok(d)
-}
-
-/// Java's `String.hashCode` over UTF-16 code units.
-fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
 }
 
 /// `TopicPartition.hashCode`.

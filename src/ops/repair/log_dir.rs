@@ -15,12 +15,13 @@ use serde::Serialize;
 
 use super::apply::Change;
 use crate::error::{Error, Result};
-use crate::format::checkpoint::{OffsetCheckpoint, OffsetCheckpointEntry};
+use crate::format::checkpoint::OffsetCheckpointEntry;
 use crate::format::names::{
     parse_partition_dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
     LOG_START_OFFSET_CHECKPOINT_FILE_NAME, META_PROPERTIES_FILE_NAME,
     RECOVERY_POINT_CHECKPOINT_FILE_NAME, REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
 };
+use crate::ops::partition::read_checkpoint;
 
 /// A checkpoint file entry of this partition that the operation moves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,16 +62,6 @@ pub fn log_dir_of(dir: &Path) -> Option<&Path> {
     .iter()
     .any(|n| parent.join(n).is_file())
     .then_some(parent)
-}
-
-fn read_checkpoint(path: &Path) -> Result<Option<OffsetCheckpoint>> {
-    match std::fs::read(path) {
-        Ok(b) => OffsetCheckpoint::decode(&b, &path.display().to_string())
-            .map(Some)
-            .map_err(|e| Error::decode(path, 0, e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
 }
 
 /// What a clean shutdown changes in the log dir's checkpoints for the partition `dir` whose

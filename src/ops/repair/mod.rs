@@ -1,9 +1,11 @@
 //! Repairs planned on a scratch copy, as the broker's recovery would make them (`rebuild_index`,
-//! `recover`), [`salvage`] of the valid batches a recovery would drop, and [`apply`], the one
-//! crash-safe executor every `--apply` goes through (repairs and simulations alike).
+//! `recover`; [`many`] for whole log dirs), [`salvage`] of the valid batches a recovery would
+//! drop, and [`apply`], the one crash-safe executor every `--apply` goes through (repairs and
+//! simulations alike).
 
 pub mod apply;
 pub mod log_dir;
+pub mod many;
 pub mod rebuild_index;
 pub mod recover;
 pub mod salvage;

@@ -37,6 +37,9 @@ pub struct RecoverPlan {
     pub recovery_point_source: &'static str,
     pub report: LoadReport,
     pub changes: Vec<Change>,
+    /// How long loading the copy took: the recovery walk the broker's start-up does too (the
+    /// copy and the comparison around it are kseg's own).
+    pub load_time: std::time::Duration,
     /// Holds the recovered copy the writes come from.
     _scratch: tempfile::TempDir,
 }
@@ -131,7 +134,9 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         now_ms: opts.now_ms,
         producer_id_expiration_ms: opts.producer_id_expiration_ms,
     };
+    let started = std::time::Instant::now();
     let (log, report) = Log::load(&work, opts.config, params).map_err(|e| e.rebased(&work, dir))?;
+    let load_time = started.elapsed();
     let first_segment_base = log.segments().next().map_or(0, |s| s.base_offset());
     log.close(CloseMode::Clean)?;
     let mut changes = apply::diff_dirs(dir, &work, &|_| true)?;
@@ -164,6 +169,7 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         recovery_point_source,
         report,
         changes,
+        load_time,
         _scratch: scratch,
     })
 }

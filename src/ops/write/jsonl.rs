@@ -101,12 +101,13 @@ fn dump_record(m: &Map<String, Value>) -> std::result::Result<Option<SpecRecord>
 
 /// The record of one input line, None for a dump line that holds none.
 fn parse_line(line: &str) -> std::result::Result<Option<SpecRecord>, String> {
-    // `kseg dump --json` starts every line with its `type`.
-    if line.trim_start().starts_with("{\"type\"") {
-        let m: Map<String, Value> = serde_json::from_str(line).map_err(|e| e.to_string())?;
+    // Every line of `kseg dump --json` has a `type` (the first one is the stream's header);
+    // a spec record has none.
+    let m: Map<String, Value> = serde_json::from_str(line).map_err(|e| record_error(line, e))?;
+    if m.contains_key("type") {
         return dump_record(&m);
     }
-    serde_json::from_str(line)
+    serde_json::from_value(Value::Object(m))
         .map(Some)
         .map_err(|e| record_error(line, e))
 }

@@ -1,0 +1,484 @@
+//! `groups`: what `kafka-consumer-groups.sh --describe` would say, rebuilt offline from
+//! `__consumer_offsets` partitions by the group coordinator's own replay rules
+//! (`group-coordinator/.../OffsetMetadataManager.replay` and `replayEndTransactionMarker`,
+//! `GroupMetadataManager.replay`):
+//!
+//! - offset commits are applied in offset order; a tombstone deletes the committed offset and
+//!   the pending transactional ones of that partition;
+//! - a commit in a batch with a producer id is pending until its transaction's COMMIT marker,
+//!   which applies it unless a later (by record offset) commit is already there; ABORT drops it;
+//! - the latest group metadata gives a classic group's protocol, generation and members
+//!   (`Empty` without members, else `Stable`, as a loaded group starts); a KIP-848 consumer
+//!   group's state comes from its epochs (`ConsumerGroup.maybeUpdateGroupState`: `Empty`,
+//!   `Assigning`, `Reconciling`, `Stable`); a group with offsets and no metadata is a "simple"
+//!   group, empty.
+//!
+//! Where the log dir holds the committed partitions, the lag is their log end offset (found as
+//! `offsets --time latest` finds it) minus the committed offset.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Expected, Result, Unusable};
+use crate::format::control::ControlRecordType;
+use crate::format::internal::Decoder;
+use crate::format::names::{parse_partition_dir, partition_dir_name, PartitionDirState};
+use crate::ops::finding::Finding;
+use crate::ops::input::{examine, Input};
+use crate::ops::inspect::coordinator::GROUP_METADATA_TOPIC_NAME;
+use crate::ops::inspect::records::{log_files, replay, ReplayedRecord};
+use crate::storage::seek::Seeker;
+
+/// A committed offset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CommittedOffset {
+    pub topic: String,
+    pub partition: i32,
+    pub offset: i64,
+    /// -1 when the commit carries none.
+    pub leader_epoch: i32,
+    pub metadata: String,
+    pub commit_timestamp: i64,
+    /// The `__consumer_offsets` partition and offset of the commit record.
+    pub record_partition: i32,
+    pub record_offset: i64,
+    /// The committed partition's log end offset, when this log dir holds it.
+    pub log_end_offset: Option<i64>,
+    pub lag: Option<i64>,
+}
+
+/// A member as the latest group metadata lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Member {
+    pub member_id: String,
+    pub client_id: Option<String>,
+    pub client_host: Option<String>,
+    pub group_instance_id: Option<String>,
+    /// KIP-848 members: the member epoch of the current assignment.
+    pub member_epoch: Option<i32>,
+}
+
+/// One group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Group {
+    pub group: String,
+    /// `classic`, `consumer` (KIP-848) or `simple` (offsets without membership).
+    pub group_type: &'static str,
+    pub state: &'static str,
+    pub protocol_type: Option<String>,
+    pub protocol: Option<String>,
+    pub leader: Option<String>,
+    /// Classic: the generation; consumer: the group epoch.
+    pub generation: Option<i32>,
+    /// Consumer: the target assignment epoch.
+    pub assignment_epoch: Option<i32>,
+    pub members: Vec<Member>,
+    pub offsets: Vec<CommittedOffset>,
+    /// Transactional commits still waiting for their transaction's marker.
+    pub pending_transactional_offsets: Vec<PendingOffset>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingOffset {
+    pub producer_id: i64,
+    #[serde(flatten)]
+    pub offset: CommittedOffset,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupsReport {
+    /// The `__consumer_offsets` partition directories replayed.
+    pub dirs: Vec<PathBuf>,
+    pub groups: Vec<Group>,
+    /// What the walk found wrong in those partitions.
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Default)]
+struct ClassicState {
+    protocol_type: Option<String>,
+    protocol: Option<String>,
+    leader: Option<String>,
+    generation: Option<i32>,
+    members: Vec<Member>,
+}
+
+#[derive(Debug, Default)]
+struct ConsumerState {
+    epoch: i32,
+    assignment_epoch: i32,
+    /// member id → (metadata, member epoch and state of its current assignment).
+    members: BTreeMap<String, (Member, i32, i64)>,
+}
+
+type Key = (String, String, i32);
+
+#[derive(Debug, Default)]
+struct Replay {
+    classic: HashMap<String, ClassicState>,
+    consumer: HashMap<String, ConsumerState>,
+    offsets: BTreeMap<Key, CommittedOffset>,
+    pending: HashMap<i64, BTreeMap<Key, CommittedOffset>>,
+}
+
+fn s<'a>(v: &'a serde_json::Value, k: &str) -> Option<&'a str> {
+    v.get(k)?.as_str()
+}
+
+fn int(v: &serde_json::Value, k: &str) -> Option<i64> {
+    v.get(k)?.as_i64()
+}
+
+fn i32_of(v: &serde_json::Value, k: &str) -> Option<i32> {
+    int(v, k).and_then(|n| i32::try_from(n).ok())
+}
+
+fn member(data: &serde_json::Value, id: &str) -> Member {
+    Member {
+        member_id: id.to_owned(),
+        client_id: s(data, "clientId").map(str::to_owned),
+        client_host: s(data, "clientHost").map(str::to_owned),
+        group_instance_id: s(data, "groupInstanceId")
+            .or_else(|| s(data, "instanceId"))
+            .map(str::to_owned),
+        member_epoch: None,
+    }
+}
+
+/// `MemberState.STABLE`.
+const MEMBER_STATE_STABLE: i64 = 0;
+
+impl Replay {
+    fn record(&mut self, record_partition: i32, r: &ReplayedRecord<'_>) {
+        match r.control {
+            Some(ControlRecordType::Commit) => return self.end_transaction(r.producer_id, true),
+            Some(ControlRecordType::Abort) => return self.end_transaction(r.producer_id, false),
+            Some(_) => return,
+            None => {}
+        }
+        let Some(key) = r.key else { return };
+        let (Some(kind), Some(k)) = (s(key, "type"), key.get("data")) else {
+            return;
+        };
+        let value = if r.tombstone {
+            None
+        } else {
+            match r.value.and_then(|v| v.get("data")) {
+                Some(v) => Some(v),
+                // A value that did not decode is not replayed.
+                None => return,
+            }
+        };
+        let group = s(k, "group")
+            .or_else(|| s(k, "groupId"))
+            .unwrap_or_default();
+        let group = group.to_owned();
+        match kind {
+            "0" | "1" => {
+                let (Some(topic), Some(partition)) = (s(k, "topic"), i32_of(k, "partition")) else {
+                    return;
+                };
+                let key = (group, topic.to_owned(), partition);
+                self.offset_commit(key, record_partition, r, value);
+            }
+            "2" => match value {
+                None => {
+                    self.classic.remove(&group);
+                }
+                Some(v) => {
+                    let members = v
+                        .get("members")
+                        .and_then(|m| m.as_array())
+                        .into_iter()
+                        .flatten()
+                        .map(|m| member(m, s(m, "memberId").unwrap_or_default()))
+                        .collect();
+                    self.classic.insert(
+                        group,
+                        ClassicState {
+                            protocol_type: s(v, "protocolType").map(str::to_owned),
+                            protocol: s(v, "protocol").map(str::to_owned),
+                            leader: s(v, "leader").map(str::to_owned),
+                            generation: i32_of(v, "generation"),
+                            members,
+                        },
+                    );
+                }
+            },
+            "3" => match value {
+                None => {
+                    self.consumer.remove(&group);
+                }
+                Some(v) => {
+                    self.consumer.entry(group).or_default().epoch = i32_of(v, "epoch").unwrap_or(0);
+                }
+            },
+            "5" | "8" => {
+                let Some(id) = s(k, "memberId") else { return };
+                let g = self.consumer.entry(group).or_default();
+                match (kind, value) {
+                    ("5", None) => {
+                        g.members.remove(id);
+                    }
+                    ("5", Some(v)) => {
+                        let entry = g
+                            .members
+                            .entry(id.to_owned())
+                            .or_insert_with(|| (member(v, id), 0, MEMBER_STATE_STABLE));
+                        let epoch = entry.0.member_epoch;
+                        entry.0 = Member {
+                            member_epoch: epoch,
+                            ..member(v, id)
+                        };
+                    }
+                    (_, Some(v)) => {
+                        if let Some(m) = g.members.get_mut(id) {
+                            m.1 = i32_of(v, "memberEpoch").unwrap_or(0);
+                            m.2 = int(v, "state").unwrap_or(MEMBER_STATE_STABLE);
+                            m.0.member_epoch = Some(m.1);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "6" => {
+                if let Some(v) = value {
+                    self.consumer.entry(group).or_default().assignment_epoch =
+                        i32_of(v, "assignmentEpoch").unwrap_or(0);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn offset_commit(
+        &mut self,
+        key: Key,
+        record_partition: i32,
+        r: &ReplayedRecord<'_>,
+        value: Option<&serde_json::Value>,
+    ) {
+        let Some(v) = value else {
+            self.offsets.remove(&key);
+            for pending in self.pending.values_mut() {
+                pending.remove(&key);
+            }
+            return;
+        };
+        let committed = CommittedOffset {
+            topic: key.1.clone(),
+            partition: key.2,
+            offset: int(v, "offset").unwrap_or(-1),
+            leader_epoch: i32_of(v, "leaderEpoch").unwrap_or(-1),
+            metadata: s(v, "metadata").unwrap_or_default().to_owned(),
+            commit_timestamp: int(v, "commitTimestamp").unwrap_or(-1),
+            record_partition,
+            record_offset: r.offset,
+            log_end_offset: None,
+            lag: None,
+        };
+        // RecordBatch.NO_PRODUCER_ID: a plain commit.
+        if r.producer_id == -1 {
+            self.offsets.insert(key, committed);
+        } else {
+            self.pending
+                .entry(r.producer_id)
+                .or_default()
+                .insert(key, committed);
+        }
+    }
+
+    fn end_transaction(&mut self, producer_id: i64, commit: bool) {
+        let Some(pending) = self.pending.remove(&producer_id) else {
+            return;
+        };
+        if !commit {
+            return;
+        }
+        for (key, committed) in pending {
+            let newer = self
+                .offsets
+                .get(&key)
+                .is_none_or(|existing| committed.record_offset > existing.record_offset);
+            if newer {
+                self.offsets.insert(key, committed);
+            }
+        }
+    }
+
+    fn groups(self) -> Vec<Group> {
+        let mut names: Vec<String> = self
+            .classic
+            .keys()
+            .chain(self.consumer.keys())
+            .cloned()
+            .chain(self.offsets.keys().map(|k| k.0.clone()))
+            .chain(
+                self.pending
+                    .values()
+                    .flat_map(|p| p.keys().map(|k| k.0.clone())),
+            )
+            .collect();
+        names.sort();
+        names.dedup();
+        let mut offsets: HashMap<String, Vec<CommittedOffset>> = HashMap::new();
+        for ((g, _, _), o) in self.offsets {
+            offsets.entry(g).or_default().push(o);
+        }
+        let mut pending: HashMap<String, Vec<PendingOffset>> = HashMap::new();
+        for (producer_id, p) in self.pending {
+            for ((g, _, _), offset) in p {
+                pending.entry(g).or_default().push(PendingOffset {
+                    producer_id,
+                    offset,
+                });
+            }
+        }
+        let mut classic = self.classic;
+        let mut consumer = self.consumer;
+        names
+            .into_iter()
+            .map(|name| {
+                let mut g = Group {
+                    group: name.clone(),
+                    group_type: "simple",
+                    state: "Empty",
+                    protocol_type: None,
+                    protocol: None,
+                    leader: None,
+                    generation: None,
+                    assignment_epoch: None,
+                    members: Vec::new(),
+                    offsets: offsets.remove(&name).unwrap_or_default(),
+                    pending_transactional_offsets: pending.remove(&name).unwrap_or_default(),
+                };
+                g.pending_transactional_offsets
+                    .sort_by_key(|p| (p.producer_id, p.offset.topic.clone(), p.offset.partition));
+                if let Some(c) = consumer.remove(&name) {
+                    g.group_type = "consumer";
+                    g.generation = Some(c.epoch);
+                    g.assignment_epoch = Some(c.assignment_epoch);
+                    let reconciled = c.members.values().all(|(_, epoch, state)| {
+                        *epoch == c.assignment_epoch && *state == MEMBER_STATE_STABLE
+                    });
+                    g.state = if c.members.is_empty() {
+                        "Empty"
+                    } else if c.epoch > c.assignment_epoch {
+                        "Assigning"
+                    } else if !reconciled {
+                        "Reconciling"
+                    } else {
+                        "Stable"
+                    };
+                    g.members = c.members.into_values().map(|(m, _, _)| m).collect();
+                } else if let Some(c) = classic.remove(&name) {
+                    g.group_type = "classic";
+                    g.state = if c.members.is_empty() {
+                        "Empty"
+                    } else {
+                        "Stable"
+                    };
+                    g.protocol_type = c.protocol_type;
+                    g.protocol = c.protocol;
+                    g.leader = c.leader;
+                    g.generation = c.generation;
+                    g.members = c.members;
+                }
+                g
+            })
+            .collect()
+    }
+}
+
+/// The `__consumer_offsets` partition directories `path` names: itself, or the live ones of a
+/// log dir.
+pub fn offsets_partitions(path: &Path) -> Result<Vec<(PathBuf, i32)>> {
+    let name = path
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let of_topic = |n: &str| {
+        parse_partition_dir(n).filter(|pd| {
+            pd.topic == GROUP_METADATA_TOPIC_NAME && pd.state == PartitionDirState::Live
+        })
+    };
+    let expected = Expected::PartitionOrLogDir;
+    let Input::Dir { dirs, .. } = examine(path, expected)? else {
+        return Err(Error::unusable(path, Unusable::NotADirectory, expected));
+    };
+    if let Some(pd) = of_topic(&name) {
+        return Ok(vec![(path.to_path_buf(), pd.partition)]);
+    }
+    let mut out: Vec<(PathBuf, i32)> = dirs
+        .into_iter()
+        .filter_map(|d| {
+            let pd = of_topic(&d.file_name()?.to_string_lossy())?;
+            Some((d, pd.partition))
+        })
+        .collect();
+    out.sort_by_key(|(_, p)| *p);
+    if out.is_empty() {
+        return Err(Error::invalid(
+            path,
+            format!("neither a {GROUP_METADATA_TOPIC_NAME}-N directory nor a log dir holding one"),
+        ));
+    }
+    Ok(out)
+}
+
+/// Replays the `__consumer_offsets` partitions that `paths` name; only `group` when given.
+pub fn describe_groups(paths: &[PathBuf], group: Option<&str>) -> Result<GroupsReport> {
+    let mut partitions = Vec::new();
+    for p in paths {
+        partitions.extend(offsets_partitions(p)?);
+    }
+    let mut state = Replay::default();
+    let mut findings = Vec::new();
+    for (dir, n) in &partitions {
+        let logs = log_files(dir)?;
+        if logs.is_empty() {
+            continue;
+        }
+        findings.extend(replay(&logs, Decoder::Offsets, 0, &mut |r| {
+            state.record(*n, r)
+        })?);
+    }
+    let mut groups = state.groups();
+    if let Some(g) = group {
+        groups.retain(|x| x.group == g);
+    }
+    // Lag, against the partitions the same log dirs hold.
+    let mut ends: HashMap<(PathBuf, String, i32), Option<i64>> = HashMap::new();
+    for g in &mut groups {
+        for o in &mut g.offsets {
+            let log_dir = partitions
+                .iter()
+                .find(|(_, n)| *n == o.record_partition)
+                .and_then(|(d, _)| d.parent())
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            let key = (log_dir.clone(), o.topic.clone(), o.partition);
+            let end = *ends.entry(key).or_insert_with(|| {
+                let dir = log_dir.join(partition_dir_name(&o.topic, o.partition));
+                dir.is_dir()
+                    .then(|| Seeker::open(&dir).and_then(|mut s| s.log_end_offset()).ok())
+                    .flatten()
+            });
+            o.log_end_offset = end;
+            o.lag = end.map(|e| e - o.offset);
+        }
+    }
+    Ok(GroupsReport {
+        dirs: partitions.into_iter().map(|(d, _)| d).collect(),
+        groups,
+        findings,
+    })
+}

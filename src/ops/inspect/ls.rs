@@ -1,0 +1,615 @@
+//! `ls`: what a log dir holds, partition by partition, as `kafka-log-dirs.sh` would describe it
+//! from a running broker, read from the disk alone. Only metadata is read: file sizes and
+//! times, the log dir's checkpoint files, `partition.metadata`, `meta.properties`, the last
+//! slot of the active segment's offset index and of every time index, and the `.log` bytes from
+//! that last offset-index entry to the end of the active segment. That last read is what
+//! `LogSegment.readNextOffset` does when the broker loads a cleanly shut down log: it is bounded
+//! by `index.interval.bytes` (plus one batch) wherever the index is current.
+//!
+//! Directory states are the loader's (`LogManager.loadLogs` / `loadLog`): `-delete` directories
+//! are queued for deletion, `-stray` ones kept aside, `-future` ones are replica moves, and a
+//! name that does not parse fails the whole log dir. Problems are those metadata shows: a missing
+//! `partition.metadata`, a topic id the KRaft metadata does not know or gives another name, a
+//! partition whose replicas do not include this broker (`LogManager.isStrayKraftReplica`),
+//! checkpoint entries for partitions that have no directory, the same partition twice.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::format::checkpoint::{uuid_to_base64, MetaProperties, PartitionMetadata};
+use crate::format::index::{
+    decode_offset_index_entry_bytes, decode_time_index_entry_bytes, OFFSET_INDEX_ENTRY_BYTES,
+    TIME_INDEX_ENTRY_BYTES,
+};
+use crate::format::internal::Decoder;
+use crate::format::names::{
+    classify, index_file_name, parse_partition_dir, partition_dir_name, time_index_file_name,
+    FileKind, PartitionDirState, CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
+    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, META_PROPERTIES_FILE_NAME, PARTITION_METADATA_FILE_NAME,
+    RECOVERY_POINT_CHECKPOINT_FILE_NAME, REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+};
+use crate::ops::finding::Finding;
+use crate::ops::inspect::records::{log_files, replay};
+use crate::ops::partition::read_checkpoint;
+use crate::storage::files::{list_dir, mtime_ms, read_index_last_slot, segment_logs};
+use crate::storage::seek::{scan_to_end, seek_reader};
+
+/// The KRaft metadata log's topic: the raft layer's, not the log manager's.
+pub const KRAFT_METADATA_TOPIC: &str = "__cluster_metadata";
+/// The tiered-storage index cache directory the loader skips (`RemoteIndexCache.DIR_NAME`).
+pub const REMOTE_INDEX_CACHE_DIR_NAME: &str = "remote-log-index-cache";
+
+/// What to compare the partitions with.
+#[derive(Debug, Clone, Default)]
+pub struct LsOptions {
+    /// A `__cluster_metadata-0` directory (or a log dir holding one) to take topic ids and
+    /// replica assignments from, instead of the log dir's own.
+    pub metadata: Option<PathBuf>,
+}
+
+/// One directory of a log dir.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionListing {
+    pub dir: PathBuf,
+    pub topic: Option<String>,
+    pub partition: Option<i32>,
+    /// `live`, `delete`, `future`, `stray`, or `unparseable` (a name the loader rejects).
+    pub state: &'static str,
+    /// The unique id of a `-delete`, `-future` or `-stray` name.
+    pub unique_id: Option<String>,
+    /// `partition.metadata`'s topic id (base64, as Kafka prints it).
+    pub topic_id: Option<String>,
+    /// Bytes in the `.log` segments (`Log.size`).
+    pub size_in_bytes: u64,
+    pub segments: usize,
+    /// The log dir's `log-start-offset-checkpoint` entry, never below the first segment.
+    pub log_start_offset: Option<i64>,
+    pub log_end_offset: Option<i64>,
+    /// `replication-offset-checkpoint`.
+    pub high_watermark: Option<i64>,
+    /// `recovery-point-offset-checkpoint`.
+    pub recovery_point: Option<i64>,
+    /// `cleaner-offset-checkpoint`.
+    pub cleaner_checkpoint: Option<i64>,
+    /// The newest `.log` modification time.
+    pub last_modified_ms: Option<i64>,
+    /// The largest timestamp the time indexes (and the active segment's tail) record; -1 none.
+    pub max_timestamp: Option<i64>,
+    /// `.log` bytes read (the active segment from its last index entry).
+    pub log_bytes_read: u64,
+    pub findings: Vec<Finding>,
+}
+
+/// Sums over a topic or a log dir.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    pub partitions: usize,
+    pub segments: usize,
+    pub size_in_bytes: u64,
+}
+
+impl Totals {
+    fn add(&mut self, p: &PartitionListing) {
+        self.partitions += 1;
+        self.segments += p.segments;
+        self.size_in_bytes += p.size_in_bytes;
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopicTotals {
+    pub topic: String,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+/// One log dir.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogDirListing {
+    pub log_dir: PathBuf,
+    /// `meta.properties`' node id (or broker id).
+    pub broker_id: Option<i32>,
+    /// The `__cluster_metadata-0` directory topic ids and assignments came from.
+    pub metadata: Option<PathBuf>,
+    pub partitions: Vec<PartitionListing>,
+    /// About the log dir's own files (checkpoints, `meta.properties`, the metadata log).
+    pub findings: Vec<Finding>,
+    pub topics: Vec<TopicTotals>,
+    pub totals: Totals,
+}
+
+impl LogDirListing {
+    pub fn findings(&self) -> impl Iterator<Item = &Finding> {
+        self.partitions
+            .iter()
+            .flat_map(|p| &p.findings)
+            .chain(&self.findings)
+    }
+}
+
+/// Topics and partition assignments as the KRaft metadata image holds them.
+#[derive(Debug, Default)]
+struct MetadataImage {
+    dir: PathBuf,
+    /// Topic id → name.
+    topics: HashMap<String, String>,
+    /// (topic id, partition) → replicas.
+    partitions: HashMap<(String, i32), Vec<i32>>,
+}
+
+fn str_field<'a>(data: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    data.get(key)?.as_str()
+}
+
+fn replicas(data: &serde_json::Value) -> Option<Vec<i32>> {
+    data.get("replicas")?
+        .as_array()?
+        .iter()
+        .map(|r| r.as_i64().and_then(|r| i32::try_from(r).ok()))
+        .collect()
+}
+
+impl MetadataImage {
+    fn apply(&mut self, value: &serde_json::Value) {
+        let (Some(kind), Some(data)) = (str_field(value, "type"), value.get("data")) else {
+            return;
+        };
+        let topic_id = str_field(data, "topicId").map(str::to_owned);
+        let partition = data
+            .get("partitionId")
+            .and_then(|p| p.as_i64())
+            .and_then(|p| i32::try_from(p).ok());
+        match (kind, topic_id, partition) {
+            ("TOPIC_RECORD", Some(id), _) => {
+                if let Some(name) = str_field(data, "name") {
+                    self.topics.insert(id, name.to_owned());
+                }
+            }
+            ("PARTITION_RECORD", Some(id), Some(p)) => {
+                self.partitions
+                    .insert((id, p), replicas(data).unwrap_or_default());
+            }
+            // A change record carries replicas only when they changed (null otherwise).
+            ("PARTITION_CHANGE_RECORD", Some(id), Some(p)) => {
+                if let Some(r) = replicas(data) {
+                    self.partitions.insert((id, p), r);
+                }
+            }
+            ("REMOVE_TOPIC_RECORD", Some(id), _) => {
+                self.topics.remove(&id);
+                self.partitions.retain(|(t, _), _| *t != id);
+            }
+            _ => {}
+        }
+    }
+
+    /// The image of `dir` (`__cluster_metadata-0`): its newest snapshot, then the log's records
+    /// from the snapshot's end offset, as the broker's metadata loader builds it.
+    fn load(dir: &Path) -> Result<(MetadataImage, Vec<Finding>)> {
+        let mut snapshot: Option<(i64, PathBuf)> = None;
+        for p in list_dir(dir)? {
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            if let FileKind::KraftSnapshot { end_offset, .. } = classify(&name) {
+                if snapshot.as_ref().is_none_or(|(o, _)| end_offset > *o) {
+                    snapshot = Some((end_offset, p));
+                }
+            }
+        }
+        let mut image = MetadataImage {
+            dir: dir.to_path_buf(),
+            ..MetadataImage::default()
+        };
+        let mut findings = Vec::new();
+        let from = match snapshot {
+            Some((end_offset, path)) => {
+                findings.extend(replay(&[path], Decoder::ClusterMetadata, 0, &mut |r| {
+                    if let Some(v) = r.value {
+                        image.apply(v);
+                    }
+                })?);
+                end_offset
+            }
+            None => 0,
+        };
+        let logs = log_files(dir)?;
+        if !logs.is_empty() {
+            findings.extend(replay(&logs, Decoder::ClusterMetadata, from, &mut |r| {
+                if let Some(v) = r.value {
+                    image.apply(v);
+                }
+            })?);
+        }
+        Ok((image, findings))
+    }
+}
+
+/// A log dir's checkpoint file, read once: its entries by topic-partition.
+#[derive(Debug, Default)]
+struct Checkpoint {
+    path: PathBuf,
+    entries: HashMap<(String, i32), i64>,
+}
+
+fn load_checkpoint(log_dir: &Path, name: &str, findings: &mut Vec<Finding>) -> Checkpoint {
+    let path = log_dir.join(name);
+    let entries = match read_checkpoint(&path) {
+        Ok(Some(c)) => c
+            .entries
+            .into_iter()
+            .map(|e| ((e.topic, e.partition), e.offset))
+            .collect(),
+        Ok(None) => HashMap::new(),
+        Err(e) => {
+            findings.push(Finding::error("checkpoint.decode", &path, e.to_string()));
+            HashMap::new()
+        }
+    };
+    Checkpoint { path, entries }
+}
+
+fn state_name(state: &PartitionDirState) -> (&'static str, Option<String>) {
+    match state {
+        PartitionDirState::Live => ("live", None),
+        PartitionDirState::Delete { unique_id } => ("delete", Some(unique_id.clone())),
+        PartitionDirState::Future { unique_id } => ("future", Some(unique_id.clone())),
+        PartitionDirState::Stray { unique_id } => ("stray", Some(unique_id.clone())),
+    }
+}
+
+/// The segments' sizes and times and the log end offset, read from metadata and index tails.
+fn measure(dir: &Path, p: &mut PartitionListing) -> Result<()> {
+    let segments = segment_logs(dir)?;
+    let Some((last_base, last_log)) = segments.last().cloned() else {
+        return Ok(());
+    };
+    let mut max_timestamp = crate::format::index::NO_TIMESTAMP;
+    let mut last_modified = i64::MIN;
+    for (base, log) in &segments {
+        let meta = std::fs::metadata(log).map_err(|e| Error::io(log, e))?;
+        p.size_in_bytes += meta.len();
+        last_modified = last_modified.max(mtime_ms(log)?);
+        let time_index = dir.join(time_index_file_name(*base));
+        if let Some(slot) = read_index_last_slot(&time_index, TIME_INDEX_ENTRY_BYTES)? {
+            let slot = slot.as_slice().try_into().expect("a time index slot");
+            max_timestamp = max_timestamp.max(decode_time_index_entry_bytes(slot, *base).timestamp);
+        }
+    }
+    p.segments = segments.len();
+    p.last_modified_ms = Some(last_modified);
+    // readNextOffset: from the last offset-index entry's position, when it lies in the log.
+    let log_len = std::fs::metadata(&last_log)
+        .map_err(|e| Error::io(&last_log, e))?
+        .len();
+    let index = dir.join(index_file_name(last_base));
+    let mut reader = seek_reader(&last_log, 0)?;
+    let mut from = 0;
+    if let Some(slot) = read_index_last_slot(&index, OFFSET_INDEX_ENTRY_BYTES)? {
+        let slot = slot.as_slice().try_into().expect("an index slot");
+        let e = decode_offset_index_entry_bytes(slot, last_base);
+        // The broker indexes a batch by its last offset (`LogSegment.append`, `recover`): an
+        // entry that does not name the batch at its position cannot be trusted to start from.
+        let position = u64::try_from(e.position).ok().filter(|&pos| pos < log_len);
+        let names_its_batch = match position {
+            Some(pos) => reader
+                .header_at(pos)?
+                .is_some_and(|h| h.last_offset == e.offset),
+            None => false,
+        };
+        match position {
+            Some(pos) if names_its_batch => from = pos,
+            _ => {
+                let m = format!(
+                    "the last entry (offset {}, position {}) does not name the batch at its position: the log end offset was found by reading the segment from its start",
+                    e.offset, e.position
+                );
+                p.findings
+                    .push(Finding::warning("ls.index-tail", &index, m));
+            }
+        }
+    }
+    reader.seek(from);
+    let tail = scan_to_end(&mut reader, last_base)?;
+    p.log_bytes_read = reader.bytes_read();
+    p.log_end_offset = Some(tail.next_offset);
+    p.max_timestamp = Some(max_timestamp.max(tail.max_timestamp));
+    p.log_start_offset = Some(segments[0].0);
+    Ok(())
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Lists one log dir.
+pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
+    let crate::ops::input::Input::Dir { files, .. } =
+        crate::ops::input::examine(log_dir, crate::error::Expected::LogDir)?
+    else {
+        return Err(Error::unusable(
+            log_dir,
+            crate::error::Unusable::NotADirectory,
+            crate::error::Expected::LogDir,
+        ));
+    };
+    if files
+        .iter()
+        .any(|f| matches!(classify(&file_name(f)), FileKind::Log { .. }))
+    {
+        return Err(Error::invalid(
+            log_dir,
+            "a partition directory (it holds .log segments); ls takes the log dir that holds it",
+        ));
+    }
+    let mut findings = Vec::new();
+    let broker_id = match std::fs::read(log_dir.join(META_PROPERTIES_FILE_NAME)) {
+        Ok(b) => match MetaProperties::decode(&b) {
+            // node.id (KRaft, version 1) or broker.id (ZooKeeper, version 0).
+            Ok(m) => m.node_id,
+            Err(e) => {
+                let f = log_dir.join(META_PROPERTIES_FILE_NAME);
+                findings.push(Finding::error("meta-properties.decode", f, e.to_string()));
+                None
+            }
+        },
+        Err(_) => None,
+    };
+    let checkpoints = [
+        RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+        REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+        LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+        CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
+    ]
+    .map(|n| load_checkpoint(log_dir, n, &mut findings));
+    let [recovery, replication, log_start, cleaner] = &checkpoints;
+
+    let own_metadata = log_dir.join(partition_dir_name(KRAFT_METADATA_TOPIC, 0));
+    let metadata_dir = match &opts.metadata {
+        Some(m) if m.join(partition_dir_name(KRAFT_METADATA_TOPIC, 0)).is_dir() => {
+            Some(m.join(partition_dir_name(KRAFT_METADATA_TOPIC, 0)))
+        }
+        Some(m) => Some(m.clone()),
+        None => own_metadata.is_dir().then_some(own_metadata),
+    };
+    let image = match &metadata_dir {
+        Some(d) => {
+            let (image, f) = MetadataImage::load(d)?;
+            findings.extend(f);
+            Some(image)
+        }
+        None => None,
+    };
+
+    let mut partitions = Vec::new();
+    for dir in list_dir(log_dir)?.into_iter().filter(|d| d.is_dir()) {
+        let name = file_name(&dir);
+        if name == REMOTE_INDEX_CACHE_DIR_NAME {
+            continue;
+        }
+        let parsed = parse_partition_dir(&name);
+        let (state, unique_id) = parsed
+            .as_ref()
+            .map_or(("unparseable", None), |pd| state_name(&pd.state));
+        let mut p = PartitionListing {
+            dir: dir.clone(),
+            topic: parsed.as_ref().map(|pd| pd.topic.clone()),
+            partition: parsed.as_ref().map(|pd| pd.partition),
+            state,
+            unique_id,
+            topic_id: None,
+            size_in_bytes: 0,
+            segments: 0,
+            log_start_offset: None,
+            log_end_offset: None,
+            high_watermark: None,
+            recovery_point: None,
+            cleaner_checkpoint: None,
+            last_modified_ms: None,
+            max_timestamp: None,
+            log_bytes_read: 0,
+            findings: Vec::new(),
+        };
+        if parsed.is_none() {
+            let m = format!(
+                "'{name}' is not a partition directory name (topic-partition, or with a .uniqueId-delete, -future or -stray suffix): the broker fails this whole log dir at start-up"
+            );
+            p.findings.push(Finding::error("ls.dir-name", &dir, m));
+        }
+        if let Err(e) = measure(&dir, &mut p) {
+            p.findings
+                .push(Finding::error("ls.unreadable", &dir, e.to_string()));
+        }
+        let metadata_file = dir.join(PARTITION_METADATA_FILE_NAME);
+        match std::fs::read(&metadata_file) {
+            Ok(b) => match PartitionMetadata::decode(&b, &metadata_file.display().to_string()) {
+                Ok(m) => p.topic_id = Some(uuid_to_base64(&m.topic_id)),
+                Err(e) => p.findings.push(Finding::error(
+                    "partition-metadata.decode",
+                    &metadata_file,
+                    e.to_string(),
+                )),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => p.findings.push(Finding::error(
+                "partition-metadata.decode",
+                &metadata_file,
+                e.to_string(),
+            )),
+        }
+        if let Some(pd) = &parsed {
+            let key = (pd.topic.clone(), pd.partition);
+            let live = pd.state == PartitionDirState::Live;
+            let raft = pd.topic == KRAFT_METADATA_TOPIC;
+            p.recovery_point = recovery.entries.get(&key).copied();
+            p.log_start_offset = match (log_start.entries.get(&key), p.log_start_offset) {
+                (Some(&c), Some(first)) => Some(c.max(first)),
+                (_, first) => first,
+            };
+            if live {
+                p.high_watermark = replication.entries.get(&key).copied();
+                p.cleaner_checkpoint = cleaner.entries.get(&key).copied();
+            }
+            if live && !raft {
+                judge_against_metadata(&mut p, image.as_ref(), broker_id);
+            }
+        }
+        partitions.push(p);
+    }
+
+    // Without KRaft metadata, brokers before 2.8 wrote no partition.metadata at all: a missing
+    // one says something only beside partitions that have theirs.
+    if image.is_none() && partitions.iter().any(|p| p.topic_id.is_some()) {
+        for p in partitions
+            .iter_mut()
+            .filter(|p| p.state == "live" && p.topic_id.is_none())
+        {
+            let m = "no partition.metadata, which the other partitions of this log dir have: the broker writes it when it next becomes leader or follower; in KRaft mode it takes a log without a topic id for a stray replica at start-up";
+            let file = p.dir.join(PARTITION_METADATA_FILE_NAME);
+            p.findings
+                .push(Finding::warning("ls.partition-metadata-missing", file, m));
+        }
+    }
+    check_checkpoint_entries(&checkpoints, &partitions, &mut findings);
+    let mut topics: BTreeMap<String, Totals> = BTreeMap::new();
+    let mut totals = Totals::default();
+    for p in &partitions {
+        totals.add(p);
+        if let Some(t) = &p.topic {
+            topics.entry(t.clone()).or_default().add(p);
+        }
+    }
+    Ok(LogDirListing {
+        log_dir: log_dir.to_path_buf(),
+        broker_id,
+        metadata: image.map(|i| i.dir),
+        partitions,
+        findings,
+        topics: topics
+            .into_iter()
+            .map(|(topic, totals)| TopicTotals { topic, totals })
+            .collect(),
+        totals,
+    })
+}
+
+/// `LogManager.isStrayKraftReplica`, and a missing `partition.metadata` without metadata.
+fn judge_against_metadata(
+    p: &mut PartitionListing,
+    image: Option<&MetadataImage>,
+    broker_id: Option<i32>,
+) {
+    let (Some(topic), Some(partition)) = (p.topic.clone(), p.partition) else {
+        return;
+    };
+    let file = p.dir.join(PARTITION_METADATA_FILE_NAME);
+    let Some(image) = image else {
+        return;
+    };
+    let Some(id) = p.topic_id.clone() else {
+        let m = "no partition.metadata: in KRaft mode the broker takes a log without a topic id for a stray replica at start-up and renames it -stray";
+        p.findings
+            .push(Finding::error("ls.partition-metadata-missing", &file, m));
+        return;
+    };
+    let by_name = image
+        .topics
+        .iter()
+        .find(|(_, name)| **name == topic)
+        .map(|(id, _)| id.clone());
+    match image.topics.get(&id) {
+        None => {
+            let also = by_name.map_or(String::new(), |other| {
+                format!(" (the metadata's topic {topic} has id {other}: the topic was deleted and created again)")
+            });
+            let m = format!("topic id {id} is not in the metadata{also}: the broker takes this log for a stray replica at start-up");
+            p.findings.push(Finding::error("ls.topic-id", &file, m));
+        }
+        Some(name) if *name != topic => {
+            let m = format!("topic id {id} is topic {name} in the metadata, not {topic}");
+            p.findings.push(Finding::error("ls.topic-id", &file, m));
+        }
+        Some(_) => match image.partitions.get(&(id, partition)) {
+            None => {
+                let m = format!("the metadata has no partition {partition} of {topic}: the broker takes this log for a stray replica at start-up");
+                p.findings.push(Finding::error("ls.not-hosted", &p.dir, m));
+            }
+            Some(replicas) => {
+                if let Some(b) = broker_id.filter(|b| !replicas.contains(b)) {
+                    let m = format!("the metadata assigns {topic}-{partition} to brokers {replicas:?}, not to broker {b} (meta.properties): the broker takes this log for a stray replica at start-up");
+                    p.findings.push(Finding::error("ls.not-hosted", &p.dir, m));
+                }
+            }
+        },
+    }
+}
+
+/// Checkpoint entries naming partitions without a live directory here.
+fn check_checkpoint_entries(
+    checkpoints: &[Checkpoint],
+    partitions: &[PartitionListing],
+    findings: &mut Vec<Finding>,
+) {
+    let live: std::collections::HashSet<(String, i32)> = partitions
+        .iter()
+        .filter(|p| p.state == "live")
+        .filter_map(|p| Some((p.topic.clone()?, p.partition?)))
+        .collect();
+    for c in checkpoints {
+        let mut missing: Vec<&(String, i32)> =
+            c.entries.keys().filter(|k| !live.contains(*k)).collect();
+        missing.sort();
+        for (topic, partition) in missing {
+            let name = partition_dir_name(topic, *partition);
+            let m = format!(
+                "an entry for {name}, which has no directory in this log dir (deleted or moved since the checkpoint was written)"
+            );
+            findings.push(Finding::warning("checkpoint.unknown-partition", &c.path, m));
+        }
+    }
+}
+
+/// Lists several log dirs; a partition live in two of them is reported in both (the broker
+/// refuses to start: `Duplicate log directories`).
+pub fn list_log_dirs(log_dirs: &[PathBuf], opts: &LsOptions) -> Result<Vec<LogDirListing>> {
+    let mut out: Vec<LogDirListing> = log_dirs
+        .iter()
+        .map(|d| list_log_dir(d, opts))
+        .collect::<Result<_>>()?;
+    let mut seen: HashMap<(String, i32, bool), Vec<(usize, usize)>> = HashMap::new();
+    for (i, l) in out.iter().enumerate() {
+        for (j, p) in l.partitions.iter().enumerate() {
+            if let (Some(t), Some(n), "live" | "future") = (&p.topic, p.partition, p.state) {
+                seen.entry((t.clone(), n, p.state == "future"))
+                    .or_default()
+                    .push((i, j));
+            }
+        }
+    }
+    for places in seen.values().filter(|v| v.len() > 1) {
+        let dirs: Vec<String> = places
+            .iter()
+            .map(|&(i, j)| out[i].partitions[j].dir.display().to_string())
+            .collect();
+        for &(i, j) in places {
+            let p = &mut out[i].partitions[j];
+            let m = format!(
+                "the same partition is in {}: the broker refuses to start (duplicate log directories)",
+                dirs.join(" and ")
+            );
+            p.findings.push(Finding::error("ls.duplicate", &p.dir, m));
+        }
+    }
+    Ok(out)
+}

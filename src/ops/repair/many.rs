@@ -1,0 +1,196 @@
+//! Repairs over whole log dirs: the partitions a path names (itself, or every partition
+//! directory of a log dir the broker would do that work in), planned in parallel on a pool of
+//! `jobs` threads, each plan as it is for one partition; and the start-up estimate of
+//! `recover`: the bytes the broker's unclean-shutdown recovery reads (every segment from the
+//! one holding the recovery point on, `LogLoader.recoverLog`) and the time at the speed the
+//! plans' recovery walks ran at here.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::{Result, Work};
+use crate::ops::input::repair_target;
+use crate::ops::inspect::seek::partition_dirs;
+use crate::storage::files::segment_logs;
+
+/// The partition directories (and files) `paths` name for `work`, and those of a log dir left out, with
+/// why (a `-delete` directory, one without a segment, ...). A partition directory named
+/// directly is always taken: its plan reports what is wrong with it.
+pub fn partitions_for(paths: &[PathBuf], work: Work) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for p in paths {
+        // A segment file named alone is its command's to judge.
+        if p.is_file() {
+            out.push(p.clone());
+            continue;
+        }
+        // What is neither a partition nor a log dir of partitions is the command's to judge too,
+        // with its own error.
+        let dirs = match partition_dirs(p) {
+            Ok(d) if !(d.len() == 1 && d[0] == *p) => d,
+            _ => {
+                out.push(p.clone());
+                continue;
+            }
+        };
+        for d in dirs {
+            match repair_target(&d, work) {
+                Ok(_) => out.push(d),
+                Err(e) => skipped.push((d, e.to_string())),
+            }
+        }
+    }
+    (out, skipped)
+}
+
+/// Runs `f` on every item on a pool of `jobs` threads (at least 1), results in item order.
+pub fn in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    jobs: usize,
+    f: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
+    use rayon::prelude::*;
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+    {
+        Ok(pool) => pool.install(|| items.par_iter().map(&f).collect()),
+        Err(_) => items.iter().map(f).collect(),
+    }
+}
+
+/// The `.log` bytes an unclean start-up recovers in `dir` from `recovery_point`: every segment
+/// from the one holding it (the first, when it lies below them all) to the end.
+pub fn bytes_to_recover(dir: &Path, recovery_point: i64) -> Result<u64> {
+    let logs = segment_logs(dir)?;
+    let from = logs
+        .iter()
+        .rposition(|(base, _)| *base <= recovery_point)
+        .unwrap_or(0);
+    logs[from..]
+        .iter()
+        .map(|(_, p)| crate::storage::files::file_len(p))
+        .sum()
+}
+
+/// One partition's share of the estimate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionEstimate {
+    pub dir: PathBuf,
+    pub recovery_point: i64,
+    pub bytes_to_recover: u64,
+}
+
+/// What the broker's start-up after an unclean shutdown would have to recover.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Estimate {
+    pub partitions: Vec<PartitionEstimate>,
+    pub bytes_to_recover: u64,
+    /// Bytes recovered per second by one thread here: the plans' bytes over the summed time of
+    /// their recovery walks.
+    pub bytes_per_second: f64,
+    /// At that speed with one recovery thread per log dir (`num.recovery.threads.per.data.dir`
+    /// defaults to 1), log dirs in parallel: the slowest log dir's time.
+    pub seconds: f64,
+}
+
+impl Estimate {
+    /// `partitions` with how long each one's recovery walk took.
+    pub fn new(partitions: Vec<(PartitionEstimate, Duration)>) -> Estimate {
+        let bytes: u64 = partitions.iter().map(|(p, _)| p.bytes_to_recover).sum();
+        let busy: f64 = partitions.iter().map(|(_, d)| d.as_secs_f64()).sum();
+        let bytes_per_second = if busy > 0.0 { bytes as f64 / busy } else { 0.0 };
+        let mut per_log_dir: std::collections::BTreeMap<Option<&Path>, u64> = Default::default();
+        for (p, _) in &partitions {
+            *per_log_dir.entry(p.dir.parent()).or_default() += p.bytes_to_recover;
+        }
+        let slowest = per_log_dir.values().copied().max().unwrap_or(0);
+        let seconds = if bytes_per_second > 0.0 {
+            slowest as f64 / bytes_per_second
+        } else {
+            0.0
+        };
+        Estimate {
+            partitions: partitions.into_iter().map(|(p, _)| p).collect(),
+            bytes_to_recover: bytes,
+            bytes_per_second,
+            seconds,
+        }
+    }
+
+    /// `~3 min at 1.2 GB/s`-style words.
+    pub fn render_text(&self) -> String {
+        format!(
+            "estimate: an unclean start-up recovers {} in {} partition(s) from their recovery points: ~{} at {}/s (measured here, one recovery thread per log dir as num.recovery.threads.per.data.dir=1)\n",
+            human_bytes(self.bytes_to_recover as f64),
+            self.partitions.len(),
+            human_duration(self.seconds),
+            human_bytes(self.bytes_per_second)
+        )
+    }
+}
+
+fn human_bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < UNITS.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn human_duration(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words() {
+        assert_eq!(human_bytes(999.0), "999 B");
+        assert_eq!(human_bytes(1_200_000_000.0), "1.2 GB");
+        assert_eq!(human_duration(0.25), "250 ms");
+        assert_eq!(human_duration(180.0), "3 min");
+        assert_eq!(human_duration(9000.0), "2.5 h");
+    }
+
+    #[test]
+    fn slowest_log_dir_sets_the_time() {
+        let p = |dir: &str, bytes| {
+            (
+                PartitionEstimate {
+                    dir: PathBuf::from(dir),
+                    recovery_point: 0,
+                    bytes_to_recover: bytes,
+                },
+                Duration::from_secs(1),
+            )
+        };
+        // 600 bytes in 3 s of plans: 200 B/s; log dir a has 500 bytes: 2.5 s.
+        let e = Estimate::new(vec![p("a/t-0", 300), p("a/t-1", 200), p("b/t-0", 100)]);
+        assert_eq!(e.bytes_to_recover, 600);
+        assert!((e.bytes_per_second - 200.0).abs() < 1e-9);
+        assert!((e.seconds - 2.5).abs() < 1e-9);
+    }
+}
