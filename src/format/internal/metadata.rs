@@ -8,7 +8,7 @@ use super::tables::*;
 use super::Decoded;
 
 /// Api key → enum constant name and schema.
-fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
+pub(super) fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
     Some(match api_key {
         0 => ("REGISTER_BROKER_RECORD", &REGISTER_BROKER_RECORD),
         1 => ("UNREGISTER_BROKER_RECORD", &UNREGISTER_BROKER_RECORD),
@@ -52,6 +52,11 @@ fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
         27 => ("REGISTER_CONTROLLER_RECORD", &REGISTER_CONTROLLER_RECORD),
         _ => return None,
     })
+}
+
+/// The api key of a record type's enum constant name.
+pub(super) fn api_key_of(name: &str) -> Option<i16> {
+    (0..=i16::MAX).find(|k| record_type(*k).is_some_and(|(n, _)| n == name))
 }
 
 /// Error texts of `MetadataParseException`: only the message is printed.

@@ -9,6 +9,7 @@
 //! [`Decoded::fatal`].
 
 mod coordinator;
+mod encode;
 mod json;
 mod kraft;
 mod metadata;
@@ -17,10 +18,12 @@ mod schema;
 #[rustfmt::skip]
 mod tables;
 mod txn;
+mod writer;
 
 #[cfg(test)]
 mod tests;
 
+pub use encode::{encode_record, KeyValue};
 use json::Json;
 use reader::JavaError;
 

@@ -9,7 +9,7 @@ use super::reader::{read_message, Buf, JavaError, Val, ILLEGAL_ARGUMENT, ILLEGAL
 use super::tables::{TRANSACTION_LOG_KEY, TRANSACTION_LOG_VALUE};
 use super::Decoded;
 
-const STATES: [&str; 8] = [
+pub(super) const STATES: [&str; 8] = [
     "Empty",
     "Ongoing",
     "PrepareCommit",

@@ -21,6 +21,8 @@ use crate::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
 use crate::format::checkpoint::uuid_from_base64;
 use crate::format::codec::Compression;
 use crate::format::control::{encode_control_key, ControlRecordType, EndTxnMarker};
+use crate::format::decode_hex;
+use crate::format::internal::{encode_record, Decoder, KeyValue};
 use crate::format::legacy::{build_message_set, LegacySetSpec};
 use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
@@ -96,6 +98,10 @@ pub struct SpecConfig {
     pub index_interval_bytes: Option<u64>,
     #[serde(rename = "segment.index.bytes")]
     pub segment_index_bytes: Option<u64>,
+    /// `compact`, `delete` or both: recorded for the reader of the spec; writing appends and
+    /// rolls alike under every policy (no cleaner runs).
+    #[serde(rename = "cleanup.policy")]
+    pub cleanup_policy: Option<String>,
     /// Default magic of batches that give none (2 if absent).
     pub magic: Option<i8>,
     /// Default codec of batches that give none ("none" if absent).
@@ -173,8 +179,63 @@ pub struct SpecRecord {
     pub value_hex: Option<String>,
     pub value_base64: Option<String>,
     pub value_gen: Option<BytesGen>,
+    /// A `__consumer_offsets` record in the offsets decoder's JSON form (key and value).
+    pub group: Option<Value>,
+    /// A `__share_group_state` record in the share-group-state decoder's JSON form.
+    pub share: Option<Value>,
+    /// A `__transaction_state` record in the transaction-log decoder's JSON form.
+    pub txn: Option<Value>,
     #[serde(default)]
     pub headers: Vec<SpecHeader>,
+}
+
+impl SpecRecord {
+    /// Key and value: from an internal record's JSON form, else from the byte fields.
+    fn key_value(&self) -> std::result::Result<KeyValue, String> {
+        let internal = [
+            (Decoder::Offsets, &self.group),
+            (Decoder::ShareGroupState, &self.share),
+            (Decoder::TransactionLog, &self.txn),
+        ];
+        let mut given = internal
+            .iter()
+            .filter_map(|(d, j)| j.as_ref().map(|j| (*d, j)));
+        let Some((decoder, json)) = given.next() else {
+            let key = bytes_of(
+                self.key.as_deref(),
+                self.key_hex.as_deref(),
+                self.key_base64.as_deref(),
+                self.key_gen,
+            )
+            .map_err(|m| format!("key: {m}"))?;
+            let value = bytes_of(
+                self.value.as_deref(),
+                self.value_hex.as_deref(),
+                self.value_base64.as_deref(),
+                self.value_gen,
+            )
+            .map_err(|m| format!("value: {m}"))?;
+            return Ok((key, value));
+        };
+        let byte_fields = [
+            &self.key,
+            &self.key_hex,
+            &self.key_base64,
+            &self.value,
+            &self.value_hex,
+            &self.value_base64,
+        ];
+        if given.next().is_some()
+            || byte_fields.iter().any(|f| f.is_some())
+            || self.key_gen.is_some()
+            || self.value_gen.is_some()
+        {
+            return Err(
+                "an internal record (group, share, txn) excludes other key and value forms".into(),
+            );
+        }
+        encode_record(decoder, json)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -601,23 +662,14 @@ impl Planner<'_> {
                     (None, 0) => -1,
                     (None, _) => self.tick(),
                 };
+                let (key, value) = r
+                    .key_value()
+                    .map_err(|m| bad(format!("record at offset {offset}: {m}")))?;
                 out.push(RecordSpec {
                     offset,
                     timestamp,
-                    key: bytes_of(
-                        r.key.as_deref(),
-                        r.key_hex.as_deref(),
-                        r.key_base64.as_deref(),
-                        r.key_gen,
-                    )
-                    .map_err(|m| bad(format!("record at offset {offset}: key: {m}")))?,
-                    value: bytes_of(
-                        r.value.as_deref(),
-                        r.value_hex.as_deref(),
-                        r.value_base64.as_deref(),
-                        r.value_gen,
-                    )
-                    .map_err(|m| bad(format!("record at offset {offset}: value: {m}")))?,
+                    key,
+                    value,
                     headers: r
                         .headers
                         .iter()
@@ -769,17 +821,6 @@ fn bytes_of(
         (None, None, None, Some(g)) => Ok(gen_len(g.len)?.map(|len| generate(g.seed, len, g.kind))),
         _ => Err("given in more than one form (text, hex, base64, gen): expected one".into()),
     }
-}
-
-fn decode_hex(h: &str) -> std::result::Result<Vec<u8>, String> {
-    let bad = || format!("expected an even number of hex digits, got {h:?}");
-    if h.len() % 2 != 0 || !h.is_ascii() {
-        return Err(bad());
-    }
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).map_err(|_| bad()))
-        .collect()
 }
 
 /// The corpus' generator: a SplitMix64 stream from `seed`, one output per byte; binary keeps
