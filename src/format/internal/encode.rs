@@ -12,13 +12,16 @@ use serde_json::Value;
 use super::coordinator::{self, Topic};
 use super::metadata;
 use super::schema::Msg;
+use super::json::{write_message, Json};
 use super::tables::{
-    CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION, TRANSACTION_LOG_KEY,
-    TRANSACTION_LOG_VALUE,
+    CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION, K_RAFT_VERSION_RECORD,
+    LEADER_CHANGE_MESSAGE, QUORUM_STATE_DATA, SNAPSHOT_FOOTER_RECORD, SNAPSHOT_HEADER_RECORD,
+    TRANSACTION_LOG_KEY, TRANSACTION_LOG_VALUE, VOTERS_RECORD,
 };
 use super::txn::STATES;
 use super::writer::{bytes_of_json, encode_message, raw_tags_of_json, uvarint, val_from_json};
 use super::Decoder;
+use crate::format::control::ControlRecordType;
 
 /// A record's key and value bytes (`None`: null).
 pub type KeyValue = (Option<Vec<u8>>, Option<Vec<u8>>);
@@ -284,4 +287,31 @@ pub fn metadata_record(json: &Value) -> Result<Vec<u8>, String> {
     uvarint(version as u16 as u32, &mut out);
     out.extend(encode_message(msg, &val, version, &tags));
     Ok(out)
+}
+
+/// A KRaft control record's value (SnapshotHeader, SnapshotFooter, KRaftVersion, Voters,
+/// LeaderChange) from its JSON form, e.g. `{"version": 0, "kRaftVersion": 1}`. Encoded at
+/// version 0, the version the decoders (and Kafka's `ControlRecordUtils`) read them at.
+pub fn encode_kraft_control(kind: ControlRecordType, json: &Value) -> Result<Vec<u8>, String> {
+    let msg = match kind {
+        ControlRecordType::LeaderChange => &LEADER_CHANGE_MESSAGE,
+        ControlRecordType::SnapshotHeader => &SNAPSHOT_HEADER_RECORD,
+        ControlRecordType::SnapshotFooter => &SNAPSHOT_FOOTER_RECORD,
+        ControlRecordType::KraftVersion => &K_RAFT_VERSION_RECORD,
+        ControlRecordType::KraftVoters => &VOTERS_RECORD,
+        other => return Err(format!("{} is not a KRaft control record", other.name())),
+    };
+    let val = val_from_json(msg, json, 0)?;
+    Ok(encode_message(msg, &val, 0, &[]))
+}
+
+/// The text of the raft layer's `quorum-state` file (FileQuorumStateStore.java): the
+/// QuorumStateData JSON converter's output at `version` (0 or 1) with `data_version` appended.
+pub fn quorum_state_text(json: &Value, version: i16) -> Result<String, String> {
+    let val = val_from_json(&QUORUM_STATE_DATA, json, version)?;
+    let mut doc = write_message(&QUORUM_STATE_DATA, &val, version).map_err(|e| e.message())?;
+    if let Json::Obj(members) = &mut doc {
+        members.push(("data_version".into(), Json::Int(version.into())));
+    }
+    Ok(doc.to_text())
 }

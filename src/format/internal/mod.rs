@@ -23,7 +23,7 @@ mod writer;
 #[cfg(test)]
 mod tests;
 
-pub use encode::{encode_record, KeyValue};
+pub use encode::{encode_kraft_control, encode_record, quorum_state_text, KeyValue};
 use json::Json;
 use reader::JavaError;
 

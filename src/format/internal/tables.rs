@@ -559,3 +559,18 @@ static VOTERS_RECORD_K_RAFT_VERSION_FEATURE: St = st("KRaftVersionFeature", from
     f("minSupportedVersion", I16, from(0)),
     f("maxSupportedVersion", I16, from(0)),
 ]);
+
+// ---- the raft layer's `quorum-state` file (a JSON document of this message plus data_version) ----
+pub(super) static QUORUM_STATE_DATA: Msg = Msg { flex: from(0), root: &QUORUM_STATE_DATA_ROOT };
+static QUORUM_STATE_DATA_ROOT: St = st("QuorumStateData", span(0, 1), SHARED, &[
+    f("clusterId", Str, only(0)),
+    f("leaderId", I32, from(0)).def(D::Int(-1)),
+    f("leaderEpoch", I32, from(0)).def(D::Int(-1)),
+    f("votedId", I32, from(0)).def(D::Int(-1)),
+    f("votedDirectoryId", Uuid, from(1)),
+    f("appliedOffset", I64, only(0)),
+    f("currentVoters", StructArr(&QUORUM_STATE_DATA_VOTER), only(0)).null(only(0)),
+]);
+static QUORUM_STATE_DATA_VOTER: St = st("Voter", only(0), INLINE, &[
+    f("voterId", I32, only(0)),
+]);

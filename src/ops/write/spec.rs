@@ -28,6 +28,7 @@ use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 
 use super::damage::{self, Damage};
+use super::kraft::{self, Raft};
 use super::log_dir::LogDirSpec;
 
 /// The topic id written to `partition.metadata` when the spec names none.
@@ -132,6 +133,51 @@ pub enum Op {
     AdvanceClock {
         ms: i64,
     },
+    /// KRaft: a new leader's control batch at the log end offset, as the raft layer writes it
+    /// at each epoch it wins: LeaderChange, then (with `write_voters`) KRaftVersion and Voters.
+    /// Later raft batches carry this epoch.
+    RaftLeader {
+        epoch: i32,
+        leader_id: i32,
+        #[serde(default)]
+        voters: Vec<i32>,
+        #[serde(default)]
+        granting_voters: Vec<i32>,
+        #[serde(default)]
+        kraft_version: i16,
+        #[serde(default)]
+        write_voters: bool,
+        /// The Voters record (`{"version": 0, "voters": […]}`); the last one given if absent.
+        voter_set: Option<Value>,
+    },
+    /// KRaft: one batch per list of metadata records (the cluster-metadata decoder's JSON form,
+    /// or `{"hex": …}`), each its own append, at the leader's epoch and the broker clock.
+    RaftAppend {
+        appends: Vec<Vec<Value>>,
+    },
+    /// KRaft: a snapshot `<offset>-<epoch>.checkpoint` as RecordsSnapshotWriter writes it:
+    /// a control batch (SnapshotHeader; KRaftVersion and Voters when `kraft_version` > 0), a
+    /// batch per list of records, a SnapshotFooter batch. `offset` is a number or `"leo"`.
+    RaftSnapshot {
+        offset: Value,
+        epoch: i32,
+        #[serde(default)]
+        kraft_version: i16,
+        voter_set: Option<Value>,
+        /// Default: the broker clock.
+        last_contained_log_timestamp: Option<i64>,
+        #[serde(default)]
+        appends: Vec<Vec<Value>>,
+    },
+    /// KRaft: the formatter's `bootstrap.checkpoint` (a snapshot at offset 0, epoch 0, header
+    /// timestamp 0, all records in one batch) at `path`, relative to the partition directory.
+    BootstrapCheckpoint {
+        path: PathBuf,
+        records: Vec<Value>,
+    },
+    /// KRaft: the `quorum-state` file of the last `raft_leader` (data version 1 from kraft
+    /// version 1 on, else 0 with the voters).
+    QuorumState,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -456,6 +502,7 @@ fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Re
             .unwrap_or(now_ms - DEFAULT_START_TS_BEFORE_NOW_MS),
         now_ms,
         next_sequence: HashMap::new(),
+        raft: Raft::default(),
     };
     let keep_appended = matches!(
         spec.tail_garbage,
@@ -531,6 +578,7 @@ pub(super) fn run_ops(
                 log.advance_clock(*ms);
                 planner.now_ms = planner.now_ms.saturating_add(*ms);
             }
+            raft => kraft::run(raft, log, planner)?,
         }
     }
     Ok(())
@@ -586,12 +634,14 @@ fn tail_bytes(t: &TailGarbage, planner: &mut Planner<'_>, appended: &[Vec<u8>]) 
 /// clock and each producer's next sequence.
 pub(super) struct Planner<'s> {
     /// The spec's file, named in errors.
-    source: &'s Path,
+    pub(super) source: &'s Path,
     config: &'s SpecConfig,
-    next_offset: i64,
+    pub(super) next_offset: i64,
     clock: i64,
-    now_ms: i64,
+    pub(super) now_ms: i64,
     next_sequence: HashMap<i64, i32>,
+    /// The KRaft leader state the raft ops keep.
+    pub(super) raft: Raft,
 }
 
 impl Planner<'_> {
@@ -874,6 +924,7 @@ mod tests {
             next_offset: 0,
             clock: 1000,
             now_ms: 0,
+            raft: Raft::default(),
             next_sequence: HashMap::new(),
         };
         let Op::Append { batches } = &spec.ops[0] else {
