@@ -15,10 +15,29 @@ fn json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The files of `dir` and of its subdirectories (one level: `input/` holds the partition
+/// directory and, for the cluster metadata, `bootstrap.checkpoint`), named by relative path.
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().unwrap().is_dir() {
+            for (f, bytes) in common::dir_contents(&e.path()) {
+                out.push((format!("{name}/{f}"), bytes));
+            }
+        } else {
+            out.push((name, std::fs::read(e.path()).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Differences between two directories' files (name, size, first differing byte).
 fn compare_dirs(want: &Path, got: &Path) -> Vec<String> {
-    let want = common::dir_contents(want);
-    let got = common::dir_contents(got);
+    let want = files(want);
+    let got = files(got);
     let mut problems = Vec::new();
     for (name, a) in &want {
         match got.iter().find(|(n, _)| n == name) {
@@ -69,7 +88,13 @@ fn every_internal_spec_writes_kafkas_bytes() {
             Ok(summary) => {
                 let got = summary.to_json();
                 let want = json(&scenario.join("write-summary.json"));
-                for k in ["logEndOffset", "segments", "topicPartition", "close"] {
+                for k in [
+                    "events",
+                    "logEndOffset",
+                    "segments",
+                    "topicPartition",
+                    "close",
+                ] {
                     if want[k] != got[k] {
                         failures.push(format!(
                             "{name}: write-summary {k}: expected {}, got {}",
@@ -83,8 +108,25 @@ fn every_internal_spec_writes_kafkas_bytes() {
                 continue;
             }
         }
-        for p in compare_dirs(&scenario.join("input").join(&dir_name), &out) {
+        for p in compare_dirs(&scenario.join("input"), &tmp.path().join("input")) {
             failures.push(format!("{name}: {p}"));
+        }
+        // The command line as a user runs it writes the same files.
+        let cli = tmp.path().join("cli");
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .arg("write")
+            .arg(&spec_path)
+            .arg(cli.join(&dir_name))
+            .output()
+            .unwrap();
+        if !run.status.success() {
+            failures.push(format!(
+                "{name}: kseg write: {}",
+                String::from_utf8_lossy(&run.stderr)
+            ));
+        }
+        for p in compare_dirs(&scenario.join("input"), &cli) {
+            failures.push(format!("{name}: kseg write: {p}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

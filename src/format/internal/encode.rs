@@ -10,9 +10,9 @@
 use serde_json::Value;
 
 use super::coordinator::{self, Topic};
+use super::json::{write_message, Json};
 use super::metadata;
 use super::schema::Msg;
-use super::json::{write_message, Json};
 use super::tables::{
     CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION, K_RAFT_VERSION_RECORD,
     LEADER_CHANGE_MESSAGE, QUORUM_STATE_DATA, SNAPSHOT_FOOTER_RECORD, SNAPSHOT_HEADER_RECORD,

@@ -84,14 +84,14 @@ fn struct_from_json(st: &St, parent: Option<V>, json: &Value, v: i16) -> Result<
         .iter()
         .map(|f| match members.get(f.name) {
             None => Ok(default_val(f)),
-            Some(x) => field_from_json(f, &f.ty, x, cur, v)
+            Some(x) => field_from_json(&f.ty, x, cur, v)
                 .map_err(|m| format!("{}.{}: {m}", st.name, f.name)),
         })
         .collect::<Result<_, _>>()
         .map(Val::Struct)
 }
 
-fn field_from_json(f: &F, ty: &T, x: &Value, cur: V, v: i16) -> Result<Val, String> {
+fn field_from_json(ty: &T, x: &Value, cur: V, v: i16) -> Result<Val, String> {
     let int = |lo: i64, hi: i64| match x.as_i64() {
         Some(n) if (lo..=hi).contains(&n) => Ok(Val::Int(n)),
         _ => Err(format!("expected an integer from {lo} to {hi}, found {x}")),
@@ -135,7 +135,7 @@ fn field_from_json(f: &F, ty: &T, x: &Value, cur: V, v: i16) -> Result<Val, Stri
         T::Struct(s) => struct_from_json(s, Some(cur), x, v),
         T::Arr(elem) => array(x)?
             .iter()
-            .map(|i| field_from_json(f, elem, i, cur, v))
+            .map(|i| field_from_json(elem, i, cur, v))
             .collect::<Result<_, _>>()
             .map(Val::Arr),
         T::StructArr(s) => array(x)?

@@ -75,7 +75,13 @@ pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<(
                 records.extend(voter_records(&planner.raft));
             }
             let records = records.into_iter().collect::<std::result::Result<_, _>>();
-            let batch = raft_batch(planner, log.log_end_offset(), *epoch, true, records.map_err(bad)?)?;
+            let batch = raft_batch(
+                planner,
+                log.log_end_offset(),
+                *epoch,
+                true,
+                records.map_err(bad)?,
+            )?;
             append(log, planner, &batch)
         }
         Op::RaftAppend { appends } => {
@@ -98,7 +104,9 @@ pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<(
             let end_offset = match offset {
                 Value::String(s) if s == "leo" => log.log_end_offset(),
                 v => v.as_i64().ok_or_else(|| {
-                    bad(format!("raft_snapshot: offset: expected a number or \"leo\", found {v}"))
+                    bad(format!(
+                        "raft_snapshot: offset: expected a number or \"leo\", found {v}"
+                    ))
                 })?,
             };
             if voter_set.is_some() {
@@ -110,12 +118,24 @@ pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<(
             };
             let timestamp = last_contained_log_timestamp.unwrap_or(planner.now_ms);
             let bytes = snapshot(planner, *epoch, timestamp, &header_voters, appends)?;
-            let path = log.dir().join(kraft_snapshot_file_name(end_offset, *epoch));
-            write_file(&path, &bytes)
+            let name = kraft_snapshot_file_name(end_offset, *epoch);
+            write_file(&log.dir().join(&name), &bytes)?;
+            let event = json!({"bytes": bytes.len(), "epoch": epoch, "event": "snapshot", "file": name, "offset": end_offset});
+            planner.raft_files.push((log.events().len(), event));
+            Ok(())
         }
         Op::BootstrapCheckpoint { path, records } => {
-            let bytes = snapshot(planner, 0, 0, &Raft::default(), std::slice::from_ref(records))?;
-            write_file(&log.dir().join(path), &bytes)
+            let bytes = snapshot(
+                planner,
+                0,
+                0,
+                &Raft::default(),
+                std::slice::from_ref(records),
+            )?;
+            write_file(&log.dir().join(path), &bytes)?;
+            let event = json!({"bytes": bytes.len(), "event": "bootstrap_checkpoint", "file": path, "offset": 0});
+            planner.raft_files.push((log.events().len(), event));
+            Ok(())
         }
         Op::QuorumState => {
             let raft = &planner.raft;
@@ -130,7 +150,8 @@ pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<(
                 "votedId": -1,
                 "currentVoters": raft.voters.iter().map(|id| json!({ "voterId": id })).collect::<Vec<_>>(),
             });
-            let text = quorum_state_text(&data, version).map_err(|m| bad(format!("quorum_state: {m}")))?;
+            let text =
+                quorum_state_text(&data, version).map_err(|m| bad(format!("quorum_state: {m}")))?;
             write_file(&log.dir().join(QUORUM_STATE_FILE_NAME), text.as_bytes())
         }
         Op::Append { .. } | Op::Roll | Op::Repeat { .. } | Op::AdvanceClock { .. } => Ok(()),
@@ -227,7 +248,10 @@ fn snapshot(
     if raft.kraft_version > 0 {
         records.extend(voter_records(raft));
     }
-    let records = records.into_iter().collect::<std::result::Result<Vec<_>, _>>().map_err(bad)?;
+    let records = records
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(bad)?;
     let mut next = records.len() as i64;
     let mut out = raft_batch(planner, 0, epoch, true, records)?;
     let records = metadata_records(appends).map_err(bad)?;
@@ -236,7 +260,8 @@ fn snapshot(
         out.extend(raft_batch(planner, next, epoch, false, records)?);
         next += count;
     }
-    let footer = control(ControlRecordType::SnapshotFooter, &json!({ "version": 0 })).map_err(bad)?;
+    let footer =
+        control(ControlRecordType::SnapshotFooter, &json!({ "version": 0 })).map_err(bad)?;
     out.extend(raft_batch(planner, next, epoch, true, vec![footer])?);
     Ok(out)
 }

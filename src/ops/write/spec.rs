@@ -416,6 +416,9 @@ pub struct WriteSummary {
     /// Segment base offsets, ascending.
     pub segments: Vec<i64>,
     pub events: Vec<LogEvent>,
+    /// Files the KRaft ops wrote beside the log (snapshots, the bootstrap checkpoint), each
+    /// with the number of `events` before it, in `write-summary.json`'s event shape.
+    pub kraft_files: Vec<(usize, Value)>,
     /// What each `damage` entry did, in the reference corpus' DAMAGE.json shape.
     pub damage: Vec<Value>,
 }
@@ -423,10 +426,13 @@ pub struct WriteSummary {
 impl WriteSummary {
     /// The summary in the reference corpus' `write-summary.json` shape.
     pub fn to_json(&self) -> Value {
-        let events: Vec<Value> = self
-            .events
-            .iter()
-            .map(|e| match e {
+        let mut kraft_files = self.kraft_files.iter().peekable();
+        let mut events: Vec<Value> = Vec::new();
+        for (i, e) in self.events.iter().enumerate() {
+            while let Some((_, file)) = kraft_files.next_if(|(before, _)| *before <= i) {
+                events.push(file.clone());
+            }
+            events.push(match e {
                 LogEvent::Roll {
                     offset,
                     reason,
@@ -440,8 +446,9 @@ impl WriteSummary {
                     "producerId": txn.producer_id,
                     "segment": segment,
                 }),
-            })
-            .collect();
+            });
+        }
+        events.extend(kraft_files.map(|(_, file)| file.clone()));
         json!({
             "close": match self.close { CloseMode::Clean => "clean", CloseMode::Crash => "crash" },
             "damage": self.damage,
@@ -503,6 +510,7 @@ fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Re
         now_ms,
         next_sequence: HashMap::new(),
         raft: Raft::default(),
+        raft_files: Vec::new(),
     };
     let keep_appended = matches!(
         spec.tail_garbage,
@@ -530,6 +538,7 @@ fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Re
         log_end_offset: log.log_end_offset(),
         segments: log.segments().map(|s| s.base_offset()).collect(),
         events: log.events().to_vec(),
+        kraft_files: std::mem::take(&mut planner.raft_files),
         damage: Vec::new(),
     };
     let segment_index_bytes = log.config().segment_index_bytes;
@@ -642,6 +651,8 @@ pub(super) struct Planner<'s> {
     next_sequence: HashMap<i64, i32>,
     /// The KRaft leader state the raft ops keep.
     pub(super) raft: Raft,
+    /// The files the raft ops wrote, for the summary.
+    pub(super) raft_files: Vec<(usize, Value)>,
 }
 
 impl Planner<'_> {
@@ -925,6 +936,7 @@ mod tests {
             clock: 1000,
             now_ms: 0,
             raft: Raft::default(),
+            raft_files: Vec::new(),
             next_sequence: HashMap::new(),
         };
         let Op::Append { batches } = &spec.ops[0] else {
@@ -995,6 +1007,6 @@ mod tests {
             std::fs::read(out.join("00000000000000000001.log")).unwrap(),
             vec![0, 0xff]
         );
-        assert_eq!(summary.to_json()["events"][0]["reason"], "roll");
+        assert_eq!(summary.to_json()["events"][0]["reason"], "spec");
     }
 }
