@@ -13,6 +13,7 @@ use super::render::BytesFormat;
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::internal::Decoder;
+use crate::format::payload::{Payload, PayloadDecoder, DECODER_CLASSES};
 use crate::ops::inspect::dump::{
     dump_paths, BatchInfo, DumpOptions, Event, LogHeader, OffsetRange, Outcome, RecordInfo, Sink,
     DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
@@ -68,6 +69,23 @@ pub struct DumpArgs {
     #[arg(long, group = "decoder")]
     pub share_group_state_decoder: bool,
     /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
+    /// kafka-dump-log's key decoder class (implies --print-data-log): `StringDecoder`,
+    /// `IntegerDecoder`, `LongDecoder` or `DefaultDecoder` of `org.apache.kafka.tools.api`
+    /// (or `kafka.serializer`); DefaultDecoder's bytes print as hex
+    #[arg(long, value_name = "CLASS", num_args = 0..=1,
+          default_missing_value = STRING_DECODER_CLASS, conflicts_with = "key_decoder")]
+    pub key_decoder_class: Option<String>,
+    /// kafka-dump-log's value decoder class (implies --print-data-log); as --key-decoder-class
+    #[arg(long, value_name = "CLASS", num_args = 0..=1,
+          default_missing_value = STRING_DECODER_CLASS, conflicts_with = "value_decoder")]
+    pub value_decoder_class: Option<String>,
+    /// Decode keys (implies --print-data-log); a key that does not decode prints as hex with
+    /// the reason
+    #[arg(long, value_enum, value_name = "DECODER")]
+    pub key_decoder: Option<DecoderName>,
+    /// Decode values (implies --print-data-log); as --key-decoder
+    #[arg(long, value_enum, value_name = "DECODER")]
+    pub value_decoder: Option<DecoderName>,
     #[arg(long)]
     pub json: bool,
     /// Encoding of keys with --print-data-log (text: `auto` is kafka-dump-log's lossy UTF-8;
@@ -97,6 +115,55 @@ pub struct DumpArgs {
     /// log); a renamed log's is its first batch's.
     #[arg(long, value_name = "OFFSET")]
     pub base_offset: Option<i64>,
+}
+
+/// kafka-dump-log's default decoder class.
+const STRING_DECODER_CLASS: &str = "org.apache.kafka.tools.api.StringDecoder";
+
+/// kseg's own key and value decoders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecoderName {
+    /// UTF-8 text, malformed sequences replaced (kafka-dump-log's StringDecoder)
+    String,
+    /// Big-endian int32 of the first 4 bytes (IntegerDecoder)
+    Int,
+    /// Big-endian int64 of the first 8 bytes (LongDecoder)
+    Long,
+    Hex,
+    Base64,
+    /// A JSON document, printed compactly (nested as JSON in --json output)
+    Json,
+}
+
+impl DecoderName {
+    fn decoder(self) -> PayloadDecoder {
+        match self {
+            DecoderName::String => PayloadDecoder::String,
+            DecoderName::Int => PayloadDecoder::Int,
+            DecoderName::Long => PayloadDecoder::Long,
+            DecoderName::Hex => PayloadDecoder::Hex,
+            DecoderName::Base64 => PayloadDecoder::Base64,
+            DecoderName::Json => PayloadDecoder::Json,
+        }
+    }
+}
+
+/// The decoder of one side: a kafka-dump-log class name or a kseg decoder name.
+fn side_decoder(
+    side: &str,
+    class: Option<&str>,
+    name: Option<DecoderName>,
+) -> Result<Option<PayloadDecoder>, String> {
+    match (class, name) {
+        (Some(c), _) => PayloadDecoder::from_class(c).map(Some).ok_or_else(|| {
+            let known: Vec<&str> = DECODER_CLASSES.iter().map(|(n, _)| *n).collect();
+            format!(
+                "--{side}-decoder-class {c}: kseg loads no Java classes; it knows {}. For other formats use kseg's own --{side}-decoder string|int|long|hex|base64|json",
+                known.join(", ")
+            )
+        }),
+        (None, n) => Ok(n.map(DecoderName::decoder)),
+    }
 }
 
 impl DumpArgs {
@@ -132,7 +199,21 @@ pub fn run(args: DumpArgs) -> u8 {
     ]
     .into_iter()
     .find_map(|(on, d)| on.then_some(d));
-    let print_data = args.print_data_log || decoder.is_some();
+    let (key_decoder, value_decoder) = match (
+        side_decoder("key", args.key_decoder_class.as_deref(), args.key_decoder),
+        side_decoder(
+            "value",
+            args.value_decoder_class.as_deref(),
+            args.value_decoder,
+        ),
+    ) {
+        (Ok(k), Ok(v)) => (k, v),
+        (Err(e), _) | (_, Err(e)) => return fail(&e),
+    };
+    let print_data = args.print_data_log
+        || decoder.is_some()
+        || key_decoder.is_some()
+        || value_decoder.is_some();
     let opts = DumpOptions {
         deep: args.deep_iteration || print_data,
         print_data,
@@ -141,6 +222,8 @@ pub fn run(args: DumpArgs) -> u8 {
         index_sanity_check: args.index_sanity_check,
         verify_index_only: args.verify_index_only,
         decoder,
+        key_decoder,
+        value_decoder,
         max_decompressed_bytes: args.max_batch_bytes,
         range: args.range(),
         base_offset: args.base_offset,
@@ -379,11 +462,19 @@ impl<W: Write> TextSink<'_, W> {
             }
         }
         if self.opts.print_data && !r.is_control_batch {
+            let side =
+                |b: Option<&[u8]>, read: &Option<Result<Payload, String>>, f: BytesFormat| {
+                    b.map(|b| match read {
+                        Some(Ok(p)) => p.text.clone(),
+                        Some(Err(e)) => format!("[not decoded: {e}] {}", super::render::hex(b)),
+                        None => f.text(b),
+                    })
+                };
             let (key, payload) = match &r.decoded {
                 Some(d) => (d.key.clone(), d.payload.clone()),
                 None => (
-                    v.key.map(|k| self.key_format.text(k)),
-                    v.value.map(|x| self.value_format.text(x)),
+                    side(v.key, &r.key_payload, self.key_format),
+                    side(v.value, &r.value_payload, self.value_format),
                 ),
             };
             if let Some(k) = key {
@@ -567,6 +658,11 @@ struct JsonRecord {
     decoded_key: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     decoded_value: Option<serde_json::Value>,
+    /// With --key-decoder / --value-decoder: why a key or value did not decode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value_error: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -576,6 +672,14 @@ struct JsonLegacy {
     attributes: i8,
     crc: u32,
     is_valid: bool,
+}
+
+fn payload_json(read: &Option<Result<Payload, String>>) -> Option<serde_json::Value> {
+    read.as_ref()?.as_ref().ok().map(|p| p.json.clone())
+}
+
+fn payload_error(read: &Option<Result<Payload, String>>) -> Option<String> {
+    read.as_ref()?.as_ref().err().cloned()
 }
 
 impl<W: Write> JsonSink<'_, W> {
@@ -622,12 +726,19 @@ impl<W: Write> JsonSink<'_, W> {
             decoded_key: r
                 .decoded
                 .as_ref()
-                .and_then(|d| d.key_json.clone().or_else(|| d.key.clone().map(Into::into))),
-            decoded_value: r.decoded.as_ref().and_then(|d| {
-                d.payload_json
-                    .clone()
-                    .or_else(|| d.payload.clone().map(Into::into))
-            }),
+                .and_then(|d| d.key_json.clone().or_else(|| d.key.clone().map(Into::into)))
+                .or_else(|| payload_json(&r.key_payload)),
+            decoded_value: r
+                .decoded
+                .as_ref()
+                .and_then(|d| {
+                    d.payload_json
+                        .clone()
+                        .or_else(|| d.payload.clone().map(Into::into))
+                })
+                .or_else(|| payload_json(&r.value_payload)),
+            key_error: payload_error(&r.key_payload),
+            value_error: payload_error(&r.value_payload),
         };
         self.line("record", rec)
     }

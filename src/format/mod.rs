@@ -14,6 +14,7 @@ pub mod index;
 pub mod internal;
 pub mod legacy;
 pub mod names;
+pub mod payload;
 pub mod snapshot;
 #[cfg(test)]
 mod test_corpus;

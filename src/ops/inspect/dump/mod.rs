@@ -17,6 +17,7 @@ use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::internal::{control_record_text, decode_record, Decoded, Decoder};
 use crate::format::names::{classify, FileKind};
+use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::{torn_tail, LogReader, Step};
@@ -44,6 +45,9 @@ pub struct DumpOptions {
     pub max_decompressed_bytes: usize,
     /// Internal-topic decoder for keys and values (implies `print_data`).
     pub decoder: Option<Decoder>,
+    /// Decoders of ordinary keys and values (with `print_data`, when `decoder` is none).
+    pub key_decoder: Option<PayloadDecoder>,
+    pub value_decoder: Option<PayloadDecoder>,
     /// Check time-index timestamps against the largest record timestamp of the batch (a deep
     /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
     pub exact_time_index: bool,
@@ -76,6 +80,8 @@ impl Default for DumpOptions {
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
             exact_time_index: true,
             decoder: None,
+            key_decoder: None,
+            value_decoder: None,
             range: None,
             base_offset: None,
         }
@@ -133,6 +139,10 @@ pub struct RecordInfo<'a> {
     pub control_text: Option<(String, Option<serde_json::Value>)>,
     /// The internal-topic decoder's reading of a data record (`--offsets-decoder`, ...).
     pub decoded: Option<Decoded>,
+    /// The key and value decoders' readings of a data record's non-null key and value, for
+    /// the sides that have a decoder; an error says why the bytes do not decode.
+    pub key_payload: Option<Result<Payload, String>>,
+    pub value_payload: Option<Result<Payload, String>>,
 }
 
 impl RecordInfo<'_> {
@@ -673,6 +683,7 @@ impl<'o, 's> Walker<'o, 's> {
             }
             *last_offset = Some(view.offset);
             let (mut control, mut control_text, mut decoded, mut fatal) = (None, None, None, None);
+            let (mut key_payload, mut value_payload) = (None, None);
             if info.is_control {
                 match control_info(&view)
                     .and_then(|c| Ok((c, control_record_text(view.key, view.value)?)))
@@ -686,6 +697,10 @@ impl<'o, 's> Walker<'o, 's> {
                     Some(f) => fatal = Some(format!("kafka-dump-log would stop here: {f}")),
                     None => decoded = Some(r),
                 }
+            } else if self.opts.print_data {
+                let read = |d: Option<PayloadDecoder>, b: Option<&[u8]>| Some(d?.decode(b?));
+                key_payload = read(self.opts.key_decoder, view.key);
+                value_payload = read(self.opts.value_decoder, view.value);
             }
             if let Some(message) = fatal {
                 // Where kafka-dump-log dies on a record, kseg says why and goes on.
@@ -707,6 +722,8 @@ impl<'o, 's> Walker<'o, 's> {
                 control,
                 control_text,
                 decoded,
+                key_payload,
+                value_payload,
             };
             self.emit(Event::Record(&rec))?;
         }
