@@ -188,3 +188,53 @@ fn json_decoder_nests_values_and_reports_invalid_ones_per_record() {
     assert!(records[1].get("decodedValue").is_none());
     assert_eq!(records[1]["value"]["data"], "not json");
 }
+
+/// `kseg dump` of a path with `args`: exit status and stdout.
+fn dump_dir(args: &[&str], path: &Path) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .arg("dump")
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn decode_auto_picks_the_decoder_kafka_dump_log_was_run_with() {
+    let Some(root) = common::reference_internal_dir() else {
+        return;
+    };
+    let mut scenarios = 0;
+    for scenario in common::scenarios(&root) {
+        let expected: Value =
+            serde_json::from_slice(&std::fs::read(scenario.join("expected-decode.json")).unwrap())
+                .unwrap();
+        let option = expected["decoderOption"].as_str().unwrap();
+        let dir = scenario
+            .join("input")
+            .join(expected["directory"].as_str().unwrap());
+        let auto = dump_dir(&["--decode", "auto"], &dir);
+        assert_eq!(auto, dump_dir(&[option], &dir), "{}", scenario.display());
+        assert_ne!(auto.1, dump_dir(&["--print-data-log"], &dir).1);
+        scenarios += 1;
+    }
+    assert_eq!(scenarios, 6);
+    // Any other topic: kafka-dump-log's default decoders; without --decode, nothing decodes.
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let plain = reference.join("a-plain-v2/input/orders-0");
+    assert_eq!(
+        dump_dir(&["--decode", "auto"], &plain),
+        dump_dir(&["--print-data-log"], &plain)
+    );
+    let offsets = root.join("offsets-classic/input/__consumer_offsets-0");
+    assert_eq!(
+        dump_dir(&["--print-data-log"], &offsets),
+        dump_dir(&["--print-data-log", "--decode", "none"], &offsets)
+    );
+}

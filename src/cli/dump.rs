@@ -69,6 +69,12 @@ pub struct DumpArgs {
     #[arg(long, group = "decoder")]
     pub share_group_state_decoder: bool,
     /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
+    /// `auto`: decode each internal topic's records with its decoder, chosen from the
+    /// partition directory's name (`__consumer_offsets`, `__transaction_state`,
+    /// `__cluster_metadata`, `__share_group_state`); implies --print-data-log. Default `none`:
+    /// kafka-dump-log's output
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = DecodeMode::None)]
+    pub decode: DecodeMode,
     /// kafka-dump-log's key decoder class (implies --print-data-log): `StringDecoder`,
     /// `IntegerDecoder`, `LongDecoder` or `DefaultDecoder` of `org.apache.kafka.tools.api`
     /// (or `kafka.serializer`); DefaultDecoder's bytes print as hex
@@ -115,6 +121,13 @@ pub struct DumpArgs {
     /// log); a renamed log's is its first batch's.
     #[arg(long, value_name = "OFFSET")]
     pub base_offset: Option<i64>,
+}
+
+/// `--decode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecodeMode {
+    None,
+    Auto,
 }
 
 /// kafka-dump-log's default decoder class.
@@ -210,7 +223,9 @@ pub fn run(args: DumpArgs) -> u8 {
         (Ok(k), Ok(v)) => (k, v),
         (Err(e), _) | (_, Err(e)) => return fail(&e),
     };
+    let auto_decoder = args.decode == DecodeMode::Auto;
     let print_data = args.print_data_log
+        || auto_decoder
         || decoder.is_some()
         || key_decoder.is_some()
         || value_decoder.is_some();
@@ -222,6 +237,7 @@ pub fn run(args: DumpArgs) -> u8 {
         index_sanity_check: args.index_sanity_check,
         verify_index_only: args.verify_index_only,
         decoder,
+        auto_decoder,
         key_decoder,
         value_decoder,
         max_decompressed_bytes: args.max_batch_bytes,

@@ -40,6 +40,19 @@ pub enum Decoder {
     ShareGroupState,
 }
 
+impl Decoder {
+    /// The decoder of an internal topic's records, by topic name.
+    pub fn for_topic(topic: &str) -> Option<Decoder> {
+        Some(match topic {
+            "__consumer_offsets" => Decoder::Offsets,
+            "__transaction_state" => Decoder::TransactionLog,
+            "__cluster_metadata" => Decoder::ClusterMetadata,
+            "__share_group_state" => Decoder::ShareGroupState,
+            _ => return None,
+        })
+    }
+}
+
 /// What kafka-dump-log prints for one data record (non-control batch) with a decoder.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decoded {

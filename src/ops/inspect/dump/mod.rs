@@ -45,6 +45,9 @@ pub struct DumpOptions {
     pub max_decompressed_bytes: usize,
     /// Internal-topic decoder for keys and values (implies `print_data`).
     pub decoder: Option<Decoder>,
+    /// Pick the internal-topic decoder of each file from its partition directory's topic
+    /// name (`__consumer_offsets`, …) when `decoder` is none (`--decode auto`).
+    pub auto_decoder: bool,
     /// Decoders of ordinary keys and values (with `print_data`, when `decoder` is none).
     pub key_decoder: Option<PayloadDecoder>,
     pub value_decoder: Option<PayloadDecoder>,
@@ -80,6 +83,7 @@ impl Default for DumpOptions {
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
             exact_time_index: true,
             decoder: None,
+            auto_decoder: false,
             key_decoder: None,
             value_decoder: None,
             range: None,
@@ -286,6 +290,8 @@ struct Walker<'o, 's> {
     outcome: Outcome,
     /// The file being dumped.
     current: PathBuf,
+    /// The internal-topic decoder of its records.
+    decoder: Option<Decoder>,
     /// The batches a log's walk recorded for the checks of its indexes, and that log.
     walked: Option<(PathBuf, batches::WalkedBatches)>,
     /// With a range: batches or records still to show; the range is done at 0.
@@ -348,6 +354,7 @@ impl<'o, 's> Walker<'o, 's> {
             sink,
             outcome: Outcome::default(),
             current: PathBuf::new(),
+            decoder: opts.decoder,
             walked: None,
             left: u64::MAX,
             range_started: false,
@@ -381,7 +388,7 @@ impl<'o, 's> Walker<'o, 's> {
                 break;
             }
             self.outcome.files += 1;
-            self.current = p.clone();
+            self.set_current(&p);
             self.emit(Event::FileStart { path: &p })?;
             self.emit(Event::LogHeader(LogHeader::Segment { base_offset: base }))?;
             let from = if base == start.segment_base {
@@ -396,6 +403,21 @@ impl<'o, 's> Walker<'o, 's> {
             }
         }
         Ok(())
+    }
+
+    /// Starts on the file `p`, choosing its records' decoder.
+    fn set_current(&mut self, p: &Path) {
+        self.current = p.to_path_buf();
+        self.decoder = self.opts.decoder.or_else(|| {
+            let dir = std::path::absolute(p)
+                .ok()?
+                .parent()?
+                .file_name()?
+                .to_str()?
+                .to_owned();
+            let topic = crate::format::names::parse_partition_dir(&dir)?.topic;
+            Decoder::for_topic(&topic).filter(|_| self.opts.auto_decoder)
+        });
     }
 
     /// Whether the record at `offset` is shown; counts it against `--count`.
@@ -433,7 +455,7 @@ impl<'o, 's> Walker<'o, 's> {
             return Ok(());
         }
         self.outcome.files += 1;
-        self.current = p.to_path_buf();
+        self.set_current(p);
         self.emit(Event::FileStart { path: p })?;
         let r = self.file(p);
         match r {
@@ -691,7 +713,7 @@ impl<'o, 's> Walker<'o, 's> {
                     Ok((c, text)) => (control, control_text) = (Some(c), Some(text)),
                     Err(e) => fatal = Some(format!("bad control record: {e}")),
                 }
-            } else if let (Some(d), true) = (self.opts.decoder, self.opts.print_data) {
+            } else if let (Some(d), true) = (self.decoder, self.opts.print_data) {
                 let r = decode_record(d, view.offset, view.key, view.value);
                 match r.fatal.clone() {
                     Some(f) => fatal = Some(format!("kafka-dump-log would stop here: {f}")),
