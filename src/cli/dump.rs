@@ -68,10 +68,12 @@ pub struct DumpArgs {
     /// Decode `__share_group_state` records (implies --print-data-log).
     #[arg(long, group = "decoder")]
     pub share_group_state_decoder: bool,
-    /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
+    /// Decode `__remote_log_metadata` records (tiered storage; implies --print-data-log)
+    #[arg(long, group = "decoder")]
+    pub remote_log_metadata_decoder: bool,
     /// `auto`: decode each internal topic's records with its decoder, chosen from the
     /// partition directory's name (`__consumer_offsets`, `__transaction_state`,
-    /// `__cluster_metadata`, `__share_group_state`); implies --print-data-log. Default `none`:
+    /// `__cluster_metadata`, `__share_group_state`, `__remote_log_metadata`); implies --print-data-log. Default `none`:
     /// kafka-dump-log's output
     #[arg(long, value_enum, value_name = "WHICH", default_value_t = DecodeMode::None)]
     pub decode: DecodeMode,
@@ -92,6 +94,7 @@ pub struct DumpArgs {
     /// Decode values (implies --print-data-log); as --key-decoder
     #[arg(long, value_enum, value_name = "DECODER")]
     pub value_decoder: Option<DecoderName>,
+    /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
     #[arg(long)]
     pub json: bool,
     /// Encoding of keys with --print-data-log (text: `auto` is kafka-dump-log's lossy UTF-8;
@@ -208,6 +211,7 @@ pub fn run(args: DumpArgs) -> u8 {
         (args.offsets_decoder, Decoder::Offsets),
         (args.transaction_log_decoder, Decoder::TransactionLog),
         (args.cluster_metadata_decoder, Decoder::ClusterMetadata),
+        (args.remote_log_metadata_decoder, Decoder::RemoteLogMetadata),
         (args.share_group_state_decoder, Decoder::ShareGroupState),
     ]
     .into_iter()

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::coordinator::{self, Topic};
 use super::json::{write_message, Json};
-use super::metadata;
+use super::metadata::{self, RecordTypes};
+use super::remote;
 use super::schema::Msg;
 use super::tables::{
     CONSUMER_PROTOCOL_ASSIGNMENT, CONSUMER_PROTOCOL_SUBSCRIPTION, K_RAFT_VERSION_RECORD,
@@ -34,13 +35,15 @@ pub type KeyValue = (Option<Vec<u8>>, Option<Vec<u8>>);
 ///   / `{"consumerProtocolAssignment": {…}}`, encoded as the consumer protocol does.
 /// - transaction log: `{"transactionalId": "…", "keyVersion": 0, "value": null | {"version":
 ///   V, "data": {…}}}`, `transactionStatus` a state name or its id.
-/// - cluster metadata: `{"type": "TOPIC_RECORD" | 2, "version": V, "data": {…}}` (no key).
+/// - cluster metadata: `{"type": "TOPIC_RECORD" | 2, "version": V, "data": {…}}` (no key);
+///   remote log metadata alike (`"REMOTE_LOG_SEGMENT_METADATA_RECORD"` …).
 pub fn encode_record(decoder: Decoder, json: &Value) -> Result<KeyValue, String> {
     match decoder {
         Decoder::Offsets => coordinator_record(Topic::Offsets, json),
         Decoder::ShareGroupState => coordinator_record(Topic::ShareState, json),
         Decoder::TransactionLog => txn_record(json),
-        Decoder::ClusterMetadata => Ok((None, Some(metadata_record(json)?))),
+        Decoder::ClusterMetadata => Ok((None, Some(framed_record(json, metadata::record_type)?))),
+        Decoder::RemoteLogMetadata => Ok((None, Some(framed_record(json, remote::record_type)?))),
     }
 }
 
@@ -264,19 +267,20 @@ fn txn_record(json: &Value) -> Result<KeyValue, String> {
     Ok((Some(key), value))
 }
 
-/// A metadata record's frame: uvarint frame version 1, api key and version, then the message.
-pub fn metadata_record(json: &Value) -> Result<Vec<u8>, String> {
+/// A metadata or remote-log-metadata record's frame: uvarint frame version 1, api key and
+/// version, then the message.
+fn framed_record(json: &Value, types: RecordTypes) -> Result<Vec<u8>, String> {
     if let Some(bytes) = raw(json) {
         return bytes;
     }
     let o = object(json, "metadata record")?;
     let api_key = match o.get("type") {
-        Some(Value::String(name)) => metadata::api_key_of(name)
+        Some(Value::String(name)) => metadata::api_key_of(types, name)
             .ok_or_else(|| format!("type: unknown metadata record type {name:?}"))?,
         v => small_int(v, "type")?,
     };
-    let (_, msg) = metadata::record_type(api_key)
-        .ok_or_else(|| format!("type: unknown metadata record type {api_key}"))?;
+    let (_, msg) =
+        types(api_key).ok_or_else(|| format!("type: unknown metadata record type {api_key}"))?;
     let version = small_int(o.get("version"), "version")?;
     let empty = Value::Object(Default::default());
     let val = val_from_json(msg, o.get("data").unwrap_or(&empty), version)?;

@@ -1,6 +1,6 @@
 //! Decoders of Kafka's internal topics and KRaft control records, printing exactly what
 //! kafka-dump-log prints with `--offsets-decoder`, `--transaction-log-decoder`,
-//! `--cluster-metadata-decoder` and `--share-group-state-decoder` (dump-log.md §3.6, §7;
+//! `--cluster-metadata-decoder`, `--remote-log-metadata-decoder` and `--share-group-state-decoder` (dump-log.md §3.6, §7;
 //! formats.md §0.2, §6, §12), plus a structured JSON form of the same data.
 //!
 //! One generic reader ([`reader`]) and JSON writer ([`json`]) of Kafka's message encoding are
@@ -14,6 +14,7 @@ mod json;
 mod kraft;
 mod metadata;
 mod reader;
+mod remote;
 mod schema;
 #[rustfmt::skip]
 mod tables;
@@ -36,6 +37,8 @@ pub enum Decoder {
     TransactionLog,
     /// `--cluster-metadata-decoder` (`__cluster_metadata`, KRaft snapshots).
     ClusterMetadata,
+    /// `--remote-log-metadata-decoder` (`__remote_log_metadata`, tiered storage).
+    RemoteLogMetadata,
     /// `--share-group-state-decoder` (`__share_group_state`).
     ShareGroupState,
 }
@@ -48,6 +51,7 @@ impl Decoder {
             "__transaction_state" => Decoder::TransactionLog,
             "__cluster_metadata" => Decoder::ClusterMetadata,
             "__share_group_state" => Decoder::ShareGroupState,
+            "__remote_log_metadata" => Decoder::RemoteLogMetadata,
             _ => return None,
         })
     }
@@ -119,6 +123,7 @@ pub fn decode_record(
         }
         Decoder::TransactionLog => txn::decode(key, value),
         Decoder::ClusterMetadata => metadata::decode(offset, value),
+        Decoder::RemoteLogMetadata => remote::decode(offset, value),
     }
 }
 

@@ -574,3 +574,59 @@ static QUORUM_STATE_DATA_ROOT: St = st("QuorumStateData", span(0, 1), SHARED, &[
 static QUORUM_STATE_DATA_VOTER: St = st("Voter", only(0), INLINE, &[
     f("voterId", I32, only(0)),
 ]);
+
+// ---- __remote_log_metadata (KIP-405; storage's RemoteLogSegmentMetadata*Record, RemotePartitionDeleteMetadataRecord) ----
+pub(super) static REMOTE_LOG_SEGMENT_METADATA_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_LOG_SEGMENT_METADATA_RECORD_ROOT };
+static REMOTE_LOG_SEGMENT_METADATA_RECORD_ROOT: St = st("RemoteLogSegmentMetadataRecord", only(0), SHARED, &[
+    f("remoteLogSegmentId", Struct(&REMOTE_LOG_SEGMENT_ID_ENTRY), from(0)),
+    f("startOffset", I64, from(0)),
+    f("endOffset", I64, from(0)),
+    f("brokerId", I32, from(0)),
+    f("maxTimestampMs", I64, from(0)),
+    f("eventTimestampMs", I64, from(0)),
+    f("segmentLeaderEpochs", StructArr(&SEGMENT_LEADER_EPOCH_ENTRY), from(0)),
+    f("segmentSizeInBytes", I32, from(0)),
+    f("customMetadata", Bytes, from(0)).null(from(0)).def(D::Null),
+    f("remoteLogSegmentState", I8, from(0)),
+]);
+static REMOTE_LOG_SEGMENT_ID_ENTRY: St = st("RemoteLogSegmentIdEntry", from(0), INLINE, &[
+    f("topicIdPartition", Struct(&TOPIC_ID_PARTITION_ENTRY), from(0)),
+    f("id", Uuid, from(0)),
+]);
+static TOPIC_ID_PARTITION_ENTRY: St = st("TopicIdPartitionEntry", from(0), INLINE, &[
+    f("name", Str, from(0)),
+    f("id", Uuid, from(0)),
+    f("partition", I32, from(0)),
+]);
+static SEGMENT_LEADER_EPOCH_ENTRY: St = st("SegmentLeaderEpochEntry", from(0), INLINE, &[
+    f("leaderEpoch", I32, from(0)),
+    f("offset", I64, from(0)),
+]);
+pub(super) static REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD_ROOT };
+static REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD_ROOT: St = st("RemoteLogSegmentMetadataUpdateRecord", only(0), SHARED, &[
+    f("remoteLogSegmentId", Struct(&REMOTE_LOG_SEGMENT_ID_ENTRY), from(0)),
+    f("brokerId", I32, from(0)),
+    f("eventTimestampMs", I64, from(0)),
+    f("customMetadata", Bytes, from(0)).null(from(0)).def(D::Null),
+    f("remoteLogSegmentState", I8, from(0)),
+]);
+pub(super) static REMOTE_PARTITION_DELETE_METADATA_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_PARTITION_DELETE_METADATA_RECORD_ROOT };
+static REMOTE_PARTITION_DELETE_METADATA_RECORD_ROOT: St = st("RemotePartitionDeleteMetadataRecord", only(0), SHARED, &[
+    f("topicIdPartition", Struct(&TOPIC_ID_PARTITION_ENTRY), from(0)),
+    f("brokerId", I32, from(0)),
+    f("eventTimestampMs", I64, from(0)),
+    f("remotePartitionDeleteState", I8, from(0)),
+]);
+pub(super) static REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_ROOT };
+static REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_ROOT: St = st("RemoteLogSegmentMetadataSnapshotRecord", only(0), SHARED, &[
+    f("segmentId", Uuid, from(0)),
+    f("startOffset", I64, from(0)),
+    f("endOffset", I64, from(0)),
+    f("brokerId", I32, from(0)),
+    f("maxTimestampMs", I64, from(0)),
+    f("eventTimestampMs", I64, from(0)),
+    f("segmentLeaderEpochs", StructArr(&SEGMENT_LEADER_EPOCH_ENTRY), from(0)),
+    f("segmentSizeInBytes", I32, from(0)),
+    f("customMetadata", Bytes, from(0)).null(from(0)).def(D::Null),
+    f("remoteLogSegmentState", I8, from(0)),
+]);

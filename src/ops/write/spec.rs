@@ -231,6 +231,9 @@ pub struct SpecRecord {
     pub share: Option<Value>,
     /// A `__transaction_state` record in the transaction-log decoder's JSON form.
     pub txn: Option<Value>,
+    /// A `__remote_log_metadata` record in the remote-log-metadata decoder's JSON form
+    /// (`{"type": "REMOTE_LOG_SEGMENT_METADATA_RECORD", "version": 0, "data": {…}}`; no key).
+    pub remote: Option<Value>,
     #[serde(default)]
     pub headers: Vec<SpecHeader>,
 }
@@ -242,6 +245,7 @@ impl SpecRecord {
             (Decoder::Offsets, &self.group),
             (Decoder::ShareGroupState, &self.share),
             (Decoder::TransactionLog, &self.txn),
+            (Decoder::RemoteLogMetadata, &self.remote),
         ];
         let mut given = internal
             .iter()
@@ -277,7 +281,8 @@ impl SpecRecord {
             || self.value_gen.is_some()
         {
             return Err(
-                "an internal record (group, share, txn) excludes other key and value forms".into(),
+                "an internal record (group, share, txn, remote) excludes other key and value forms"
+                    .into(),
             );
         }
         encode_record(decoder, json)
