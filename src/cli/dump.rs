@@ -3,6 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 use serde::Serialize;
@@ -13,10 +14,10 @@ use super::render::BytesFormat;
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::internal::Decoder;
-use crate::format::payload::{Payload, PayloadDecoder, DECODER_CLASSES};
+use crate::format::payload::{AvroSchemas, Payload, PayloadDecoder, DECODER_CLASSES};
 use crate::ops::inspect::dump::{
-    dump_paths, BatchInfo, DumpOptions, Event, LogHeader, OffsetRange, Outcome, RecordInfo, Sink,
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
+    dump_paths, load_avro_schemas, BatchInfo, DumpOptions, Event, LogHeader, OffsetRange, Outcome,
+    RecordInfo, Sink, DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
 };
 
 #[derive(Debug, Args)]
@@ -94,6 +95,13 @@ pub struct DumpArgs {
     /// Decode values (implies --print-data-log); as --key-decoder
     #[arg(long, value_enum, value_name = "DECODER")]
     pub value_decoder: Option<DecoderName>,
+    /// For the avro decoder: a directory of `<schema id>.avsc` files, the writer schemas of
+    /// the Confluent wire format's schema ids (other files are ignored)
+    #[arg(long, value_name = "DIR", conflicts_with = "avro_schema")]
+    pub schema_dir: Option<PathBuf>,
+    /// For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix
+    #[arg(long, value_name = "FILE")]
+    pub avro_schema: Option<PathBuf>,
     /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
     #[arg(long)]
     pub json: bool,
@@ -149,18 +157,25 @@ pub enum DecoderName {
     Base64,
     /// A JSON document, printed compactly (nested as JSON in --json output)
     Json,
+    /// Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the
+    /// `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema
+    Avro,
 }
 
 impl DecoderName {
-    fn decoder(self) -> PayloadDecoder {
-        match self {
+    fn decoder(self, avro: &Option<Arc<AvroSchemas>>) -> Result<PayloadDecoder, String> {
+        Ok(match self {
             DecoderName::String => PayloadDecoder::String,
             DecoderName::Int => PayloadDecoder::Int,
             DecoderName::Long => PayloadDecoder::Long,
             DecoderName::Hex => PayloadDecoder::Hex,
             DecoderName::Base64 => PayloadDecoder::Base64,
             DecoderName::Json => PayloadDecoder::Json,
-        }
+            DecoderName::Avro => PayloadDecoder::Avro(
+                avro.clone()
+                    .ok_or("the avro decoder needs --schema-dir or --avro-schema")?,
+            ),
+        })
     }
 }
 
@@ -169,16 +184,17 @@ fn side_decoder(
     side: &str,
     class: Option<&str>,
     name: Option<DecoderName>,
+    avro: &Option<Arc<AvroSchemas>>,
 ) -> Result<Option<PayloadDecoder>, String> {
     match (class, name) {
         (Some(c), _) => PayloadDecoder::from_class(c).map(Some).ok_or_else(|| {
             let known: Vec<&str> = DECODER_CLASSES.iter().map(|(n, _)| *n).collect();
             format!(
-                "--{side}-decoder-class {c}: kseg loads no Java classes; it knows {}. For other formats use kseg's own --{side}-decoder string|int|long|hex|base64|json",
+                "--{side}-decoder-class {c}: kseg loads no Java classes; it knows {}. For other formats use kseg's own --{side}-decoder string|int|long|hex|base64|json|avro",
                 known.join(", ")
             )
         }),
-        (None, n) => Ok(n.map(DecoderName::decoder)),
+        (None, n) => n.map(|n| n.decoder(avro)).transpose(),
     }
 }
 
@@ -216,12 +232,25 @@ pub fn run(args: DumpArgs) -> u8 {
     ]
     .into_iter()
     .find_map(|(on, d)| on.then_some(d));
+    let avro = match (&args.schema_dir, &args.avro_schema) {
+        (None, None) => None,
+        (dir, plain) => match load_avro_schemas(dir.as_deref(), plain.as_deref()) {
+            Ok(s) => Some(Arc::new(s)),
+            Err(e) => return fail(&e),
+        },
+    };
     let (key_decoder, value_decoder) = match (
-        side_decoder("key", args.key_decoder_class.as_deref(), args.key_decoder),
+        side_decoder(
+            "key",
+            args.key_decoder_class.as_deref(),
+            args.key_decoder,
+            &avro,
+        ),
         side_decoder(
             "value",
             args.value_decoder_class.as_deref(),
             args.value_decoder,
+            &avro,
         ),
     ) {
         (Ok(k), Ok(v)) => (k, v),

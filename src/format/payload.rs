@@ -10,6 +10,9 @@
 //! themselves, which Scala's string interpolation prints as the array's identity (`[B@1b6d3586`,
 //! a JVM address no other process can reproduce): kseg prints them as hex instead.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::Value;
@@ -22,7 +25,7 @@ pub struct Payload {
 }
 
 /// How to read a key or value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum PayloadDecoder {
     /// UTF-8, malformed sequences replaced (`StringDecoder`).
     String,
@@ -34,6 +37,71 @@ pub enum PayloadDecoder {
     Base64,
     /// A JSON document, printed compactly.
     Json,
+    /// Avro: the Confluent wire format against local schemas, or plain Avro ([`AvroSchemas`]).
+    Avro(Arc<AvroSchemas>),
+}
+
+/// The magic byte that starts a value in the Confluent wire format (then a big-endian int32
+/// schema id, then the encoded value).
+const CONFLUENT_MAGIC: u8 = 0;
+
+/// Avro writer schemas: by Confluent schema id, or one schema for values without the prefix.
+#[derive(Debug, Default)]
+pub struct AvroSchemas {
+    by_id: HashMap<u32, apache_avro::Schema>,
+    plain: Option<apache_avro::Schema>,
+}
+
+impl AvroSchemas {
+    /// Schemas from their JSON texts (`.avsc`): `by_id` for the wire format, or `plain` for
+    /// values that are bare Avro datums. Errors name the schema that does not parse.
+    pub fn parse(by_id: &[(u32, String)], plain: Option<&str>) -> Result<AvroSchemas, String> {
+        let parse = |text: &str, what: &str| {
+            apache_avro::Schema::parse_str(text)
+                .map_err(|e| format!("{what}: invalid Avro schema: {e}"))
+        };
+        let mut out = AvroSchemas::default();
+        for (id, text) in by_id {
+            out.by_id
+                .insert(*id, parse(text, &format!("schema id {id}"))?);
+        }
+        out.plain = plain.map(|t| parse(t, "the Avro schema")).transpose()?;
+        Ok(out)
+    }
+
+    fn decode(&self, b: &[u8]) -> Result<Value, String> {
+        let (schema, mut datum) = match &self.plain {
+            Some(schema) => (schema, b),
+            None => {
+                let id = confluent_schema_id(b)?;
+                let schema = self
+                    .by_id
+                    .get(&id)
+                    .ok_or_else(|| format!("schema id {id} is not among the local schemas"))?;
+                (schema, &b[5..])
+            }
+        };
+        let value = apache_avro::from_avro_datum(schema, &mut datum, None)
+            .map_err(|e| format!("invalid Avro datum: {e}"))?;
+        if !datum.is_empty() {
+            return Err(format!("{} byte(s) after the Avro datum", datum.len()));
+        }
+        Value::try_from(value).map_err(|e| format!("Avro value without a JSON form: {e}"))
+    }
+}
+
+/// The schema id of a value in the Confluent wire format.
+fn confluent_schema_id(b: &[u8]) -> Result<u32, String> {
+    match b {
+        [CONFLUENT_MAGIC, a, b2, c, d, ..] => Ok(u32::from_be_bytes([*a, *b2, *c, *d])),
+        [CONFLUENT_MAGIC, ..] | [] => Err(format!(
+            "not the Confluent wire format: {} byte(s), expected a magic byte and a 4-byte schema id",
+            b.len()
+        )),
+        [m, ..] => Err(format!(
+            "not the Confluent wire format: magic byte {m:#04x}, expected 0x00"
+        )),
+    }
 }
 
 /// The decoder classes kafka-dump-log ships, by class name (4.0's `tools-api` and the
@@ -67,10 +135,10 @@ impl PayloadDecoder {
         DECODER_CLASSES
             .iter()
             .find(|(name, _)| *name == class)
-            .map(|(_, d)| *d)
+            .map(|(_, d)| d.clone())
     }
 
-    pub fn decode(self, b: &[u8]) -> Result<Payload, String> {
+    pub fn decode(&self, b: &[u8]) -> Result<Payload, String> {
         let text = |s: String| Payload {
             json: Value::String(s.clone()),
             text: s,
@@ -96,6 +164,13 @@ impl PayloadDecoder {
             PayloadDecoder::Json => {
                 let json: Value =
                     serde_json::from_slice(b).map_err(|e| format!("invalid JSON: {e}"))?;
+                Ok(Payload {
+                    text: json.to_string(),
+                    json,
+                })
+            }
+            PayloadDecoder::Avro(schemas) => {
+                let json = schemas.decode(b)?;
                 Ok(Payload {
                     text: json.to_string(),
                     json,
@@ -134,7 +209,7 @@ mod tests {
         // StringDecoder: one U+FFFD per malformed sequence.
         let s = PayloadDecoder::from_class("org.apache.kafka.tools.api.StringDecoder").unwrap();
         assert_eq!(s.decode(b"a\xffb").unwrap().text, "a\u{fffd}b");
-        assert_eq!(PayloadDecoder::from_class("com.example.Mine"), None);
+        assert!(PayloadDecoder::from_class("com.example.Mine").is_none());
     }
 
     #[test]

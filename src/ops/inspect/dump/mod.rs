@@ -25,7 +25,10 @@ use crate::storage::seek::{first_offset, Fallback, Seeker};
 
 mod batches;
 mod index;
+mod schemas;
 mod state;
+
+pub use schemas::load_avro_schemas;
 
 /// kafka-dump-log's default for `--max-bytes`; the "invalid bytes" line is printed only then.
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
@@ -720,9 +723,9 @@ impl<'o, 's> Walker<'o, 's> {
                     None => decoded = Some(r),
                 }
             } else if self.opts.print_data {
-                let read = |d: Option<PayloadDecoder>, b: Option<&[u8]>| Some(d?.decode(b?));
-                key_payload = read(self.opts.key_decoder, view.key);
-                value_payload = read(self.opts.value_decoder, view.value);
+                let read = |d: Option<&PayloadDecoder>, b: Option<&[u8]>| Some(d?.decode(b?));
+                key_payload = read(self.opts.key_decoder.as_ref(), view.key);
+                value_payload = read(self.opts.value_decoder.as_ref(), view.value);
             }
             if let Some(message) = fatal {
                 // Where kafka-dump-log dies on a record, kseg says why and goes on.
