@@ -105,16 +105,8 @@ fn avro_values_decode_back_to_what_the_writer_encoded() {
     let spec = json!({"topic": "orders", "partition": 0,
         "ops": [{"op": "append", "batches": [{"records": records}]}]});
     let dir = tempfile::tempdir().unwrap();
-    let spec_path = dir.path().join("SPEC.json");
-    std::fs::write(&spec_path, spec.to_string()).unwrap();
     let part = dir.path().join("orders-0");
-    let w = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .arg("write")
-        .arg(&spec_path)
-        .arg(&part)
-        .output()
-        .unwrap();
-    assert!(w.status.success());
+    common::kseg_write(&spec.to_string(), &part);
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     std::fs::write(schemas.join("42.avsc"), ORDER).unwrap();
@@ -156,15 +148,8 @@ fn avro_values_decode_back_to_what_the_writer_encoded() {
     let plain_dir = dir.path().join("plain");
     let spec = json!({"topic": "orders", "partition": 0, "ops": [{"op": "append", "batches": [
         {"records": [{"value_hex": common::hex(&b)}]}]}]});
-    std::fs::write(&spec_path, spec.to_string()).unwrap();
     let part = plain_dir.join("orders-0");
-    assert!(std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .arg("write")
-        .arg(&spec_path)
-        .arg(&part)
-        .status()
-        .unwrap()
-        .success());
+    common::kseg_write(&spec.to_string(), &part);
     let got = dump(
         &[
             "--value-decoder",

@@ -52,11 +52,10 @@ fn record_parts(text: &str) -> BTreeMap<i64, (Option<String>, Option<String>)> {
     out
 }
 
-fn run(args: &[&str], file: &Path) -> (i32, String, String) {
+/// `kseg dump ARGS`: exit status, stdout and stderr.
+fn kseg_dump(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
         .arg("dump")
-        .arg("--files")
-        .arg(file)
         .args(args)
         .output()
         .unwrap();
@@ -65,6 +64,13 @@ fn run(args: &[&str], file: &Path) -> (i32, String, String) {
         String::from_utf8(out.stdout).unwrap(),
         String::from_utf8(out.stderr).unwrap(),
     )
+}
+
+/// `kseg dump --files FILE ARGS`.
+fn run(args: &[&str], file: &Path) -> (i32, String, String) {
+    let mut all = vec![std::ffi::OsStr::new("--files"), file.as_os_str()];
+    all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
+    kseg_dump(&all)
 }
 
 #[test]
@@ -149,16 +155,8 @@ fn json_decoder_nests_values_and_reports_invalid_ones_per_record() {
         {"key":"k1","value":"{ \"a\" : [1, 2] }"},
         {"key":"k2","value":"not json"},
         {"key":"k3"}]}]}]}"#;
-    let spec_path = dir.path().join("SPEC.json");
-    std::fs::write(&spec_path, spec).unwrap();
     let out_dir = dir.path().join("t-0");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .arg("write")
-        .arg(&spec_path)
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    assert!(status.status.success());
+    common::kseg_write(spec, &out_dir);
     let log = out_dir.join("00000000000000000000.log");
     let (code, text, _) = run(&["--value-decoder", "json"], &log);
     assert_eq!(code, 0);
@@ -189,18 +187,12 @@ fn json_decoder_nests_values_and_reports_invalid_ones_per_record() {
     assert_eq!(records[1]["value"]["data"], "not json");
 }
 
-/// `kseg dump` of a path with `args`: exit status and stdout.
+/// `kseg dump ARGS PATH`: exit status and stdout.
 fn dump_dir(args: &[&str], path: &Path) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .arg("dump")
-        .args(args)
-        .arg(path)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-    )
+    let mut all: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    all.push(path.as_os_str());
+    let (code, out, _) = kseg_dump(&all);
+    (code, out)
 }
 
 #[test]
@@ -263,16 +255,8 @@ fn remote_log_metadata_written_and_decoded_back() {
         ]}]}
     ]});
     let dir = tempfile::tempdir().unwrap();
-    let spec_path = dir.path().join("SPEC.json");
-    std::fs::write(&spec_path, spec.to_string()).unwrap();
     let part = dir.path().join("__remote_log_metadata-0");
-    let w = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .arg("write")
-        .arg(&spec_path)
-        .arg(&part)
-        .output()
-        .unwrap();
-    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+    common::kseg_write(&spec.to_string(), &part);
     let (code, text) = dump_dir(&["--remote-log-metadata-decoder"], &part);
     assert_eq!(code, 0);
     let parts = record_parts(&text);
