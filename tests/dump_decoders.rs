@@ -69,7 +69,7 @@ fn kseg_dump(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
 /// `kseg dump --files FILE ARGS`.
 fn run(args: &[&str], file: &Path) -> (i32, String, String) {
     let mut all = vec![std::ffi::OsStr::new("--files"), file.as_os_str()];
-    all.extend(args.iter().map(|a| std::ffi::OsStr::new(a)));
+    all.extend(args.iter().map(std::ffi::OsStr::new));
     kseg_dump(&all)
 }
 
