@@ -281,7 +281,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --json --key-format --value-format --offset --from-offset --to-offset --count --base-offset --help --version"
+            opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --json --key-format --value-format --offset --from-offset --to-offset --count --base-offset --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -300,6 +300,34 @@ _kseg() {
                     return 0
                     ;;
                 --max-batch-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --decode)
+                    COMPREPLY=($(compgen -W "none auto" -- "${cur}"))
+                    return 0
+                    ;;
+                --key-decoder-class)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --value-decoder-class)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-decoder)
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro" -- "${cur}"))
+                    return 0
+                    ;;
+                --value-decoder)
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro" -- "${cur}"))
+                    return 0
+                    ;;
+                --schema-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --avro-schema)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

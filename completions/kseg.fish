@@ -48,6 +48,26 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separ
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-bytes -d 'Log files: read at most this many bytes from the start of each file' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (memory use is bounded by this plus a constant)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l decode -d '`auto`: decode each internal topic\'s records with its decoder, chosen from the partition directory\'s name (`__consumer_offsets`, `__transaction_state`, `__cluster_metadata`, `__share_group_state`, `__remote_log_metadata`); implies --print-data-log. Default `none`: kafka-dump-log\'s output' -r -f -a "none\t''
+auto\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-decoder-class -d 'kafka-dump-log\'s key decoder class (implies --print-data-log): `StringDecoder`, `IntegerDecoder`, `LongDecoder` or `DefaultDecoder` of `org.apache.kafka.tools.api` (or `kafka.serializer`); DefaultDecoder\'s bytes print as hex' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-decoder-class -d 'kafka-dump-log\'s value decoder class (implies --print-data-log); as --key-decoder-class' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-decoder -d 'Decode keys (implies --print-data-log); a key that does not decode prints as hex with the reason' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
+int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
+long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
+hex\t''
+base64\t''
+json\t'A JSON document, printed compactly (nested as JSON in --json output)'
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-decoder -d 'Decode values (implies --print-data-log); as --key-decoder' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
+int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
+long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
+hex\t''
+base64\t''
+json\t'A JSON document, printed compactly (nested as JSON in --json output)'
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l schema-dir -d 'For the avro decoder: a directory of `<schema id>.avsc` files, the writer schemas of the Confluent wire format\'s schema ids (other files are ignored)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l avro-schema -d 'For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-format -d 'Encoding of keys with --print-data-log (text: `auto` is kafka-dump-log\'s lossy UTF-8; `hex` and `base64` keep every record on one line)' -r -f -a "auto\t'UTF-8 text when the bytes are valid UTF-8, else base64'
 utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
 hex\t''
@@ -70,6 +90,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l offsets-decoder -d 'D
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l transaction-log-decoder -d 'Decode `__transaction_state` records (implies --print-data-log)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l cluster-metadata-decoder -d 'Decode KRaft `__cluster_metadata` records and snapshots (implies --print-data-log)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l share-group-state-decoder -d 'Decode `__share_group_state` records (implies --print-data-log)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-log-metadata-decoder -d 'Decode `__remote_log_metadata` records (tiered storage; implies --print-data-log)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l json -d 'JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Print version'

@@ -201,7 +201,7 @@ fn verify_and_dump_of_real_brokers_log_dirs_match_the_schema() {
 }
 
 /// The schema is strict: an old field name, a missing format or a string where an object is
-/// due is rejected (so the tests above can fail).
+/// due (an encoded key) is rejected (so the tests above can fail).
 #[test]
 fn the_schema_rejects_renamed_and_retyped_fields() {
     let root = schema_root();
@@ -226,6 +226,6 @@ fn the_schema_rejects_renamed_and_retyped_fields() {
         "keySize": -1, "valueSize": -1, "headers": [], "decodedKey": {"text": "Error"}});
     assert!(line.is_valid(&record));
     let mut as_string = record.clone();
-    as_string["decodedKey"] = Value::from("Error");
+    as_string["key"] = Value::from("k");
     assert!(!line.is_valid(&as_string));
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 /// Literals of the `word.word` form under `src/ops` that are not check ids.
 const NOT_CHECK_IDS: &[&str] = &[
+    "cleanup.policy",
     "plan.json",
     "salvage.json",
     "retention.bytes",

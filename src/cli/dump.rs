@@ -3,6 +3,7 @@
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 use serde::Serialize;
@@ -13,9 +14,10 @@ use super::render::{document, BytesFormat};
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::internal::Decoder;
+use crate::format::payload::{AvroSchemas, Payload, PayloadDecoder, DECODER_CLASSES};
 use crate::ops::inspect::dump::{
-    dump_paths, BatchInfo, DumpOptions, Event, LogHeader, OffsetRange, Outcome, RecordInfo, Sink,
-    DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
+    dump_paths, load_avro_schemas, BatchInfo, DumpOptions, Event, LogHeader, OffsetRange, Outcome,
+    RecordInfo, Sink, DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
 };
 
 #[derive(Debug, Args)]
@@ -67,6 +69,39 @@ pub struct DumpArgs {
     /// Decode `__share_group_state` records (implies --print-data-log).
     #[arg(long, group = "decoder")]
     pub share_group_state_decoder: bool,
+    /// Decode `__remote_log_metadata` records (tiered storage; implies --print-data-log)
+    #[arg(long, group = "decoder")]
+    pub remote_log_metadata_decoder: bool,
+    /// `auto`: decode each internal topic's records with its decoder, chosen from the
+    /// partition directory's name (`__consumer_offsets`, `__transaction_state`,
+    /// `__cluster_metadata`, `__share_group_state`, `__remote_log_metadata`); implies --print-data-log. Default `none`:
+    /// kafka-dump-log's output
+    #[arg(long, value_enum, value_name = "WHICH", default_value_t = DecodeMode::None)]
+    pub decode: DecodeMode,
+    /// kafka-dump-log's key decoder class (implies --print-data-log): `StringDecoder`,
+    /// `IntegerDecoder`, `LongDecoder` or `DefaultDecoder` of `org.apache.kafka.tools.api`
+    /// (or `kafka.serializer`); DefaultDecoder's bytes print as hex
+    #[arg(long, value_name = "CLASS", num_args = 0..=1,
+          default_missing_value = STRING_DECODER_CLASS, conflicts_with = "key_decoder")]
+    pub key_decoder_class: Option<String>,
+    /// kafka-dump-log's value decoder class (implies --print-data-log); as --key-decoder-class
+    #[arg(long, value_name = "CLASS", num_args = 0..=1,
+          default_missing_value = STRING_DECODER_CLASS, conflicts_with = "value_decoder")]
+    pub value_decoder_class: Option<String>,
+    /// Decode keys (implies --print-data-log); a key that does not decode prints as hex with
+    /// the reason
+    #[arg(long, value_enum, value_name = "DECODER")]
+    pub key_decoder: Option<DecoderName>,
+    /// Decode values (implies --print-data-log); as --key-decoder
+    #[arg(long, value_enum, value_name = "DECODER")]
+    pub value_decoder: Option<DecoderName>,
+    /// For the avro decoder: a directory of `<schema id>.avsc` files, the writer schemas of
+    /// the Confluent wire format's schema ids (other files are ignored)
+    #[arg(long, value_name = "DIR", conflicts_with = "avro_schema")]
+    pub schema_dir: Option<PathBuf>,
+    /// For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix
+    #[arg(long, value_name = "FILE")]
+    pub avro_schema: Option<PathBuf>,
     /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
     #[arg(long)]
     pub json: bool,
@@ -99,6 +134,70 @@ pub struct DumpArgs {
     pub base_offset: Option<i64>,
 }
 
+/// `--decode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecodeMode {
+    None,
+    Auto,
+}
+
+/// kafka-dump-log's default decoder class.
+const STRING_DECODER_CLASS: &str = "org.apache.kafka.tools.api.StringDecoder";
+
+/// kseg's own key and value decoders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecoderName {
+    /// UTF-8 text, malformed sequences replaced (kafka-dump-log's StringDecoder)
+    String,
+    /// Big-endian int32 of the first 4 bytes (IntegerDecoder)
+    Int,
+    /// Big-endian int64 of the first 8 bytes (LongDecoder)
+    Long,
+    Hex,
+    Base64,
+    /// A JSON document, printed compactly (nested as JSON in --json output)
+    Json,
+    /// Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the
+    /// `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema
+    Avro,
+}
+
+impl DecoderName {
+    fn decoder(self, avro: &Option<Arc<AvroSchemas>>) -> Result<PayloadDecoder, String> {
+        Ok(match self {
+            DecoderName::String => PayloadDecoder::String,
+            DecoderName::Int => PayloadDecoder::Int,
+            DecoderName::Long => PayloadDecoder::Long,
+            DecoderName::Hex => PayloadDecoder::Hex,
+            DecoderName::Base64 => PayloadDecoder::Base64,
+            DecoderName::Json => PayloadDecoder::Json,
+            DecoderName::Avro => PayloadDecoder::Avro(
+                avro.clone()
+                    .ok_or("the avro decoder needs --schema-dir or --avro-schema")?,
+            ),
+        })
+    }
+}
+
+/// The decoder of one side: a kafka-dump-log class name or a kseg decoder name.
+fn side_decoder(
+    side: &str,
+    class: Option<&str>,
+    name: Option<DecoderName>,
+    avro: &Option<Arc<AvroSchemas>>,
+) -> Result<Option<PayloadDecoder>, String> {
+    match (class, name) {
+        (Some(c), _) => PayloadDecoder::from_class(c).map(Some).ok_or_else(|| {
+            let known: Vec<&str> = DECODER_CLASSES.iter().map(|(n, _)| *n).collect();
+            format!(
+                "--{side}-decoder-class {c}: kseg loads no Java classes; it knows {}. For other formats use kseg's own --{side}-decoder string|int|long|hex|base64|json|avro",
+                known.join(", ")
+            )
+        }),
+        (None, n) => n.map(|n| n.decoder(avro)).transpose(),
+    }
+}
+
 impl DumpArgs {
     /// The offset range the seek flags ask for, if any.
     fn range(&self) -> Option<OffsetRange> {
@@ -128,11 +227,41 @@ pub fn run(args: DumpArgs) -> u8 {
         (args.offsets_decoder, Decoder::Offsets),
         (args.transaction_log_decoder, Decoder::TransactionLog),
         (args.cluster_metadata_decoder, Decoder::ClusterMetadata),
+        (args.remote_log_metadata_decoder, Decoder::RemoteLogMetadata),
         (args.share_group_state_decoder, Decoder::ShareGroupState),
     ]
     .into_iter()
     .find_map(|(on, d)| on.then_some(d));
-    let print_data = args.print_data_log || decoder.is_some();
+    let avro = match (&args.schema_dir, &args.avro_schema) {
+        (None, None) => None,
+        (dir, plain) => match load_avro_schemas(dir.as_deref(), plain.as_deref()) {
+            Ok(s) => Some(Arc::new(s)),
+            Err(e) => return fail(&e),
+        },
+    };
+    let (key_decoder, value_decoder) = match (
+        side_decoder(
+            "key",
+            args.key_decoder_class.as_deref(),
+            args.key_decoder,
+            &avro,
+        ),
+        side_decoder(
+            "value",
+            args.value_decoder_class.as_deref(),
+            args.value_decoder,
+            &avro,
+        ),
+    ) {
+        (Ok(k), Ok(v)) => (k, v),
+        (Err(e), _) | (_, Err(e)) => return fail(&e),
+    };
+    let auto_decoder = args.decode == DecodeMode::Auto;
+    let print_data = args.print_data_log
+        || auto_decoder
+        || decoder.is_some()
+        || key_decoder.is_some()
+        || value_decoder.is_some();
     let opts = DumpOptions {
         deep: args.deep_iteration || print_data,
         print_data,
@@ -141,6 +270,9 @@ pub fn run(args: DumpArgs) -> u8 {
         index_sanity_check: args.index_sanity_check,
         verify_index_only: args.verify_index_only,
         decoder,
+        auto_decoder,
+        key_decoder,
+        value_decoder,
         max_decompressed_bytes: args.max_batch_bytes,
         range: args.range(),
         base_offset: args.base_offset,
@@ -385,11 +517,19 @@ impl<W: Write> TextSink<'_, W> {
             }
         }
         if self.opts.print_data && !r.is_control_batch {
+            let side =
+                |b: Option<&[u8]>, read: &Option<Result<Payload, String>>, f: BytesFormat| {
+                    b.map(|b| match read {
+                        Some(Ok(p)) => p.text.clone(),
+                        Some(Err(e)) => format!("[not decoded: {e}] {}", super::render::hex(b)),
+                        None => f.text(b),
+                    })
+                };
             let (key, payload) = match &r.decoded {
                 Some(d) => (d.key.clone(), d.payload.clone()),
                 None => (
-                    v.key.map(|k| self.key_format.text(k)),
-                    v.value.map(|x| self.value_format.text(x)),
+                    side(v.key, &r.key_payload, self.key_format),
+                    side(v.value, &r.value_payload, self.value_format),
                 ),
             };
             if let Some(k) = key {
@@ -573,6 +713,11 @@ struct JsonRecord {
     decoded_key: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     decoded_value: Option<serde_json::Value>,
+    /// With --key-decoder / --value-decoder: why a key or value did not decode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value_error: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -582,6 +727,14 @@ struct JsonLegacy {
     attributes: i8,
     crc: u32,
     is_valid: bool,
+}
+
+fn payload_json(read: &Option<Result<Payload, String>>) -> Option<serde_json::Value> {
+    read.as_ref()?.as_ref().ok().map(|p| p.json.clone())
+}
+
+fn payload_error(read: &Option<Result<Payload, String>>) -> Option<String> {
+    read.as_ref()?.as_ref().err().cloned()
 }
 
 impl<W: Write> JsonSink<'_, W> {
@@ -628,11 +781,15 @@ impl<W: Write> JsonSink<'_, W> {
             decoded_key: r
                 .decoded
                 .as_ref()
-                .and_then(|d| as_object(&d.key_json, &d.key)),
+                .and_then(|d| as_object(&d.key_json, &d.key))
+                .or_else(|| payload_json(&r.key_payload)),
             decoded_value: r
                 .decoded
                 .as_ref()
-                .and_then(|d| as_object(&d.payload_json, &d.payload)),
+                .and_then(|d| as_object(&d.payload_json, &d.payload))
+                .or_else(|| payload_json(&r.value_payload)),
+            key_error: payload_error(&r.key_payload),
+            value_error: payload_error(&r.value_payload),
         };
         self.line("record", rec)
     }

@@ -106,6 +106,7 @@ impl JsonlArgs {
                 index_interval_bytes: self.index_interval_bytes,
                 segment_index_bytes: self.segment_index_bytes,
                 magic: Some(self.magic),
+                cleanup_policy: None,
                 compression: Some(self.compression.clone()),
                 compression_level: self.compression_level,
             },

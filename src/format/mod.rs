@@ -15,6 +15,7 @@ pub mod internal;
 pub mod legacy;
 pub mod names;
 pub mod partition_for;
+pub mod payload;
 pub mod snapshot;
 #[cfg(test)]
 mod test_corpus;
@@ -24,3 +25,15 @@ pub mod varint;
 
 pub use codec::Compression;
 pub use error::{DecodeError, ErrorKind};
+
+/// Bytes from hex digits (two per byte, either case).
+pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
+    let bad = || format!("expected an even number of hex digits, got {h:?}");
+    if h.len() % 2 != 0 || !h.is_ascii() {
+        return Err(bad());
+    }
+    (0..h.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).map_err(|_| bad()))
+        .collect()
+}

@@ -70,7 +70,7 @@ pub enum CloseMode {
 pub enum RollReason {
     /// `maybeRoll` before an append: size, time, full index or offset overflow.
     MaybeRoll,
-    /// An explicit roll request.
+    /// An explicit roll request (a spec's `roll` op: `"spec"` in `write-summary.json`).
     Requested,
 }
 
@@ -78,7 +78,7 @@ impl RollReason {
     pub fn name(self) -> &'static str {
         match self {
             RollReason::MaybeRoll => "maybeRoll",
-            RollReason::Requested => "roll",
+            RollReason::Requested => "spec",
         }
     }
 }

@@ -328,3 +328,18 @@ pub fn write_spec_value(spec: &serde_json::Value, dir: &Path) {
     let spec = kseg::ops::write::spec::Spec::from_json(&spec.to_string()).unwrap();
     kseg::ops::write::spec::write_spec(&spec, dir).unwrap();
 }
+
+/// `kseg write` of the spec `spec` (saved as `SPEC.json` beside `out`) into the partition
+/// directory `out`; panics with kseg's stderr when it fails.
+pub fn kseg_write(spec: &str, out: &Path) {
+    let spec_path = out.parent().unwrap().join("SPEC.json");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    std::fs::write(&spec_path, spec).unwrap();
+    let w = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .arg("write")
+        .arg(&spec_path)
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
+}

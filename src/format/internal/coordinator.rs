@@ -14,7 +14,7 @@ pub enum Topic {
 }
 
 /// Key and value schemas by record type (the key's version prefix).
-fn schemas(topic: Topic, record_type: i16) -> Option<(&'static Msg, &'static Msg)> {
+pub(super) fn schemas(topic: Topic, record_type: i16) -> Option<(&'static Msg, &'static Msg)> {
     Some(match (topic, record_type) {
         (Topic::Offsets, 0 | 1) => (&OFFSET_COMMIT_KEY, &OFFSET_COMMIT_VALUE),
         (Topic::Offsets, 2) => (&GROUP_METADATA_KEY, &GROUP_METADATA_VALUE),

@@ -8,7 +8,7 @@ use super::tables::*;
 use super::Decoded;
 
 /// Api key → enum constant name and schema.
-fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
+pub(super) fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
     Some(match api_key {
         0 => ("REGISTER_BROKER_RECORD", &REGISTER_BROKER_RECORD),
         1 => ("UNREGISTER_BROKER_RECORD", &UNREGISTER_BROKER_RECORD),
@@ -54,6 +54,11 @@ fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
     })
 }
 
+/// The api key of a record type's enum constant name.
+pub(super) fn api_key_of(types: RecordTypes, name: &str) -> Option<i16> {
+    (0..=i16::MAX).find(|k| types(*k).is_some_and(|(n, _)| n == name))
+}
+
 /// Error texts of `MetadataParseException`: only the message is printed.
 fn parse_error(message: impl Into<String>) -> JavaError {
     JavaError::new(
@@ -86,9 +91,33 @@ fn frame_short(buf: &mut Buf<'_>, entity: &str) -> JResult<i16> {
     Ok(v as i16)
 }
 
-fn parse(value: Option<&[u8]>) -> JResult<Json> {
-    // A null value makes every read fail, starting with the frame version.
-    let mut buf = Buf::new(value.ok_or_else(|| parse_error("Error while reading frame version"))?);
+/// Api key → the record type's enum constant name and schema: one of the two record sets
+/// that use the metadata frame (`__cluster_metadata`, `__remote_log_metadata`).
+pub(super) type RecordTypes = fn(i16) -> Option<(&'static str, &'static Msg)>;
+
+/// A record read through `AbstractApiMessageSerde.read`: the frame (uvarint frame version 1,
+/// api key, version), then the whole rest as the message. Errors are its
+/// `MetadataParseException`s.
+pub(super) struct Framed {
+    pub name: &'static str,
+    pub msg: &'static Msg,
+    pub version: i16,
+    pub val: Val,
+}
+
+impl Framed {
+    /// `{"type": NAME, "version": V, "data": {…}}`.
+    pub fn to_json(&self) -> JResult<Json> {
+        Ok(Json::obj(vec![
+            ("type", Json::Str(self.name.to_string())),
+            ("version", Json::Int(self.version.into())),
+            ("data", write_message(self.msg, &self.val, self.version)?),
+        ]))
+    }
+}
+
+pub(super) fn read_framed(value: &[u8], types: RecordTypes) -> JResult<Framed> {
+    let mut buf = Buf::new(value);
     let frame = frame_short(&mut buf, "frame version")?;
     if frame == 0 {
         return Err(parse_error(
@@ -102,7 +131,7 @@ fn parse(value: Option<&[u8]>) -> JResult<Json> {
     }
     let api_key = frame_short(&mut buf, "type")?;
     let version = frame_short(&mut buf, "version")?;
-    let (name, msg) = record_type(api_key).ok_or_else(|| {
+    let (name, msg) = types(api_key).ok_or_else(|| {
         parse_error(format!(
             "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}"
         ))
@@ -115,9 +144,16 @@ fn parse(value: Option<&[u8]>) -> JResult<Json> {
             buf.remaining()
         )));
     }
-    Ok(Json::obj(vec![
-        ("type", Json::Str(name.to_string())),
-        ("version", Json::Int(version.into())),
-        ("data", write_message(msg, &val, version)?),
-    ]))
+    Ok(Framed {
+        name,
+        msg,
+        version,
+        val,
+    })
+}
+
+fn parse(value: Option<&[u8]>) -> JResult<Json> {
+    // A null value makes every read fail, starting with the frame version.
+    let value = value.ok_or_else(|| parse_error("Error while reading frame version"))?;
+    read_framed(value, record_type)?.to_json()
 }

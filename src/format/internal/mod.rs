@@ -1,6 +1,6 @@
 //! Decoders of Kafka's internal topics and KRaft control records, printing exactly what
 //! kafka-dump-log prints with `--offsets-decoder`, `--transaction-log-decoder`,
-//! `--cluster-metadata-decoder` and `--share-group-state-decoder` (dump-log.md §3.6, §7;
+//! `--cluster-metadata-decoder`, `--remote-log-metadata-decoder` and `--share-group-state-decoder` (dump-log.md §3.6, §7;
 //! formats.md §0.2, §6, §12), plus a structured JSON form of the same data.
 //!
 //! One generic reader ([`reader`]) and JSON writer ([`json`]) of Kafka's message encoding are
@@ -9,18 +9,22 @@
 //! [`Decoded::fatal`].
 
 mod coordinator;
+mod encode;
 mod json;
 mod kraft;
 mod metadata;
 mod reader;
+mod remote;
 mod schema;
 #[rustfmt::skip]
 mod tables;
 mod txn;
+mod writer;
 
 #[cfg(test)]
 mod tests;
 
+pub use encode::{encode_kraft_control, encode_record, quorum_state_text, KeyValue};
 use json::Json;
 use reader::JavaError;
 
@@ -33,8 +37,24 @@ pub enum Decoder {
     TransactionLog,
     /// `--cluster-metadata-decoder` (`__cluster_metadata`, KRaft snapshots).
     ClusterMetadata,
+    /// `--remote-log-metadata-decoder` (`__remote_log_metadata`, tiered storage).
+    RemoteLogMetadata,
     /// `--share-group-state-decoder` (`__share_group_state`).
     ShareGroupState,
+}
+
+impl Decoder {
+    /// The decoder of an internal topic's records, by topic name.
+    pub fn for_topic(topic: &str) -> Option<Decoder> {
+        Some(match topic {
+            "__consumer_offsets" => Decoder::Offsets,
+            "__transaction_state" => Decoder::TransactionLog,
+            "__cluster_metadata" => Decoder::ClusterMetadata,
+            "__share_group_state" => Decoder::ShareGroupState,
+            "__remote_log_metadata" => Decoder::RemoteLogMetadata,
+            _ => return None,
+        })
+    }
 }
 
 /// What kafka-dump-log prints for one data record (non-control batch) with a decoder.
@@ -103,6 +123,7 @@ pub fn decode_record(
         }
         Decoder::TransactionLog => txn::decode(key, value),
         Decoder::ClusterMetadata => metadata::decode(offset, value),
+        Decoder::RemoteLogMetadata => remote::decode(offset, value),
     }
 }
 

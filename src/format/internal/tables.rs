@@ -559,3 +559,74 @@ static VOTERS_RECORD_K_RAFT_VERSION_FEATURE: St = st("KRaftVersionFeature", from
     f("minSupportedVersion", I16, from(0)),
     f("maxSupportedVersion", I16, from(0)),
 ]);
+
+// ---- the raft layer's `quorum-state` file (a JSON document of this message plus data_version) ----
+pub(super) static QUORUM_STATE_DATA: Msg = Msg { flex: from(0), root: &QUORUM_STATE_DATA_ROOT };
+static QUORUM_STATE_DATA_ROOT: St = st("QuorumStateData", span(0, 1), SHARED, &[
+    f("clusterId", Str, only(0)),
+    f("leaderId", I32, from(0)).def(D::Int(-1)),
+    f("leaderEpoch", I32, from(0)).def(D::Int(-1)),
+    f("votedId", I32, from(0)).def(D::Int(-1)),
+    f("votedDirectoryId", Uuid, from(1)),
+    f("appliedOffset", I64, only(0)),
+    f("currentVoters", StructArr(&QUORUM_STATE_DATA_VOTER), only(0)).null(only(0)),
+]);
+static QUORUM_STATE_DATA_VOTER: St = st("Voter", only(0), INLINE, &[
+    f("voterId", I32, only(0)),
+]);
+
+// ---- __remote_log_metadata (KIP-405; storage's RemoteLogSegmentMetadata*Record, RemotePartitionDeleteMetadataRecord) ----
+pub(super) static REMOTE_LOG_SEGMENT_METADATA_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_LOG_SEGMENT_METADATA_RECORD_ROOT };
+static REMOTE_LOG_SEGMENT_METADATA_RECORD_ROOT: St = st("RemoteLogSegmentMetadataRecord", only(0), SHARED, &[
+    f("remoteLogSegmentId", Struct(&REMOTE_LOG_SEGMENT_ID_ENTRY), from(0)),
+    f("startOffset", I64, from(0)),
+    f("endOffset", I64, from(0)),
+    f("brokerId", I32, from(0)),
+    f("maxTimestampMs", I64, from(0)),
+    f("eventTimestampMs", I64, from(0)),
+    f("segmentLeaderEpochs", StructArr(&SEGMENT_LEADER_EPOCH_ENTRY), from(0)),
+    f("segmentSizeInBytes", I32, from(0)),
+    f("customMetadata", Bytes, from(0)).null(from(0)).def(D::Null),
+    f("remoteLogSegmentState", I8, from(0)),
+]);
+static REMOTE_LOG_SEGMENT_ID_ENTRY: St = st("RemoteLogSegmentIdEntry", from(0), INLINE, &[
+    f("topicIdPartition", Struct(&TOPIC_ID_PARTITION_ENTRY), from(0)),
+    f("id", Uuid, from(0)),
+]);
+static TOPIC_ID_PARTITION_ENTRY: St = st("TopicIdPartitionEntry", from(0), INLINE, &[
+    f("name", Str, from(0)),
+    f("id", Uuid, from(0)),
+    f("partition", I32, from(0)),
+]);
+static SEGMENT_LEADER_EPOCH_ENTRY: St = st("SegmentLeaderEpochEntry", from(0), INLINE, &[
+    f("leaderEpoch", I32, from(0)),
+    f("offset", I64, from(0)),
+]);
+pub(super) static REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD_ROOT };
+static REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD_ROOT: St = st("RemoteLogSegmentMetadataUpdateRecord", only(0), SHARED, &[
+    f("remoteLogSegmentId", Struct(&REMOTE_LOG_SEGMENT_ID_ENTRY), from(0)),
+    f("brokerId", I32, from(0)),
+    f("eventTimestampMs", I64, from(0)),
+    f("customMetadata", Bytes, from(0)).null(from(0)).def(D::Null),
+    f("remoteLogSegmentState", I8, from(0)),
+]);
+pub(super) static REMOTE_PARTITION_DELETE_METADATA_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_PARTITION_DELETE_METADATA_RECORD_ROOT };
+static REMOTE_PARTITION_DELETE_METADATA_RECORD_ROOT: St = st("RemotePartitionDeleteMetadataRecord", only(0), SHARED, &[
+    f("topicIdPartition", Struct(&TOPIC_ID_PARTITION_ENTRY), from(0)),
+    f("brokerId", I32, from(0)),
+    f("eventTimestampMs", I64, from(0)),
+    f("remotePartitionDeleteState", I8, from(0)),
+]);
+pub(super) static REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_ROOT };
+static REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_ROOT: St = st("RemoteLogSegmentMetadataSnapshotRecord", only(0), SHARED, &[
+    f("segmentId", Uuid, from(0)),
+    f("startOffset", I64, from(0)),
+    f("endOffset", I64, from(0)),
+    f("brokerId", I32, from(0)),
+    f("maxTimestampMs", I64, from(0)),
+    f("eventTimestampMs", I64, from(0)),
+    f("segmentLeaderEpochs", StructArr(&SEGMENT_LEADER_EPOCH_ENTRY), from(0)),
+    f("segmentSizeInBytes", I32, from(0)),
+    f("customMetadata", Bytes, from(0)).null(from(0)).def(D::Null),
+    f("remoteLogSegmentState", I8, from(0)),
+]);

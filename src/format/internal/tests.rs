@@ -756,3 +756,244 @@ fn random_bytes_never_panic() {
         let _ = decode_record(Decoder::ClusterMetadata, 0, None, Some(&frame));
     }
 }
+
+// ---- __remote_log_metadata: bytes derived by hand from storage's RemoteLog*Record.json
+// (all flexible at version 0: compact strings/arrays/bytes, a tagged-field count after every
+// struct), texts from the objects' toString() in storage/api.
+
+const TOPIC_ID: [u8; 16] = [1; 16];
+const SEGMENT_ID: [u8; 16] = [2; 16];
+const TOPIC_ID_TEXT: &str = "AQEBAQEBAQEBAQEBAQEBAQ";
+const SEGMENT_ID_TEXT: &str = "AgICAgICAgICAgICAgICAg";
+
+fn remote(value: Option<&[u8]>) -> String {
+    let d = decode_record(Decoder::RemoteLogMetadata, 5, Some(b"ignored"), value);
+    assert_eq!(d.key, None, "no key part is printed");
+    d.payload.unwrap()
+}
+
+/// TopicIdPartitionEntry {name "foo", id, partition 0}.
+fn topic_id_partition() -> Vec<u8> {
+    cat(&[&[4], b"foo", &TOPIC_ID, &[0, 0, 0, 0], &[0]])
+}
+
+/// RemoteLogSegmentIdEntry {topicIdPartition, id}.
+fn segment_id_entry() -> Vec<u8> {
+    cat(&[&topic_id_partition(), &SEGMENT_ID, &[0]])
+}
+
+fn i64b(n: i64) -> [u8; 8] {
+    n.to_be_bytes()
+}
+
+fn i32b(n: i32) -> [u8; 4] {
+    n.to_be_bytes()
+}
+
+/// A RemoteLogSegmentMetadataRecord (api key 0) or its snapshot form (api key 3, which
+/// starts with the segment id instead of the whole RemoteLogSegmentIdEntry).
+fn segment_record(
+    api_key: u8,
+    start: i64,
+    end: i64,
+    epochs: &[(i32, i64)],
+    custom: Option<&[u8]>,
+    state: u8,
+) -> Vec<u8> {
+    let mut epoch_bytes = vec![epochs.len() as u8 + 1];
+    for (e, o) in epochs {
+        epoch_bytes.extend(i32b(*e));
+        epoch_bytes.extend(i64b(*o));
+        epoch_bytes.push(0);
+    }
+    let custom = match custom {
+        None => vec![0],
+        Some(c) => cat(&[&[c.len() as u8 + 1], c]),
+    };
+    let id = if api_key == 0 {
+        segment_id_entry()
+    } else {
+        SEGMENT_ID.to_vec()
+    };
+    cat(&[
+        &[1, api_key, 0],
+        &id,
+        &i64b(start),
+        &i64b(end),
+        &i32b(1),
+        &i64b(1000),
+        &i64b(2000),
+        &epoch_bytes,
+        &i32b(4096),
+        &custom,
+        &[state, 0],
+    ])
+}
+
+#[test]
+fn remote_log_segment_metadata_record_v0() {
+    // Epoch 3 twice: the HashMap keeps the last; the TreeMap prints by epoch.
+    let v = segment_record(
+        0,
+        0,
+        99,
+        &[(3, 50), (0, 0), (3, 60)],
+        Some(&[9, 9, 9, 9]),
+        1,
+    );
+    assert_eq!(
+        remote(Some(&v)),
+        format!("RemoteLogSegmentMetadata{{remoteLogSegmentId=RemoteLogSegmentId{{topicIdPartition={TOPIC_ID_TEXT}:foo-0, id={SEGMENT_ID_TEXT}}}, startOffset=0, endOffset=99, brokerId=1, maxTimestampMs=1000, eventTimestampMs=2000, segmentLeaderEpochs={{0=0, 3=60}}, segmentSizeInBytes=4096, customMetadata=Optional[CustomMetadata{{4 bytes}}], state=COPY_SEGMENT_FINISHED}}")
+    );
+    let d = decode_record(Decoder::RemoteLogMetadata, 5, None, Some(&v));
+    let json = d.payload_json.unwrap();
+    assert_eq!(json["type"], "REMOTE_LOG_SEGMENT_METADATA_RECORD");
+    assert_eq!(
+        json["data"]["remoteLogSegmentId"]["topicIdPartition"]["name"],
+        "foo"
+    );
+    assert_eq!(json["data"]["customMetadata"], "CQkJCQ==");
+    // The constructors' checks, in their order, as Error-at-offset lines.
+    let err = |v: &[u8]| remote(Some(v));
+    assert_eq!(
+        err(&segment_record(0, -1, 99, &[(0, 0)], None, 0)),
+        "Error at offset 5, skipping. Unexpected start offset = -1. StartOffset for a remote segment cannot be negative"
+    );
+    assert_eq!(
+        err(&segment_record(0, 10, 9, &[], None, 9)),
+        "Error at offset 5, skipping. Unexpected end offset = 9. EndOffset for a remote segment cannot be less than startOffset = 10"
+    );
+    assert_eq!(
+        err(&segment_record(0, 0, 9, &[], None, 9)),
+        "Error at offset 5, skipping. segmentLeaderEpochs can not be null or empty"
+    );
+    assert_eq!(
+        err(&segment_record(0, 0, 9, &[(0, 0)], None, 4)),
+        "Error at offset 5, skipping. state can not be null"
+    );
+    assert!(err(&segment_record(0, 0, 9, &[(0, 0)], None, 0))
+        .ends_with("customMetadata=Optional.empty, state=COPY_SEGMENT_STARTED}"));
+}
+
+#[test]
+fn remote_log_segment_metadata_update_delete_and_snapshot_records_v0() {
+    let update = cat(&[
+        &[1, 1, 0],
+        &segment_id_entry(),
+        &i32b(7),
+        &i64b(3000),
+        &[0],
+        &[3, 0],
+    ]);
+    assert_eq!(
+        remote(Some(&update)),
+        format!("RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId=RemoteLogSegmentId{{topicIdPartition={TOPIC_ID_TEXT}:foo-0, id={SEGMENT_ID_TEXT}}}, customMetadata=Optional.empty, state=DELETE_SEGMENT_FINISHED, eventTimestampMs=3000, brokerId=7}}")
+    );
+    let bad_state = cat(&[
+        &[1, 1, 0],
+        &segment_id_entry(),
+        &i32b(7),
+        &i64b(3000),
+        &[0],
+        &[0xff, 0],
+    ]);
+    assert_eq!(
+        remote(Some(&bad_state)),
+        "Error at offset 5, skipping. state can not be null"
+    );
+
+    let delete = |state: u8| {
+        cat(&[
+            &[1, 2, 0],
+            &topic_id_partition(),
+            &i32b(0),
+            &i64b(0),
+            &[state, 0],
+        ])
+    };
+    assert_eq!(
+        remote(Some(&delete(0))),
+        format!("RemotePartitionDeleteMetadata{{topicPartition={TOPIC_ID_TEXT}:foo-0, state=DELETE_PARTITION_MARKED, eventTimestampMs=0, brokerId=0}}")
+    );
+    assert!(remote(Some(&delete(2))).contains("state=DELETE_PARTITION_FINISHED"));
+    // Objects.requireNonNull(state) without a message: getMessage() is null.
+    assert_eq!(
+        remote(Some(&delete(3))),
+        "Error at offset 5, skipping. null"
+    );
+
+    let snapshot = segment_record(3, 10, 20, &[(1, 10)], Some(&[]), 2);
+    assert_eq!(
+        remote(Some(&snapshot)),
+        format!("RemoteLogSegmentMetadataSnapshot{{segmentId={SEGMENT_ID_TEXT}, startOffset=10, endOffset=20, maxTimestampMs=1000, segmentLeaderEpochs={{1=10}}, segmentSizeInBytes=4096, customMetadata=Optional[CustomMetadata{{0 bytes}}], state=DELETE_SEGMENT_STARTED}}")
+    );
+    // The snapshot checks its state before its epochs; no offset checks.
+    assert_eq!(
+        remote(Some(&segment_record(3, 10, 2, &[], None, 8))),
+        "Error at offset 5, skipping. state can not be null"
+    );
+    assert_eq!(
+        remote(Some(&segment_record(3, 10, 2, &[], None, 0))),
+        "Error at offset 5, skipping. segmentLeaderEpochs can not be null or empty"
+    );
+}
+
+#[test]
+fn remote_log_metadata_frame_errors() {
+    let garbage = cat(&[
+        &[1, 2, 0],
+        &topic_id_partition(),
+        &i32b(0),
+        &i64b(0),
+        &[0, 0, 0xab],
+    ]);
+    let cases: [(&[u8], &str); 5] = [
+        (&[1, 7, 0], "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 7"),
+        (&[2, 0, 0], "Could not deserialize metadata record due to unknown frame version 2(only frame version 1 is supported)"),
+        (&[1, 2, 0, 4, b'f'], "Failed to deserialize record with type 2"),
+        (&[], "Error while reading frame version"),
+        (&garbage, "Found 1 byte(s) of garbage after 2"),
+    ];
+    for (bytes, message) in cases {
+        assert_eq!(
+            remote(Some(bytes)),
+            format!("Error at offset 5, skipping. {message}"),
+            "{bytes:?}"
+        );
+    }
+    assert_eq!(
+        remote(None),
+        "Error at offset 5, skipping. Cannot invoke \"java.nio.ByteBuffer.remaining()\" because the return value of \"org.apache.kafka.common.record.Record.value()\" is null"
+    );
+}
+
+#[test]
+fn remote_log_metadata_records_encode_from_their_json_form() {
+    // The decoder's JSON form, written back through the same tables, gives the hand bytes.
+    let v = segment_record(0, 0, 99, &[(0, 0), (3, 60)], Some(&[9, 9, 9, 9]), 1);
+    let json = decode_record(Decoder::RemoteLogMetadata, 0, None, Some(&v))
+        .payload_json
+        .unwrap();
+    assert_eq!(
+        encode_record(Decoder::RemoteLogMetadata, &json).unwrap(),
+        (None, Some(v))
+    );
+    let by_id = serde_json::json!({"type": 2, "version": 0, "data": {
+        "topicIdPartition": {"name": "foo", "id": TOPIC_ID_TEXT, "partition": 0},
+        "brokerId": 0, "eventTimestampMs": 0, "remotePartitionDeleteState": 0}});
+    let delete = cat(&[
+        &[1, 2, 0],
+        &topic_id_partition(),
+        &i32b(0),
+        &i64b(0),
+        &[0, 0],
+    ]);
+    assert_eq!(
+        encode_record(Decoder::RemoteLogMetadata, &by_id).unwrap().1,
+        Some(delete)
+    );
+    let typo = serde_json::json!({"type": 2, "version": 0, "data": {"brokerID": 1}});
+    assert!(encode_record(Decoder::RemoteLogMetadata, &typo)
+        .unwrap_err()
+        .contains("unknown field \"brokerID\""));
+}

@@ -10,7 +10,7 @@ use super::tables::{TRANSACTION_LOG_KEY, TRANSACTION_LOG_VALUE};
 use super::Decoded;
 use crate::format::partition_for::java_string_hash;
 
-const STATES: [&str; 8] = [
+pub(super) const STATES: [&str; 8] = [
     "Empty",
     "Ongoing",
     "PrepareCommit",

@@ -4,6 +4,7 @@
 
 pub mod damage;
 pub mod jsonl;
+mod kraft;
 pub mod log_dir;
 pub mod spec;
 

@@ -21,12 +21,15 @@ use crate::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
 use crate::format::checkpoint::uuid_from_base64;
 use crate::format::codec::Compression;
 use crate::format::control::{encode_control_key, ControlRecordType, EndTxnMarker};
+use crate::format::decode_hex;
+use crate::format::internal::{encode_record, Decoder, KeyValue};
 use crate::format::legacy::{build_message_set, LegacySetSpec};
 use crate::format::names::parse_partition_dir;
 use crate::format::snapshot::increment_sequence;
 use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 
 use super::damage::{self, Damage};
+use super::kraft::{self, Raft};
 use super::log_dir::LogDirSpec;
 
 /// The topic id written to `partition.metadata` when the spec names none.
@@ -97,6 +100,10 @@ pub struct SpecConfig {
     pub index_interval_bytes: Option<u64>,
     #[serde(rename = "segment.index.bytes")]
     pub segment_index_bytes: Option<u64>,
+    /// `compact`, `delete` or both: recorded for the reader of the spec; writing appends and
+    /// rolls alike under every policy (no cleaner runs).
+    #[serde(rename = "cleanup.policy")]
+    pub cleanup_policy: Option<String>,
     /// Default magic of batches that give none (2 if absent).
     pub magic: Option<i8>,
     /// Default codec of batches that give none ("none" if absent).
@@ -127,6 +134,51 @@ pub enum Op {
     AdvanceClock {
         ms: i64,
     },
+    /// KRaft: a new leader's control batch at the log end offset, as the raft layer writes it
+    /// at each epoch it wins: LeaderChange, then (with `write_voters`) KRaftVersion and Voters.
+    /// Later raft batches carry this epoch.
+    RaftLeader {
+        epoch: i32,
+        leader_id: i32,
+        #[serde(default)]
+        voters: Vec<i32>,
+        #[serde(default)]
+        granting_voters: Vec<i32>,
+        #[serde(default)]
+        kraft_version: i16,
+        #[serde(default)]
+        write_voters: bool,
+        /// The Voters record (`{"version": 0, "voters": […]}`); the last one given if absent.
+        voter_set: Option<Value>,
+    },
+    /// KRaft: one batch per list of metadata records (the cluster-metadata decoder's JSON form,
+    /// or `{"hex": …}`), each its own append, at the leader's epoch and the broker clock.
+    RaftAppend {
+        appends: Vec<Vec<Value>>,
+    },
+    /// KRaft: a snapshot `<offset>-<epoch>.checkpoint` as RecordsSnapshotWriter writes it:
+    /// a control batch (SnapshotHeader; KRaftVersion and Voters when `kraft_version` > 0), a
+    /// batch per list of records, a SnapshotFooter batch. `offset` is a number or `"leo"`.
+    RaftSnapshot {
+        offset: Value,
+        epoch: i32,
+        #[serde(default)]
+        kraft_version: i16,
+        voter_set: Option<Value>,
+        /// Default: the broker clock.
+        last_contained_log_timestamp: Option<i64>,
+        #[serde(default)]
+        appends: Vec<Vec<Value>>,
+    },
+    /// KRaft: the formatter's `bootstrap.checkpoint` (a snapshot at offset 0, epoch 0, header
+    /// timestamp 0, all records in one batch) at `path`, relative to the partition directory.
+    BootstrapCheckpoint {
+        path: PathBuf,
+        records: Vec<Value>,
+    },
+    /// KRaft: the `quorum-state` file of the last `raft_leader` (data version 1 from kraft
+    /// version 1 on, else 0 with the voters).
+    QuorumState,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -174,8 +226,68 @@ pub struct SpecRecord {
     pub value_hex: Option<String>,
     pub value_base64: Option<String>,
     pub value_gen: Option<BytesGen>,
+    /// A `__consumer_offsets` record in the offsets decoder's JSON form (key and value).
+    pub group: Option<Value>,
+    /// A `__share_group_state` record in the share-group-state decoder's JSON form.
+    pub share: Option<Value>,
+    /// A `__transaction_state` record in the transaction-log decoder's JSON form.
+    pub txn: Option<Value>,
+    /// A `__remote_log_metadata` record in the remote-log-metadata decoder's JSON form
+    /// (`{"type": "REMOTE_LOG_SEGMENT_METADATA_RECORD", "version": 0, "data": {…}}`; no key).
+    pub remote: Option<Value>,
     #[serde(default)]
     pub headers: Vec<SpecHeader>,
+}
+
+impl SpecRecord {
+    /// Key and value: from an internal record's JSON form, else from the byte fields.
+    fn key_value(&self) -> std::result::Result<KeyValue, String> {
+        let internal = [
+            (Decoder::Offsets, &self.group),
+            (Decoder::ShareGroupState, &self.share),
+            (Decoder::TransactionLog, &self.txn),
+            (Decoder::RemoteLogMetadata, &self.remote),
+        ];
+        let mut given = internal
+            .iter()
+            .filter_map(|(d, j)| j.as_ref().map(|j| (*d, j)));
+        let Some((decoder, json)) = given.next() else {
+            let key = bytes_of(
+                self.key.as_deref(),
+                self.key_hex.as_deref(),
+                self.key_base64.as_deref(),
+                self.key_gen,
+            )
+            .map_err(|m| format!("key: {m}"))?;
+            let value = bytes_of(
+                self.value.as_deref(),
+                self.value_hex.as_deref(),
+                self.value_base64.as_deref(),
+                self.value_gen,
+            )
+            .map_err(|m| format!("value: {m}"))?;
+            return Ok((key, value));
+        };
+        let byte_fields = [
+            &self.key,
+            &self.key_hex,
+            &self.key_base64,
+            &self.value,
+            &self.value_hex,
+            &self.value_base64,
+        ];
+        if given.next().is_some()
+            || byte_fields.iter().any(|f| f.is_some())
+            || self.key_gen.is_some()
+            || self.value_gen.is_some()
+        {
+            return Err(
+                "an internal record (group, share, txn, remote) excludes other key and value forms"
+                    .into(),
+            );
+        }
+        encode_record(decoder, json)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -310,6 +422,9 @@ pub struct WriteSummary {
     /// Segment base offsets, ascending.
     pub segments: Vec<i64>,
     pub events: Vec<LogEvent>,
+    /// Files the KRaft ops wrote beside the log (snapshots, the bootstrap checkpoint), each
+    /// with the number of `events` before it, in `write-summary.json`'s event shape.
+    pub kraft_files: Vec<(usize, Value)>,
     /// What each `damage` entry did, in the reference corpus' DAMAGE.json shape.
     pub damage: Vec<Value>,
 }
@@ -317,10 +432,13 @@ pub struct WriteSummary {
 impl WriteSummary {
     /// The summary in the reference corpus' `write-summary.json` shape.
     pub fn to_json(&self) -> Value {
-        let events: Vec<Value> = self
-            .events
-            .iter()
-            .map(|e| match e {
+        let mut kraft_files = self.kraft_files.iter().peekable();
+        let mut events: Vec<Value> = Vec::new();
+        for (i, e) in self.events.iter().enumerate() {
+            while let Some((_, file)) = kraft_files.next_if(|(before, _)| *before <= i) {
+                events.push(file.clone());
+            }
+            events.push(match e {
                 LogEvent::Roll {
                     offset,
                     reason,
@@ -334,8 +452,9 @@ impl WriteSummary {
                     "producerId": txn.producer_id,
                     "segment": segment,
                 }),
-            })
-            .collect();
+            });
+        }
+        events.extend(kraft_files.map(|(_, file)| file.clone()));
         json!({
             "close": match self.close { CloseMode::Clean => "clean", CloseMode::Crash => "crash" },
             "damage": self.damage,
@@ -415,6 +534,8 @@ fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Re
             .unwrap_or(now_ms - DEFAULT_START_TS_BEFORE_NOW_MS),
         now_ms,
         next_sequence: HashMap::new(),
+        raft: Raft::default(),
+        raft_files: Vec::new(),
     };
     let keep_appended = matches!(
         spec.tail_garbage,
@@ -442,6 +563,7 @@ fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Re
         log_end_offset: log.log_end_offset(),
         segments: log.segments().map(|s| s.base_offset()).collect(),
         events: log.events().to_vec(),
+        kraft_files: std::mem::take(&mut planner.raft_files),
         damage: Vec::new(),
     };
     let segment_index_bytes = log.config().segment_index_bytes;
@@ -490,6 +612,7 @@ pub(super) fn run_ops(
                 log.advance_clock(*ms);
                 planner.now_ms = planner.now_ms.saturating_add(*ms);
             }
+            raft => kraft::run(raft, log, planner)?,
         }
     }
     Ok(())
@@ -545,12 +668,16 @@ fn tail_bytes(t: &TailGarbage, planner: &mut Planner<'_>, appended: &[Vec<u8>]) 
 /// clock and each producer's next sequence.
 pub(super) struct Planner<'s> {
     /// The spec's file, named in errors.
-    source: &'s Path,
+    pub(super) source: &'s Path,
     config: &'s SpecConfig,
-    next_offset: i64,
+    pub(super) next_offset: i64,
     clock: i64,
-    now_ms: i64,
+    pub(super) now_ms: i64,
     next_sequence: HashMap<i64, i32>,
+    /// The KRaft leader state the raft ops keep.
+    pub(super) raft: Raft,
+    /// The files the raft ops wrote, for the summary.
+    pub(super) raft_files: Vec<(usize, Value)>,
 }
 
 impl Planner<'_> {
@@ -621,23 +748,14 @@ impl Planner<'_> {
                     (None, 0) => -1,
                     (None, _) => self.tick(),
                 };
+                let (key, value) = r
+                    .key_value()
+                    .map_err(|m| bad(format!("record at offset {offset}: {m}")))?;
                 out.push(RecordSpec {
                     offset,
                     timestamp,
-                    key: bytes_of(
-                        r.key.as_deref(),
-                        r.key_hex.as_deref(),
-                        r.key_base64.as_deref(),
-                        r.key_gen,
-                    )
-                    .map_err(|m| bad(format!("record at offset {offset}: key: {m}")))?,
-                    value: bytes_of(
-                        r.value.as_deref(),
-                        r.value_hex.as_deref(),
-                        r.value_base64.as_deref(),
-                        r.value_gen,
-                    )
-                    .map_err(|m| bad(format!("record at offset {offset}: value: {m}")))?,
+                    key,
+                    value,
                     headers: r
                         .headers
                         .iter()
@@ -791,17 +909,6 @@ fn bytes_of(
     }
 }
 
-fn decode_hex(h: &str) -> std::result::Result<Vec<u8>, String> {
-    let bad = || format!("expected an even number of hex digits, got {h:?}");
-    if h.len() % 2 != 0 || !h.is_ascii() {
-        return Err(bad());
-    }
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).map_err(|_| bad()))
-        .collect()
-}
-
 /// The corpus' generator: a SplitMix64 stream from `seed`, one output per byte; binary keeps
 /// the low byte, text picks from 26 letters and 6 spaces with bits 33..38.
 pub fn generate(seed: i64, len: usize, kind: GenKind) -> Vec<u8> {
@@ -853,6 +960,8 @@ mod tests {
             next_offset: 0,
             clock: 1000,
             now_ms: 0,
+            raft: Raft::default(),
+            raft_files: Vec::new(),
             next_sequence: HashMap::new(),
         };
         let Op::Append { batches } = &spec.ops[0] else {
@@ -923,6 +1032,6 @@ mod tests {
             std::fs::read(out.join("00000000000000000001.log")).unwrap(),
             vec![0, 0xff]
         );
-        assert_eq!(summary.to_json()["events"][0]["reason"], "roll");
+        assert_eq!(summary.to_json()["events"][0]["reason"], "spec");
     }
 }

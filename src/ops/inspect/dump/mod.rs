@@ -17,6 +17,7 @@ use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::internal::{control_record_text, decode_record, Decoded, Decoder};
 use crate::format::names::{classify, FileKind};
+use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::{torn_tail, LogReader, Step};
@@ -24,7 +25,10 @@ use crate::storage::seek::{first_offset, Fallback, Seeker};
 
 mod batches;
 mod index;
+mod schemas;
 mod state;
+
+pub use schemas::load_avro_schemas;
 
 /// kafka-dump-log's default for `--max-bytes`; the "invalid bytes" line is printed only then.
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
@@ -44,6 +48,12 @@ pub struct DumpOptions {
     pub max_decompressed_bytes: usize,
     /// Internal-topic decoder for keys and values (implies `print_data`).
     pub decoder: Option<Decoder>,
+    /// Pick the internal-topic decoder of each file from its partition directory's topic
+    /// name (`__consumer_offsets`, …) when `decoder` is none (`--decode auto`).
+    pub auto_decoder: bool,
+    /// Decoders of ordinary keys and values (with `print_data`, when `decoder` is none).
+    pub key_decoder: Option<PayloadDecoder>,
+    pub value_decoder: Option<PayloadDecoder>,
     /// Check time-index timestamps against the largest record timestamp of the batch (a deep
     /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
     pub exact_time_index: bool,
@@ -76,6 +86,9 @@ impl Default for DumpOptions {
             max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
             exact_time_index: true,
             decoder: None,
+            auto_decoder: false,
+            key_decoder: None,
+            value_decoder: None,
             range: None,
             base_offset: None,
         }
@@ -133,6 +146,10 @@ pub struct RecordInfo<'a> {
     pub control_text: Option<(String, Option<serde_json::Value>)>,
     /// The internal-topic decoder's reading of a data record (`--offsets-decoder`, ...).
     pub decoded: Option<Decoded>,
+    /// The key and value decoders' readings of a data record's non-null key and value, for
+    /// the sides that have a decoder; an error says why the bytes do not decode.
+    pub key_payload: Option<Result<Payload, String>>,
+    pub value_payload: Option<Result<Payload, String>>,
 }
 
 impl RecordInfo<'_> {
@@ -276,6 +293,8 @@ struct Walker<'o, 's> {
     outcome: Outcome,
     /// The file being dumped.
     current: PathBuf,
+    /// The internal-topic decoder of its records.
+    decoder: Option<Decoder>,
     /// The batches a log's walk recorded for the checks of its indexes, and that log.
     walked: Option<(PathBuf, batches::WalkedBatches)>,
     /// With a range: batches or records still to show; the range is done at 0.
@@ -338,6 +357,7 @@ impl<'o, 's> Walker<'o, 's> {
             sink,
             outcome: Outcome::default(),
             current: PathBuf::new(),
+            decoder: opts.decoder,
             walked: None,
             left: u64::MAX,
             range_started: false,
@@ -371,7 +391,7 @@ impl<'o, 's> Walker<'o, 's> {
                 break;
             }
             self.outcome.files += 1;
-            self.current = p.clone();
+            self.set_current(&p);
             self.emit(Event::FileStart { path: &p })?;
             self.emit(Event::LogHeader(LogHeader::Segment { base_offset: base }))?;
             let from = if base == start.segment_base {
@@ -386,6 +406,21 @@ impl<'o, 's> Walker<'o, 's> {
             }
         }
         Ok(())
+    }
+
+    /// Starts on the file `p`, choosing its records' decoder.
+    fn set_current(&mut self, p: &Path) {
+        self.current = p.to_path_buf();
+        self.decoder = self.opts.decoder.or_else(|| {
+            let dir = std::path::absolute(p)
+                .ok()?
+                .parent()?
+                .file_name()?
+                .to_str()?
+                .to_owned();
+            let topic = crate::format::names::parse_partition_dir(&dir)?.topic;
+            Decoder::for_topic(&topic).filter(|_| self.opts.auto_decoder)
+        });
     }
 
     /// Whether the record at `offset` is shown; counts it against `--count`.
@@ -423,7 +458,7 @@ impl<'o, 's> Walker<'o, 's> {
             return Ok(());
         }
         self.outcome.files += 1;
-        self.current = p.to_path_buf();
+        self.set_current(p);
         self.emit(Event::FileStart { path: p })?;
         let r = self.file(p);
         match r {
@@ -673,6 +708,7 @@ impl<'o, 's> Walker<'o, 's> {
             }
             *last_offset = Some(view.offset);
             let (mut control, mut control_text, mut decoded, mut fatal) = (None, None, None, None);
+            let (mut key_payload, mut value_payload) = (None, None);
             if info.is_control {
                 match control_info(&view)
                     .and_then(|c| Ok((c, control_record_text(view.key, view.value)?)))
@@ -680,12 +716,16 @@ impl<'o, 's> Walker<'o, 's> {
                     Ok((c, text)) => (control, control_text) = (Some(c), Some(text)),
                     Err(e) => fatal = Some(format!("bad control record: {e}")),
                 }
-            } else if let (Some(d), true) = (self.opts.decoder, self.opts.print_data) {
+            } else if let (Some(d), true) = (self.decoder, self.opts.print_data) {
                 let r = decode_record(d, view.offset, view.key, view.value);
                 match r.fatal.clone() {
                     Some(f) => fatal = Some(format!("kafka-dump-log would stop here: {f}")),
                     None => decoded = Some(r),
                 }
+            } else if self.opts.print_data {
+                let read = |d: Option<&PayloadDecoder>, b: Option<&[u8]>| Some(d?.decode(b?));
+                key_payload = read(self.opts.key_decoder.as_ref(), view.key);
+                value_payload = read(self.opts.value_decoder.as_ref(), view.value);
             }
             if let Some(message) = fatal {
                 // Where kafka-dump-log dies on a record, kseg says why and goes on.
@@ -707,6 +747,8 @@ impl<'o, 's> Walker<'o, 's> {
                 control,
                 control_text,
                 decoded,
+                key_payload,
+                value_payload,
             };
             self.emit(Event::Record(&rec))?;
         }

@@ -1,0 +1,271 @@
+//! The KRaft ops of a spec (`raft_leader`, `raft_append`, `raft_snapshot`,
+//! `bootstrap_checkpoint`, `quorum_state`): `__cluster_metadata` as the raft layer writes it.
+//!
+//! What the raft layer writes (Kafka's `raft` module): every batch uncompressed, CreateTime at
+//! the broker clock for the batch and each record, no producer (`producerId` -1, sequence -1),
+//! the leader's epoch as partition leader epoch; metadata records without key, their value the
+//! metadata record frame; one append per batch (`KafkaRaftClient` appends each drained batch
+//! alone). A snapshot file holds only batches, starting at offset 0. The record and control
+//! values are encoded by `format::internal`, through the decoders' schema tables.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use super::spec::{Op, Planner};
+use crate::error::{Error, Result};
+use crate::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
+use crate::format::control::{encode_control_key, ControlRecordType};
+use crate::format::internal::{encode_kraft_control, encode_record, quorum_state_text, Decoder};
+use crate::format::names::{kraft_snapshot_file_name, QUORUM_STATE_FILE_NAME};
+use crate::storage::Log;
+
+/// The leader state the raft ops carry from one op to the next.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Raft {
+    epoch: i32,
+    leader_id: Option<i32>,
+    voters: Vec<i32>,
+    kraft_version: i16,
+    voter_set: Option<Value>,
+}
+
+/// A record of a raft batch: key and value bytes.
+type KeyValue = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Runs one KRaft op (any other op is the caller's).
+pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<()> {
+    let source = planner.source;
+    let bad = |m: String| Error::invalid(source, m);
+    match op {
+        Op::RaftLeader {
+            epoch,
+            leader_id,
+            voters,
+            granting_voters,
+            kraft_version,
+            write_voters,
+            voter_set,
+        } => {
+            let raft = &mut planner.raft;
+            if *epoch < raft.epoch {
+                return Err(bad(format!(
+                    "raft_leader: epoch {epoch} is below the current epoch {}",
+                    raft.epoch
+                )));
+            }
+            if voter_set.is_some() {
+                raft.voter_set.clone_from(voter_set);
+            }
+            raft.epoch = *epoch;
+            raft.leader_id = Some(*leader_id);
+            raft.voters.clone_from(voters);
+            raft.kraft_version = *kraft_version;
+            let ids = |ids: &[i32]| -> Vec<Value> {
+                ids.iter().map(|id| json!({ "voterId": id })).collect()
+            };
+            let leader_change = json!({
+                "version": 0,
+                "leaderId": leader_id,
+                "voters": ids(voters),
+                "grantingVoters": ids(granting_voters),
+            });
+            let mut records = vec![control(ControlRecordType::LeaderChange, &leader_change)];
+            if *write_voters {
+                records.extend(voter_records(&planner.raft));
+            }
+            let records = records.into_iter().collect::<std::result::Result<_, _>>();
+            let batch = raft_batch(
+                planner,
+                log.log_end_offset(),
+                *epoch,
+                true,
+                records.map_err(bad)?,
+            )?;
+            append(log, planner, &batch)
+        }
+        Op::RaftAppend { appends } => {
+            let records = metadata_records(appends).map_err(bad)?;
+            if records.is_empty() {
+                return Ok(());
+            }
+            let epoch = planner.raft.epoch;
+            let batch = raft_batch(planner, log.log_end_offset(), epoch, false, records)?;
+            append(log, planner, &batch)
+        }
+        Op::RaftSnapshot {
+            offset,
+            epoch,
+            kraft_version,
+            voter_set,
+            last_contained_log_timestamp,
+            appends,
+        } => {
+            let end_offset = match offset {
+                Value::String(s) if s == "leo" => log.log_end_offset(),
+                v => v.as_i64().ok_or_else(|| {
+                    bad(format!(
+                        "raft_snapshot: offset: expected a number or \"leo\", found {v}"
+                    ))
+                })?,
+            };
+            if voter_set.is_some() {
+                planner.raft.voter_set.clone_from(voter_set);
+            }
+            let header_voters = Raft {
+                kraft_version: *kraft_version,
+                ..planner.raft.clone()
+            };
+            let timestamp = last_contained_log_timestamp.unwrap_or(planner.now_ms);
+            let bytes = snapshot(planner, *epoch, timestamp, &header_voters, appends)?;
+            let name = kraft_snapshot_file_name(end_offset, *epoch);
+            write_file(&log.dir().join(&name), &bytes)?;
+            let event = json!({"bytes": bytes.len(), "epoch": epoch, "event": "snapshot", "file": name, "offset": end_offset});
+            planner.raft_files.push((log.events().len(), event));
+            Ok(())
+        }
+        Op::BootstrapCheckpoint { path, records } => {
+            let bytes = snapshot(
+                planner,
+                0,
+                0,
+                &Raft::default(),
+                std::slice::from_ref(records),
+            )?;
+            write_file(&log.dir().join(path), &bytes)?;
+            let event = json!({"bytes": bytes.len(), "event": "bootstrap_checkpoint", "file": path, "offset": 0});
+            planner.raft_files.push((log.events().len(), event));
+            Ok(())
+        }
+        Op::QuorumState => {
+            let raft = &planner.raft;
+            let leader_id = raft
+                .leader_id
+                .ok_or_else(|| bad("quorum_state: needs a raft_leader before it".into()))?;
+            // KRaftVersion.quorumStateVersion: data version 1 from kraft.version 1 on.
+            let version = i16::from(raft.kraft_version >= 1);
+            let data = json!({
+                "leaderId": leader_id,
+                "leaderEpoch": raft.epoch,
+                "votedId": -1,
+                "currentVoters": raft.voters.iter().map(|id| json!({ "voterId": id })).collect::<Vec<_>>(),
+            });
+            let text =
+                quorum_state_text(&data, version).map_err(|m| bad(format!("quorum_state: {m}")))?;
+            write_file(&log.dir().join(QUORUM_STATE_FILE_NAME), text.as_bytes())
+        }
+        Op::Append { .. } | Op::Roll | Op::Repeat { .. } | Op::AdvanceClock { .. } => Ok(()),
+    }
+}
+
+/// A control record: its key and value.
+fn control(kind: ControlRecordType, json: &Value) -> std::result::Result<KeyValue, String> {
+    let value = encode_kraft_control(kind, json).map_err(|m| format!("{}: {m}", kind.name()))?;
+    Ok((Some(encode_control_key(kind).to_vec()), Some(value)))
+}
+
+/// KRaftVersion and, from kraft version 1 on, Voters (of the last voter set given).
+fn voter_records(raft: &Raft) -> Vec<std::result::Result<KeyValue, String>> {
+    let mut out = vec![control(
+        ControlRecordType::KraftVersion,
+        &json!({ "version": 0, "kRaftVersion": raft.kraft_version }),
+    )];
+    let voters = raft
+        .voter_set
+        .as_ref()
+        .ok_or_else(|| "the Voters record needs a voter_set".to_string())
+        .and_then(|v| control(ControlRecordType::KraftVoters, v));
+    out.push(voters);
+    out
+}
+
+/// The records of every list (each one append call to the raft client), in order: the
+/// client's accumulator drains them into one batch.
+fn metadata_records(lists: &[Vec<Value>]) -> std::result::Result<Vec<KeyValue>, String> {
+    lists
+        .iter()
+        .enumerate()
+        .flat_map(|(i, list)| list.iter().enumerate().map(move |(j, r)| (i, j, r)))
+        .map(|(i, j, r)| {
+            encode_record(Decoder::ClusterMetadata, r)
+                .map_err(|m| format!("appends[{i}][{j}]: {m}"))
+        })
+        .collect()
+}
+
+/// A raft batch of `records` at `base_offset`, stamped with the broker clock.
+fn raft_batch(
+    planner: &Planner<'_>,
+    base_offset: i64,
+    epoch: i32,
+    is_control: bool,
+    records: Vec<KeyValue>,
+) -> Result<Vec<u8>> {
+    let now = planner.now_ms;
+    let records: Vec<RecordSpec> = records
+        .into_iter()
+        .zip(base_offset..)
+        .map(|((key, value), offset)| RecordSpec {
+            offset,
+            timestamp: now,
+            key,
+            value,
+            headers: Vec::new(),
+        })
+        .collect();
+    let spec = BatchSpec {
+        base_offset,
+        partition_leader_epoch: epoch,
+        timestamp_type: TimestampType::CreateTime,
+        log_append_time: now,
+        producer_id: -1,
+        producer_epoch: -1,
+        base_sequence: -1,
+        is_control,
+        ..BatchSpec::default()
+    };
+    build_batch(&spec, &records)
+        .map_err(|e| Error::invalid(planner.source, format!("cannot build raft batch: {e}")))
+}
+
+fn append(log: &mut Log, planner: &mut Planner<'_>, batch: &[u8]) -> Result<()> {
+    log.append_as_follower(batch)?;
+    planner.next_offset = log.log_end_offset();
+    Ok(())
+}
+
+/// A snapshot file's bytes: header batch, a batch per non-empty list, footer batch.
+fn snapshot(
+    planner: &Planner<'_>,
+    epoch: i32,
+    last_contained_log_timestamp: i64,
+    raft: &Raft,
+    appends: &[Vec<Value>],
+) -> Result<Vec<u8>> {
+    let bad = |m: String| Error::invalid(planner.source, m);
+    let header = json!({ "version": 0, "lastContainedLogTimestamp": last_contained_log_timestamp });
+    let mut records = vec![control(ControlRecordType::SnapshotHeader, &header)];
+    if raft.kraft_version > 0 {
+        records.extend(voter_records(raft));
+    }
+    let records = records
+        .into_iter()
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(bad)?;
+    let mut next = records.len() as i64;
+    let mut out = raft_batch(planner, 0, epoch, true, records)?;
+    let records = metadata_records(appends).map_err(bad)?;
+    if !records.is_empty() {
+        let count = records.len() as i64;
+        out.extend(raft_batch(planner, next, epoch, false, records)?);
+        next += count;
+    }
+    let footer =
+        control(ControlRecordType::SnapshotFooter, &json!({ "version": 0 })).map_err(bad)?;
+    out.extend(raft_batch(planner, next, epoch, true, vec![footer])?);
+    Ok(out)
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+    std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
+}
