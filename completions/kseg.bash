@@ -145,7 +145,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__compact)
-            opts="-h -V --out --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --dedupe-buffer-bytes --first-dirty-offset --log-start-offset --high-watermark --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -h -V --out --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --dedupe-buffer-bytes --first-dirty-offset --log-start-offset --high-watermark --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -705,7 +705,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__rebuild__subcmd__index)
-            opts="-h -V --jobs --all --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -h -V --jobs --all --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -743,7 +743,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__recover)
-            opts="-h -V --recovery-point --salvage --jobs --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -h -V --recovery-point --salvage --jobs --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -789,7 +789,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__retention)
-            opts="-h -V --retention-ms --retention-bytes --log-start-offset --high-watermark --time-format --apply --no-backup --backup-dir --json --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -h -V --retention-ms --retention-bytes --log-start-offset --high-watermark --time-format --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -141,6 +141,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l all -d 'Rebu
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Print the plan or report as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l recovery-point -d 'Recover from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
@@ -154,6 +155,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand recover" -l producer-id-expira
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan or report as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-ms -d '`retention.ms`; -1 = unlimited' -r
@@ -171,6 +173,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l producer-id-expi
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l json -d 'Print the plan or report as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l out -d 'A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint)' -r -F
@@ -191,6 +194,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l producer-id-expira
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the plan or report as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp), or a time in epoch milliseconds or RFC 3339 (the first offset whose timestamp is at or after it, as the broker searches)' -r

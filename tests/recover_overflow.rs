@@ -218,7 +218,7 @@ fn the_dry_run_plans_the_split_in_replace_order() {
                 new_bases: vec![0, TWO_31 - 1, 2 * TWO_31 + 2],
             }]
         );
-        let text = p.render_text();
+        let text = p.render_text(true);
         assert!(
             text.contains("segment 0: split into segments 0, 2147483647, 4294967298"),
             "{text}"
@@ -232,9 +232,9 @@ fn the_dry_run_plans_the_split_in_replace_order() {
                 .position(|l| l.contains(needle))
                 .unwrap_or_else(|| panic!("no {needle} in {text}"))
         };
-        let cleaned = at("create   ");
+        let cleaned = at("(new, ");
         assert!(lines[cleaned].ends_with(&format!(
-            "{}.cleaned ({} bytes)",
+            "{}.cleaned (new, {} bytes)",
             log_name(0),
             expected()[0].1.len()
         )));

@@ -37,6 +37,9 @@ pub struct RepairArgs {
     /// Print the plan or report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// List every file change of a plan (by default a long plan lists 20 and counts the rest).
+    #[arg(long, short)]
+    pub verbose: bool,
     /// The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner's
     /// lags and delete horizon and producer.id.expiration.ms (producers idle that long are
     /// dropped) are measured against. Default: now.

@@ -106,7 +106,7 @@ pub fn run(args: CompactArgs) -> u8 {
             println!(
                 "leftovers of an interrupted swap are resolved first, as the broker's loader does:"
             );
-            print!("{}", recovery.render_text());
+            print!("{}", recovery.render_text(args.repair.verbose));
             if !args.repair.apply {
                 return would_change(
                     files_changed(&recovery.changes),
@@ -130,7 +130,11 @@ pub fn run(args: CompactArgs) -> u8 {
     });
     let written = print_json_or_text(json.as_ref(), |out| {
         print_report(out, &plan.report)?;
-        write!(out, "{}", render_changes(&plan.changes))
+        write!(
+            out,
+            "{}",
+            render_changes(&plan.changes, args.repair.verbose)
+        )
     });
     if let Err(e) = written {
         return fail(&e);

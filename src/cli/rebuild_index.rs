@@ -67,7 +67,7 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
         if args.repair.json {
             println!("{}", document(&p.to_json()));
         } else {
-            print!("{}", p.render_text());
+            print!("{}", p.render_text(args.repair.verbose));
         }
         if !expanded {
             code = code.max(finish(

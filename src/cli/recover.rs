@@ -89,7 +89,7 @@ pub fn run(args: RecoverArgs) -> u8 {
             if args.repair.json {
                 println!("{}", document(&plan.to_json()));
             } else {
-                print!("{}", plan.render_text());
+                print!("{}", plan.render_text(args.repair.verbose));
             }
             clamp_note(&plan);
             return finish(files_changed(&plan.changes), &args.repair, dir, |o| {
@@ -149,7 +149,7 @@ pub fn run(args: RecoverArgs) -> u8 {
     } else {
         print!("{}", estimate.render_text());
         for p in &plans {
-            print!("{}", p.render_text());
+            print!("{}", p.render_text(args.repair.verbose));
         }
     }
     // Partition by partition, each through the crash-safe executor with its own backup. The

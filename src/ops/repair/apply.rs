@@ -68,6 +68,16 @@ pub fn files_changed(changes: &[Change]) -> usize {
 }
 
 impl Change {
+    /// The change's `action`, as its JSON names it.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Change::Write { .. } => "write",
+            Change::Truncate { .. } => "truncate",
+            Change::Delete { .. } => "delete",
+            Change::Rename { .. } => "rename",
+        }
+    }
+
     pub fn file(&self) -> &Path {
         match self {
             Change::Write { file, .. }

@@ -245,7 +245,8 @@ impl RebuildPlan {
         })
     }
 
-    pub fn render_text(&self) -> String {
+    /// The plan in words; all the file changes with `verbose`.
+    pub fn render_text(&self, verbose: bool) -> String {
         let mut out = format!("rebuild-index {}:\n", self.dir.display());
         for e in &self.events {
             out.push_str("  ");
@@ -256,7 +257,7 @@ impl RebuildPlan {
             }
             out.push('\n');
         }
-        out.push_str(&render_changes(&self.changes));
+        out.push_str(&render_changes(&self.changes, verbose));
         out
     }
 

@@ -197,8 +197,9 @@ impl RecoverPlan {
         })
     }
 
-    /// The plan in words: what recovery found, then each file change.
-    pub fn render_text(&self) -> String {
+    /// The plan in words: what recovery found, then the file changes (all of them with
+    /// `verbose`).
+    pub fn render_text(&self, verbose: bool) -> String {
         let mut out = format!(
             "recover {}: recovery from offset {} ({}); new log end offset {}, log start offset {}\n",
             self.dir.display(),
@@ -212,7 +213,7 @@ impl RecoverPlan {
             out.push_str(&describe(e));
             out.push('\n');
         }
-        out.push_str(&render_changes(&self.changes));
+        out.push_str(&render_changes(&self.changes, verbose));
         out
     }
 
@@ -288,22 +289,47 @@ pub fn describe(e: &LoadEvent) -> String {
 }
 
 /// The file changes, one line each, and the total.
-pub fn render_changes(changes: &[Change]) -> String {
+/// Changes listed before the rest is summarised, unless `verbose`.
+const CHANGES_LISTED: usize = 20;
+
+/// A plan's file changes in the words of its JSON (`write`, `truncate`, `delete`, `rename`):
+/// a summary line first, then each change in the order they are made; past
+/// [`CHANGES_LISTED`] the rest is counted by action unless `verbose`.
+pub fn render_changes(changes: &[Change], verbose: bool) -> String {
     if changes.is_empty() {
         return "no file changes\n".to_string();
     }
-    let mut out = String::from("changes:\n");
-    for c in changes {
+    let counts = |cs: &[Change]| {
+        let mut by_action: Vec<(&str, usize)> = Vec::new();
+        for c in cs {
+            match by_action.iter_mut().find(|(a, _)| *a == c.action()) {
+                Some((_, n)) => *n += 1,
+                None => by_action.push((c.action(), 1)),
+            }
+        }
+        by_action
+            .iter()
+            .map(|(a, n)| format!("{n} {a}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = format!("changes: {} file(s): {}\n", changes.len(), counts(changes));
+    let listed = if verbose {
+        changes.len()
+    } else {
+        changes.len().min(CHANGES_LISTED)
+    };
+    for c in &changes[..listed] {
         let line = match c {
             Change::Write {
                 file,
                 size_before: Some(b),
                 size_after,
                 ..
-            } => format!("rewrite  {} ({b} -> {size_after} bytes)", file.display()),
+            } => format!("write    {} ({b} -> {size_after} bytes)", file.display()),
             Change::Write {
                 file, size_after, ..
-            } => format!("create   {} ({size_after} bytes)", file.display()),
+            } => format!("write    {} (new, {size_after} bytes)", file.display()),
             Change::Truncate {
                 file,
                 size_before,
@@ -325,6 +351,12 @@ pub fn render_changes(changes: &[Change]) -> String {
         out.push_str(&line);
         out.push('\n');
     }
-    out.push_str(&format!("{} file(s) change\n", changes.len()));
+    if listed < changes.len() {
+        out.push_str(&format!(
+            "  … and {} more: {} (--verbose lists them)\n",
+            changes.len() - listed,
+            counts(&changes[listed..])
+        ));
+    }
     out
 }
