@@ -665,7 +665,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__ls)
-            opts="-h -V --metadata --sort --json --help --version"
+            opts="-h -V --metadata --sort --json --time-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -677,6 +677,10 @@ _kseg() {
                     ;;
                 --sort)
                     COMPREPLY=($(compgen -W "name size segments start-offset end-offset modified" -- "${cur}"))
+                    return 0
+                    ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -198,7 +198,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -s v -l verbose -d 'L
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp), or a time in epoch milliseconds or RFC 3339 (the first offset whose timestamp is at or after it, as the broker searches)' -r
-complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l json -d 'Print JSON (an array, one object per partition) instead of one line each'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l json -d 'Print JSON (one document; `partitions`: one object each) instead of one line each'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l json -d 'Print JSON instead of one line'
@@ -249,6 +249,9 @@ segments\t'Most segments first'
 start-offset\t'Lowest log start offset first'
 end-offset\t'Highest log end offset first'
 modified\t'Most recently modified first'"
+complete -c kseg -n "__fish_kseg_using_subcommand ls" -l time-format -d 'How the table shows times (JSON keeps epoch milliseconds)' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
+local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -l json -d 'Print JSON (one document, with every log dir) instead of tables'
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -s V -l version -d 'Print version'

@@ -427,10 +427,7 @@ fn directory_states_and_metadata_problems() {
     assert_eq!(doc.as_object().unwrap().keys().next().unwrap(), "format");
     assert_eq!(doc["format"], "kseg/1");
     let parts = doc["logDirs"][0]["partitions"].as_array().unwrap();
-    let sizes: Vec<u64> = parts
-        .iter()
-        .map(|p| p["sizeInBytes"].as_u64().unwrap())
-        .collect();
+    let sizes: Vec<u64> = parts.iter().map(|p| p["size"].as_u64().unwrap()).collect();
     assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
     assert_eq!(parts.len(), 10);
     let clean = tmp.path().join("clean");

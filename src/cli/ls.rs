@@ -4,10 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::render::opt;
-use super::render::{add_row_aligned, print_json_or_text};
+use super::render::{add_row_aligned, keep_whole, print_json_or_text, table};
+use super::time::TimeFormat;
 use super::verify::line;
 use super::{exit_for_errors, fail};
 use crate::ops::inspect::ls::{list_log_dirs, LogDirListing, LsOptions, PartitionListing};
@@ -50,6 +50,9 @@ pub struct LsArgs {
     /// Print JSON (one document, with every log dir) instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// How the table shows times (JSON keeps epoch milliseconds).
+    #[arg(long, value_enum, default_value_t = TimeFormat::Rfc3339)]
+    pub time_format: TimeFormat,
 }
 
 fn sort(parts: &mut [PartitionListing], key: SortKey) {
@@ -81,14 +84,16 @@ pub fn run(args: LsArgs) -> u8 {
         .json
         .then(|| serde_json::json!({ "logDirs": listings }));
     if let Err(e) = print_json_or_text(json.as_ref(), |out| {
-        listings.iter().try_for_each(|l| print_listing(out, l))
+        listings
+            .iter()
+            .try_for_each(|l| print_listing(out, l, args.time_format))
     }) {
         return fail(&e);
     }
     exit_for_errors(listings.iter().flat_map(|l| l.findings()))
 }
 
-fn print_listing(out: &mut impl Write, l: &LogDirListing) -> std::io::Result<()> {
+fn print_listing(out: &mut impl Write, l: &LogDirListing, tf: TimeFormat) -> std::io::Result<()> {
     writeln!(
         out,
         "{} (broker {}{})",
@@ -99,20 +104,18 @@ fn print_listing(out: &mut impl Write, l: &LogDirListing) -> std::io::Result<()>
             m.display()
         ))
     )?;
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    t.set_header([
+    let mut t = table([
         "directory",
         "state",
         "topic id",
         "bytes",
-        "segments",
-        "log start",
-        "log end",
-        "high watermark",
-        "recovery point",
+        "segs",
+        "start",
+        "end",
+        "hw",
+        "recovery",
         "cleaner",
-        "modified (ms)",
+        "modified",
         "max timestamp",
         "problems",
     ]);
@@ -132,12 +135,13 @@ fn print_listing(out: &mut impl Write, l: &LogDirListing) -> std::io::Result<()>
             opt(p.high_watermark),
             opt(p.recovery_point),
             opt(p.cleaner_checkpoint),
-            opt(p.last_modified_ms),
-            opt(p.max_timestamp),
+            p.last_modified_ms.map_or("-".into(), |ms| tf.show(ms)),
+            p.max_timestamp.map_or("-".into(), |ms| tf.show(ms)),
             p.findings.len().to_string(),
         ];
         add_row_aligned(&mut t, row, 3);
     }
+    keep_whole(&mut t, &[0]);
     writeln!(out, "{t}")?;
     for f in l.findings() {
         writeln!(out, "{}", line(f))?;

@@ -21,7 +21,7 @@ pub struct OffsetsArgs {
     #[arg(long, value_name = "earliest|latest|max-timestamp|T", default_value = "latest",
           value_parser = parse_query)]
     pub time: OffsetQuery,
-    /// Print JSON (an array, one object per partition) instead of one line each.
+    /// Print JSON (one document; `partitions`: one object each) instead of one line each.
     #[arg(long)]
     pub json: bool,
 }

@@ -64,6 +64,8 @@ pub struct PartitionListing {
     /// `partition.metadata`'s topic id (base64, as Kafka prints it).
     pub topic_id: Option<String>,
     /// Bytes in the `.log` segments (`Log.size`).
+    /// Bytes on disk (`size` in every report's vocabulary).
+    #[serde(rename = "size")]
     pub size_in_bytes: u64,
     pub segments: usize,
     /// The log dir's `log-start-offset-checkpoint` entry, never below the first segment.
@@ -90,6 +92,8 @@ pub struct PartitionListing {
 pub struct Totals {
     pub partitions: usize,
     pub segments: usize,
+    /// Bytes on disk (`size` in every report's vocabulary).
+    #[serde(rename = "size")]
     pub size_in_bytes: u64,
 }
 
