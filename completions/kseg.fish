@@ -76,6 +76,9 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-format -d 'Enco
 utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
 hex\t''
 base64\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l time-format -d 'How the text shows record and batch timestamps: epoch milliseconds as kafka-dump-log prints them (the default), or RFC 3339 (`rfc3339` in UTC, `local`). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
+local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l offset -d 'Partition directories or log dirs: only the batch holding offset N (the next batch after a gap, as a fetch), found through the indexes; with --deep-iteration, its record N' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-offset -d 'Partition directories or log dirs: start at the batch holding offset A, found through the indexes (records below A are not shown)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l to-offset -d 'Partition directories or log dirs: stop after offset B' -r

@@ -74,6 +74,17 @@ fn every_file_kind() {
 
 #[test]
 fn tables_and_reports_at_80_columns() {
+    // kafka-dump-log's lines with readable times instead of epoch milliseconds.
+    check(
+        "orders-rfc3339",
+        &[
+            "dump",
+            "--deep-iteration",
+            "--time-format",
+            "rfc3339",
+            "testdata/orders/orders-0/00000000000000000175.log",
+        ],
+    );
     check(
         "retention-80",
         &[

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::args::offset;
 use super::render::{document, BytesFormat};
+use super::time::TimeFormat;
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::internal::Decoder;
@@ -112,6 +113,10 @@ pub struct DumpArgs {
     /// Encoding of values (and, in JSON, header values) with --print-data-log, as --key-format.
     #[arg(long, value_enum, default_value_t = BytesFormat::Auto)]
     pub value_format: BytesFormat,
+    /// How the text shows record and batch timestamps: epoch milliseconds as kafka-dump-log
+    /// prints them (the default), or RFC 3339 (`rfc3339` in UTC, `local`). JSON keeps ms.
+    #[arg(long, value_enum, default_value_t = TimeFormat::Ms)]
+    pub time_format: TimeFormat,
     /// Partition directories or log dirs: only the batch holding offset N (the next batch
     /// after a gap, as a fetch), found through the indexes; with --deep-iteration, its record N.
     #[arg(long, value_name = "N", value_parser = offset,
@@ -302,6 +307,7 @@ pub fn run(args: DumpArgs) -> u8 {
             opts: &opts,
             key_format: args.key_format,
             value_format: args.value_format,
+            time_format: args.time_format,
             line: String::new(),
         };
         let r = dump_paths(&paths, &opts, &mut sink);
@@ -423,12 +429,14 @@ struct TextSink<'o, W: Write> {
     opts: &'o DumpOptions,
     key_format: BytesFormat,
     value_format: BytesFormat,
+    time_format: TimeFormat,
     line: String,
 }
 
 impl<W: Write> TextSink<'_, W> {
     fn batch_line(&mut self, b: &BatchInfo) {
         use std::fmt::Write as _;
+        let max_timestamp = self.time_format.show(b.max_timestamp);
         let l = &mut self.line;
         l.clear();
         if b.magic >= 2 {
@@ -452,7 +460,7 @@ impl<W: Write> TextSink<'_, W> {
                 horizon,
                 b.position,
                 b.timestamp_type,
-                b.max_timestamp,
+                max_timestamp,
                 b.size_in_bytes,
                 b.magic,
                 b.compression,
@@ -466,7 +474,7 @@ impl<W: Write> TextSink<'_, W> {
                 b.last_offset,
                 b.position,
                 b.timestamp_type,
-                b.max_timestamp,
+                max_timestamp,
                 b.size_in_bytes,
                 b.magic,
                 b.compression,
@@ -479,6 +487,7 @@ impl<W: Write> TextSink<'_, W> {
     fn record_line(&mut self, r: &RecordInfo<'_>) {
         use std::fmt::Write as _;
         let v = &r.view;
+        let timestamp = self.time_format.show(v.timestamp);
         let l = &mut self.line;
         l.clear();
         let mut prefix = "| ";
@@ -488,7 +497,7 @@ impl<W: Write> TextSink<'_, W> {
                 "{prefix}offset: {} {}: {} keySize: {} valueSize: {}",
                 v.offset,
                 v.timestamp_type.name(),
-                v.timestamp,
+                timestamp,
                 v.key.map_or(-1, |k| k.len() as i64),
                 v.value.map_or(-1, |x| x.len() as i64)
             );
