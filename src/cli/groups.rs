@@ -5,10 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 use super::render::opt;
-use super::render::{add_row_aligned, print_json_or_text};
+use super::render::{add_row_aligned, print_json_or_text, table};
 use super::verify::line;
 use super::{exit_for_errors, fail};
 use crate::ops::inspect::groups::{describe_groups, Group, GroupsReport};
@@ -76,9 +75,7 @@ fn print_group(out: &mut impl Write, g: &Group) -> std::io::Result<()> {
         )?;
     }
     if !g.offsets.is_empty() {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header([
+        let mut t = table([
             "topic",
             "partition",
             "offset",
