@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::progress::{Bar, Counting};
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::repair::apply::{ApplyOptions, Backup};
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
@@ -40,6 +41,9 @@ pub struct RepairArgs {
     /// List every file change of a plan (by default a long plan lists 20 and counts the rest).
     #[arg(long, short)]
     pub verbose: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner's
     /// lags and delete horizon and producer.id.expiration.ms (producers idle that long are
     /// dropped) are measured against. Default: now.
@@ -67,6 +71,11 @@ impl RepairArgs {
             segment_index_bytes: self.segment_index_bytes,
             ..LogConfig::default()
         }
+    }
+
+    /// A progress bar for `what` this command does, counting the bytes read (`--quiet` hides it).
+    pub fn progress(&self, what: &'static str) -> Bar {
+        Bar::new(self.quiet, what, None, Counting::Read)
     }
 
     pub fn now_ms(&self) -> i64 {

@@ -87,7 +87,11 @@ pub fn run(args: CompactArgs) -> u8 {
         ..CompactOptions::new(args.repair.now_ms())
     };
     if let Some(out_dir) = &args.out {
-        let report = match compact_to(&args.path, out_dir, &opts) {
+        let cleaned = args
+            .repair
+            .progress("cleaning")
+            .run(|| compact_to(&args.path, out_dir, &opts));
+        let report = match cleaned {
             Ok(r) => r,
             Err(e) => return fail(&e),
         };
@@ -119,7 +123,11 @@ pub fn run(args: CompactArgs) -> u8 {
         }
         Err(e) => return fail(&e),
     }
-    let plan = match plan_apply(&args.path, &opts) {
+    let planned = args
+        .repair
+        .progress("cleaning")
+        .run(|| plan_apply(&args.path, &opts));
+    let plan = match planned {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };

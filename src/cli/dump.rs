@@ -1,7 +1,7 @@
 //! `kseg dump`: kafka-dump-log's text output (same lines, fields and punctuation as Kafka 4.0,
 //! quirks included) or JSON Lines, rendered from the events of `ops::inspect::dump`.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::args::offset;
+use super::progress::{bytes_below, Bar, Counting};
 use super::render::{document, BytesFormat};
 use super::time::TimeFormat;
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
@@ -137,6 +138,10 @@ pub struct DumpArgs {
     /// log); a renamed log's is its first batch's.
     #[arg(long, value_name = "OFFSET")]
     pub base_offset: Option<i64>,
+    /// No progress bar (one is shown on a terminal's standard error for a long dump whose
+    /// output goes elsewhere).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// `--decode`.
@@ -284,6 +289,14 @@ pub fn run(args: DumpArgs) -> u8 {
         ..DumpOptions::default()
     };
     let stdout = io::stdout();
+    // The dump itself goes to a terminal: a bar beside it would break its lines.
+    let bar = Bar::new(
+        args.quiet || stdout.is_terminal(),
+        "dumping",
+        // A range reads only part of the files: no total then, the count alone.
+        opts.range.is_none().then(|| bytes_below(&paths)),
+        Counting::Read,
+    );
     let out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = if args.json {
         let mut out = out;
@@ -299,7 +312,7 @@ pub fn run(args: DumpArgs) -> u8 {
             value_format: args.value_format,
             file: String::new(),
         };
-        let r = dump_paths(&paths, &opts, &mut sink);
+        let r = bar.run(|| dump_paths(&paths, &opts, &mut sink));
         finish(sink.out, r)
     } else {
         let mut sink = TextSink {
@@ -310,7 +323,7 @@ pub fn run(args: DumpArgs) -> u8 {
             time_format: args.time_format,
             line: String::new(),
         };
-        let r = dump_paths(&paths, &opts, &mut sink);
+        let r = bar.run(|| dump_paths(&paths, &opts, &mut sink));
         finish(sink.out, r)
     };
     match result {

@@ -11,6 +11,7 @@ pub mod groups;
 pub mod locate;
 pub mod ls;
 pub mod offsets;
+mod progress;
 pub mod rebuild_index;
 pub mod recover;
 mod render;

@@ -56,7 +56,11 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
     };
     let mut code = EXIT_OK;
     let mut plans = Vec::new();
-    for result in in_parallel(&groups, jobs(args.jobs), |g| plan(g, &opts)) {
+    let results = args
+        .repair
+        .progress("reading")
+        .run(|| in_parallel(&groups, jobs(args.jobs), |g| plan(g, &opts)));
+    for result in results {
         match result {
             Ok(p) => plans.extend(p),
             Err(e) => code = code.max(fail(&e)),

@@ -77,15 +77,17 @@ pub fn run(args: RecoverArgs) -> u8 {
     // One partition named: the plan alone, as it always was.
     if let [dir] = dirs.as_slice() {
         if args.paths.len() == 1 && args.paths[0] == *dir {
-            let plan = match plan(dir, &opts) {
-                Ok(p) => p,
-                Err(e) => return fail(&e),
-            };
-            if let Some(out) = &args.salvage {
-                if let Err(code) = super::salvage::save(&plan, &opts, out) {
-                    return code;
+            let planned = args.repair.progress("recovering").run(|| {
+                let plan = plan(dir, &opts).map_err(|e| fail(&e))?;
+                if let Some(out) = &args.salvage {
+                    super::salvage::save(&plan, &opts, out)?;
                 }
-            }
+                Ok(plan)
+            });
+            let plan = match planned {
+                Ok(p) => p,
+                Err(code) => return code,
+            };
             if args.repair.json {
                 println!("{}", document(&plan.to_json()));
             } else {
@@ -105,7 +107,10 @@ pub fn run(args: RecoverArgs) -> u8 {
             &"--salvage takes one partition directory: a salvage is a partition of its own",
         );
     }
-    let results = in_parallel(&dirs, jobs(args.jobs), |d| plan(d, &opts));
+    let results = args
+        .repair
+        .progress("recovering")
+        .run(|| in_parallel(&dirs, jobs(args.jobs), |d| plan(d, &opts)));
     let mut code = EXIT_OK;
     let mut plans = Vec::new();
     let mut shares = Vec::new();
@@ -164,6 +169,9 @@ pub fn run(args: RecoverArgs) -> u8 {
         code,
         (plans.len(), &changing_dirs, files),
         &args.repair,
-        |dir, o| plan(dir, &opts).and_then(|p| p.apply(o)),
+        |dir, o| {
+            let plan = args.repair.progress("recovering").run(|| plan(dir, &opts));
+            plan.and_then(|p| p.apply(o))
+        },
     )
 }

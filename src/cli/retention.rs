@@ -46,7 +46,11 @@ pub fn run(args: RetentionArgs) -> u8 {
         config: args.repair.config(),
         producer_id_expiration_ms: args.repair.producer_id_expiration_ms,
     };
-    let report = match plan_retention(&args.path, &opts) {
+    let planned = args
+        .repair
+        .progress("reading")
+        .run(|| plan_retention(&args.path, &opts));
+    let report = match planned {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };

@@ -2,11 +2,12 @@
 //! status 0 when no error was found, 1 when errors were (warnings too with `--strict`), 2 when
 //! it could not run.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressStyle};
+
+use super::progress::{bytes_below, Bar, Counting};
 
 use super::render::{keep_whole, opt, quiet_broken_pipe, table, write_document};
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
@@ -44,34 +45,29 @@ pub struct VerifyArgs {
     /// log); a renamed log's is its first batch's.
     #[arg(long, value_name = "OFFSET")]
     pub base_offset: Option<i64>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 pub fn run(args: VerifyArgs) -> u8 {
-    let total: u64 = args.paths.iter().map(|p| dir_bytes(p)).sum();
-    let bar = if std::io::stderr().is_terminal() {
-        let bar = ProgressBar::new(total);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} {bytes}/{total_bytes} {bar:40} {bytes_per_sec} eta {eta}",
-            )
-            .expect("valid template"),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = Bar::new(
+        args.quiet,
+        "verifying",
+        Some(bytes_below(&args.paths)),
+        Counting::Read,
+    );
     let opts = VerifyOptions {
         deep: args.deep,
         base_offset: args.base_offset,
     };
-    let report = match verify_paths(&args.paths, &opts, &|n| bar.inc(n)) {
+    // Verify counts each file as it finishes checking it (the bytes the report counts).
+    let report = verify_paths(&args.paths, &opts, &|n| bar.inc(n));
+    bar.finish();
+    let report = match report {
         Ok(r) => r,
-        Err(e) => {
-            bar.finish_and_clear();
-            return fail(&e);
-        }
+        Err(e) => return fail(&e),
     };
-    bar.finish_and_clear();
     let format = if args.json {
         OutputFormat::Json
     } else {
@@ -115,17 +111,6 @@ pub fn run(args: VerifyArgs) -> u8 {
         EXIT_FINDINGS
     } else {
         EXIT_OK
-    }
-}
-
-/// Bytes below a path, for the progress bar.
-fn dir_bytes(p: &std::path::Path) -> u64 {
-    match std::fs::metadata(p) {
-        Ok(m) if m.is_dir() => std::fs::read_dir(p)
-            .map(|d| d.flatten().map(|e| dir_bytes(&e.path())).sum())
-            .unwrap_or(0),
-        Ok(m) => m.len(),
-        Err(_) => 0,
     }
 }
 

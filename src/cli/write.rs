@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::progress::{Bar, Counting};
 use super::render::document;
 use super::{fail, EXIT_OK};
 use crate::format::names::partition_dir_name;
@@ -31,6 +32,9 @@ pub struct WriteArgs {
     /// timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`.
     #[arg(long)]
     pub jsonl: bool,
+    /// No progress bar (one counts the bytes written, on a terminal's standard error).
+    #[arg(long, short)]
+    pub quiet: bool,
     #[command(flatten)]
     pub stream: Box<JsonlArgs>,
 }
@@ -142,15 +146,15 @@ fn partition_dir(out_dir: &Path, spec: &Spec) -> PathBuf {
 }
 
 pub fn run(args: WriteArgs) -> u8 {
+    let bar = || Bar::new(args.quiet, "writing", None, Counting::Written);
     let (spec_path, out_dir) = match (args.jsonl, &args.spec, &args.out_dir) {
         (true, Some(out), None) => {
             let (frame, template) = args.stream.frame();
             let dir = partition_dir(out, &frame);
             let mut stdin = std::io::stdin().lock();
-            return report(
-                write_jsonl(&frame, &template, args.stream.batch_size, &mut stdin, &dir)
-                    .map(|summary| print_summary(&dir, &summary, args.json)),
-            );
+            let written = bar()
+                .run(|| write_jsonl(&frame, &template, args.stream.batch_size, &mut stdin, &dir));
+            return report(written.map(|summary| print_summary(&dir, &summary, args.json)));
         }
         (false, Some(spec), Some(out)) => (spec, out),
         (true, _, _) => {
@@ -165,9 +169,10 @@ pub fn run(args: WriteArgs) -> u8 {
     let result = match AnySpec::from_json_at(&text, spec_path) {
         Ok(AnySpec::Partition(spec)) => {
             let dir = partition_dir(out_dir, &spec);
-            write_spec(&spec, &dir).map(|summary| print_summary(&dir, &summary, args.json))
+            let written = bar().run(|| write_spec(&spec, &dir));
+            written.map(|summary| print_summary(&dir, &summary, args.json))
         }
-        Ok(AnySpec::LogDir(spec)) => write_log_dir(&spec, out_dir).map(|summary| {
+        Ok(AnySpec::LogDir(spec)) => bar().run(|| write_log_dir(&spec, out_dir)).map(|summary| {
             if args.json {
                 println!("{}", document(&summary.report(out_dir)));
             } else {

@@ -124,6 +124,7 @@ pub fn read_index(p: &Path) -> Result<IndexBytes> {
     f.take(wanted)
         .read_to_end(&mut data)
         .map_err(|e| Error::io(p, e))?;
+    super::progress::read(data.len() as u64);
     // A file that shrank meanwhile reads short: its length is what was read.
     let len = if (data.len() as u64) < wanted {
         data.len() as u64

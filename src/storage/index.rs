@@ -66,6 +66,7 @@ impl IndexFile {
         if existed && read {
             file.read_to_end(&mut bytes)
                 .map_err(|e| Error::io(&self.path, e))?;
+            super::progress::read(bytes.len() as u64);
             let whole = bytes.len() as u64 / self.entry_bytes;
             bytes.truncate((whole * self.entry_bytes) as usize);
             self.max_entries = whole;
@@ -87,6 +88,7 @@ impl IndexFile {
         File::open(path)
             .and_then(|mut f| f.read_to_end(&mut bytes))
             .map_err(|e| Error::io(path, e))?;
+        super::progress::read(bytes.len() as u64);
         Ok(bytes)
     }
 

@@ -229,6 +229,7 @@ impl LogReader {
             }
             self.valid += got;
             self.bytes_read += got as u64;
+            super::progress::read(got as u64);
             have_end += got as u64;
         }
         let start = (pos - self.buf_pos) as usize;
@@ -312,6 +313,7 @@ impl LogReader {
                 Ok(n) => {
                     got += n;
                     self.bytes_read += n as u64;
+                    super::progress::read(n as u64);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Error::io(&self.path, e)),

@@ -553,6 +553,7 @@ impl Segment {
             .write_all(records)
             .map_err(|e| Error::io(&self.log_path, e))?;
         self.size += records.len() as u64;
+        super::progress::wrote(records.len() as u64);
         if largest_timestamp > self.max_timestamp_and_offset_so_far().timestamp {
             self.max_timestamp_so_far = Some(TimeIndexEntry {
                 timestamp: largest_timestamp,

@@ -44,6 +44,7 @@ fn read_chunk(log: &Path, file: &File, position: u64, size: u64) -> Result<Vec<u
             std::io::ErrorKind::UnexpectedEof => changed(),
             _ => Error::io(log, e),
         })?;
+    super::progress::read(size);
     Ok(buf)
 }
 

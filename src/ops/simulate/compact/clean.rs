@@ -58,6 +58,7 @@ impl Window {
         self.file
             .read_exact_at(&mut self.buf, position)
             .map_err(|e| Error::io(&self.path, e))?;
+        crate::storage::progress::read(len as u64);
         Ok(&self.buf)
     }
 }
