@@ -457,6 +457,16 @@ pub fn first_offset(entry: &Entry<'_>, scratch: &mut Vec<u8>) -> Option<i64> {
     }
 }
 
+/// The records of an entry: a v2 header's count, a legacy entry's (inner) messages.
+pub fn record_count(entry: &Entry<'_>, scratch: &mut Vec<u8>) -> u64 {
+    match entry {
+        Entry::V2(b) => b.header.record_count.max(0) as u64,
+        e => e
+            .records(scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
+            .map_or(0, |r| r.count() as u64),
+    }
+}
+
 fn leader_epoch(entry: &Entry<'_>) -> Option<i32> {
     match entry {
         Entry::V2(b) if b.header.partition_leader_epoch >= 0 => {

@@ -9,12 +9,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Expected, Result};
-use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::entry::Entry;
 use crate::format::names::FileKind;
 use crate::ops::input::{examine, kind_of, Input};
 use crate::storage::log_reader::{LogReader, Step};
-use crate::storage::seek::{first_offset, Seeker};
+use crate::storage::seek::{first_offset, record_count, Seeker};
 
 /// One whole, valid batch (or legacy entry) and where it was read.
 #[derive(Debug, Clone)]
@@ -34,12 +33,7 @@ impl OwnedBatch {
 
     /// Records in the batch: a v2 header's count, a legacy entry's inner messages.
     pub fn record_count(&self, scratch: &mut Vec<u8>) -> u64 {
-        match self.entry() {
-            Entry::V2(b) => b.header.record_count.max(0) as u64,
-            e => e
-                .records(scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
-                .map_or(0, |r| r.count() as u64),
-        }
+        record_count(&self.entry(), scratch)
     }
 }
 

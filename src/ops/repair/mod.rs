@@ -4,6 +4,7 @@
 //! simulations alike).
 
 pub mod apply;
+pub mod dropped;
 pub mod log_dir;
 pub mod many;
 pub mod rebuild_index;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::apply::{self, ApplyOptions, Change};
+use super::dropped::{dropped, event_lines};
 use super::log_dir::{checkpoint_writes, shutdown_checkpoint_updates, ShutdownOffsets};
 use crate::error::{Error, Result};
 use crate::format::names::{
@@ -186,15 +187,33 @@ impl RecoverPlan {
     }
 
     pub fn to_json(&self) -> serde_json::Value {
+        // The events name files of the scratch copy the plan was made on: they read as the
+        // partition directory's.
+        let (work, dir) = (
+            serde_json::to_string(&self.work()).expect("a path serializes"),
+            serde_json::to_string(&self.dir).expect("a path serializes"),
+        );
+        let events = serde_json::to_string(&self.report.events).expect("events serialize");
+        let events: serde_json::Value =
+            serde_json::from_str(&events.replace(work.trim_matches('"'), dir.trim_matches('"')))
+                .expect("still JSON");
         json!({
             "dir": self.dir,
             "recoveryPoint": self.recovery_point,
             "recoveryPointFrom": self.recovery_point_source,
             "logStartOffset": self.report.log_start_offset,
             "logEndOffset": self.report.log_end_offset,
-            "events": self.report.events,
+            "events": events,
+            "dropped": dropped(self).ok(),
             "changes": self.changes,
         })
+    }
+
+    /// The scratch copy the plan was made on.
+    fn work(&self) -> PathBuf {
+        self._scratch
+            .path()
+            .join(self.dir.file_name().unwrap_or_default())
     }
 
     /// The plan in words: what recovery found, then the file changes (all of them with
@@ -208,10 +227,19 @@ impl RecoverPlan {
             self.report.log_end_offset,
             self.report.log_start_offset
         );
-        for e in &self.report.events {
-            out.push_str("  ");
-            out.push_str(&describe(e));
-            out.push('\n');
+        let drops = dropped(self);
+        for line in event_lines(
+            &self.report.events,
+            drops.as_deref().ok(),
+            &self.work(),
+            &self.dir,
+        ) {
+            out.push_str(&format!("  {line}\n"));
+        }
+        if let Err(e) = drops {
+            out.push_str(&format!(
+                "  (what recovery drops could not be counted: {e})\n"
+            ));
         }
         out.push_str(&render_changes(&self.changes, verbose));
         out

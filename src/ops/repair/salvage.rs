@@ -15,6 +15,7 @@ use serde_json::json;
 use super::recover::RecoverPlan;
 use crate::error::{Error, Result};
 use crate::format::checkpoint::{uuid_from_base64, PartitionMetadata};
+use crate::format::entry::Entry;
 use crate::format::names::{log_file_name, PARTITION_METADATA_FILE_NAME};
 use crate::ops::write::spec::DEFAULT_TOPIC_ID;
 use crate::storage::log_reader::{LogReader, Step};
@@ -198,54 +199,101 @@ impl Salvager<'_> {
         });
     }
 
-    /// Walks the `.log` at `path` from byte `from` to its end.
+    /// Saves the valid batches of the `.log` at `path` from byte `from` to its end.
     fn region(&mut self, path: &Path, from: u64) -> Result<()> {
         let file = path
             .file_name()
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        let mut reader = LogReader::open(path, None)?;
-        reader.seek(from);
-        self.report.dropped_bytes += reader.end().saturating_sub(from);
         let mut new_region = true;
-        // The first byte not yet saved nor reported, and why it is bad.
-        let mut gap: Option<(u64, String)> = None;
-        loop {
-            let step = reader.next_step()?;
-            let at_end = matches!(step, Step::End { .. });
-            let Some((position, why)) = step.damage() else {
-                let Step::Entry { position, entry } = step else {
-                    // The clean end of the file.
-                    if let Some((start, reason)) = gap.take() {
-                        self.unsaved(&file, start, reader.end(), reason);
-                    }
+        let walked = walk_region(path, from, &mut |piece| {
+            let (position, entry) = match piece {
+                Piece::Damaged {
+                    position,
+                    size,
+                    reason,
+                } => {
+                    self.unsaved(&file, position, position + size, reason);
                     return Ok(());
-                };
-                let len = entry.size_in_bytes() as u64;
-                let last = entry.last_offset();
-                let first = first_offset(&entry, &mut self.scratch).unwrap_or(last);
-                let bytes = entry.bytes().to_vec();
-                if let Some((start, reason)) = gap.take() {
-                    self.unsaved(&file, start, position, reason);
                 }
-                if self.save(&bytes, first, new_region)? {
-                    self.record_saved(&file, position, len, first, last);
-                    new_region = false;
-                } else {
-                    let reason = format!(
-                        "a valid batch of offsets {first}..={last}, not above the offsets saved before it"
-                    );
-                    self.unsaved(&file, position, position + len, reason);
-                }
-                continue;
+                Piece::Batch { position, entry } => (position, entry),
             };
-            gap.get_or_insert((position, why));
-            if at_end || reader.resync(position + 1)?.is_none() {
-                let (start, reason) = gap.take().expect("set above");
-                self.unsaved(&file, start, reader.end(), reason);
-                return Ok(());
+            let len = entry.size_in_bytes() as u64;
+            let last = entry.last_offset();
+            let first = first_offset(&entry, &mut self.scratch).unwrap_or(last);
+            if self.save(entry.bytes(), first, new_region)? {
+                self.record_saved(&file, position, len, first, last);
+                new_region = false;
+            } else {
+                let reason = format!(
+                    "a valid batch of offsets {first}..={last}, not above the offsets saved before it"
+                );
+                self.unsaved(&file, position, position + len, reason);
             }
+            Ok(())
+        })?;
+        self.report.dropped_bytes += walked;
+        Ok(())
+    }
+}
+
+/// What the walk of a dropped region meets, in file order.
+pub(crate) enum Piece<'e> {
+    /// A whole batch (or legacy entry) whose checksum holds.
+    Batch { position: u64, entry: Entry<'e> },
+    /// `size` bytes holding no valid batch, and why the first of them is bad.
+    Damaged {
+        position: u64,
+        size: u64,
+        reason: String,
+    },
+}
+
+/// Walks the `.log` at `path` from byte `from` to its end as `dump` reads past damage (a
+/// resync after each bad place), telling `visit` each valid batch and each damaged range in
+/// turn; returns the bytes walked.
+pub(crate) fn walk_region(
+    path: &Path,
+    from: u64,
+    visit: &mut dyn FnMut(Piece<'_>) -> Result<()>,
+) -> Result<u64> {
+    let mut reader = LogReader::open(path, None)?;
+    reader.seek(from);
+    let walked = reader.end().saturating_sub(from);
+    // The first byte not yet visited, and why it is bad.
+    let mut gap: Option<(u64, String)> = None;
+    let close = |gap: &mut Option<(u64, String)>,
+                 to: u64,
+                 visit: &mut dyn FnMut(Piece<'_>) -> Result<()>| {
+        match gap.take() {
+            Some((position, reason)) if to > position => visit(Piece::Damaged {
+                position,
+                size: to - position,
+                reason,
+            }),
+            _ => Ok(()),
+        }
+    };
+    loop {
+        let step = reader.next_step()?;
+        let at_end = matches!(step, Step::End { .. });
+        let Some((position, why)) = step.damage() else {
+            let Step::Entry { position, entry } = step else {
+                // The clean end of the file.
+                let end = reader.end();
+                close(&mut gap, end, visit)?;
+                return Ok(walked);
+            };
+            close(&mut gap, position, visit)?;
+            visit(Piece::Batch { position, entry })?;
+            continue;
+        };
+        gap.get_or_insert((position, why));
+        if at_end || reader.resync(position + 1)?.is_none() {
+            let end = reader.end();
+            close(&mut gap, end, visit)?;
+            return Ok(walked);
         }
     }
 }
