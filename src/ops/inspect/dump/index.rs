@@ -126,6 +126,10 @@ impl Walker<'_, '_> {
                 }
                 continue;
             }
+            // Whether the log contradicts this entry as `verify` judges it (a finding below):
+            // only those go into the end-of-run `Mismatches in` list. (Entries out of order
+            // are findings of their own; kafka-dump-log does not list them either.)
+            let mut wrong = false;
             if let Some((o, pos)) = prev {
                 if entry.offset <= o || i64::from(entry.position) < pos {
                     let m = format!(
@@ -142,13 +146,11 @@ impl Walker<'_, '_> {
                     .batch_at(entry.position.max(0) as u64)
                     .map(|h| (h.first_offset, h.last_offset));
                 match found {
-                    Some((first, last)) => {
-                        if last != entry.offset {
-                            mismatches.push((entry.offset, last));
-                        }
+                    Some((first, _)) => {
                         // The broker scans forward from the indexed position: a batch that
                         // starts after the indexed offset would hide it.
                         if first.is_some_and(|f| f > entry.offset) {
+                            wrong = true;
                             let m = format!(
                                 "entry {slot} maps offset {} to position {}, where the batch starts at offset {}: a lookup would skip it",
                                 entry.offset,
@@ -161,6 +163,7 @@ impl Walker<'_, '_> {
                         }
                     }
                     None => {
+                        wrong = true;
                         let m = format!(
                             "entry {slot} (offset {}) points at position {}, where no valid batch starts",
                             entry.offset, entry.position
@@ -168,6 +171,13 @@ impl Walker<'_, '_> {
                         let f = Finding::error("index.position", p, m).at(slot_position(slot));
                         self.finding(f.offset(entry.offset))?
                     }
+                }
+                // kafka-dump-log lists every entry whose offset is not the last offset of the
+                // batch at its position, which is true of every entry made for a multi-batch
+                // append too (`LogSegment.append` indexes the append's largest offset at its
+                // first batch's position): only the entries found wrong above are listed.
+                if wrong {
+                    mismatches.push((entry.offset, found.map_or(-1, |(_, last)| last)));
                 }
             }
             if !self.opts.verify_index_only {
@@ -240,12 +250,13 @@ impl Walker<'_, '_> {
                         l.header.max_timestamp
                     };
                     if max != entry.timestamp {
-                        mismatches.push((entry.timestamp, max));
                         // kafka-dump-log compares with the records, but a batch the cleaner
-                        // emptied keeps its header's max timestamp, which the broker indexed.
+                        // emptied keeps its header's max timestamp, which the broker indexed:
+                        // listed only when really wrong, as `verify` judges it.
                         let emptied = l.header.record_count == Some(0)
                             && l.header.max_timestamp == entry.timestamp;
                         if !emptied {
+                            mismatches.push((entry.timestamp, max));
                             let m = format!(
                                 "entry {slot} (timestamp {}, offset {}): the largest record timestamp of its batch is {max}",
                                 entry.timestamp, entry.offset
