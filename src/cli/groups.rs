@@ -8,6 +8,7 @@ use clap::Args;
 
 use super::render::opt;
 use super::render::{add_row_aligned, print_json_or_text, table};
+use super::time::{TimeArgs, TimeFormat};
 use super::verify::line;
 use super::{exit_for_errors, fail};
 use crate::ops::inspect::groups::{describe_groups, Group, GroupsReport};
@@ -30,6 +31,8 @@ pub struct GroupsArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub time: TimeArgs,
 }
 
 pub fn run(args: GroupsArgs) -> u8 {
@@ -43,13 +46,15 @@ pub fn run(args: GroupsArgs) -> u8 {
         }
     }
     let json = args.json.then_some(&report);
-    if let Err(e) = print_json_or_text(json.as_ref(), |out| print_report(out, &report)) {
+    if let Err(e) = print_json_or_text(json.as_ref(), |out| {
+        print_report(out, &report, args.time.time_format)
+    }) {
         return fail(&e);
     }
     exit_for_errors(report.findings.iter())
 }
 
-fn print_group(out: &mut impl Write, g: &Group) -> std::io::Result<()> {
+fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Result<()> {
     writeln!(
         out,
         "group {} ({}, {}): protocol {} {}, generation {}, {} member(s){}",
@@ -82,7 +87,7 @@ fn print_group(out: &mut impl Write, g: &Group) -> std::io::Result<()> {
             "log end",
             "lag",
             "leader epoch",
-            "committed at (ms)",
+            "committed at",
         ]);
         for o in &g.offsets {
             let row = [
@@ -92,7 +97,7 @@ fn print_group(out: &mut impl Write, g: &Group) -> std::io::Result<()> {
                 opt(o.log_end_offset),
                 opt(o.lag),
                 o.leader_epoch.to_string(),
-                o.commit_timestamp.to_string(),
+                tf.show(o.commit_timestamp),
             ];
             add_row_aligned(&mut t, row, 1);
         }
@@ -108,9 +113,9 @@ fn print_group(out: &mut impl Write, g: &Group) -> std::io::Result<()> {
     Ok(())
 }
 
-fn print_report(out: &mut impl Write, r: &GroupsReport) -> std::io::Result<()> {
+fn print_report(out: &mut impl Write, r: &GroupsReport, tf: TimeFormat) -> std::io::Result<()> {
     for g in &r.groups {
-        print_group(out, g)?;
+        print_group(out, g, tf)?;
     }
     for f in &r.findings {
         writeln!(out, "{}", line(f))?;

@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::args::parse_now;
 use super::render::print_json_or_text;
+use super::time::{TimeArgs, TimeFormat};
 use super::{fail, notice, EXIT_OK};
 use crate::ops::inspect::seek::{list_offsets, partition_dirs, OffsetQuery, OffsetsAnswer};
 
@@ -24,6 +25,8 @@ pub struct OffsetsArgs {
     /// Print JSON (one document; `partitions`: one object each) instead of one line each.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub time_format: TimeArgs,
 }
 
 fn parse_query(s: &str) -> Result<OffsetQuery, String> {
@@ -51,14 +54,16 @@ pub fn run(args: OffsetsArgs) -> u8 {
         .json
         .then(|| serde_json::json!({ "partitions": answers }));
     if let Err(e) = print_json_or_text(json.as_ref(), |out| {
-        answers.iter().try_for_each(|a| print_answer(out, a))
+        answers
+            .iter()
+            .try_for_each(|a| print_answer(out, a, args.time_format.time_format))
     }) {
         return fail(&e);
     }
     EXIT_OK
 }
 
-fn print_answer(out: &mut impl Write, a: &OffsetsAnswer) -> std::io::Result<()> {
+fn print_answer(out: &mut impl Write, a: &OffsetsAnswer, tf: TimeFormat) -> std::io::Result<()> {
     let name = a.dir.file_name().map_or_else(
         || a.dir.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -68,6 +73,6 @@ fn print_answer(out: &mut impl Write, a: &OffsetsAnswer) -> std::io::Result<()> 
     writeln!(
         out,
         "{name} offset={offset} timestamp={} leaderEpoch={epoch}",
-        a.timestamp
+        tf.show(a.timestamp)
     )
 }

@@ -9,6 +9,7 @@ use comfy_table::Cell;
 
 use super::args::{parse_now, wall_clock_ms};
 use super::render::{opt, print_json_or_text, right, table};
+use super::time::{TimeArgs, TimeFormat};
 use super::{fail, skipped, EXIT_FAILURE, EXIT_OK};
 use crate::ops::inspect::stats::histogram::Histogram;
 use crate::ops::inspect::stats::{stats, GroupBy, GroupName, Report, Stats, StatsOptions};
@@ -42,9 +43,13 @@ pub struct StatsArgs {
     /// Print the report as one JSON document.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub time: TimeArgs,
 }
 
 pub fn run(args: StatsArgs) -> u8 {
+    let now_ms = args.now.unwrap_or_else(wall_clock_ms);
+    let clock = (args.time.time_format, now_ms);
     let opts = StatsOptions {
         deep: args.deep,
         by: match args.by {
@@ -53,7 +58,7 @@ pub fn run(args: StatsArgs) -> u8 {
             By::Topic => GroupBy::Topic,
             By::Producer => GroupBy::Producer,
         },
-        now_ms: args.now.unwrap_or_else(wall_clock_ms),
+        now_ms,
         top: args.top,
         ..StatsOptions::default()
     };
@@ -63,7 +68,7 @@ pub fn run(args: StatsArgs) -> u8 {
     };
     let named_skipped = skipped(&args.paths, &report.skipped);
     let json = args.json.then_some(&report);
-    if let Err(e) = print_json_or_text(json, |out| print_report(out, &report)) {
+    if let Err(e) = print_json_or_text(json, |out| print_report(out, &report, clock)) {
         return fail(&e);
     }
     if named_skipped {
@@ -90,17 +95,26 @@ fn title(g: &GroupName) -> String {
     }
 }
 
-fn print_report(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
+/// How times are shown, and the clock their ages are taken at.
+type Clock = (TimeFormat, i64);
+
+fn print_report(out: &mut impl Write, r: &Report, clock: Clock) -> std::io::Result<()> {
     for g in &r.groups {
-        print_stats(out, &title(&g.group), &g.stats, r.deep)?;
+        print_stats(out, &title(&g.group), &g.stats, r.deep, clock)?;
     }
     if r.groups.len() > 1 {
-        print_stats(out, "total", &r.total, r.deep)?;
+        print_stats(out, "total", &r.total, r.deep, clock)?;
     }
     Ok(())
 }
 
-fn print_stats(out: &mut impl Write, name: &str, s: &Stats, deep: bool) -> std::io::Result<()> {
+fn print_stats(
+    out: &mut impl Write,
+    name: &str,
+    s: &Stats,
+    deep: bool,
+    (tf, now_ms): Clock,
+) -> std::io::Result<()> {
     writeln!(out, "== {name}")?;
     writeln!(
         out,
@@ -176,12 +190,15 @@ fn print_stats(out: &mut impl Write, name: &str, s: &Stats, deep: bool) -> std::
     let tm = &s.time;
     writeln!(
         out,
-        "time ({}): min {} max {}; {} out of order (worst step back {} ms); {} in the future",
+        "time ({}): min {} max {}; {} out of order (worst step back {}); {} in the future",
         tm.unit,
-        opt(tm.min_timestamp),
-        opt(tm.max_timestamp),
+        opt(tm.min_timestamp.map(|t| tf.with_age(t, now_ms))),
+        opt(tm.max_timestamp.map(|t| tf.with_age(t, now_ms))),
         tm.out_of_order,
-        tm.worst_step_back_ms,
+        match tf {
+            TimeFormat::Ms => format!("{} ms", tm.worst_step_back_ms),
+            _ => tf.span(tm.worst_step_back_ms),
+        },
         tm.future
     )?;
     if tm.segments.len() > 1 {
@@ -189,8 +206,8 @@ fn print_stats(out: &mut impl Write, name: &str, s: &Stats, deep: bool) -> std::
         for seg in &tm.segments {
             t.add_row(vec![
                 right(seg.base_offset),
-                right(opt(seg.min_timestamp)),
-                right(opt(seg.max_timestamp)),
+                right(opt(seg.min_timestamp.map(|t| tf.show(t)))),
+                right(opt(seg.max_timestamp.map(|t| tf.show(t)))),
             ]);
         }
         writeln!(out, "{t}")?;

@@ -25,6 +25,42 @@ impl TimeFormat {
             TimeFormat::Local => rfc3339(ms, local_offset_seconds(ms)),
         }
     }
+
+    /// `ms` with its age at `now_ms` (`2026-01-01T00:00:00.009Z (4d 3h ago)`); epoch
+    /// milliseconds alone in `ms`, and `-1` alone.
+    pub fn with_age(self, ms: i64, now_ms: i64) -> String {
+        match self {
+            TimeFormat::Ms => self.show(ms),
+            _ if ms == -1 => self.show(ms),
+            _ => format!("{} ({})", self.show(ms), relative(ms, now_ms)),
+        }
+    }
+
+    /// A span of `ms` milliseconds: the number in `ms`, else as a [`duration`] (`4d 3h`).
+    pub fn span(self, ms: i64) -> String {
+        match self {
+            TimeFormat::Ms => ms.to_string(),
+            _ => duration(ms),
+        }
+    }
+
+    /// The heading of a column of spans: `age (ms)` in `ms`, else `age`.
+    pub fn span_heading(self, name: &str) -> String {
+        match self {
+            TimeFormat::Ms => format!("{name} (ms)"),
+            _ => name.to_owned(),
+        }
+    }
+}
+
+/// `--time-format`, for the commands whose tables and summaries show times (RFC 3339 UTC
+/// with ages by default; JSON keeps epoch milliseconds).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct TimeArgs {
+    /// How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine's
+    /// zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms.
+    #[arg(long, value_enum, default_value_t = TimeFormat::Rfc3339)]
+    pub time_format: TimeFormat,
 }
 
 /// `ms` as RFC 3339 at `offset_s` seconds east of UTC (`Z` for 0), milliseconds shown.
@@ -152,5 +188,24 @@ mod tests {
         assert_eq!(duration(3_600_000), "1h");
         assert_eq!(relative(1_000, 61_000), "1m ago");
         assert_eq!(relative(7_200_000, 0), "in 2h");
+    }
+
+    #[test]
+    fn times_with_ages_and_spans_in_each_format() {
+        // 2024-10-27T03:33:20Z, 4 days and 3 hours before the clock.
+        let (t, now) = (
+            1_730_000_000_000,
+            1_730_000_000_000 + 4 * 86_400_000 + 3 * 3_600_000,
+        );
+        assert_eq!(
+            TimeFormat::Rfc3339.with_age(t, now),
+            "2024-10-27T03:33:20.000Z (4d 3h ago)"
+        );
+        assert_eq!(TimeFormat::Ms.with_age(t, now), "1730000000000");
+        assert_eq!(TimeFormat::Rfc3339.with_age(-1, now), "-1");
+        assert_eq!(TimeFormat::Rfc3339.span(90_000), "1m 30s");
+        assert_eq!(TimeFormat::Ms.span(90_000), "90000");
+        assert_eq!(TimeFormat::Ms.span_heading("age"), "age (ms)");
+        assert_eq!(TimeFormat::Local.span_heading("age"), "age");
     }
 }

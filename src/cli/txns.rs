@@ -9,6 +9,7 @@ use comfy_table::Cell;
 
 use super::args::{kafka_int, parse_now, wall_clock_ms};
 use super::render::{opt, print_json_or_text, right, table};
+use super::time::{TimeArgs, TimeFormat};
 use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::inspect::txns::{
     txns, OutcomeTotals, PartitionTxns, TxnsOptions, TxnsReport, DEFAULT_TRANSACTION_MAX_TIMEOUT_MS,
@@ -35,6 +36,8 @@ pub struct TxnsArgs {
     /// Print the report as one JSON document.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub time: TimeArgs,
 }
 
 pub fn run(args: TxnsArgs) -> u8 {
@@ -47,7 +50,9 @@ pub fn run(args: TxnsArgs) -> u8 {
         Err(e) => return fail(&e),
     };
     let json = args.json.then_some(&report);
-    if let Err(e) = print_json_or_text(json, |out| print_report(out, &report)) {
+    if let Err(e) = print_json_or_text(json, |out| {
+        print_report(out, &report, args.time.time_format)
+    }) {
         return fail(&e);
     }
     let hanging: u64 = report.partitions.iter().map(|p| p.hanging).sum();
@@ -76,18 +81,22 @@ pub fn run(args: TxnsArgs) -> u8 {
     EXIT_FINDINGS
 }
 
-fn print_report(out: &mut impl Write, r: &TxnsReport) -> std::io::Result<()> {
+fn print_report(out: &mut impl Write, r: &TxnsReport, tf: TimeFormat) -> std::io::Result<()> {
     r.partitions
         .iter()
-        .try_for_each(|p| print_partition(out, p))
+        .try_for_each(|p| print_partition(out, p, tf))
 }
 
-fn outcome(name: &str, t: &OutcomeTotals) -> String {
+fn outcome(name: &str, t: &OutcomeTotals, tf: TimeFormat) -> String {
+    let ms = |v: i64| match tf {
+        TimeFormat::Ms => format!("{v} ms"),
+        _ => tf.span(v),
+    };
     let durations = t.duration_ms.as_ref().map_or(String::new(), |h| {
         format!(
-            ", duration mean {:.0} ms max {} ms",
-            h.sum as f64 / h.count.max(1) as f64,
-            h.max
+            ", duration mean {} max {}",
+            ms((h.sum as f64 / h.count.max(1) as f64).round() as i64),
+            ms(h.max as i64)
         )
     });
     format!(
@@ -96,7 +105,7 @@ fn outcome(name: &str, t: &OutcomeTotals) -> String {
     )
 }
 
-fn print_partition(out: &mut impl Write, p: &PartitionTxns) -> std::io::Result<()> {
+fn print_partition(out: &mut impl Write, p: &PartitionTxns, tf: TimeFormat) -> std::io::Result<()> {
     writeln!(
         out,
         "{}: log start offset {}, log end offset {}, high watermark {} ({}), last stable offset {}, first unstable offset {}",
@@ -117,8 +126,8 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns) -> std::io::Result<(
             s.message
         )?;
     }
-    writeln!(out, "  {}", outcome("committed", &p.committed))?;
-    writeln!(out, "  {}", outcome("aborted", &p.aborted))?;
+    writeln!(out, "  {}", outcome("committed", &p.committed, tf))?;
+    writeln!(out, "  {}", outcome("aborted", &p.aborted, tf))?;
     if p.open.is_empty() {
         writeln!(out, "  no open transaction")?;
     } else {
@@ -130,7 +139,7 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns) -> std::io::Result<(
             "records",
             "bytes",
             "last timestamp",
-            "age (ms)",
+            &tf.span_heading("age"),
             "hanging",
         ]);
         for o in &p.open {
@@ -141,8 +150,8 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns) -> std::io::Result<(
                 right(opt(o.last_offset)),
                 right(o.records),
                 right(o.bytes),
-                right(o.last_timestamp),
-                right(o.age_ms),
+                right(tf.show(o.last_timestamp)),
+                right(tf.span(o.age_ms)),
                 Cell::new(if o.hanging { "HANGING" } else { "no" }),
             ]);
         }
@@ -156,7 +165,7 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns) -> std::io::Result<(
             "marker offset",
             "records",
             "bytes",
-            "duration (ms)",
+            &tf.span_heading("duration"),
             "epoch bump",
             "last stable offset",
         ]);
@@ -168,7 +177,7 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns) -> std::io::Result<(
                 right(a.marker_offset),
                 right(a.records),
                 right(a.bytes),
-                right(opt(a.duration_ms)),
+                right(opt(a.duration_ms.map(|d| tf.span(d)))),
                 Cell::new(if a.after_epoch_bump { "yes" } else { "no" }),
                 right(opt(a.last_stable_offset)),
             ]);
@@ -193,7 +202,7 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns) -> std::io::Result<(
                 right(e.last_offset),
                 right(e.coordinator_epoch),
                 right(opt(e.current_txn_first_offset)),
-                right(e.last_timestamp),
+                right(tf.show(e.last_timestamp)),
             ]);
         }
         writeln!(out, "{t}")?;
