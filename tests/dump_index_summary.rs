@@ -60,16 +60,18 @@ fn kafka_dump_log_pairs(expected_dump: &Value) -> usize {
     n
 }
 
+/// The a-plain-v2 scenario (multi-batch appends, a healthy partition) and Kafka's dump of it.
+fn plain() -> Option<(std::path::PathBuf, Value)> {
+    let scenario = common::reference_dir()?.join("a-plain-v2");
+    let text = std::fs::read_to_string(scenario.join("expected-dump.json")).unwrap();
+    Some((scenario, serde_json::from_str(&text).unwrap()))
+}
+
 #[test]
 fn multi_batch_appends_are_no_mismatch() {
-    let Some(root) = common::reference_dir() else {
+    let Some((scenario, expected)) = plain() else {
         return;
     };
-    let scenario = root.join("a-plain-v2");
-    let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(scenario.join("expected-dump.json")).unwrap(),
-    )
-    .unwrap();
     // kafka-dump-log would list some entries of this healthy partition…
     assert!(kafka_dump_log_pairs(&expected) > 0);
     // …which verify calls clean, and dump does not list.
@@ -81,14 +83,9 @@ fn multi_batch_appends_are_no_mismatch() {
 
 #[test]
 fn entries_the_log_contradicts_are_listed_with_the_log_offset() {
-    let Some(root) = common::reference_dir() else {
+    let Some((scenario, expected)) = plain() else {
         return;
     };
-    let scenario = root.join("a-plain-v2");
-    let expected: Value = serde_json::from_str(
-        &std::fs::read_to_string(scenario.join("expected-dump.json")).unwrap(),
-    )
-    .unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("orders-0");
     common::copy_dir(&scenario.join("input/orders-0"), &dir);
