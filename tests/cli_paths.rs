@@ -450,6 +450,45 @@ fn an_unknown_file_is_skipped_and_counted() {
     assert!(stderr.contains("1 file(s) skipped"), "{stderr}");
 }
 
+/// Leftover and marker files are classified by their name, not read: they are counted apart
+/// from the files checked, and their bytes are not counted as checked.
+#[test]
+fn leftovers_and_markers_are_not_counted_as_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/orders-0");
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&src, &dir);
+    let json = |dir: &Path| {
+        let (_, stdout, stderr) = run(&["verify".as_ref(), "--json".as_ref(), dir.as_os_str()]);
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+        v
+    };
+    let before = json(&dir);
+    let leftover = dir.join("00000000000000000000.log.deleted");
+    std::fs::write(&leftover, vec![7u8; 1000]).unwrap();
+    let lock = dir.join(".lock");
+    std::fs::write(&lock, "").unwrap();
+    let after = json(&dir);
+    assert_eq!(after["filesChecked"], before["filesChecked"]);
+    assert_eq!(after["bytesChecked"], before["bytesChecked"]);
+    let mut classified: Vec<String> = after["classified"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect();
+    classified.sort();
+    let mut expected = vec![lock.display().to_string(), leftover.display().to_string()];
+    expected.sort();
+    assert_eq!(classified, expected);
+    let (_, stdout, _) = run(&["verify".as_ref(), dir.as_os_str()]);
+    assert!(
+        stdout.contains("0 skipped, 2 known by name only (not read): 0 error(s), 1 warning(s)"),
+        "{stdout}"
+    );
+}
+
 /// A segment file is judged with its siblings: its indexes beside it are not missing, and
 /// a shell glob of a partition gives the findings of the partition directory.
 #[test]
@@ -576,4 +615,57 @@ fn exit_1_says_why_on_stderr() {
         assert!(stderr.contains(why), "{args:?}: {stderr}");
     }
     assert_eq!(tree_hash(tmp.path()), before);
+}
+
+/// A renamed producer snapshot: the format holds no offset (Kafka's `ProducerStateManager`
+/// takes it from the file name only), so it is read with `--base-offset`, or else with the
+/// lowest offset its entries allow (one past their highest lastDataOffset), never with the
+/// offset of a log that happens to share its stem.
+#[test]
+fn a_renamed_snapshot_takes_its_offset_from_its_own_entries() {
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let scenario = reference.join("c-transactions");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scenario.join("expected-dump.json")).unwrap())
+            .unwrap();
+    let name = "00000000000000000100.snapshot";
+    let bound = expected["files"][name]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["lastDataOffset"].as_i64().unwrap() + 1)
+        .max()
+        .unwrap();
+    assert!(bound <= 100, "{bound}");
+    let tmp = tempfile::tempdir().unwrap();
+    let input = scenario.join("input/orders-0");
+    let copy = tmp.path().join("copy.snapshot");
+    std::fs::copy(input.join(name), &copy).unwrap();
+    std::fs::copy(
+        input.join("00000000000000000201.log"),
+        tmp.path().join("copy.log"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&["dump".as_ref(), copy.as_os_str()]);
+    assert_eq!(code, 0, "{stderr}");
+    let all = stdout + &stderr;
+    assert!(
+        all.contains(&format!("read with offset {bound} from its entries")),
+        "{all}"
+    );
+    let (code, stdout, stderr) = run(&[
+        "verify".as_ref(),
+        "--base-offset".as_ref(),
+        "100".as_ref(),
+        copy.as_os_str(),
+    ]);
+    let all = stdout + &stderr;
+    assert!(
+        all.contains("read with offset 100 from --base-offset"),
+        "{all}"
+    );
+    assert!(!all.contains("offset 201"), "{all}");
+    assert!(code <= 1, "{all}");
 }
