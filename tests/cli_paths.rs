@@ -540,14 +540,15 @@ fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
         (&["dump"], (0, "read with offset 0"), (0, "")),
         (&["dump", "--files"], (0, "read with offset 0"), (0, "")),
         (&["verify"], (0, "segment.name"), (0, "")),
+        // A renamed segment's indexes are rebuilt beside it under its stem.
         (
             &["rebuild-index"],
-            (2, "not a segment file"),
+            (1, "a broker would not load this file under this name"),
             (2, "not a segment file"),
         ),
         (
             &["rebuild-index", "--apply"],
-            (2, "not a segment file"),
+            (0, "a broker would not load this file under this name"),
             (2, "not a segment file"),
         ),
         // recover takes several paths (issue 22): each file is refused.
@@ -581,6 +582,12 @@ fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
             stdout.contains(renamed_words) || stderr.contains(renamed_words),
             "{args:?}: {stdout}{stderr}"
         );
+        if args == &["rebuild-index", "--apply"] {
+            // What it wrote: the renamed segment's own indexes, nothing else.
+            for f in ["renamed.index", "renamed.timeindex"] {
+                std::fs::remove_file(tmp.path().join(f)).unwrap();
+            }
+        }
         let files = common::listing(&dir);
         let (code, _, stderr) = run(&os(args)
             .chain(files.iter().map(|f| f.as_os_str()))
@@ -668,4 +675,66 @@ fn a_renamed_snapshot_takes_its_offset_from_its_own_entries() {
     );
     assert!(!all.contains("offset 201"), "{all}");
     assert!(code <= 1, "{all}");
+}
+
+/// `rebuild-index` of a renamed segment reads it as verify and dump do (base offset from its
+/// first batch) and writes its indexes beside it under its stem: the bytes the broker's
+/// recovery rebuilds for that segment under its own name (the reference's
+/// `expected-recovered`, where `LogSegment.recover` rebuilt segment 317's indexes).
+#[test]
+fn rebuild_index_rebuilds_a_renamed_segment_beside_it() {
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let scenario = reference.join("a-plain-v2");
+    let input = scenario.join("input/orders-0");
+    let expected = scenario.join("expected-recovered/orders-0");
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("copy.log");
+    std::fs::copy(input.join("00000000000000000317.log"), &copy).unwrap();
+    // The broker's own (not rebuilt) index, under the renamed stem: rewritten.
+    std::fs::copy(
+        input.join("00000000000000000317.index"),
+        tmp.path().join("copy.index"),
+    )
+    .unwrap();
+    // Copies of the corpus keep its read-only mode.
+    for f in common::listing(tmp.path()) {
+        let mut perm = std::fs::metadata(&f).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perm.set_readonly(false);
+        std::fs::set_permissions(&f, perm).unwrap();
+    }
+    let (code, stdout, stderr) = run(&["rebuild-index".as_ref(), copy.as_os_str()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("read with offset 317 from its first batch"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = run(&[
+        "rebuild-index".as_ref(),
+        "--apply".as_ref(),
+        "--no-backup".as_ref(),
+        copy.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    for suffix in ["index", "timeindex"] {
+        assert_eq!(
+            std::fs::read(tmp.path().join(format!("copy.{suffix}"))).unwrap(),
+            std::fs::read(expected.join(format!("00000000000000000317.{suffix}"))).unwrap(),
+            "{suffix}"
+        );
+    }
+    let names: Vec<String> = common::listing(tmp.path())
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["copy.index", "copy.log", "copy.timeindex"]);
+    // The log itself is left as it is, and a rerun plans nothing.
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(input.join("00000000000000000317.log")).unwrap()
+    );
+    let (code, stdout, stderr) = run(&["rebuild-index".as_ref(), copy.as_os_str()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }

@@ -53,10 +53,71 @@ fn records(dir: &Path) -> Vec<Rec> {
 }
 
 /// The input of i-compaction in `<tmp>/logs/orders-0`.
+/// The compaction scenario's partition in a log dir (`meta.properties` beside it), where the
+/// cleaner checkpoint lives.
 fn fixture(root: &Path, tmp: &Path) -> std::path::PathBuf {
     let dir = tmp.join("logs").join("orders-0");
     common::copy_dir(&root.join("i-compaction/input/orders-0"), &dir);
+    std::fs::write(
+        tmp.join("logs/meta.properties"),
+        "#\nversion=0\nbroker.id=0\n",
+    )
+    .unwrap();
     dir
+}
+
+/// Outside a log dir there is no cleaner-offset-checkpoint to write (the broker keeps one per
+/// log dir, `LogCleanerManager`): nothing is written beside the partition directory, the run
+/// says that nothing records where the cleaning ended, and a rerun given that offset plans
+/// nothing. A relative path works the same.
+#[test]
+fn apply_outside_a_log_dir_writes_no_checkpoint_and_says_so() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&root.join("i-compaction/input/orders-0"), &dir);
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .current_dir(tmp.path())
+            .args([
+                "compact",
+                "--now",
+                &NOW.to_string(),
+                "--min-cleanable-dirty-ratio",
+                "0",
+            ])
+            .args(extra)
+            .arg("orders-0")
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--apply", "--no-backup"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let names: Vec<_> = common::listing(tmp.path());
+    assert_eq!(names, [dir.clone()]);
+    let opts = options(1 << 30);
+    let expected = compact_to(
+        &root.join("i-compaction/input/orders-0"),
+        &tmp.path().join("o/out"),
+        &opts,
+    )
+    .unwrap();
+    let end = expected.end_offset;
+    assert!(
+        stderr.contains("is not in a log dir")
+            && stderr.contains(&format!("--first-dirty-offset {end}")),
+        "{stderr}"
+    );
+    let out = run(&["--first-dirty-offset", &end.to_string()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]

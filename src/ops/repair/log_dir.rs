@@ -68,6 +68,25 @@ pub fn log_dir_of(dir: &Path) -> Option<&Path> {
     .then_some(parent)
 }
 
+/// Why the log start offset an operation leaves in `dir` is recorded nowhere, when it is not:
+/// it lies above the first segment's base, where only the log dir's
+/// `log-start-offset-checkpoint` keeps it (`checkpointLogStartOffsetsInDir`), and `dir` is not
+/// in a log dir. A broker loading the directory, and kseg, then take the first segment's base
+/// as the log start: the records below the asked offset are readable again.
+pub fn unrecorded_log_start(dir: &Path, offsets: &ShutdownOffsets) -> Option<String> {
+    (offsets.log_start_offset > offsets.first_segment_base && log_dir_of(dir).is_none()).then(
+        || {
+            format!(
+                "{} is not in a log dir (no meta.properties or offset checkpoint beside it): nothing records the log start offset {} inside segment {}; whoever loads the directory takes the log start as {} (the segment's base)",
+                dir.display(),
+                offsets.log_start_offset,
+                offsets.first_segment_base,
+                offsets.first_segment_base
+            )
+        },
+    )
+}
+
 /// What a clean shutdown changes in the log dir's checkpoints for the partition `dir` whose
 /// log ends up at `offsets`; nothing when `dir` is not in a log dir.
 pub fn shutdown_checkpoint_updates(
