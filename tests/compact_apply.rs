@@ -53,6 +53,19 @@ fn records(dir: &Path) -> Vec<Rec> {
 }
 
 /// The input of i-compaction in `<tmp>/logs/orders-0`.
+/// `kseg compact` at `NOW`, everything cleanable.
+fn kseg_compact() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"));
+    c.args([
+        "compact",
+        "--now",
+        &NOW.to_string(),
+        "--min-cleanable-dirty-ratio",
+        "0",
+    ]);
+    c
+}
+
 /// The compaction scenario's partition in a log dir (`meta.properties` beside it), where the
 /// cleaner checkpoint lives.
 fn fixture(root: &Path, tmp: &Path) -> std::path::PathBuf {
@@ -79,15 +92,8 @@ fn apply_outside_a_log_dir_writes_no_checkpoint_and_says_so() {
     let dir = tmp.path().join("orders-0");
     common::copy_dir(&root.join("i-compaction/input/orders-0"), &dir);
     let run = |extra: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        kseg_compact()
             .current_dir(tmp.path())
-            .args([
-                "compact",
-                "--now",
-                &NOW.to_string(),
-                "--min-cleanable-dirty-ratio",
-                "0",
-            ])
             .args(extra)
             .arg("orders-0")
             .output()
@@ -97,7 +103,7 @@ fn apply_outside_a_log_dir_writes_no_checkpoint_and_says_so() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let names: Vec<_> = common::listing(tmp.path());
-    assert_eq!(names, [dir.clone()]);
+    assert_eq!(names, std::slice::from_ref(&dir));
     let opts = options(1 << 30);
     let expected = compact_to(
         &root.join("i-compaction/input/orders-0"),
@@ -177,17 +183,7 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = fixture(&root, tmp.path());
     let before = common::dir_contents(&dir);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args([
-            "compact",
-            "--now",
-            &NOW.to_string(),
-            "--min-cleanable-dirty-ratio",
-            "0",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = kseg_compact().arg(&dir).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains(".log.cleaned"), "{stdout}");
