@@ -142,12 +142,31 @@ fn check_input(root: &Path, rel: &Path, log_dir: bool, name: &str) {
             min_cleanable_dirty_ratio: ratio,
             ..CompactOptions::new(NOW)
         };
-        plan_apply(&d, &opts).unwrap().apply(&NO_BACKUP).unwrap();
+        let applied = plan_apply(&d, &opts).unwrap();
+        applied.apply(&NO_BACKUP).unwrap();
         verify(&d, log_dir, &what);
         assert!(
             plan_resolve_leftovers(&d, &opts).unwrap().is_none(),
             "{what}"
         );
+        // Outside a log dir no cleaner-offset-checkpoint records where the cleaning ended (the
+        // plan says so, and names the offset): the rerun is given it.
+        assert_eq!(
+            applied.unrecorded_clean_offset().is_some(),
+            !log_dir
+                && applied
+                    .changes
+                    .iter()
+                    .any(|c| c.file().to_string_lossy().ends_with(".cleaned")),
+            "{what}"
+        );
+        let opts = match applied.unrecorded_clean_offset() {
+            Some(_) => CompactOptions {
+                first_dirty_offset: Some(applied.report.end_offset),
+                ..opts
+            },
+            None => opts,
+        };
         let again = plan_apply(&d, &opts).unwrap();
         assert!(again.changes.is_empty(), "{what}: {:?}", again.changes);
     }

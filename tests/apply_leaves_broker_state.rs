@@ -440,3 +440,48 @@ fn recovery_past_the_log_end_leaves_the_brokers_files() {
         .unwrap()
         .is_empty());
 }
+
+/// A log start inside a segment is kept only in the log dir's `log-start-offset-checkpoint`
+/// (`LogManager.checkpointLogStartOffsetsInDir`); outside a log dir nothing can record it, and
+/// retention says so instead of leaving it silently forgotten. In a log dir it is recorded.
+#[test]
+fn a_log_start_inside_a_segment_outside_a_log_dir_is_reported() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&root.join("a-plain-v2/input/orders-0"), &dir);
+    let run = || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args([
+                "retention",
+                "--now",
+                "1730100000000",
+                "--log-start-offset",
+                "400",
+            ])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is not in a log dir")
+            && stderr.contains("nothing records the log start offset 400 inside segment 317"),
+        "{stderr}"
+    );
+    std::fs::write(
+        tmp.path().join("meta.properties"),
+        "#\nversion=0\nbroker.id=0\n",
+    )
+    .unwrap();
+    let (code, stderr) = run();
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(!stderr.contains("nothing records"), "{stderr}");
+}

@@ -137,6 +137,13 @@ offset: 5 position: 36 NoTimestampType: -1 size: 28 magic: 0 compresscodec: none
     );
     // The same offset twice never happens in a log Kafka wrote: reported, exit status 1.
     assert!(err.contains("5 is followed by 5"), "{err}");
+    // The one-line reason names the regression apart from any index check (issue 12, item 7).
+    assert!(
+        err.contains(
+            "2 damaged place(s) found: 1 × log.offset-order, 1 × log with non-increasing offsets\n"
+        ),
+        "{err}"
+    );
     assert_eq!(code, 1);
 }
 

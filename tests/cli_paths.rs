@@ -450,6 +450,45 @@ fn an_unknown_file_is_skipped_and_counted() {
     assert!(stderr.contains("1 file(s) skipped"), "{stderr}");
 }
 
+/// Leftover and marker files are classified by their name, not read: they are counted apart
+/// from the files checked, and their bytes are not counted as checked.
+#[test]
+fn leftovers_and_markers_are_not_counted_as_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/orders-0");
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&src, &dir);
+    let json = |dir: &Path| {
+        let (_, stdout, stderr) = run(&["verify".as_ref(), "--json".as_ref(), dir.as_os_str()]);
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+        v
+    };
+    let before = json(&dir);
+    let leftover = dir.join("00000000000000000000.log.deleted");
+    std::fs::write(&leftover, vec![7u8; 1000]).unwrap();
+    let lock = dir.join(".lock");
+    std::fs::write(&lock, "").unwrap();
+    let after = json(&dir);
+    assert_eq!(after["filesChecked"], before["filesChecked"]);
+    assert_eq!(after["bytesChecked"], before["bytesChecked"]);
+    let mut classified: Vec<String> = after["classified"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_owned())
+        .collect();
+    classified.sort();
+    let mut expected = vec![lock.display().to_string(), leftover.display().to_string()];
+    expected.sort();
+    assert_eq!(classified, expected);
+    let (_, stdout, _) = run(&["verify".as_ref(), dir.as_os_str()]);
+    assert!(
+        stdout.contains("0 skipped, 2 known by name only (not read): 0 error(s), 1 warning(s)"),
+        "{stdout}"
+    );
+}
+
 /// A segment file is judged with its siblings: its indexes beside it are not missing, and
 /// a shell glob of a partition gives the findings of the partition directory.
 #[test]
@@ -501,14 +540,15 @@ fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
         (&["dump"], (0, "read with offset 0"), (0, "")),
         (&["dump", "--files"], (0, "read with offset 0"), (0, "")),
         (&["verify"], (0, "segment.name"), (0, "")),
+        // A renamed segment's indexes are rebuilt beside it under its stem.
         (
             &["rebuild-index"],
-            (2, "not a segment file"),
+            (1, "a broker would not load this file under this name"),
             (2, "not a segment file"),
         ),
         (
             &["rebuild-index", "--apply"],
-            (2, "not a segment file"),
+            (0, "a broker would not load this file under this name"),
             (2, "not a segment file"),
         ),
         // recover takes several paths (issue 22): each file is refused.
@@ -542,6 +582,12 @@ fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
             stdout.contains(renamed_words) || stderr.contains(renamed_words),
             "{args:?}: {stdout}{stderr}"
         );
+        if args == &["rebuild-index", "--apply"] {
+            // What it wrote: the renamed segment's own indexes, nothing else.
+            for f in ["renamed.index", "renamed.timeindex"] {
+                std::fs::remove_file(tmp.path().join(f)).unwrap();
+            }
+        }
         let files = common::listing(&dir);
         let (code, _, stderr) = run(&os(args)
             .chain(files.iter().map(|f| f.as_os_str()))
@@ -566,7 +612,8 @@ fn exit_1_says_why_on_stderr() {
         (&["recover"], "kseg recover: 6 file(s) would change; dry run: nothing was written; rerun with --apply to make these changes\n"),
         (&["rebuild-index", "--all"], "kseg rebuild-index: 4 file(s) would change; dry run: nothing was written"),
         (&["retention", "--retention-ms", "1", "--now", NOW], "kseg retention: 7 file(s) would change; dry run: nothing was written"),
-        (&["compact", "--min-cleanable-dirty-ratio", "0", "--now", NOW], "kseg compact: 13 file(s) would change; dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy"),
+        // Not in a log dir: no cleaner-offset-checkpoint among them.
+        (&["compact", "--min-cleanable-dirty-ratio", "0", "--now", NOW], "kseg compact: 12 file(s) would change; dry run: nothing was written; rerun with --apply to clean in place, or --out DIR to write a copy"),
     ];
     let before = tree_hash(tmp.path());
     for (args, why) in cases {
@@ -576,4 +623,119 @@ fn exit_1_says_why_on_stderr() {
         assert!(stderr.contains(why), "{args:?}: {stderr}");
     }
     assert_eq!(tree_hash(tmp.path()), before);
+}
+
+/// A renamed producer snapshot: the format holds no offset (Kafka's `ProducerStateManager`
+/// takes it from the file name only), so it is read with `--base-offset`, or else with the
+/// lowest offset its entries allow (one past their highest lastDataOffset), never with the
+/// offset of a log that happens to share its stem.
+#[test]
+fn a_renamed_snapshot_takes_its_offset_from_its_own_entries() {
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let scenario = reference.join("c-transactions");
+    let expected: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scenario.join("expected-dump.json")).unwrap())
+            .unwrap();
+    let name = "00000000000000000100.snapshot";
+    let bound = expected["files"][name]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["lastDataOffset"].as_i64().unwrap() + 1)
+        .max()
+        .unwrap();
+    assert!(bound <= 100, "{bound}");
+    let tmp = tempfile::tempdir().unwrap();
+    let input = scenario.join("input/orders-0");
+    let copy = tmp.path().join("copy.snapshot");
+    std::fs::copy(input.join(name), &copy).unwrap();
+    std::fs::copy(
+        input.join("00000000000000000201.log"),
+        tmp.path().join("copy.log"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run(&["dump".as_ref(), copy.as_os_str()]);
+    assert_eq!(code, 0, "{stderr}");
+    let all = stdout + &stderr;
+    assert!(
+        all.contains(&format!("read with offset {bound} from its entries")),
+        "{all}"
+    );
+    let (code, stdout, stderr) = run(&[
+        "verify".as_ref(),
+        "--base-offset".as_ref(),
+        "100".as_ref(),
+        copy.as_os_str(),
+    ]);
+    let all = stdout + &stderr;
+    assert!(
+        all.contains("read with offset 100 from --base-offset"),
+        "{all}"
+    );
+    assert!(!all.contains("offset 201"), "{all}");
+    assert!(code <= 1, "{all}");
+}
+
+/// `rebuild-index` of a renamed segment reads it as verify and dump do (base offset from its
+/// first batch) and writes its indexes beside it under its stem: the bytes the broker's
+/// recovery rebuilds for that segment under its own name (the reference's
+/// `expected-recovered`, where `LogSegment.recover` rebuilt segment 317's indexes).
+#[test]
+fn rebuild_index_rebuilds_a_renamed_segment_beside_it() {
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let scenario = reference.join("a-plain-v2");
+    let input = scenario.join("input/orders-0");
+    let expected = scenario.join("expected-recovered/orders-0");
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("copy.log");
+    std::fs::copy(input.join("00000000000000000317.log"), &copy).unwrap();
+    // The broker's own (not rebuilt) index, under the renamed stem: rewritten.
+    std::fs::copy(
+        input.join("00000000000000000317.index"),
+        tmp.path().join("copy.index"),
+    )
+    .unwrap();
+    // Copies of the corpus keep its read-only mode.
+    for f in common::listing(tmp.path()) {
+        let mut perm = std::fs::metadata(&f).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perm.set_readonly(false);
+        std::fs::set_permissions(&f, perm).unwrap();
+    }
+    let (code, stdout, stderr) = run(&["rebuild-index".as_ref(), copy.as_os_str()]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("read with offset 317 from its first batch"),
+        "{stdout}"
+    );
+    let (code, stdout, stderr) = run(&[
+        "rebuild-index".as_ref(),
+        "--apply".as_ref(),
+        "--no-backup".as_ref(),
+        copy.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    for suffix in ["index", "timeindex"] {
+        assert_eq!(
+            std::fs::read(tmp.path().join(format!("copy.{suffix}"))).unwrap(),
+            std::fs::read(expected.join(format!("00000000000000000317.{suffix}"))).unwrap(),
+            "{suffix}"
+        );
+    }
+    let names: Vec<String> = common::listing(tmp.path())
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["copy.index", "copy.log", "copy.timeindex"]);
+    // The log itself is left as it is, and a rerun plans nothing.
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(input.join("00000000000000000317.log")).unwrap()
+    );
+    let (code, stdout, stderr) = run(&["rebuild-index".as_ref(), copy.as_os_str()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }

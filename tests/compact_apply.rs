@@ -53,10 +53,77 @@ fn records(dir: &Path) -> Vec<Rec> {
 }
 
 /// The input of i-compaction in `<tmp>/logs/orders-0`.
+/// `kseg compact` at `NOW`, everything cleanable.
+fn kseg_compact() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"));
+    c.args([
+        "compact",
+        "--now",
+        &NOW.to_string(),
+        "--min-cleanable-dirty-ratio",
+        "0",
+    ]);
+    c
+}
+
+/// The compaction scenario's partition in a log dir (`meta.properties` beside it), where the
+/// cleaner checkpoint lives.
 fn fixture(root: &Path, tmp: &Path) -> std::path::PathBuf {
     let dir = tmp.join("logs").join("orders-0");
     common::copy_dir(&root.join("i-compaction/input/orders-0"), &dir);
+    std::fs::write(
+        tmp.join("logs/meta.properties"),
+        "#\nversion=0\nbroker.id=0\n",
+    )
+    .unwrap();
     dir
+}
+
+/// Outside a log dir there is no cleaner-offset-checkpoint to write (the broker keeps one per
+/// log dir, `LogCleanerManager`): nothing is written beside the partition directory, the run
+/// says that nothing records where the cleaning ended, and a rerun given that offset plans
+/// nothing. A relative path works the same.
+#[test]
+fn apply_outside_a_log_dir_writes_no_checkpoint_and_says_so() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&root.join("i-compaction/input/orders-0"), &dir);
+    let run = |extra: &[&str]| {
+        kseg_compact()
+            .current_dir(tmp.path())
+            .args(extra)
+            .arg("orders-0")
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--apply", "--no-backup"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let names: Vec<_> = common::listing(tmp.path());
+    assert_eq!(names, std::slice::from_ref(&dir));
+    let opts = options(1 << 30);
+    let expected = compact_to(
+        &root.join("i-compaction/input/orders-0"),
+        &tmp.path().join("o/out"),
+        &opts,
+    )
+    .unwrap();
+    let end = expected.end_offset;
+    assert!(
+        stderr.contains("is not in a log dir")
+            && stderr.contains(&format!("--first-dirty-offset {end}")),
+        "{stderr}"
+    );
+    let out = run(&["--first-dirty-offset", &end.to_string()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 #[test]
@@ -116,17 +183,7 @@ fn dry_run_prints_the_plan_and_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = fixture(&root, tmp.path());
     let before = common::dir_contents(&dir);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args([
-            "compact",
-            "--now",
-            &NOW.to_string(),
-            "--min-cleanable-dirty-ratio",
-            "0",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = kseg_compact().arg(&dir).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains(".log.cleaned"), "{stdout}");

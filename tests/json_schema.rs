@@ -209,7 +209,7 @@ fn the_schema_rejects_renamed_and_retyped_fields() {
     let good = serde_json::json!({
         "format": "kseg/1", "partitions": [{"dir": "t-0", "topic": "t", "partition": 0,
         "segments": [], "logStartOffset": null, "logEndOffset": null, "findings": []}],
-        "logDirFindings": [], "filesChecked": 0, "bytesChecked": 0, "skipped": []
+        "logDirFindings": [], "filesChecked": 0, "bytesChecked": 0, "skipped": [], "classified": []
     });
     assert!(verify.is_valid(&good));
     let mut renamed = good.clone();

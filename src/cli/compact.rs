@@ -12,7 +12,7 @@ use super::args::{
     LONG_MAX, MIN_SEGMENT_BYTES,
 };
 use super::render::{keep_whole, print_json_or_text, table};
-use super::{fail, EXIT_OK};
+use super::{fail, notice, EXIT_OK};
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::recover::render_changes;
 use crate::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
@@ -149,6 +149,9 @@ pub fn run(args: CompactArgs) -> u8 {
     }
     if plan.changes.is_empty() {
         return EXIT_OK;
+    }
+    if let Some(note) = plan.unrecorded_clean_offset() {
+        notice(&note);
     }
     if !args.repair.apply {
         return would_change(

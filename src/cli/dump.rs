@@ -336,15 +336,11 @@ pub fn run(args: DumpArgs) -> u8 {
             if outcome.unreadable > 0 || named_skipped {
                 EXIT_FAILURE
             } else if outcome.damage > 0 {
-                let others = outcome.damage - outcome.errors.len();
-                let mut why = crate::ops::finding::count_by_check(outcome.errors.iter().copied());
-                if others > 0 {
-                    why += &format!(
-                        "{}{others} × failed index sanity check or offset regression (above)",
-                        if why.is_empty() { "" } else { ", " }
-                    );
-                }
-                super::why(&format!("{} damaged place(s) found: {why}", outcome.damage));
+                super::why(&format!(
+                    "{} damaged place(s) found: {}",
+                    outcome.damage,
+                    damage_reasons(&outcome)
+                ));
                 EXIT_FINDINGS
             } else {
                 EXIT_OK
@@ -352,6 +348,25 @@ pub fn run(args: DumpArgs) -> u8 {
         }
         Err(e) => fail(&e),
     }
+}
+
+/// What the damage counted in `o` is, by kind: each error finding's check id, then the index
+/// files that failed the sanity check and the logs with non-increasing offsets, in
+/// kafka-dump-log's words for them (`failed sanity check`, `Non-increasing offsets in`).
+fn damage_reasons(o: &Outcome) -> String {
+    let mut why = vec![crate::ops::finding::count_by_check(
+        o.errors.iter().copied(),
+    )];
+    let sanity = o.summary.sanity_failures;
+    if sanity > 0 {
+        why.push(format!("{sanity} × index file failed sanity check"));
+    }
+    let regressions = o.summary.offset_regressions.len();
+    if regressions > 0 {
+        why.push(format!("{regressions} × log with non-increasing offsets"));
+    }
+    why.retain(|w| !w.is_empty());
+    why.join(", ")
 }
 
 fn finish<W: Write>(mut out: W, r: crate::Result<Outcome>) -> crate::Result<Outcome> {

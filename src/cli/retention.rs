@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{finish, kafka_int, OffsetArgs, RepairArgs, LONG_MAX};
-use super::fail;
 use super::render::{keep_whole, print_json_or_text, table};
 use super::time::{relative, TimeFormat};
+use super::{fail, notice};
+use crate::ops::repair::log_dir::{unrecorded_log_start, ShutdownOffsets};
 use crate::ops::simulate::retention::{
     plan_retention, RetentionOptions, RetentionReport, DEFAULT_RETENTION_BYTES,
     DEFAULT_RETENTION_MS,
@@ -57,6 +58,16 @@ pub fn run(args: RetentionArgs) -> u8 {
     let json = args.repair.json.then_some(&report);
     if let Err(e) = print_json_or_text(json, |out| print_report(out, &report, args.time_format)) {
         return fail(&e);
+    }
+    if let Some(note) = report.remaining.first().and_then(|first| {
+        let offsets = ShutdownOffsets {
+            log_start_offset: report.new_log_start_offset,
+            first_segment_base: first.base_offset,
+            log_end_offset: report.log_end_offset,
+        };
+        unrecorded_log_start(&report.dir, &offsets)
+    }) {
+        notice(&note);
     }
     // Deleting no segment, retention changes nothing: the checkpoints follow the deletions.
     let files = match report.deleted.iter().map(|d| d.files.len()).sum::<usize>() {

@@ -159,9 +159,13 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
         report.count(Severity::Error),
         report.count(Severity::Warning),
     );
+    let classified = match report.classified.len() {
+        0 => String::new(),
+        n => format!(", {n} known by name only (not read)"),
+    };
     writeln!(
         out,
-        "{} file(s), {} bytes checked, {} skipped: {e} error(s), {w} warning(s)",
+        "{} file(s), {} bytes checked, {} skipped{classified}: {e} error(s), {w} warning(s)",
         report.files_checked,
         report.bytes_checked,
         report.skipped.len()

@@ -115,10 +115,37 @@ fn first_entry_offset(log: &Path) -> Option<i64> {
     Some(i64::from_be_bytes(head))
 }
 
+/// The offset a renamed producer snapshot is read with when none is given. The format holds
+/// no offset (`ProducerStateManager` takes it from the name only): the lowest its entries
+/// allow is one past the highest `lastOffset` among them (a snapshot at offset N holds the
+/// state of the offsets below N); 0 when it has none or does not decode, which its read
+/// then reports.
+fn snapshot_offset_bound(path: &Path) -> (i64, String) {
+    let entries = std::fs::read(path)
+        .ok()
+        .and_then(|b| crate::format::snapshot::decode(&b).ok())
+        .map(|s| s.entries);
+    let why = "its name; give --base-offset for the offset it was taken at";
+    match entries {
+        Some(e) => {
+            let bound = e.iter().map(|e| e.last_offset + 1).max().unwrap_or(0).max(0);
+            let from = format!(
+                "its entries (the lowest they allow: one past their highest lastOffset), as the snapshot format holds no offset but {why}"
+            );
+            (bound, from)
+        }
+        None => (
+            0,
+            format!("nowhere (its content does not decode), as the snapshot format holds no offset but {why}"),
+        ),
+    }
+}
+
 /// Classifies `path` by its name and, for a segment file (`.log`, `.index`, `.timeindex`,
 /// `.txnindex`, `.snapshot`) whose name carries no offset, by its content: a log's offset is
-/// its first batch's, an index's that of the log of the same stem beside it, or `base_offset`
-/// (`--base-offset`) when given. Only a file none of this classifies is [`FileKind::Unknown`].
+/// its first batch's, an index's that of the log of the same stem beside it, a snapshot's the
+/// lowest its entries allow ([`snapshot_offset_bound`]), or `base_offset` (`--base-offset`)
+/// when given. Only a file none of this classifies is [`FileKind::Unknown`].
 pub fn kind_of(path: &Path, base_offset: Option<i64>) -> Kind {
     let name = name_of(path);
     let kind = classify(&name);
@@ -145,6 +172,9 @@ pub fn kind_of(path: &Path, base_offset: Option<i64>) -> Kind {
     let log = path.with_file_name(format!("{stem}{}", crate::format::names::LOG_FILE_SUFFIX));
     let (offset, from) = match base_offset {
         Some(o) => (o, "--base-offset".to_owned()),
+        None if suffix == crate::format::names::PRODUCER_SNAPSHOT_FILE_SUFFIX => {
+            snapshot_offset_bound(path)
+        }
         None => match first_entry_offset(&log) {
             Some(o) if log == path => (o, "its first batch".to_owned()),
             Some(o) => (o, format!("the first batch of {}", log.display())),

@@ -3,7 +3,7 @@
 
 pub mod files;
 pub mod index;
-mod java_hash_order;
+pub(crate) mod java_hash_order;
 pub mod leader_epoch;
 pub mod loader;
 pub mod log;

@@ -22,6 +22,10 @@ use crate::format::names::{
     RECOVERY_POINT_CHECKPOINT_FILE_NAME, REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
 };
 use crate::ops::partition::read_checkpoint;
+use crate::storage::java_hash_order::{
+    scala_212_trie_order, scala_champ_order, scala_mutable_order,
+    scala_mutable_table_after_inserts, scala_mutable_table_for_known_size, JavaHash,
+};
 
 /// A checkpoint file entry of this partition that the operation moves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -62,6 +66,25 @@ pub fn log_dir_of(dir: &Path) -> Option<&Path> {
     .iter()
     .any(|n| parent.join(n).is_file())
     .then_some(parent)
+}
+
+/// Why the log start offset an operation leaves in `dir` is recorded nowhere, when it is not:
+/// it lies above the first segment's base, where only the log dir's
+/// `log-start-offset-checkpoint` keeps it (`checkpointLogStartOffsetsInDir`), and `dir` is not
+/// in a log dir. A broker loading the directory, and kseg, then take the first segment's base
+/// as the log start: the records below the asked offset are readable again.
+pub fn unrecorded_log_start(dir: &Path, offsets: &ShutdownOffsets) -> Option<String> {
+    (offsets.log_start_offset > offsets.first_segment_base && log_dir_of(dir).is_none()).then(
+        || {
+            format!(
+                "{} is not in a log dir (no meta.properties or offset checkpoint beside it): nothing records the log start offset {} inside segment {}; whoever loads the directory takes the log start as {} (the segment's base)",
+                dir.display(),
+                offsets.log_start_offset,
+                offsets.first_segment_base,
+                offsets.first_segment_base
+            )
+        },
+    )
 }
 
 /// What a clean shutdown changes in the log dir's checkpoints for the partition `dir` whose
@@ -112,8 +135,86 @@ pub fn shutdown_checkpoint_updates(
     Ok(out)
 }
 
+fn entry_hash(e: &OffsetCheckpointEntry) -> i32 {
+    (e.topic.as_str(), e.partition).java_hash()
+}
+
+/// `entries`, the content of the checkpoint file `name`, in the order Kafka 4.0 writes it
+/// (`OffsetCheckpointFile.write` lists its map's entries in iteration order); None where that
+/// order depends on more than the entries (insertion history) and is not modelled.
+///
+/// - `recovery-point-offset-checkpoint`: `LogManager.checkpointRecoveryOffsetsInDir` maps the
+///   log dir's logs (`logsToCheckpoint.map`) into a Scala 2.13 `mutable.HashMap` of known size.
+/// - `log-start-offset-checkpoint`: `checkpointLogStartOffsetsInDir` collects them
+///   (`.collect`, size unknown: grown from 16 slots).
+/// - `cleaner-offset-checkpoint`: `LogCleanerManager.updateCheckpoints` writes an immutable
+///   map (`toMap`, then `+`/`-`): a CHAMP trie past 4 entries; up to 4 a `Map1`..`Map4`, in
+///   insertion order (what was read, then the partition updated last).
+/// - `replication-offset-checkpoint`: `ReplicaManager.checkpointHighWatermarks` writes an
+///   `AnyRefMap` filled in partition iteration order, which an offline tool cannot know.
+fn kafka_order(
+    name: &str,
+    entries: Vec<OffsetCheckpointEntry>,
+) -> Option<Vec<OffsetCheckpointEntry>> {
+    let mut entries = entries;
+    let n = entries.len();
+    match name {
+        RECOVERY_POINT_CHECKPOINT_FILE_NAME => {
+            let table = scala_mutable_table_for_known_size(n);
+            scala_mutable_order(&mut entries, table, entry_hash);
+            Some(entries)
+        }
+        LOG_START_OFFSET_CHECKPOINT_FILE_NAME => {
+            let table = scala_mutable_table_after_inserts(n);
+            scala_mutable_order(&mut entries, table, entry_hash);
+            Some(entries)
+        }
+        CLEANER_OFFSET_CHECKPOINT_FILE_NAME if n > 4 => {
+            Some(scala_champ_order(entries, entry_hash))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `entries` (more than 4) are in the order of a Scala 2.12 immutable map (a hash
+/// trie), as Kafka builds on Scala 2.12 (before 4.0; the reference corpora's brokers) wrote
+/// the log manager's checkpoints (`collection.Map.map` there builds an immutable map), and
+/// not in Kafka 4.0's order for the file `name`.
+fn written_by_scala_212(name: &str, entries: &[OffsetCheckpointEntry]) -> bool {
+    if entries.len() <= 4 {
+        return false;
+    }
+    let mut trie = entries.to_vec();
+    scala_212_trie_order(&mut trie, entry_hash);
+    trie == entries && kafka_order(name, entries.to_vec()).as_deref() != Some(entries)
+}
+
+/// `entries` after this partition's entry was added or removed, in the order the broker that
+/// wrote `before` (the file's entries as read) writes them: the hash order of its build, or,
+/// where that is not modelled, the entries kept in their place with a new one last.
+fn broker_order(
+    name: &str,
+    before: &[OffsetCheckpointEntry],
+    entries: Vec<OffsetCheckpointEntry>,
+) -> Vec<OffsetCheckpointEntry> {
+    if written_by_scala_212(name, before) {
+        // Up to 4 entries, Scala 2.12's `Map1`..`Map4` keep insertion order, not modelled.
+        let mut entries = entries;
+        if entries.len() > 4 {
+            scala_212_trie_order(&mut entries, entry_hash);
+        }
+        return entries;
+    }
+    match kafka_order(name, entries.clone()) {
+        Some(ordered) => ordered,
+        None => entries,
+    }
+}
+
 /// The writes that carry out `updates` for the partition `topic_partition`, staged in
-/// `scratch`: an updated entry keeps its place, a new one goes last.
+/// `scratch`: an updated entry keeps its place (the set of partitions, which decides the
+/// broker's order, is unchanged); when the entry is added or removed, the file takes the order
+/// of the broker build that wrote it ([`broker_order`]).
 pub fn checkpoint_writes(
     updates: &[CheckpointUpdate],
     topic_partition: &(String, i32),
@@ -128,6 +229,7 @@ pub fn checkpoint_writes(
             .entries
             .iter()
             .position(|e| &e.topic == topic && e.partition == *partition);
+        let before = cp.entries.clone();
         match (at, u.after) {
             (Some(i), Some(offset)) => cp.entries[i].offset = offset,
             (Some(i), None) => {
@@ -141,6 +243,10 @@ pub fn checkpoint_writes(
             (None, None) => {}
         }
         let name = u.file.file_name().unwrap_or_default();
+        if cp.entries.len() != before.len() {
+            let entries = std::mem::take(&mut cp.entries);
+            cp.entries = broker_order(&name.to_string_lossy(), &before, entries);
+        }
         let source = scratch.join(name);
         let text = cp.encode();
         std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;

@@ -19,8 +19,9 @@ use crate::format::index::{
 };
 use crate::format::names::{
     classify, index_file_name, log_file_name, time_index_file_name, txn_index_file_name, FileKind,
+    INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX,
 };
-use crate::ops::input::{examine, repair_target, Input};
+use crate::ops::input::{examine, kind_of, repair_target, sibling, Input, Kind};
 use crate::storage::files::{read_index, IndexBytes};
 use crate::storage::{recover_segments, LoadEvent, LoadParams, LogConfig};
 
@@ -132,10 +133,7 @@ fn targets(paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Option<Vec<i64>>>> {
             | FileKind::OffsetIndex { base_offset }
             | FileKind::TimeIndex { base_offset }
             | FileKind::TxnIndex { base_offset } => base_offset,
-            _ => return Err(Error::invalid(
-                p,
-                "not a segment file (.log, .index, .timeindex, .txnindex) or partition directory",
-            )),
+            _ => return Err(Error::invalid(p, NOT_A_SEGMENT_FILE)),
         };
         let dir = p.parent().unwrap_or(Path::new(".")).to_path_buf();
         let dir = if dir.as_os_str().is_empty() {
@@ -156,10 +154,95 @@ fn targets(paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Option<Vec<i64>>>> {
     Ok(out)
 }
 
-/// Plans the rebuild for each partition directory among `paths`.
+/// The plan for a segment file named under a name the broker does not load
+/// (`corrupt-copy.log`, or one of its indexes): read as `verify` and `dump` read it, with the
+/// base offset its log's first batch gives ([`kind_of`]), its indexes are rebuilt from the log
+/// of its stem and written beside it under that stem (`corrupt-copy.index`, ...), so the
+/// renamed segment stays whole. Nothing else in its directory is read or touched: the broker
+/// would not load the file, so there is no partition to be faithful to. Always rebuilt (the
+/// file was named); the reason says why a broker would not load it.
+fn renamed_plan(path: &Path, kind: &Kind, opts: &RebuildOptions) -> Result<RebuildPlan> {
+    let (Some(base), Some(renamed), true) = (
+        kind.kind.offset(),
+        &kind.renamed,
+        kind.kind.is_segment_file(),
+    ) else {
+        return Err(Error::invalid(path, NOT_A_SEGMENT_FILE));
+    };
+    let log = sibling(path, LOG_FILE_SUFFIX);
+    if !log.is_file() {
+        return Err(Error::invalid(
+            &log,
+            "missing: an index cannot be rebuilt without its .log",
+        ));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+    let work = scratch.path();
+    let copy = work.join(log_file_name(base));
+    std::fs::copy(&log, &copy).map_err(|e| Error::io(&log, e))?;
+    let why = format!("{}: {renamed}", log.display());
+    let params = LoadParams {
+        had_clean_shutdown: false,
+        recovery_point: 0,
+        log_start_offset: base,
+        now_ms: opts.now_ms,
+        producer_id_expiration_ms: opts.producer_id_expiration_ms,
+    };
+    let events = recover_segments(work, opts.config, params, &[(base, why.clone())])
+        .map_err(|e| e.rebased(work, &dir))?;
+    let mut changes = Vec::new();
+    for (built, suffix) in [
+        (index_file_name(base), INDEX_FILE_SUFFIX),
+        (time_index_file_name(base), TIME_INDEX_FILE_SUFFIX),
+        (txn_index_file_name(base), TXN_INDEX_FILE_SUFFIX),
+    ] {
+        let (built, file) = (work.join(built), sibling(path, suffix));
+        let size_before = std::fs::metadata(&file).ok().map(|m| m.len());
+        match (std::fs::read(&built).ok(), size_before) {
+            (Some(bytes), _) if std::fs::read(&file).ok().as_ref() != Some(&bytes) => {
+                changes.push(Change::Write {
+                    file,
+                    source: built,
+                    size_before,
+                    size_after: bytes.len() as u64,
+                })
+            }
+            (None, Some(size_before)) => changes.push(Change::Delete { file, size_before }),
+            _ => {}
+        }
+    }
+    Ok(RebuildPlan {
+        dir,
+        segments: BTreeMap::from([(base, why)]),
+        events,
+        changes,
+        _scratch: Some(scratch),
+    })
+}
+
+const NOT_A_SEGMENT_FILE: &str =
+    "not a segment file (.log, .index, .timeindex, .txnindex) or partition directory";
+
+/// Plans the rebuild for each partition directory among `paths`, and for each renamed
+/// segment file among them ([`renamed_plan`]).
 pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>> {
     let mut plans = Vec::new();
-    let targets = targets(paths)?;
+    let mut named = Vec::new();
+    for p in paths {
+        let kind = p.is_file().then(|| kind_of(p, None));
+        match kind {
+            Some(k) if k.renamed.is_some() => plans.push(renamed_plan(p, &k, opts)?),
+            _ => named.push(p.clone()),
+        }
+    }
+    if named.is_empty() {
+        return Ok(plans);
+    }
+    let targets = targets(&named)?;
     for dir in targets.keys() {
         repair_target(dir, Work::Recovery)?;
     }

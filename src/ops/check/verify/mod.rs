@@ -90,6 +90,10 @@ pub struct Report {
     pub bytes_checked: u64,
     /// Files kseg could not classify, so did not read.
     pub skipped: Vec<PathBuf>,
+    /// Files known by their name only and not read: marker files (`.lock`,
+    /// `.kafka_cleanshutdown`), leftovers of an interrupted operation (reported as findings),
+    /// KRaft snapshots still being written.
+    pub classified: Vec<PathBuf>,
 }
 
 impl Report {
@@ -123,6 +127,8 @@ struct FileScan {
     checkpoint_entries: Vec<OffsetCheckpointEntry>,
     /// Not read: kseg could not classify it.
     skipped: bool,
+    /// Not read: known by its name only.
+    classified: bool,
 }
 
 impl Sink for FileScan {
@@ -147,7 +153,10 @@ impl Sink for FileScan {
             Event::SnapshotEntry(s) => self.snapshot_entries.push(**s),
             Event::LeaderEpochEntry(l) => self.epoch_entries.push(**l),
             Event::OffsetCheckpointEntry(c) => self.checkpoint_entries.push((*c).clone()),
-            Event::Ignored { skipped, .. } => self.skipped = *skipped,
+            Event::Ignored { skipped, .. } => {
+                self.skipped = *skipped;
+                self.classified = !*skipped;
+            }
             _ => {}
         }
         Ok(())
@@ -520,7 +529,6 @@ pub fn verify_paths(
             (t, bytes)
         })
         .collect();
-    let bytes_checked: u64 = sized.iter().map(|(_, bytes)| bytes).sum();
     let scans: Vec<(Option<usize>, Result<FileScans>)> = sized
         .into_par_iter()
         .map(|(t, bytes)| {
@@ -548,7 +556,14 @@ pub fn verify_paths(
         .filter(|(_, s)| s.skipped)
         .map(|(f, _)| f.clone())
         .collect();
-    let files_checked = all_scans().count() - skipped.len();
+    let classified: Vec<PathBuf> = all_scans()
+        .filter(|(_, s)| s.classified)
+        .map(|(f, _)| f.clone())
+        .collect();
+    // Only what was read counts as checked.
+    let read = || all_scans().filter(|(_, s)| !s.skipped && !s.classified);
+    let files_checked = read().count();
+    let bytes_checked = read().map(|(f, _)| bytes_read(f, opts.base_offset)).sum();
     let mut partitions: Vec<PartitionReport> = units
         .iter()
         .zip(per_unit)
@@ -561,6 +576,7 @@ pub fn verify_paths(
         files_checked,
         bytes_checked,
         skipped,
+        classified,
     })
 }
 

@@ -102,6 +102,7 @@ impl Walker<'_, '_> {
             let result = offset_index_sanity_check(&bytes, len, base_offset, &file);
             if result.is_err() {
                 self.outcome.damage += 1;
+                self.outcome.summary.sanity_failures += 1;
             }
             return self.emit(Event::SanityCheck { path: p, result });
         }
@@ -203,6 +204,7 @@ impl Walker<'_, '_> {
             let result = time_index_sanity_check(&bytes, len, base_offset, &file);
             if result.is_err() {
                 self.outcome.damage += 1;
+                self.outcome.summary.sanity_failures += 1;
             }
             return self.emit(Event::SanityCheck { path: p, result });
         }

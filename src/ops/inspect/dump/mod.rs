@@ -249,6 +249,8 @@ pub trait Sink {
 /// Problems kafka-dump-log reports at the end of a run, kept per file in discovery order.
 #[derive(Debug, Default, Clone)]
 pub struct Summary {
+    /// Index files that failed Kafka's sanity check (`--index-sanity-check`).
+    pub sanity_failures: usize,
     /// Records whose offset does not increase (never explained by compaction or control
     /// batches, unlike mere gaps).
     pub offset_regressions: Vec<(PathBuf, Vec<(i64, i64)>)>,

@@ -9,7 +9,7 @@ use super::{compact_to, CompactOptions, CompactReport};
 use crate::error::{Error, Result};
 use crate::format::names::{parse_partition_dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME};
 use crate::ops::partition::checkpoint_entry;
-use crate::ops::repair::log_dir::{checkpoint_writes, CheckpointUpdate};
+use crate::ops::repair::log_dir::{checkpoint_writes, log_dir_of, CheckpointUpdate};
 use crate::ops::repair::recover::{plan as recover_plan, RecoverOptions, RecoverPlan};
 use crate::storage::files::segment_files;
 use crate::storage::replace::staged_segment;
@@ -32,6 +32,25 @@ pub struct CompactPlan {
 }
 
 impl CompactPlan {
+    /// Why nothing will record the offset this cleaning ends at, when the partition directory
+    /// is not in a log dir: a later run (as the broker's cleaner without a checkpoint) takes
+    /// the whole log as dirty again unless told where the cleaning ended.
+    pub fn unrecorded_clean_offset(&self) -> Option<String> {
+        let cleans = self.changes.iter().any(|c| {
+            c.file()
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(".cleaned"))
+        });
+        (cleans && log_dir_of(&self.report.dir).is_none()).then(|| {
+            format!(
+                "{} is not in a log dir (no meta.properties or offset checkpoint beside it): no cleaner-offset-checkpoint records that cleaning ends at offset {}; a rerun takes the whole log as dirty unless given --first-dirty-offset {}",
+                self.report.dir.display(),
+                self.report.end_offset,
+                self.report.end_offset
+            )
+        })
+    }
+
     pub fn apply(&self, opts: &crate::ops::repair::apply::ApplyOptions) -> Result<Option<PathBuf>> {
         let plan = serde_json::json!({ "report": self.report, "changes": self.changes });
         crate::ops::repair::apply::apply(&self.report.dir, &self.changes, &plan.to_string(), opts)
@@ -117,27 +136,30 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
             &snapshots,
         )?);
         // `LogCleanerManager.doneCleaning`: the log dir's cleaner-offset-checkpoint gets this
-        // partition's entry at the map's end, set or added.
-        let log_dir = dir.parent().unwrap_or(Path::new("."));
-        let file = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
-        let before = checkpoint_entry(dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME)?
-            .map(|(_, c, i)| c.entries[i].offset);
-        let update = CheckpointUpdate {
-            created: !file.exists(),
-            file,
-            before,
-            after: Some(report.end_offset),
-        };
-        if update.created || update.before != update.after {
-            let name = dir.file_name().unwrap_or_default().to_string_lossy();
-            let pd = parse_partition_dir(&name).ok_or_else(|| {
-                Error::invalid(dir, "the directory name is not <topic>-<partition>")
-            })?;
-            changes.extend(checkpoint_writes(
-                &[update],
-                &(pd.topic, pd.partition),
-                scratch.path(),
-            )?);
+        // partition's entry, set or added. A directory outside a log dir has no such file
+        // (the broker keeps one per log dir): nothing records the cleaned offset there
+        // (`unrecorded_clean_offset` says so).
+        if let Some(log_dir) = log_dir_of(dir) {
+            let file = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
+            let before = checkpoint_entry(dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME)?
+                .map(|(_, c, i)| c.entries[i].offset);
+            let update = CheckpointUpdate {
+                created: !file.exists(),
+                file,
+                before,
+                after: Some(report.end_offset),
+            };
+            if update.created || update.before != update.after {
+                let name = dir.file_name().unwrap_or_default().to_string_lossy();
+                let pd = parse_partition_dir(&name).ok_or_else(|| {
+                    Error::invalid(dir, "the directory name is not <topic>-<partition>")
+                })?;
+                changes.extend(checkpoint_writes(
+                    &[update],
+                    &(pd.topic, pd.partition),
+                    scratch.path(),
+                )?);
+            }
         }
     }
     report.out = None;
