@@ -8,13 +8,16 @@
 //! alone). A snapshot file holds only batches, starting at offset 0. The record and control
 //! values are encoded by `format::internal`, through the decoders' schema tables.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use super::spec::{Op, Planner};
 use crate::error::{Error, Result};
-use crate::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
+use crate::format::batch::{
+    build_batch, encode_record as encode_batch_record, BatchSpec, RecordSpec, TimestampType,
+    RECORD_BATCH_OVERHEAD_BYTES,
+};
 use crate::format::control::{encode_control_key, ControlRecordType};
 use crate::format::internal::{encode_kraft_control, encode_record, quorum_state_text, Decoder};
 use crate::format::names::{kraft_snapshot_file_name, QUORUM_STATE_FILE_NAME};
@@ -85,13 +88,12 @@ pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<(
             append(log, planner, &batch)
         }
         Op::RaftAppend { appends } => {
-            let records = metadata_records(appends).map_err(bad)?;
-            if records.is_empty() {
-                return Ok(());
-            }
             let epoch = planner.raft.epoch;
-            let batch = raft_batch(planner, log.log_end_offset(), epoch, false, records)?;
-            append(log, planner, &batch)
+            for records in metadata_batches(appends).map_err(bad)? {
+                let batch = raft_batch(planner, log.log_end_offset(), epoch, false, records)?;
+                append(log, planner, &batch)?;
+            }
+            Ok(())
         }
         Op::RaftSnapshot {
             offset,
@@ -132,9 +134,16 @@ pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<(
                 &Raft::default(),
                 std::slice::from_ref(records),
             )?;
-            write_file(&log.dir().join(path), &bytes)?;
             let event = json!({"bytes": bytes.len(), "event": "bootstrap_checkpoint", "file": path, "offset": 0});
             planner.raft_files.push((log.events().len(), event));
+            // Usually `../bootstrap.checkpoint`, in the log dir: outside the partition
+            // directory, so written with it, not before (all or nothing).
+            let target = lexical(&log.dir().join(path));
+            if target.starts_with(lexical(log.dir())) {
+                write_file(&target, &bytes)?;
+            } else {
+                planner.outside.push((target, bytes));
+            }
             Ok(())
         }
         Op::QuorumState => {
@@ -179,18 +188,67 @@ fn voter_records(raft: &Raft) -> Vec<std::result::Result<KeyValue, String>> {
     out
 }
 
-/// The records of every list (each one append call to the raft client), in order: the
-/// client's accumulator drains them into one batch.
-fn metadata_records(lists: &[Vec<Value>]) -> std::result::Result<Vec<KeyValue>, String> {
-    lists
-        .iter()
-        .enumerate()
-        .flat_map(|(i, list)| list.iter().enumerate().map(move |(j, r)| (i, j, r)))
-        .map(|(i, j, r)| {
-            encode_record(Decoder::ClusterMetadata, r)
-                .map_err(|m| format!("appends[{i}][{j}]: {m}"))
-        })
-        .collect()
+/// `KafkaRaftClient.MAX_BATCH_SIZE_BYTES`: the most bytes of a raft batch (8 MiB).
+const MAX_RAFT_BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+/// The records of every list (each one append call to the raft client), in the batches the
+/// client's accumulator makes of them (`BatchAccumulator.maybeAllocateBatch` with
+/// `BatchBuilder.bytesNeeded`): an append joins the open batch when the batch stays within
+/// [`MAX_RAFT_BATCH_BYTES`] with it, else it starts the next batch; an append too large for
+/// a batch of its own is refused (Kafka's `RecordBatchTooLargeException`). Empty lists add
+/// nothing.
+fn metadata_batches(lists: &[Vec<Value>]) -> std::result::Result<Vec<Vec<KeyValue>>, String> {
+    let mut batches: Vec<Vec<KeyValue>> = Vec::new();
+    let mut open: Vec<KeyValue> = Vec::new();
+    // The open batch's bytes: its header and records.
+    let mut open_bytes = RECORD_BATCH_OVERHEAD_BYTES;
+    for (i, list) in lists.iter().enumerate() {
+        let records = list
+            .iter()
+            .enumerate()
+            .map(|(j, r)| {
+                encode_record(Decoder::ClusterMetadata, r)
+                    .map_err(|m| format!("appends[{i}][{j}]: {m}"))
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        // Sized at the open batch's next offsets, as Kafka sizes them.
+        let needed = records_bytes(open.len(), &records)?;
+        if open_bytes + needed > MAX_RAFT_BATCH_BYTES {
+            if RECORD_BATCH_OVERHEAD_BYTES + needed > MAX_RAFT_BATCH_BYTES {
+                return Err(format!(
+                    "appends[{i}]: the total record(s) size of {} exceeds the maximum allowed batch size of {MAX_RAFT_BATCH_BYTES}",
+                    RECORD_BATCH_OVERHEAD_BYTES + needed
+                ));
+            }
+            batches.push(std::mem::take(&mut open));
+            open_bytes = RECORD_BATCH_OVERHEAD_BYTES + records_bytes(0, &records)?;
+        } else {
+            open_bytes += needed;
+        }
+        open.extend(records);
+    }
+    if !open.is_empty() {
+        batches.push(open);
+    }
+    Ok(batches)
+}
+
+/// The bytes `records` take in a raft batch from offset delta `first_delta` on (timestamp
+/// delta 0, no headers: how the raft client writes them).
+fn records_bytes(first_delta: usize, records: &[KeyValue]) -> std::result::Result<usize, String> {
+    let mut scratch = Vec::new();
+    for ((key, value), delta) in records.iter().zip(first_delta..) {
+        let record = RecordSpec {
+            offset: 0,
+            timestamp: 0,
+            key: key.clone(),
+            value: value.clone(),
+            headers: Vec::new(),
+        };
+        let delta = i32::try_from(delta).map_err(|_| "too many records for a batch".to_string())?;
+        encode_batch_record(&mut scratch, delta, 0, &record).map_err(|e| e.to_string())?;
+    }
+    Ok(scratch.len())
 }
 
 /// A raft batch of `records` at `base_offset`, stamped with the broker clock.
@@ -234,7 +292,8 @@ fn append(log: &mut Log, planner: &mut Planner<'_>, batch: &[u8]) -> Result<()> 
     Ok(())
 }
 
-/// A snapshot file's bytes: header batch, a batch per non-empty list, footer batch.
+/// A snapshot file's bytes: header batch, the records in batches as the accumulator cuts them
+/// ([`metadata_batches`]), footer batch.
 fn snapshot(
     planner: &Planner<'_>,
     epoch: i32,
@@ -254,8 +313,7 @@ fn snapshot(
         .map_err(bad)?;
     let mut next = records.len() as i64;
     let mut out = raft_batch(planner, 0, epoch, true, records)?;
-    let records = metadata_records(appends).map_err(bad)?;
-    if !records.is_empty() {
+    for records in metadata_batches(appends).map_err(bad)? {
         let count = records.len() as i64;
         out.extend(raft_batch(planner, next, epoch, false, records)?);
         next += count;
@@ -264,6 +322,23 @@ fn snapshot(
         control(ControlRecordType::SnapshotFooter, &json!({ "version": 0 })).map_err(bad)?;
     out.extend(raft_batch(planner, next, epoch, true, vec![footer])?);
     Ok(out)
+}
+
+/// `path` with its `.` and `..` components resolved as names (no link followed).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
