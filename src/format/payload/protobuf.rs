@@ -165,3 +165,25 @@ fn message_at(file: &FileDescriptor, indexes: &[i32]) -> Result<MessageDescripto
     }
     Ok(message)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-computed zigzag varints: 0 alone is [0]; 2 is a length of 1; 0x96 0x01 is
+    /// zigzag 150, the index 75; 0x03 is -2, refused as a length.
+    #[test]
+    fn message_index_lists() {
+        assert_eq!(message_indexes(&[0x00, 0xaa]).unwrap(), (vec![0], 1));
+        assert_eq!(message_indexes(&[0x02, 0x00]).unwrap(), (vec![0], 2));
+        assert_eq!(
+            message_indexes(&[0x04, 0x96, 0x01, 0x02, 0xff]).unwrap(),
+            (vec![75, 1], 4)
+        );
+        assert!(message_indexes(&[0x03]).unwrap_err().contains("length -2"));
+        assert!(message_indexes(&[0x06, 0x00])
+            .unwrap_err()
+            .contains("length 3"));
+        assert!(message_indexes(&[]).is_err());
+    }
+}

@@ -344,3 +344,134 @@ fn lexical(path: &Path) -> PathBuf {
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::write::spec::{write_spec, Spec};
+
+    fn config_record(value_len: usize) -> Value {
+        json!({"type": "CONFIG_RECORD", "version": 0, "data": {"resourceType": 2,
+            "resourceName": "t", "name": "x", "value": "a".repeat(value_len)}})
+    }
+
+    /// The bytes of a raft batch of `records` (base offset 0), as the writer builds it.
+    fn batch_bytes(records: &[KeyValue]) -> usize {
+        let records: Vec<RecordSpec> = records
+            .iter()
+            .zip(0..)
+            .map(|((key, value), offset)| RecordSpec {
+                offset,
+                timestamp: 0,
+                key: key.clone(),
+                value: value.clone(),
+                headers: Vec::new(),
+            })
+            .collect();
+        build_batch(&BatchSpec::default(), &records).unwrap().len()
+    }
+
+    /// KafkaRaftClient.MAX_BATCH_SIZE_BYTES = 8 * 1024 * 1024 and BatchAccumulator: an append
+    /// call's records stay together, join the open batch while it stays within 8 MiB, and
+    /// start the next batch when they would not.
+    #[test]
+    fn raft_appends_are_cut_into_batches_of_at_most_8_mib() {
+        let mib = 1024 * 1024;
+        let lists: Vec<Vec<Value>> = vec![
+            vec![config_record(3 * mib), config_record(10)],
+            vec![config_record(3 * mib)],
+            vec![config_record(3 * mib)],
+            vec![config_record(100)],
+            vec![],
+            vec![config_record(5 * mib)],
+        ];
+        let batches = metadata_batches(&lists).unwrap();
+        let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [3, 2, 1]);
+        for (i, b) in batches.iter().enumerate() {
+            assert!(batch_bytes(b) <= MAX_RAFT_BATCH_BYTES, "batch {i}");
+            // Cut only where the next append would not have fitted.
+            if let Some(next) = batches.get(i + 1) {
+                let mut joined = b.clone();
+                joined.extend(next.iter().take(1).cloned());
+                assert!(batch_bytes(&joined) > MAX_RAFT_BATCH_BYTES, "batch {i}");
+            }
+        }
+        // Small appends share one batch, as before.
+        let small = vec![vec![config_record(1)], vec![config_record(2)]];
+        assert_eq!(metadata_batches(&small).unwrap().len(), 1);
+        // One append larger than a batch: Kafka's RecordBatchTooLargeException.
+        let err = metadata_batches(&[vec![], vec![config_record(8 * mib)]]).unwrap_err();
+        assert!(
+            err.starts_with("appends[1]: the total record(s) size of ")
+                && err.ends_with("exceeds the maximum allowed batch size of 8388608"),
+            "{err}"
+        );
+    }
+
+    fn spec(ops: &str) -> Spec {
+        Spec::from_json(&format!(
+            r#"{{"topic": "__cluster_metadata", "partition": 0, "ops": [
+                {{"op": "bootstrap_checkpoint", "path": "../bootstrap.checkpoint",
+                  "records": [{{"type": "FEATURE_LEVEL_RECORD", "version": 0,
+                               "data": {{"name": "metadata.version", "featureLevel": 21}}}}]}}
+                {ops}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The bootstrap checkpoint lies outside the partition directory, in the log dir: it is
+    /// written with the partition or not at all, and never over an existing file.
+    #[test]
+    fn bootstrap_checkpoint_is_all_or_nothing_with_the_partition() {
+        let root = tempfile::tempdir().unwrap();
+        let logs = root.path().join("logs");
+        let part = logs.join("__cluster_metadata-0");
+        // A later op fails: neither the partition nor the checkpoint is there.
+        let err = write_spec(&spec(r#", {"op": "quorum_state"}"#), &part).unwrap_err();
+        assert!(err.to_string().contains("needs a raft_leader"), "{err}");
+        assert!(!logs.exists(), "{:?}", names(root.path()));
+
+        let summary = write_spec(&spec(""), &part).unwrap();
+        assert_eq!(
+            names(&logs),
+            ["__cluster_metadata-0", "bootstrap.checkpoint"]
+        );
+        let bytes = std::fs::read(logs.join("bootstrap.checkpoint")).unwrap();
+        assert_eq!(summary.kraft_files[0].1["bytes"], bytes.len());
+
+        // An existing checkpoint is not overwritten, and the partition is not written.
+        let other = logs.join("__cluster_metadata-1");
+        let err = write_spec(&spec(""), &other).unwrap_err();
+        assert!(err.to_string().contains("exists already"), "{err}");
+        assert_eq!(
+            names(&logs),
+            ["__cluster_metadata-0", "bootstrap.checkpoint"]
+        );
+        assert_eq!(
+            std::fs::read(logs.join("bootstrap.checkpoint")).unwrap(),
+            bytes
+        );
+
+        // A path inside the partition directory is written there directly.
+        let inside = spec("").ops.into_iter().next().unwrap();
+        let Op::BootstrapCheckpoint { records, .. } = inside else {
+            unreachable!()
+        };
+        let text = json!({"topic": "__cluster_metadata", "partition": 0, "ops": [
+            {"op": "bootstrap_checkpoint", "path": "./sub/../bootstrap.checkpoint", "records": records}]});
+        let third = root.path().join("third/__cluster_metadata-0");
+        write_spec(&Spec::from_json(&text.to_string()).unwrap(), &third).unwrap();
+        assert!(names(&third).contains(&"bootstrap.checkpoint".to_string()));
+        assert_eq!(names(third.parent().unwrap()), ["__cluster_metadata-0"]);
+    }
+}
