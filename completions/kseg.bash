@@ -281,7 +281,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --json --key-format --value-format --time-format --offset --from-offset --to-offset --count --base-offset --help --version"
+            opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --key-format --value-format --time-format --offset --from-offset --to-offset --count --base-offset --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -316,11 +316,11 @@ _kseg() {
                     return 0
                     ;;
                 --key-decoder)
-                    COMPREPLY=($(compgen -W "string int long hex base64 json avro" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
                     return 0
                     ;;
                 --value-decoder)
-                    COMPREPLY=($(compgen -W "string int long hex base64 json avro" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
                     return 0
                     ;;
                 --schema-dir)
@@ -328,6 +328,14 @@ _kseg() {
                     return 0
                     ;;
                 --avro-schema)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proto-descriptor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proto-message)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
