@@ -98,15 +98,8 @@ fn avro_values_decode_back_to_what_the_writer_encoded() {
         confluent(7, &a),
         b"{}".to_vec(),
     ];
-    let records: Vec<Value> = values
-        .iter()
-        .map(|v| json!({"key": "k", "value_hex": common::hex(v)}))
-        .collect();
-    let spec = json!({"topic": "orders", "partition": 0,
-        "ops": [{"op": "append", "batches": [{"records": records}]}]});
     let dir = tempfile::tempdir().unwrap();
-    let part = dir.path().join("orders-0");
-    common::kseg_write(&spec.to_string(), &part);
+    let part = common::write_values(dir.path(), "orders", &values);
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     std::fs::write(schemas.join("42.avsc"), ORDER).unwrap();
@@ -146,10 +139,7 @@ fn avro_values_decode_back_to_what_the_writer_encoded() {
 
     // Plain Avro (no prefix) with one schema: the datum alone decodes, the prefixed one not.
     let plain_dir = dir.path().join("plain");
-    let spec = json!({"topic": "orders", "partition": 0, "ops": [{"op": "append", "batches": [
-        {"records": [{"value_hex": common::hex(&b)}]}]}]});
-    let part = plain_dir.join("orders-0");
-    common::kseg_write(&spec.to_string(), &part);
+    let part = common::write_values(&plain_dir, "orders", std::slice::from_ref(&b));
     let got = dump(
         &[
             "--value-decoder",
@@ -199,11 +189,8 @@ fn avro_bytes_and_fixed_print_as_avro_json_strings() {
         ),
     ]);
     let datum = to_avro_datum(&schema, blob).unwrap();
-    let spec = json!({"topic": "blobs", "partition": 0, "ops": [{"op": "append", "batches": [
-        {"records": [{"value_hex": common::hex(&confluent(3, &datum))}]}]}]});
     let dir = tempfile::tempdir().unwrap();
-    let part = dir.path().join("blobs-0");
-    common::kseg_write(&spec.to_string(), &part);
+    let part = common::write_values(dir.path(), "blobs", &[confluent(3, &datum)]);
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     std::fs::write(schemas.join("3.avsc"), BLOB).unwrap();

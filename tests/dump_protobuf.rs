@@ -75,18 +75,6 @@ fn dump(args: &[&str], path: &Path) -> (Vec<Value>, String) {
     (records, text)
 }
 
-fn write_partition(dir: &Path, values: &[Vec<u8>]) -> std::path::PathBuf {
-    let records: Vec<Value> = values
-        .iter()
-        .map(|v| json!({"key": "k", "value_hex": common::hex(v)}))
-        .collect();
-    let spec = json!({"topic": "orders", "partition": 0,
-        "ops": [{"op": "append", "batches": [{"records": records}]}]});
-    let part = dir.join("orders-0");
-    common::kseg_write(&spec.to_string(), &part);
-    part
-}
-
 #[test]
 fn protobuf_values_decode_to_their_canonical_json() {
     let dir = tempfile::tempdir().unwrap();
@@ -155,7 +143,7 @@ fn protobuf_values_decode_to_their_canonical_json() {
         confluent(5, &[0x7f], &order),            // index-list length -64
         b"{\"id\": 1}".to_vec(),                  // not the wire format
     ];
-    let part = write_partition(dir.path(), &values);
+    let part = common::write_values(dir.path(), "orders", &values);
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     std::fs::write(schemas.join("5.desc"), &set).unwrap();
@@ -201,7 +189,8 @@ fn protobuf_values_decode_to_their_canonical_json() {
     );
     for (i, r) in got.iter().enumerate().skip(5) {
         assert!(r.get("decodedValue").is_none(), "record {i}");
-        assert_eq!(r["value"]["data"].is_string(), true, "record {i}");
+        assert!(r["value"]["data"].is_string(), "record {i}");
+        assert_eq!(r["valueSize"], values[i].len(), "record {i}");
     }
 
     // The text output: the canonical JSON, map entries in key order on every run.
@@ -228,32 +217,16 @@ fn protobuf_values_decode_to_their_canonical_json() {
 
     // Plain Protobuf (no prefix): one message type of a descriptor set or a .proto file.
     let plain_dir = dir.path().join("plain");
-    let plain = write_partition(&plain_dir, &[order.clone(), line.to_vec()]);
-    let (got, _) = dump(
-        &[
-            "--value-decoder",
-            "protobuf",
-            "--proto-descriptor",
-            schemas.join("5.desc").to_str().unwrap(),
-            "--proto-message",
-            "shop.Order",
-        ],
-        &plain,
-    );
+    let plain = common::write_values(&plain_dir, "orders", &[order.clone(), line.to_vec()]);
+    let plain_dump = |descriptor: &Path, message: &str| {
+        let descriptor = descriptor.to_str().unwrap();
+        let args = ["--key-decoder", "string", "--value-decoder", "protobuf"];
+        let plain_args = ["--proto-descriptor", descriptor, "--proto-message", message];
+        dump(&[&args[..], &plain_args[..]].concat(), &plain).0
+    };
+    let got = plain_dump(&schemas.join("5.desc"), "shop.Order");
     assert_eq!(got[0]["decodedValue"], order_json);
-    let (got, _) = dump(
-        &[
-            "--key-decoder",
-            "string",
-            "--value-decoder",
-            "protobuf",
-            "--proto-descriptor",
-            sources.join("orders.proto").to_str().unwrap(),
-            "--proto-message",
-            "shop.Refund.Line",
-        ],
-        &plain,
-    );
+    let got = plain_dump(&sources.join("orders.proto"), "shop.Refund.Line");
     assert_eq!(got[1]["decodedValue"], json!({"sku": "ab", "qty": 3}));
     assert_eq!(got[1]["decodedKey"], "k");
 

@@ -78,14 +78,7 @@ impl AvroSchemas {
     fn decode(&self, b: &[u8]) -> Result<Value, String> {
         let (schema, mut datum) = match &self.plain {
             Some(schema) => (schema, b),
-            None => {
-                let id = confluent_schema_id(b)?;
-                let schema = self
-                    .by_id
-                    .get(&id)
-                    .ok_or_else(|| format!("schema id {id} is not among the local schemas"))?;
-                (schema, &b[5..])
-            }
+            None => confluent_schema(&self.by_id, b)?,
         };
         let value = apache_avro::from_avro_datum(schema, &mut datum, None)
             .map_err(|e| format!("invalid Avro datum: {e}"))?;
@@ -131,6 +124,18 @@ fn avro_json(value: apache_avro::types::Value) -> Result<Value, String> {
         Avro::Record(items) => fields(items),
         other => Value::try_from(other).map_err(|e| format!("Avro value without a JSON form: {e}")),
     }
+}
+
+/// The local schema of a value in the Confluent wire format, and the bytes after its prefix.
+fn confluent_schema<'s, 'b, T>(
+    by_id: &'s HashMap<u32, T>,
+    b: &'b [u8],
+) -> Result<(&'s T, &'b [u8]), String> {
+    let id = confluent_schema_id(b)?;
+    let schema = by_id
+        .get(&id)
+        .ok_or_else(|| format!("schema id {id} is not among the local schemas"))?;
+    Ok((schema, &b[5..]))
 }
 
 /// The schema id of a value in the Confluent wire format.

@@ -374,3 +374,17 @@ pub fn schema_errors(v: &jsonschema::Validator, doc: &serde_json::Value) -> Vec<
         .take(5)
         .collect()
 }
+
+/// Writes the partition directory `<topic>-0` under `dir` with `kseg write`: one batch of a
+/// record per value, each with the key "k".
+pub fn write_values(dir: &Path, topic: &str, values: &[Vec<u8>]) -> PathBuf {
+    let records: Vec<serde_json::Value> = values
+        .iter()
+        .map(|v| serde_json::json!({"key": "k", "value_hex": hex(v)}))
+        .collect();
+    let spec = serde_json::json!({"topic": topic, "partition": 0,
+        "ops": [{"op": "append", "batches": [{"records": records}]}]});
+    let part = dir.join(format!("{topic}-0"));
+    kseg_write(&spec.to_string(), &part);
+    part
+}

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use prost_reflect::{DescriptorPool, DynamicMessage, FileDescriptor, Kind, MessageDescriptor};
 use serde_json::Value;
 
-use super::confluent_schema_id;
+use super::confluent_schema;
 use crate::format::varint::decode_varint;
 
 /// Protobuf writer schemas: the `.proto` file of each Confluent schema id, or one message
@@ -41,13 +41,9 @@ impl ProtoSchemas {
         let (message, body) = match &self.plain {
             Some(m) => (m.clone(), b),
             None => {
-                let id = confluent_schema_id(b)?;
-                let file = self
-                    .by_id
-                    .get(&id)
-                    .ok_or_else(|| format!("schema id {id} is not among the local schemas"))?;
-                let (indexes, used) = message_indexes(&b[5..])?;
-                (message_at(file, &indexes)?, &b[5 + used..])
+                let (file, rest) = confluent_schema(&self.by_id, b)?;
+                let (indexes, used) = message_indexes(rest)?;
+                (message_at(file, &indexes)?, &rest[used..])
             }
         };
         let decoded = DynamicMessage::decode(message.clone(), body)
