@@ -348,6 +348,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::names::BOOTSTRAP_CHECKPOINT_FILE_NAME;
     use crate::ops::write::spec::{write_spec, Spec};
 
     fn config_record(value_len: usize) -> Value {
@@ -444,9 +445,9 @@ mod tests {
         let summary = write_spec(&spec(""), &part).unwrap();
         assert_eq!(
             names(&logs),
-            ["__cluster_metadata-0", "bootstrap.checkpoint"]
+            ["__cluster_metadata-0", BOOTSTRAP_CHECKPOINT_FILE_NAME]
         );
-        let bytes = std::fs::read(logs.join("bootstrap.checkpoint")).unwrap();
+        let bytes = std::fs::read(logs.join(BOOTSTRAP_CHECKPOINT_FILE_NAME)).unwrap();
         assert_eq!(summary.kraft_files[0].1["bytes"], bytes.len());
 
         // An existing checkpoint is not overwritten, and the partition is not written.
@@ -455,10 +456,10 @@ mod tests {
         assert!(err.to_string().contains("exists already"), "{err}");
         assert_eq!(
             names(&logs),
-            ["__cluster_metadata-0", "bootstrap.checkpoint"]
+            ["__cluster_metadata-0", BOOTSTRAP_CHECKPOINT_FILE_NAME]
         );
         assert_eq!(
-            std::fs::read(logs.join("bootstrap.checkpoint")).unwrap(),
+            std::fs::read(logs.join(BOOTSTRAP_CHECKPOINT_FILE_NAME)).unwrap(),
             bytes
         );
 
@@ -471,7 +472,7 @@ mod tests {
             {"op": "bootstrap_checkpoint", "path": "./sub/../bootstrap.checkpoint", "records": records}]});
         let third = root.path().join("third/__cluster_metadata-0");
         write_spec(&Spec::from_json(&text.to_string()).unwrap(), &third).unwrap();
-        assert!(names(&third).contains(&"bootstrap.checkpoint".to_string()));
+        assert!(names(&third).contains(&BOOTSTRAP_CHECKPOINT_FILE_NAME.to_string()));
         assert_eq!(names(third.parent().unwrap()), ["__cluster_metadata-0"]);
     }
 }
