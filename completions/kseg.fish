@@ -58,16 +58,20 @@ long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
 hex\t''
 base64\t''
 json\t'A JSON document, printed compactly (nested as JSON in --json output)'
-avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'"
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
+protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-decoder -d 'Decode values (implies --print-data-log); as --key-decoder' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
 int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
 long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
 hex\t''
 base64\t''
 json\t'A JSON document, printed compactly (nested as JSON in --json output)'
-avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'"
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l schema-dir -d 'For the avro decoder: a directory of `<schema id>.avsc` files, the writer schemas of the Confluent wire format\'s schema ids (other files are ignored)' -r -F
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
+protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l schema-dir -d 'For the avro and protobuf decoders: a directory of the writer schemas of the Confluent wire format\'s schema ids, `<id>.avsc` (Avro), `<id>.desc` (a Protobuf descriptor set, `protoc --include_imports --descriptor_set_out`) or `<id>.proto` (imports resolved in the directory); other files are ignored' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l avro-schema -d 'For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l proto-descriptor -d 'For the protobuf decoder: the schema of plain Protobuf values, without the prefix (a descriptor set or a `.proto` file), with --proto-message' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l proto-message -d 'For the protobuf decoder: the message type of plain values (`package.Message`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-format -d 'Encoding of keys with --print-data-log (text: `auto` is kafka-dump-log\'s lossy UTF-8; `hex` and `base64` keep every record on one line)' -r -f -a "auto\t'UTF-8 text when the bytes are valid UTF-8, else base64'
 utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
 hex\t''

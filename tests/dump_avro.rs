@@ -98,15 +98,8 @@ fn avro_values_decode_back_to_what_the_writer_encoded() {
         confluent(7, &a),
         b"{}".to_vec(),
     ];
-    let records: Vec<Value> = values
-        .iter()
-        .map(|v| json!({"key": "k", "value_hex": common::hex(v)}))
-        .collect();
-    let spec = json!({"topic": "orders", "partition": 0,
-        "ops": [{"op": "append", "batches": [{"records": records}]}]});
     let dir = tempfile::tempdir().unwrap();
-    let part = dir.path().join("orders-0");
-    common::kseg_write(&spec.to_string(), &part);
+    let part = common::write_values(dir.path(), "orders", &values);
     let schemas = dir.path().join("schemas");
     std::fs::create_dir(&schemas).unwrap();
     std::fs::write(schemas.join("42.avsc"), ORDER).unwrap();
@@ -146,10 +139,7 @@ fn avro_values_decode_back_to_what_the_writer_encoded() {
 
     // Plain Avro (no prefix) with one schema: the datum alone decodes, the prefixed one not.
     let plain_dir = dir.path().join("plain");
-    let spec = json!({"topic": "orders", "partition": 0, "ops": [{"op": "append", "batches": [
-        {"records": [{"value_hex": common::hex(&b)}]}]}]});
-    let part = plain_dir.join("orders-0");
-    common::kseg_write(&spec.to_string(), &part);
+    let part = common::write_values(&plain_dir, "orders", std::slice::from_ref(&b));
     let got = dump(
         &[
             "--value-decoder",
@@ -172,4 +162,50 @@ fn avro_values_decode_back_to_what_the_writer_encoded() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--schema-dir or --avro-schema"));
+}
+
+/// `bytes` and `fixed` print as Avro's JSON encoding writes them (Java's `JsonEncoder`, what
+/// kafka-avro-console-consumer shows): a string of one character per byte, its ISO-8859-1
+/// code point; map entries in key order.
+#[test]
+fn avro_bytes_and_fixed_print_as_avro_json_strings() {
+    const BLOB: &str = r#"{"type": "record", "name": "Blob", "fields": [
+        {"name": "b", "type": "bytes"},
+        {"name": "f", "type": {"type": "fixed", "name": "Three", "size": 3}},
+        {"name": "m", "type": {"type": "map", "values": "bytes"}}]}"#;
+    let schema = Schema::parse_str(BLOB).unwrap();
+    let blob = Avro::Record(vec![
+        ("b".into(), Avro::Bytes(vec![0x00, 0x41, 0xe9, 0xff])),
+        ("f".into(), Avro::Fixed(3, vec![0x01, 0x22, 0x80])),
+        (
+            "m".into(),
+            Avro::Map(
+                [
+                    ("z".to_string(), Avro::Bytes(vec![0x7a])),
+                    ("a".to_string(), Avro::Bytes(vec![])),
+                ]
+                .into(),
+            ),
+        ),
+    ]);
+    let datum = to_avro_datum(&schema, blob).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let part = common::write_values(dir.path(), "blobs", &[confluent(3, &datum)]);
+    let schemas = dir.path().join("schemas");
+    std::fs::create_dir(&schemas).unwrap();
+    std::fs::write(schemas.join("3.avsc"), BLOB).unwrap();
+    let args = [
+        "--value-decoder",
+        "avro",
+        "--schema-dir",
+        schemas.to_str().unwrap(),
+    ];
+    let got = dump(&args, &part);
+    let want = json!({"b": "\u{0}A\u{e9}\u{ff}", "f": "\u{1}\"\u{80}", "m": {"a": "", "z": "z"}});
+    assert_eq!(got[0]["decodedValue"], want);
+    // The text: the same JSON, compact, control characters escaped, the rest as UTF-8.
+    let out = common::kseg(&[&["dump"], &args[..], &[part.to_str().unwrap()]].concat());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let payload = " payload: {\"b\":\"\\u0000A\u{e9}\u{ff}\",\"f\":\"\\u0001\\\"\u{80}\",\"m\":{\"a\":\"\",\"z\":\"z\"}}";
+    assert!(text.contains(payload), "{text}");
 }

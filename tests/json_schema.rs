@@ -7,20 +7,9 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+use common::{schema_errors, schema_root, validator};
+
 use serde_json::Value;
-
-fn schema_root() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/kseg-1.schema.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// A validator for the document `def` of the schema file (`$defs/<def>`).
-fn validator(root: &Value, def: &str) -> jsonschema::Validator {
-    assert!(root["$defs"][def].is_object(), "no $defs/{def}");
-    let mut schema = root.clone();
-    schema["$ref"] = Value::from(format!("#/$defs/{def}"));
-    jsonschema::draft202012::new(&schema).unwrap()
-}
 
 /// The documents of `text`: one JSON document, several, or JSON Lines.
 fn documents(text: &str) -> Vec<Value> {
@@ -54,11 +43,7 @@ impl Checker {
         );
         let v = validator(&self.root, def);
         for (i, doc) in docs.iter().enumerate() {
-            let errors: Vec<String> = v
-                .iter_errors(doc)
-                .map(|e| format!("{e} at {}", e.instance_path()))
-                .take(5)
-                .collect();
+            let errors = schema_errors(&v, doc);
             assert!(
                 errors.is_empty(),
                 "kseg {shown:?}, document {i}: {errors:#?}"

@@ -16,10 +16,10 @@ use super::time::TimeFormat;
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::internal::Decoder;
-use crate::format::payload::{AvroSchemas, Payload, PayloadDecoder, DECODER_CLASSES};
+use crate::format::payload::{AvroSchemas, Payload, PayloadDecoder, ProtoSchemas, DECODER_CLASSES};
 use crate::ops::inspect::dump::{
-    dump_paths, load_avro_schemas, BatchInfo, DumpOptions, Event, LogHeader, OffsetRange, Outcome,
-    RecordInfo, Sink, DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
+    dump_paths, load_avro_schemas, load_proto_schemas, BatchInfo, DumpOptions, Event, LogHeader,
+    OffsetRange, Outcome, RecordInfo, Sink, DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
 };
 
 #[derive(Debug, Args)]
@@ -97,13 +97,22 @@ pub struct DumpArgs {
     /// Decode values (implies --print-data-log); as --key-decoder
     #[arg(long, value_enum, value_name = "DECODER")]
     pub value_decoder: Option<DecoderName>,
-    /// For the avro decoder: a directory of `<schema id>.avsc` files, the writer schemas of
-    /// the Confluent wire format's schema ids (other files are ignored)
+    /// For the avro and protobuf decoders: a directory of the writer schemas of the Confluent
+    /// wire format's schema ids, `<id>.avsc` (Avro), `<id>.desc` (a Protobuf descriptor set,
+    /// `protoc --include_imports --descriptor_set_out`) or `<id>.proto` (imports resolved in
+    /// the directory); other files are ignored
     #[arg(long, value_name = "DIR", conflicts_with = "avro_schema")]
     pub schema_dir: Option<PathBuf>,
     /// For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix
     #[arg(long, value_name = "FILE")]
     pub avro_schema: Option<PathBuf>,
+    /// For the protobuf decoder: the schema of plain Protobuf values, without the prefix (a
+    /// descriptor set or a `.proto` file), with --proto-message
+    #[arg(long, value_name = "FILE", requires = "proto_message")]
+    pub proto_descriptor: Option<PathBuf>,
+    /// For the protobuf decoder: the message type of plain values (`package.Message`)
+    #[arg(long, value_name = "NAME", requires = "proto_descriptor")]
+    pub proto_message: Option<String>,
     /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
     #[arg(long)]
     pub json: bool,
@@ -170,10 +179,44 @@ pub enum DecoderName {
     /// Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the
     /// `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema
     Avro,
+    /// Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes)
+    /// against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with
+    /// --proto-descriptor and --proto-message; printed as protobuf's canonical JSON
+    Protobuf,
+}
+
+/// The local schemas the avro and protobuf decoders read, loaded when a side uses them.
+#[derive(Default)]
+struct Schemas {
+    avro: Option<Arc<AvroSchemas>>,
+    proto: Option<Arc<ProtoSchemas>>,
+}
+
+impl Schemas {
+    fn load(args: &DumpArgs) -> crate::error::Result<Schemas> {
+        let uses = |d| args.key_decoder == Some(d) || args.value_decoder == Some(d);
+        let dir = args.schema_dir.as_deref();
+        let mut out = Schemas::default();
+        if uses(DecoderName::Avro) && (dir.is_some() || args.avro_schema.is_some()) {
+            out.avro = Some(Arc::new(load_avro_schemas(
+                dir,
+                args.avro_schema.as_deref(),
+            )?));
+        }
+        if uses(DecoderName::Protobuf) && (dir.is_some() || args.proto_descriptor.is_some()) {
+            let proto = load_proto_schemas(
+                dir,
+                args.proto_descriptor.as_deref(),
+                args.proto_message.as_deref(),
+            )?;
+            out.proto = Some(Arc::new(proto));
+        }
+        Ok(out)
+    }
 }
 
 impl DecoderName {
-    fn decoder(self, avro: &Option<Arc<AvroSchemas>>) -> Result<PayloadDecoder, String> {
+    fn decoder(self, schemas: &Schemas) -> Result<PayloadDecoder, String> {
         Ok(match self {
             DecoderName::String => PayloadDecoder::String,
             DecoderName::Int => PayloadDecoder::Int,
@@ -182,9 +225,14 @@ impl DecoderName {
             DecoderName::Base64 => PayloadDecoder::Base64,
             DecoderName::Json => PayloadDecoder::Json,
             DecoderName::Avro => PayloadDecoder::Avro(
-                avro.clone()
+                schemas
+                    .avro
+                    .clone()
                     .ok_or("the avro decoder needs --schema-dir or --avro-schema")?,
             ),
+            DecoderName::Protobuf => PayloadDecoder::Protobuf(schemas.proto.clone().ok_or(
+                "the protobuf decoder needs --schema-dir, or --proto-descriptor with --proto-message",
+            )?),
         })
     }
 }
@@ -194,17 +242,17 @@ fn side_decoder(
     side: &str,
     class: Option<&str>,
     name: Option<DecoderName>,
-    avro: &Option<Arc<AvroSchemas>>,
+    schemas: &Schemas,
 ) -> Result<Option<PayloadDecoder>, String> {
     match (class, name) {
         (Some(c), _) => PayloadDecoder::from_class(c).map(Some).ok_or_else(|| {
             let known: Vec<&str> = DECODER_CLASSES.iter().map(|(n, _)| *n).collect();
             format!(
-                "--{side}-decoder-class {c}: kseg loads no Java classes; it knows {}. For other formats use kseg's own --{side}-decoder string|int|long|hex|base64|json|avro",
+                "--{side}-decoder-class {c}: kseg loads no Java classes; it knows {}. For other formats use kseg's own --{side}-decoder string|int|long|hex|base64|json|avro|protobuf",
                 known.join(", ")
             )
         }),
-        (None, n) => n.map(|n| n.decoder(avro)).transpose(),
+        (None, n) => n.map(|n| n.decoder(schemas)).transpose(),
     }
 }
 
@@ -242,25 +290,22 @@ pub fn run(args: DumpArgs) -> u8 {
     ]
     .into_iter()
     .find_map(|(on, d)| on.then_some(d));
-    let avro = match (&args.schema_dir, &args.avro_schema) {
-        (None, None) => None,
-        (dir, plain) => match load_avro_schemas(dir.as_deref(), plain.as_deref()) {
-            Ok(s) => Some(Arc::new(s)),
-            Err(e) => return fail(&e),
-        },
+    let schemas = match Schemas::load(&args) {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
     };
     let (key_decoder, value_decoder) = match (
         side_decoder(
             "key",
             args.key_decoder_class.as_deref(),
             args.key_decoder,
-            &avro,
+            &schemas,
         ),
         side_decoder(
             "value",
             args.value_decoder_class.as_deref(),
             args.value_decoder,
-            &avro,
+            &schemas,
         ),
     ) {
         (Ok(k), Ok(v)) => (k, v),

@@ -17,6 +17,9 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::Value;
 
+pub mod protobuf;
+pub use protobuf::ProtoSchemas;
+
 /// A decoded key or value: the text form and the JSON form.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Payload {
@@ -39,6 +42,9 @@ pub enum PayloadDecoder {
     Json,
     /// Avro: the Confluent wire format against local schemas, or plain Avro ([`AvroSchemas`]).
     Avro(Arc<AvroSchemas>),
+    /// Protobuf: the Confluent wire format against local schemas, or plain messages of one
+    /// type ([`ProtoSchemas`]).
+    Protobuf(Arc<ProtoSchemas>),
 }
 
 /// The magic byte that starts a value in the Confluent wire format (then a big-endian int32
@@ -72,22 +78,64 @@ impl AvroSchemas {
     fn decode(&self, b: &[u8]) -> Result<Value, String> {
         let (schema, mut datum) = match &self.plain {
             Some(schema) => (schema, b),
-            None => {
-                let id = confluent_schema_id(b)?;
-                let schema = self
-                    .by_id
-                    .get(&id)
-                    .ok_or_else(|| format!("schema id {id} is not among the local schemas"))?;
-                (schema, &b[5..])
-            }
+            None => confluent_schema(&self.by_id, b)?,
         };
         let value = apache_avro::from_avro_datum(schema, &mut datum, None)
             .map_err(|e| format!("invalid Avro datum: {e}"))?;
         if !datum.is_empty() {
             return Err(format!("{} byte(s) after the Avro datum", datum.len()));
         }
-        Value::try_from(value).map_err(|e| format!("Avro value without a JSON form: {e}"))
+        avro_json(value)
     }
+}
+
+/// The JSON form of an Avro value, as Avro's JSON encoding (Java's `JsonEncoder`, which
+/// kafka-avro-console-consumer prints through) writes `bytes` and `fixed`: a string of one
+/// character per byte, the byte's ISO-8859-1 code point. Unions print their value alone
+/// (Java's encoder wraps it in `{"type": value}`).
+fn avro_json(value: apache_avro::types::Value) -> Result<Value, String> {
+    use apache_avro::types::Value as Avro;
+    let latin1 = |b: &[u8]| Value::String(b.iter().map(|&x| char::from(x)).collect());
+    let fields = |items: Vec<(String, Avro)>| {
+        items
+            .into_iter()
+            .map(|(k, v)| Ok((k, avro_json(v)?)))
+            .collect::<Result<serde_json::Map<_, _>, String>>()
+            .map(Value::Object)
+    };
+    match value {
+        Avro::Bytes(b) | Avro::Fixed(_, b) => Ok(latin1(&b)),
+        Avro::Decimal(d) => Vec::<u8>::try_from(&d)
+            .map(|b| latin1(&b))
+            .map_err(|e| format!("Avro decimal without bytes: {e}")),
+        Avro::Duration(d) => Ok(latin1(&<[u8; 12]>::from(d))),
+        Avro::Union(_, v) => avro_json(*v),
+        Avro::Array(items) => items
+            .into_iter()
+            .map(avro_json)
+            .collect::<Result<_, _>>()
+            .map(Value::Array),
+        // A map's entries in key order: the decoded map has none, the output one.
+        Avro::Map(items) => {
+            let mut items: Vec<_> = items.into_iter().collect();
+            items.sort_by(|a, b| a.0.cmp(&b.0));
+            fields(items)
+        }
+        Avro::Record(items) => fields(items),
+        other => Value::try_from(other).map_err(|e| format!("Avro value without a JSON form: {e}")),
+    }
+}
+
+/// The local schema of a value in the Confluent wire format, and the bytes after its prefix.
+fn confluent_schema<'s, 'b, T>(
+    by_id: &'s HashMap<u32, T>,
+    b: &'b [u8],
+) -> Result<(&'s T, &'b [u8]), String> {
+    let id = confluent_schema_id(b)?;
+    let schema = by_id
+        .get(&id)
+        .ok_or_else(|| format!("schema id {id} is not among the local schemas"))?;
+    Ok((schema, &b[5..]))
 }
 
 /// The schema id of a value in the Confluent wire format.
@@ -162,21 +210,19 @@ impl PayloadDecoder {
             PayloadDecoder::Hex => Ok(text(b.iter().map(|x| format!("{x:02x}")).collect())),
             PayloadDecoder::Base64 => Ok(text(STANDARD.encode(b))),
             PayloadDecoder::Json => {
-                let json: Value =
-                    serde_json::from_slice(b).map_err(|e| format!("invalid JSON: {e}"))?;
-                Ok(Payload {
-                    text: json.to_string(),
-                    json,
-                })
+                { serde_json::from_slice(b).map_err(|e| format!("invalid JSON: {e}")) }.map(compact)
             }
-            PayloadDecoder::Avro(schemas) => {
-                let json = schemas.decode(b)?;
-                Ok(Payload {
-                    text: json.to_string(),
-                    json,
-                })
-            }
+            PayloadDecoder::Avro(schemas) => schemas.decode(b).map(compact),
+            PayloadDecoder::Protobuf(schemas) => schemas.decode(b).map(compact),
         }
+    }
+}
+
+/// A JSON value and its compact text.
+fn compact(json: Value) -> Payload {
+    Payload {
+        text: json.to_string(),
+        json,
     }
 }
 

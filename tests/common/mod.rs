@@ -343,3 +343,48 @@ pub fn kseg_write(spec: &str, out: &Path) {
         .unwrap();
     assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
 }
+
+/// `schemas/kseg-1.schema.json`.
+pub fn schema_root() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/kseg-1.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A validator for the document `def` of the schema file (`$defs/<def>`).
+pub fn validator(root: &serde_json::Value, def: &str) -> jsonschema::Validator {
+    assert!(root["$defs"][def].is_object(), "no $defs/{def}");
+    let mut schema = root.clone();
+    schema["$ref"] = serde_json::Value::from(format!("#/$defs/{def}"));
+    jsonschema::draft202012::new(&schema).unwrap()
+}
+
+/// Asserts that every one of `docs` is valid as the schema's `def`.
+pub fn assert_matches_schema(def: &str, docs: &[serde_json::Value]) {
+    let v = validator(&schema_root(), def);
+    for (i, doc) in docs.iter().enumerate() {
+        let errors = schema_errors(&v, doc);
+        assert!(errors.is_empty(), "document {i} as {def}: {errors:#?}");
+    }
+}
+
+/// The first few reasons `doc` is invalid, each with where in the document.
+pub fn schema_errors(v: &jsonschema::Validator, doc: &serde_json::Value) -> Vec<String> {
+    v.iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .take(5)
+        .collect()
+}
+
+/// Writes the partition directory `<topic>-0` under `dir` with `kseg write`: one batch of a
+/// record per value, each with the key "k".
+pub fn write_values(dir: &Path, topic: &str, values: &[Vec<u8>]) -> PathBuf {
+    let records: Vec<serde_json::Value> = values
+        .iter()
+        .map(|v| serde_json::json!({"key": "k", "value_hex": hex(v)}))
+        .collect();
+    let spec = serde_json::json!({"topic": topic, "partition": 0,
+        "ops": [{"op": "append", "batches": [{"records": records}]}]});
+    let part = dir.join(format!("{topic}-0"));
+    kseg_write(&spec.to_string(), &part);
+    part
+}

@@ -8,13 +8,16 @@
 //! alone). A snapshot file holds only batches, starting at offset 0. The record and control
 //! values are encoded by `format::internal`, through the decoders' schema tables.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Value};
 
 use super::spec::{Op, Planner};
 use crate::error::{Error, Result};
-use crate::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
+use crate::format::batch::{
+    build_batch, encode_record as encode_batch_record, BatchSpec, RecordSpec, TimestampType,
+    RECORD_BATCH_OVERHEAD_BYTES,
+};
 use crate::format::control::{encode_control_key, ControlRecordType};
 use crate::format::internal::{encode_kraft_control, encode_record, quorum_state_text, Decoder};
 use crate::format::names::{kraft_snapshot_file_name, QUORUM_STATE_FILE_NAME};
@@ -85,13 +88,12 @@ pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<(
             append(log, planner, &batch)
         }
         Op::RaftAppend { appends } => {
-            let records = metadata_records(appends).map_err(bad)?;
-            if records.is_empty() {
-                return Ok(());
-            }
             let epoch = planner.raft.epoch;
-            let batch = raft_batch(planner, log.log_end_offset(), epoch, false, records)?;
-            append(log, planner, &batch)
+            for records in metadata_batches(appends).map_err(bad)? {
+                let batch = raft_batch(planner, log.log_end_offset(), epoch, false, records)?;
+                append(log, planner, &batch)?;
+            }
+            Ok(())
         }
         Op::RaftSnapshot {
             offset,
@@ -132,9 +134,16 @@ pub(super) fn run(op: &Op, log: &mut Log, planner: &mut Planner<'_>) -> Result<(
                 &Raft::default(),
                 std::slice::from_ref(records),
             )?;
-            write_file(&log.dir().join(path), &bytes)?;
             let event = json!({"bytes": bytes.len(), "event": "bootstrap_checkpoint", "file": path, "offset": 0});
             planner.raft_files.push((log.events().len(), event));
+            // Usually `../bootstrap.checkpoint`, in the log dir: outside the partition
+            // directory, so written with it, not before (all or nothing).
+            let target = lexical(&log.dir().join(path));
+            if target.starts_with(lexical(log.dir())) {
+                write_file(&target, &bytes)?;
+            } else {
+                planner.outside.push((target, bytes));
+            }
             Ok(())
         }
         Op::QuorumState => {
@@ -179,18 +188,67 @@ fn voter_records(raft: &Raft) -> Vec<std::result::Result<KeyValue, String>> {
     out
 }
 
-/// The records of every list (each one append call to the raft client), in order: the
-/// client's accumulator drains them into one batch.
-fn metadata_records(lists: &[Vec<Value>]) -> std::result::Result<Vec<KeyValue>, String> {
-    lists
-        .iter()
-        .enumerate()
-        .flat_map(|(i, list)| list.iter().enumerate().map(move |(j, r)| (i, j, r)))
-        .map(|(i, j, r)| {
-            encode_record(Decoder::ClusterMetadata, r)
-                .map_err(|m| format!("appends[{i}][{j}]: {m}"))
-        })
-        .collect()
+/// `KafkaRaftClient.MAX_BATCH_SIZE_BYTES`: the most bytes of a raft batch (8 MiB).
+const MAX_RAFT_BATCH_BYTES: usize = 8 * 1024 * 1024;
+
+/// The records of every list (each one append call to the raft client), in the batches the
+/// client's accumulator makes of them (`BatchAccumulator.maybeAllocateBatch` with
+/// `BatchBuilder.bytesNeeded`): an append joins the open batch when the batch stays within
+/// [`MAX_RAFT_BATCH_BYTES`] with it, else it starts the next batch; an append too large for
+/// a batch of its own is refused (Kafka's `RecordBatchTooLargeException`). Empty lists add
+/// nothing.
+fn metadata_batches(lists: &[Vec<Value>]) -> std::result::Result<Vec<Vec<KeyValue>>, String> {
+    let mut batches: Vec<Vec<KeyValue>> = Vec::new();
+    let mut open: Vec<KeyValue> = Vec::new();
+    // The open batch's bytes: its header and records.
+    let mut open_bytes = RECORD_BATCH_OVERHEAD_BYTES;
+    for (i, list) in lists.iter().enumerate() {
+        let records = list
+            .iter()
+            .enumerate()
+            .map(|(j, r)| {
+                encode_record(Decoder::ClusterMetadata, r)
+                    .map_err(|m| format!("appends[{i}][{j}]: {m}"))
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        // Sized at the open batch's next offsets, as Kafka sizes them.
+        let needed = records_bytes(open.len(), &records)?;
+        if open_bytes + needed > MAX_RAFT_BATCH_BYTES {
+            if RECORD_BATCH_OVERHEAD_BYTES + needed > MAX_RAFT_BATCH_BYTES {
+                return Err(format!(
+                    "appends[{i}]: the total record(s) size of {} exceeds the maximum allowed batch size of {MAX_RAFT_BATCH_BYTES}",
+                    RECORD_BATCH_OVERHEAD_BYTES + needed
+                ));
+            }
+            batches.push(std::mem::take(&mut open));
+            open_bytes = RECORD_BATCH_OVERHEAD_BYTES + records_bytes(0, &records)?;
+        } else {
+            open_bytes += needed;
+        }
+        open.extend(records);
+    }
+    if !open.is_empty() {
+        batches.push(open);
+    }
+    Ok(batches)
+}
+
+/// The bytes `records` take in a raft batch from offset delta `first_delta` on (timestamp
+/// delta 0, no headers: how the raft client writes them).
+fn records_bytes(first_delta: usize, records: &[KeyValue]) -> std::result::Result<usize, String> {
+    let mut scratch = Vec::new();
+    for ((key, value), delta) in records.iter().zip(first_delta..) {
+        let record = RecordSpec {
+            offset: 0,
+            timestamp: 0,
+            key: key.clone(),
+            value: value.clone(),
+            headers: Vec::new(),
+        };
+        let delta = i32::try_from(delta).map_err(|_| "too many records for a batch".to_string())?;
+        encode_batch_record(&mut scratch, delta, 0, &record).map_err(|e| e.to_string())?;
+    }
+    Ok(scratch.len())
 }
 
 /// A raft batch of `records` at `base_offset`, stamped with the broker clock.
@@ -234,7 +292,8 @@ fn append(log: &mut Log, planner: &mut Planner<'_>, batch: &[u8]) -> Result<()> 
     Ok(())
 }
 
-/// A snapshot file's bytes: header batch, a batch per non-empty list, footer batch.
+/// A snapshot file's bytes: header batch, the records in batches as the accumulator cuts them
+/// ([`metadata_batches`]), footer batch.
 fn snapshot(
     planner: &Planner<'_>,
     epoch: i32,
@@ -254,8 +313,7 @@ fn snapshot(
         .map_err(bad)?;
     let mut next = records.len() as i64;
     let mut out = raft_batch(planner, 0, epoch, true, records)?;
-    let records = metadata_records(appends).map_err(bad)?;
-    if !records.is_empty() {
+    for records in metadata_batches(appends).map_err(bad)? {
         let count = records.len() as i64;
         out.extend(raft_batch(planner, next, epoch, false, records)?);
         next += count;
@@ -266,6 +324,155 @@ fn snapshot(
     Ok(out)
 }
 
+/// `path` with its `.` and `..` components resolved as names (no link followed).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::names::BOOTSTRAP_CHECKPOINT_FILE_NAME;
+    use crate::ops::write::spec::{write_spec, Spec};
+
+    fn config_record(value_len: usize) -> Value {
+        json!({"type": "CONFIG_RECORD", "version": 0, "data": {"resourceType": 2,
+            "resourceName": "t", "name": "x", "value": "a".repeat(value_len)}})
+    }
+
+    /// The bytes of a raft batch of `records` (base offset 0), as the writer builds it.
+    fn batch_bytes(records: &[KeyValue]) -> usize {
+        let records: Vec<RecordSpec> = records
+            .iter()
+            .zip(0..)
+            .map(|((key, value), offset)| RecordSpec {
+                offset,
+                timestamp: 0,
+                key: key.clone(),
+                value: value.clone(),
+                headers: Vec::new(),
+            })
+            .collect();
+        build_batch(&BatchSpec::default(), &records).unwrap().len()
+    }
+
+    /// KafkaRaftClient.MAX_BATCH_SIZE_BYTES = 8 * 1024 * 1024 and BatchAccumulator: an append
+    /// call's records stay together, join the open batch while it stays within 8 MiB, and
+    /// start the next batch when they would not.
+    #[test]
+    fn raft_appends_are_cut_into_batches_of_at_most_8_mib() {
+        let mib = 1024 * 1024;
+        let lists: Vec<Vec<Value>> = vec![
+            vec![config_record(3 * mib), config_record(10)],
+            vec![config_record(3 * mib)],
+            vec![config_record(3 * mib)],
+            vec![config_record(100)],
+            vec![],
+            vec![config_record(5 * mib)],
+        ];
+        let batches = metadata_batches(&lists).unwrap();
+        let sizes: Vec<usize> = batches.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [3, 2, 1]);
+        for (i, b) in batches.iter().enumerate() {
+            assert!(batch_bytes(b) <= MAX_RAFT_BATCH_BYTES, "batch {i}");
+            // Cut only where the next append would not have fitted.
+            if let Some(next) = batches.get(i + 1) {
+                let mut joined = b.clone();
+                joined.extend(next.iter().take(1).cloned());
+                assert!(batch_bytes(&joined) > MAX_RAFT_BATCH_BYTES, "batch {i}");
+            }
+        }
+        // Small appends share one batch, as before.
+        let small = vec![vec![config_record(1)], vec![config_record(2)]];
+        assert_eq!(metadata_batches(&small).unwrap().len(), 1);
+        // One append larger than a batch: Kafka's RecordBatchTooLargeException.
+        let err = metadata_batches(&[vec![], vec![config_record(8 * mib)]]).unwrap_err();
+        assert!(
+            err.starts_with("appends[1]: the total record(s) size of ")
+                && err.ends_with("exceeds the maximum allowed batch size of 8388608"),
+            "{err}"
+        );
+    }
+
+    fn spec(ops: &str) -> Spec {
+        Spec::from_json(&format!(
+            r#"{{"topic": "__cluster_metadata", "partition": 0, "ops": [
+                {{"op": "bootstrap_checkpoint", "path": "../bootstrap.checkpoint",
+                  "records": [{{"type": "FEATURE_LEVEL_RECORD", "version": 0,
+                               "data": {{"name": "metadata.version", "featureLevel": 21}}}}]}}
+                {ops}]}}"#
+        ))
+        .unwrap()
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut out: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The bootstrap checkpoint lies outside the partition directory, in the log dir: it is
+    /// written with the partition or not at all, and never over an existing file.
+    #[test]
+    fn bootstrap_checkpoint_is_all_or_nothing_with_the_partition() {
+        let root = tempfile::tempdir().unwrap();
+        let logs = root.path().join("logs");
+        let part = logs.join("__cluster_metadata-0");
+        // A later op fails: neither the partition nor the checkpoint is there.
+        let err = write_spec(&spec(r#", {"op": "quorum_state"}"#), &part).unwrap_err();
+        assert!(err.to_string().contains("needs a raft_leader"), "{err}");
+        assert!(!logs.exists(), "{:?}", names(root.path()));
+
+        let summary = write_spec(&spec(""), &part).unwrap();
+        assert_eq!(
+            names(&logs),
+            ["__cluster_metadata-0", BOOTSTRAP_CHECKPOINT_FILE_NAME]
+        );
+        let bytes = std::fs::read(logs.join(BOOTSTRAP_CHECKPOINT_FILE_NAME)).unwrap();
+        assert_eq!(summary.kraft_files[0].1["bytes"], bytes.len());
+
+        // An existing checkpoint is not overwritten, and the partition is not written.
+        let other = logs.join("__cluster_metadata-1");
+        let err = write_spec(&spec(""), &other).unwrap_err();
+        assert!(err.to_string().contains("exists already"), "{err}");
+        assert_eq!(
+            names(&logs),
+            ["__cluster_metadata-0", BOOTSTRAP_CHECKPOINT_FILE_NAME]
+        );
+        assert_eq!(
+            std::fs::read(logs.join(BOOTSTRAP_CHECKPOINT_FILE_NAME)).unwrap(),
+            bytes
+        );
+
+        // A path inside the partition directory is written there directly.
+        let inside = spec("").ops.into_iter().next().unwrap();
+        let Op::BootstrapCheckpoint { records, .. } = inside else {
+            unreachable!()
+        };
+        let text = json!({"topic": "__cluster_metadata", "partition": 0, "ops": [
+            {"op": "bootstrap_checkpoint", "path": "./sub/../bootstrap.checkpoint", "records": records}]});
+        let third = root.path().join("third/__cluster_metadata-0");
+        write_spec(&Spec::from_json(&text.to_string()).unwrap(), &third).unwrap();
+        assert!(names(&third).contains(&BOOTSTRAP_CHECKPOINT_FILE_NAME.to_string()));
+        assert_eq!(names(third.parent().unwrap()), ["__cluster_metadata-0"]);
+    }
 }

@@ -31,6 +31,7 @@ use crate::storage::{CloseMode, Log, LogConfig, LogEvent};
 use super::damage::{self, Damage};
 use super::kraft::{self, Raft};
 use super::log_dir::LogDirSpec;
+use super::Outside;
 
 /// The topic id written to `partition.metadata` when the spec names none.
 pub const DEFAULT_TOPIC_ID: &str = "T1JBQ0xFAAAAAAAAAAAAAQ";
@@ -514,11 +515,18 @@ pub(super) fn write_driven(
     out_dir: &Path,
     drive: &mut AppendDriver<'_>,
 ) -> Result<WriteSummary> {
-    super::all_or_nothing(out_dir, |dir| build_driven(spec, dir, drive))
+    super::all_or_nothing_with(out_dir, |dir, outside| {
+        build_driven(spec, dir, drive, outside)
+    })
 }
 
 /// [`write_driven`] into the directory `out_dir`, which exists and is empty.
-fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Result<WriteSummary> {
+fn build_driven(
+    spec: &Spec,
+    out_dir: &Path,
+    drive: &mut AppendDriver<'_>,
+    outside: &mut Outside,
+) -> Result<WriteSummary> {
     let now_ms = spec.now_ms.unwrap_or(DEFAULT_NOW_MS);
     let start_offset = spec.start_offset.unwrap_or(0);
     let topic_id_text = spec.topic_id.as_deref().unwrap_or(DEFAULT_TOPIC_ID);
@@ -536,6 +544,7 @@ fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Re
         next_sequence: HashMap::new(),
         raft: Raft::default(),
         raft_files: Vec::new(),
+        outside: Vec::new(),
     };
     let keep_appended = matches!(
         spec.tail_garbage,
@@ -550,6 +559,9 @@ fn build_driven(spec: &Spec, out_dir: &Path, drive: &mut AppendDriver<'_>) -> Re
         &mut planner,
         keep_appended.then_some(&mut appended),
     )?;
+    for (path, bytes) in std::mem::take(&mut planner.outside) {
+        outside.write(&path, &bytes)?;
+    }
     let tail = match &spec.tail_garbage {
         None => None,
         Some(t) => Some(tail_bytes(t, &mut planner, &appended)?),
@@ -678,6 +690,9 @@ pub(super) struct Planner<'s> {
     pub(super) raft: Raft,
     /// The files the raft ops wrote, for the summary.
     pub(super) raft_files: Vec<(usize, Value)>,
+    /// The files the ops write outside the partition directory (path, bytes), written when
+    /// the log is built.
+    pub(super) outside: Vec<(PathBuf, Vec<u8>)>,
 }
 
 impl Planner<'_> {
@@ -962,6 +977,7 @@ mod tests {
             now_ms: 0,
             raft: Raft::default(),
             raft_files: Vec::new(),
+            outside: Vec::new(),
             next_sequence: HashMap::new(),
         };
         let Op::Append { batches } = &spec.ops[0] else {

@@ -28,7 +28,7 @@ mod index;
 mod schemas;
 mod state;
 
-pub use schemas::load_avro_schemas;
+pub use schemas::{load_avro_schemas, load_proto_schemas};
 
 /// kafka-dump-log's default for `--max-bytes`; the "invalid bytes" line is printed only then.
 pub const DEFAULT_MAX_BYTES: u64 = i32::MAX as u64;
