@@ -41,7 +41,7 @@ pub struct RebuildPlan {
     pub segments: BTreeMap<i64, String>,
     pub events: Vec<LoadEvent>,
     pub changes: Vec<Change>,
-    _scratch: Option<tempfile::TempDir>,
+    _scratch: Option<crate::storage::files::Staging>,
 }
 
 /// Why the indexes of segment `base` in `dir` need a rebuild, if they do.
@@ -200,9 +200,8 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
             });
             continue;
         }
-        let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
-        let work = scratch.path().join(dir.file_name().unwrap_or_default());
-        apply::copy_for_planning(&dir, &work)?;
+        let scratch = apply::stage_for_planning(&dir)?;
+        let work = scratch.work().to_path_buf();
         let params = LoadParams {
             had_clean_shutdown: false,
             recovery_point: 0,

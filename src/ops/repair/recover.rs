@@ -10,12 +10,12 @@ use serde_json::json;
 
 use super::apply::{self, ApplyOptions, Change};
 use super::log_dir::{checkpoint_writes, shutdown_checkpoint_updates, ShutdownOffsets};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::names::{
     parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
 };
 use crate::ops::partition::checkpoint_entry;
-use crate::storage::files::{file_len, segment_files};
+use crate::storage::files::{file_len, same_prefix, segment_files};
 use crate::storage::replace::staged_segment;
 use crate::storage::{CloseMode, LoadEvent, LoadParams, LoadReport, Log, LogConfig};
 
@@ -40,8 +40,8 @@ pub struct RecoverPlan {
     /// How long loading the copy took: the recovery walk the broker's start-up does too (the
     /// copy and the comparison around it are kseg's own).
     pub load_time: std::time::Duration,
-    /// Holds the recovered copy the writes come from.
-    _scratch: tempfile::TempDir,
+    /// Holds the staged files the writes come from.
+    _scratch: crate::storage::files::Staging,
 }
 
 /// The changes of each offset-overflow split the recovery of the copy `work` did, as the
@@ -94,8 +94,11 @@ fn swap_renames(
             continue;
         };
         let (from, to, fin) = (dir.join(from), dir.join(to), work.join(to));
-        let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
-        if !fin.is_file() || read(&from)? != read(&fin)? {
+        if !fin.is_file() {
+            continue;
+        }
+        let len = file_len(&from)?;
+        if file_len(&fin)? != len || !same_prefix(&from, &fin, len)? {
             continue;
         }
         changes.retain(|c| c.file() != from && c.file() != to);
@@ -122,9 +125,8 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         },
     };
     let log_start_checkpoint = checkpoint_entry(dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME)?;
-    let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
-    let work = scratch.path().join(dir.file_name().unwrap_or_default());
-    apply::copy_for_planning(dir, &work)?;
+    let scratch = apply::stage_for_planning(dir)?;
+    let work = scratch.work().to_path_buf();
     let params = LoadParams {
         had_clean_shutdown: false,
         recovery_point,
@@ -156,13 +158,14 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         changes.extend(checkpoint_writes(
             &updates,
             &(pd.topic, pd.partition),
-            scratch.path(),
+            scratch.scratch(),
         )?);
     }
     apply::order_changes(&mut changes);
     // The splits go first, each in the broker's own replace order: every point of it is one
     // the loader resolves (§2.3 steps 1–2), and what follows is ordinary recovery.
     changes.splice(0..0, split);
+    apply::materialize_sources(&changes)?;
     Ok(RecoverPlan {
         dir: dir.to_path_buf(),
         recovery_point,

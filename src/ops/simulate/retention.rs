@@ -464,10 +464,9 @@ impl RetentionReport {
     /// for readers; offline there are none). A crash in between leaves `.deleted` files, which
     /// the next load removes.
     pub fn changes(&self, scratch: &Path) -> Result<Vec<Change>> {
-        let work = scratch
-            .join("log")
-            .join(self.dir.file_name().unwrap_or_default());
-        apply::copy_for_planning(&self.dir, &work)?;
+        let staging =
+            crate::storage::files::Staging::within(scratch, "log", &self.dir, apply::TMP_SUFFIX)?;
+        let work = staging.work().to_path_buf();
         let params = LoadParams {
             had_clean_shutdown: true,
             recovery_point: self.log_end_offset,
@@ -507,6 +506,9 @@ impl RetentionReport {
         if let Some(tp) = &self.topic_partition {
             out.extend(checkpoint_writes(&self.checkpoint_updates, tp, scratch)?);
         }
+        // The staged files outlive the staging (they are in `scratch`): the placeholders
+        // among the sources get their bytes before it ends.
+        apply::materialize_sources(&out)?;
         Ok(out)
     }
 
