@@ -465,3 +465,75 @@ impl Drop for Staging {
         placeholders().retain(|k, _| !k.starts_with(&self.work));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+
+    fn read_data(p: &Path) -> Vec<u8> {
+        let (f, len) = open_data(p).unwrap();
+        let mut out = Vec::new();
+        f.take(len).read_to_end(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn staged_logs_are_placeholders_whose_cuts_renames_and_deletions_are_the_record() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t-0");
+        std::fs::create_dir_all(&dir).unwrap();
+        let data: Vec<u8> = (0..1 << 20).map(|i| (i % 251) as u8).collect();
+        let log = dir.join("00000000000000000000.log");
+        std::fs::write(&log, &data).unwrap();
+        std::fs::write(dir.join("00000000000000000000.index"), [7u8; 8]).unwrap();
+        std::fs::write(dir.join("x.kseg-tmp"), b"left over").unwrap();
+        let staging = Staging::new(&dir, ".kseg-tmp").unwrap();
+        let work = staging.work().to_path_buf();
+        let staged = work.join("00000000000000000000.log");
+        // The placeholder has the length and no data blocks; its bytes are the original's.
+        let meta = std::fs::metadata(&staged).unwrap();
+        assert_eq!(meta.len(), data.len() as u64);
+        assert_eq!(meta.blocks(), 0);
+        assert_eq!(placeholder_origin(&staged).as_deref(), Some(log.as_path()));
+        assert_eq!(read_data(&staged), data);
+        assert!(same_prefix(&log, &staged, data.len() as u64).unwrap());
+        // Other files are copies; the executor's leftovers are not staged.
+        assert_eq!(
+            std::fs::read(work.join("00000000000000000000.index")).unwrap(),
+            [7u8; 8]
+        );
+        assert!(!work.join("x.kseg-tmp").exists());
+        // A cut is the placeholder's length.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&staged)
+            .unwrap()
+            .set_len(1000)
+            .unwrap();
+        assert_eq!(read_data(&staged), &data[..1000]);
+        // A rename carries what it stands for; a deletion forgets it.
+        let swapped = work.join("00000000000000000000.log.deleted");
+        rename(&staged, &swapped).unwrap();
+        assert_eq!(placeholder_origin(&staged), None);
+        assert_eq!(read_data(&swapped), &data[..1000]);
+        // Materialised, it holds its bytes itself.
+        materialize(&swapped).unwrap();
+        assert_eq!(placeholder_origin(&swapped), None);
+        assert_eq!(std::fs::read(&swapped).unwrap(), &data[..1000]);
+        // A placeholder never grows: planning must not read bytes nobody wrote.
+        let other = work.join("00000000000000000005.log");
+        std::fs::write(dir.join("00000000000000000005.log"), b"abc").unwrap();
+        std::fs::write(&other, b"").unwrap();
+        placeholders().insert(other.clone(), dir.join("00000000000000000005.log"));
+        std::fs::write(&other, b"abcd").unwrap();
+        assert!(open_data(&other).is_err());
+        remove_file(&other).unwrap();
+        assert_eq!(placeholder_origin(&other), None);
+        // The original never changed.
+        assert_eq!(std::fs::read(&log).unwrap(), data);
+        drop(staging);
+        assert!(placeholders().keys().all(|k| !k.starts_with(&work)));
+    }
+}

@@ -1,8 +1,9 @@
 //! `rebuild-index`: the `.index`, `.timeindex` and `.txnindex` of segments rebuilt from their
 //! `.log` as the broker's recovery rebuilds them (`LogSegment.recover`: one entry per batch),
-//! on a scratch copy; only index files change. Without `--all`, only segments whose indexes
-//! look unsound are rebuilt: missing, a partial entry, out of order, pointing past the log, or
-//! left untrimmed (a zero-filled preallocated tail).
+//! on a staging directory (its `.log` files read from the original, not copied); only index
+//! files change. Without `--all`, only segments whose indexes look unsound are rebuilt:
+//! missing, a partial entry, out of order, pointing past the log, or left untrimmed (a
+//! zero-filled preallocated tail).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

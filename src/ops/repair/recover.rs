@@ -1,8 +1,10 @@
 //! `recover`: what the broker does to a partition directory on an unclean restart
 //! (`LogLoader.load`: recovery from the recovery point, truncation at the first invalid batch,
 //! later segments dropped, indexes, producer snapshots and leader epochs rebuilt, leftovers
-//! resolved, legacy segments whose offsets overflow split), followed by a clean close — computed on a scratch copy, so a dry run changes
-//! nothing, and carried out through the crash-safe executor.
+//! resolved, legacy segments whose offsets overflow split), followed by a clean close —
+//! computed by the engine on a staging directory whose segment data is read from the original
+//! (`storage::files::Staging`: no `.log` copied, a cut recorded as a length), so a dry run
+//! changes nothing, and carried out through the crash-safe executor.
 
 use std::path::{Path, PathBuf};
 
@@ -37,14 +39,14 @@ pub struct RecoverPlan {
     pub recovery_point_source: &'static str,
     pub report: LoadReport,
     pub changes: Vec<Change>,
-    /// How long loading the copy took: the recovery walk the broker's start-up does too (the
-    /// copy and the comparison around it are kseg's own).
+    /// How long loading the staged directory took: the recovery walk the broker's start-up
+    /// does too (the staging and the comparison around it are kseg's own).
     pub load_time: std::time::Duration,
     /// Holds the staged files the writes come from.
     _scratch: crate::storage::files::Staging,
 }
 
-/// The changes of each offset-overflow split the recovery of the copy `work` did, as the
+/// The changes of each offset-overflow split the recovery of the staged directory `work` did, as the
 /// broker's segment replace ([`apply::replace_segments`], §2.6) of the original's files by the
 /// new segments'. The diff's changes of those segment files are taken out of `changes`.
 fn split_changes(

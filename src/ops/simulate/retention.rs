@@ -454,9 +454,10 @@ impl RetentionReport {
     /// What `--apply` changes, in execution order: the rolled segment's files (when every
     /// segment goes), the deleted segments' files oldest first (so an interrupted run leaves a
     /// contiguous log), then what else the deletion and a clean shutdown rewrite (the leader
-    /// epoch checkpoint) and the log dir's checkpoints. The engine carries the plan out on a
-    /// copy of the directory staged in `scratch` (load, one `deleteSegments` per pass, clean
-    /// close); the changes turn the original into that copy.
+    /// epoch checkpoint) and the log dir's checkpoints. The engine carries the plan out on the
+    /// directory staged in `scratch` (`storage::files::Staging`: segment data read from the
+    /// original, not copied; load, one `deleteSegments` per pass, clean close); the changes
+    /// turn the original into what the engine left there.
     ///
     /// As the broker does (behavior.md §5.4, `deleteSegmentFiles`: the old files' half of the
     /// segment replace), every file of the deleted segments is first renamed to `.deleted`,
