@@ -188,11 +188,11 @@ pub fn read_index_last_slot(p: &Path, slot: usize) -> Result<Option<Vec<u8>>> {
 }
 
 /// `p` opened for reading at its start, with its length and where its last data extent ends.
+/// A placeholder's bytes are its original's ([`open_data`]).
 fn open_sparse(p: &Path) -> Result<(std::fs::File, u64, u64)> {
     use std::io::Seek;
-    let mut f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
-    let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
-    let end = data_end(&f, len);
+    let (mut f, len) = open_data(p)?;
+    let end = data_end(&f, len).min(len);
     // Finding the holes moved the file offset.
     f.rewind().map_err(|e| Error::io(p, e))?;
     Ok((f, len, end))
@@ -237,10 +237,15 @@ pub fn copy_sparse(from: &Path, to: &Path) -> Result<()> {
 }
 
 /// Whether the first `n` bytes of `a` and `b` are equal (both must be that long), read in
-/// chunks; what lies past both files' data extents is zero in both and is not read.
+/// chunks; what lies past both files' data extents is zero in both and is not read. A
+/// placeholder and its original are not read at all: the first's bytes are a prefix of the
+/// second's.
 pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
     use std::io::Read;
     const CHUNK: usize = 1 << 16;
+    if placeholder_origin(b).as_deref() == Some(a) || placeholder_origin(a).as_deref() == Some(b) {
+        return Ok(true);
+    }
     let ((mut fa, _, end_a), (mut fb, _, end_b)) = (open_sparse(a)?, open_sparse(b)?);
     let mut left = n.min(end_a.max(end_b));
     let (mut ba, mut bb) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
@@ -265,4 +270,271 @@ pub fn mtime_ms(path: &Path) -> Result<i64> {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
     })
+}
+
+/// The planning overlay: while a repair is planned, the engine runs on a staging directory
+/// whose segment data files (`.log`, and their `.swap`/`.cleaned`/`.deleted` forms) are
+/// *placeholders*: sparse files of the original's length and mtime, no data. Their bytes are
+/// read from the original file ([`open_data`]), so unchanged data is never copied; what the
+/// engine does to a placeholder is the record of what it would do to the original: a cut
+/// shortens it (a recorded length), a rename moves it, a deletion unlinks it. Every other file
+/// the engine writes is a real file in the staging directory. The map from placeholder to
+/// original lives here, in the one place through which the engine opens, renames and deletes
+/// segment data ([`open_data`], [`rename`], [`remove_file`], [`create_truncated`]).
+static PLACEHOLDERS: std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn placeholders() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+    // A panic elsewhere cannot leave the map half-changed: every change is one call.
+    PLACEHOLDERS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The original file whose bytes the placeholder `p` stands for, if `p` is one.
+pub fn placeholder_origin(p: &Path) -> Option<PathBuf> {
+    placeholders().get(p).cloned()
+}
+
+/// Opens the bytes of the data file `p` for reading, with their length: the file itself, or,
+/// for a placeholder, the original it stands for, cut to the placeholder's length.
+pub fn open_data(p: &Path) -> Result<(std::fs::File, u64)> {
+    let origin = placeholder_origin(p);
+    let len = file_len(p)?;
+    let Some(origin) = origin else {
+        let f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+        return Ok((f, len));
+    };
+    let f = std::fs::File::open(&origin).map_err(|e| Error::io(&origin, e))?;
+    let origin_len = f.metadata().map_err(|e| Error::io(&origin, e))?.len();
+    if len > origin_len {
+        // Planning never appends to an existing segment; a longer placeholder would read
+        // bytes nobody wrote.
+        return Err(Error::invalid(
+            p,
+            format!(
+                "a planned file grew past its original {} ({len} > {origin_len} bytes)",
+                origin.display()
+            ),
+        ));
+    }
+    Ok((f, len))
+}
+
+/// Renames `from` to `to` (the engine's renames: swaps, `.deleted`, split segments moved in),
+/// a placeholder keeping what it stands for.
+pub fn rename(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+    let mut map = placeholders();
+    map.remove(to);
+    if let Some(origin) = map.remove(from) {
+        map.insert(to.to_path_buf(), origin);
+    }
+    Ok(())
+}
+
+/// Unlinks `p` if it exists (a missing file is no error), a placeholder included.
+pub fn remove_file(p: &Path) -> Result<()> {
+    match std::fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(p, e)),
+        _ => {}
+    }
+    placeholders().remove(p);
+    Ok(())
+}
+
+/// Creates `p` empty for reading and writing (replacing what held the name: a placeholder
+/// becomes an ordinary new file).
+pub fn create_truncated(p: &Path) -> Result<std::fs::File> {
+    placeholders().remove(p);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .write(true)
+        .truncate(true)
+        .open(p)
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Makes the placeholder `p` (if it is one) an ordinary file holding its bytes: a file the
+/// executor copies from must hold them.
+pub fn materialize(p: &Path) -> Result<()> {
+    use std::io::Read;
+    let Some(origin) = placeholder_origin(p) else {
+        return Ok(());
+    };
+    let mtime = std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .map_err(|e| Error::io(p, e))?;
+    let (src, len) = open_data(p)?;
+    let mut dst = std::fs::File::create(p).map_err(|e| Error::io(p, e))?;
+    std::io::copy(&mut src.take(len), &mut dst).map_err(|e| Error::io(p, e))?;
+    drop(dst);
+    set_mtime(p, mtime)?;
+    let mut map = placeholders();
+    if map.get(p) == Some(&origin) {
+        map.remove(p);
+    }
+    Ok(())
+}
+
+/// Whether a file of this name holds segment data (staged as a placeholder for planning).
+fn is_segment_data(name: &str) -> bool {
+    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
+    let base = [CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(name);
+    matches!(
+        crate::format::names::classify(base),
+        crate::format::names::FileKind::Log { .. }
+    )
+}
+
+/// A staging directory for planning a repair of one partition directory: what the engine
+/// changes there is the plan. Dropping it forgets its placeholders (and removes the scratch
+/// directory it made itself).
+#[derive(Debug)]
+pub struct Staging {
+    _scratch: Option<tempfile::TempDir>,
+    scratch: PathBuf,
+    work: PathBuf,
+}
+
+impl Staging {
+    /// Stages the partition directory `from` in a new scratch directory, under its own name.
+    pub fn new(from: &Path, skip_suffix: &str) -> Result<Self> {
+        let tmp = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+        let scratch = tmp.path().to_path_buf();
+        let mut staging = Staging::within(&scratch, ".", from, skip_suffix)?;
+        staging._scratch = Some(tmp);
+        Ok(staging)
+    }
+
+    /// Stages the partition directory `from` as `<scratch>/<sub>/<name of from>`: its
+    /// segment data files as placeholders, its other regular files (indexes, snapshots,
+    /// checkpoints, metadata: small next to the data) copied writable with their mtimes,
+    /// leaving out files whose names end in `skip_suffix` (the executor's temporary files).
+    pub fn within(scratch: &Path, sub: &str, from: &Path, skip_suffix: &str) -> Result<Self> {
+        let work = scratch.join(sub).join(from.file_name().unwrap_or_default());
+        std::fs::create_dir_all(&work).map_err(|e| Error::io(&work, e))?;
+        let staging = Staging {
+            _scratch: None,
+            scratch: scratch.to_path_buf(),
+            work,
+        };
+        for e in std::fs::read_dir(from).map_err(|e| Error::io(from, e))? {
+            let e = e.map_err(|e| Error::io(from, e))?;
+            let p = e.path();
+            let name = e.file_name();
+            let name_str = name.to_string_lossy();
+            if !e.file_type().map_err(|err| Error::io(&p, err))?.is_file()
+                || name_str.ends_with(skip_suffix)
+            {
+                continue;
+            }
+            // The engine reads mtimes (a split segment keeps the original's).
+            let meta = e.metadata().map_err(|err| Error::io(&p, err))?;
+            let mtime = meta.modified().map_err(|err| Error::io(&p, err))?;
+            let to = staging.work.join(&name);
+            if is_segment_data(&name_str) {
+                std::fs::File::create(&to)
+                    .and_then(|f| f.set_len(meta.len()))
+                    .map_err(|err| Error::io(&to, err))?;
+                set_mtime(&to, mtime)?;
+                placeholders().insert(to, p);
+            } else {
+                copy_writable(&p, &to, mtime)?;
+            }
+        }
+        Ok(staging)
+    }
+
+    /// The staged partition directory.
+    pub fn work(&self) -> &Path {
+        &self.work
+    }
+
+    /// The scratch directory holding it (for other staged files, e.g. checkpoints).
+    pub fn scratch(&self) -> &Path {
+        &self.scratch
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        placeholders().retain(|k, _| !k.starts_with(&self.work));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+
+    fn read_data(p: &Path) -> Vec<u8> {
+        let (f, len) = open_data(p).unwrap();
+        let mut out = Vec::new();
+        f.take(len).read_to_end(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn staged_logs_are_placeholders_whose_cuts_renames_and_deletions_are_the_record() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t-0");
+        std::fs::create_dir_all(&dir).unwrap();
+        let data: Vec<u8> = (0..1 << 20).map(|i| (i % 251) as u8).collect();
+        let log = dir.join("00000000000000000000.log");
+        std::fs::write(&log, &data).unwrap();
+        std::fs::write(dir.join("00000000000000000000.index"), [7u8; 8]).unwrap();
+        std::fs::write(dir.join("x.kseg-tmp"), b"left over").unwrap();
+        let staging = Staging::new(&dir, ".kseg-tmp").unwrap();
+        let work = staging.work().to_path_buf();
+        let staged = work.join("00000000000000000000.log");
+        // The placeholder has the length and no data blocks; its bytes are the original's.
+        let meta = std::fs::metadata(&staged).unwrap();
+        assert_eq!(meta.len(), data.len() as u64);
+        assert_eq!(meta.blocks(), 0);
+        assert_eq!(placeholder_origin(&staged).as_deref(), Some(log.as_path()));
+        assert_eq!(read_data(&staged), data);
+        assert!(same_prefix(&log, &staged, data.len() as u64).unwrap());
+        // Other files are copies; the executor's leftovers are not staged.
+        assert_eq!(
+            std::fs::read(work.join("00000000000000000000.index")).unwrap(),
+            [7u8; 8]
+        );
+        assert!(!work.join("x.kseg-tmp").exists());
+        // A cut is the placeholder's length.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&staged)
+            .unwrap()
+            .set_len(1000)
+            .unwrap();
+        assert_eq!(read_data(&staged), &data[..1000]);
+        // A rename carries what it stands for; a deletion forgets it.
+        let swapped = work.join("00000000000000000000.log.deleted");
+        rename(&staged, &swapped).unwrap();
+        assert_eq!(placeholder_origin(&staged), None);
+        assert_eq!(read_data(&swapped), &data[..1000]);
+        // Materialised, it holds its bytes itself.
+        materialize(&swapped).unwrap();
+        assert_eq!(placeholder_origin(&swapped), None);
+        assert_eq!(std::fs::read(&swapped).unwrap(), &data[..1000]);
+        // A placeholder never grows: planning must not read bytes nobody wrote.
+        let other = work.join("00000000000000000005.log");
+        std::fs::write(dir.join("00000000000000000005.log"), b"abc").unwrap();
+        std::fs::write(&other, b"").unwrap();
+        placeholders().insert(other.clone(), dir.join("00000000000000000005.log"));
+        std::fs::write(&other, b"abcd").unwrap();
+        assert!(open_data(&other).is_err());
+        remove_file(&other).unwrap();
+        assert_eq!(placeholder_origin(&other), None);
+        // The original never changed.
+        assert_eq!(std::fs::read(&log).unwrap(), data);
+        drop(staging);
+        assert!(placeholders().keys().all(|k| !k.starts_with(&work)));
+    }
 }

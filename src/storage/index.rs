@@ -9,7 +9,7 @@
 //! rule of when to add an entry (that is [`super::segment::Segment::append`]'s).
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -30,6 +30,23 @@ struct IndexFile {
     max_index_bytes: u64,
     max_entries: u64,
     file: Option<File>,
+    /// Entries appended but not yet written: one write per [`PENDING_WRITE_BYTES`], not one
+    /// `lseek` + `write` per entry. Written before the file is resized, synced or dropped.
+    pending: Vec<u8>,
+    /// The slot of `pending`'s first byte.
+    pending_slot: u64,
+}
+
+/// How many bytes of appended entries [`IndexFile`] gathers before it writes them.
+const PENDING_WRITE_BYTES: usize = 64 << 10;
+
+impl Drop for IndexFile {
+    /// The entries still gathered reach the file when the index goes without a resize or
+    /// sync (a log dropped without a close). A failure here has no one to be reported to; the
+    /// engine's own paths (close, roll, recovery) write them through `resize` and `sync`.
+    fn drop(&mut self) {
+        let _ = self.write_pending();
+    }
 }
 
 impl IndexFile {
@@ -40,6 +57,8 @@ impl IndexFile {
             max_index_bytes,
             max_entries: max_index_bytes / entry_bytes,
             file: None,
+            pending: Vec::new(),
+            pending_slot: 0,
         }
     }
 
@@ -102,13 +121,38 @@ impl IndexFile {
         Ok(self.file.as_mut().expect("checked"))
     }
 
+    /// Puts `bytes` in slot `slot`: gathered with the entries appended just before, written
+    /// when enough are (or at [`Self::write_pending`]).
     fn write_slot(&mut self, slot: u64, bytes: &[u8]) -> Result<()> {
-        let pos = slot * self.entry_bytes;
+        self.file()?;
+        let pending_end = self.pending_slot + (self.pending.len() as u64) / self.entry_bytes;
+        if self.pending.is_empty() || slot != pending_end {
+            self.write_pending()?;
+            self.pending_slot = slot;
+        }
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= PENDING_WRITE_BYTES {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the gathered entries, in one positioned write.
+    fn write_pending(&mut self) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let pos = self.pending_slot * self.entry_bytes;
         let path = self.path.clone();
-        let file = self.file()?;
-        file.seek(SeekFrom::Start(pos))
-            .and_then(|_| file.write_all(bytes))
-            .map_err(|e| Error::io(&path, e))
+        let pending = std::mem::take(&mut self.pending);
+        self.file()?
+            .write_all_at(&pending, pos)
+            .map_err(|e| Error::io(&path, e))?;
+        // The buffer is kept for the next entries.
+        self.pending = pending;
+        self.pending.clear();
+        Ok(())
     }
 
     /// `resize`: the file length becomes `bytes` rounded down to whole slots, which become the
@@ -116,6 +160,7 @@ impl IndexFile {
     fn resize(&mut self, bytes: u64) -> Result<()> {
         let len = bytes / self.entry_bytes * self.entry_bytes;
         let path = self.path.clone();
+        self.write_pending()?;
         self.file()?.set_len(len).map_err(|e| Error::io(&path, e))?;
         self.max_entries = len / self.entry_bytes;
         Ok(())
@@ -129,6 +174,7 @@ impl IndexFile {
 
     fn sync(&mut self) -> Result<()> {
         let path = self.path.clone();
+        self.write_pending()?;
         match &self.file {
             Some(f) => f.sync_all().map_err(|e| Error::io(&path, e)),
             None => Ok(()),

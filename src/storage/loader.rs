@@ -139,10 +139,7 @@ fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn remove(p: &Path) -> Result<()> {
-    match std::fs::remove_file(p) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(p, e)),
-        _ => Ok(()),
-    }
+    super::files::remove_file(p)
 }
 
 /// One past the last whole batch of a `.log` file, or `base` if it has none.
@@ -336,7 +333,7 @@ impl Loader<'_> {
             let name = file_name(&p);
             if let Some(to) = name.strip_suffix(".swap") {
                 let target = self.dir.join(to);
-                std::fs::rename(&p, &target).map_err(|e| Error::io(&p, e))?;
+                super::files::rename(&p, &target)?;
                 self.events.push(LoadEvent::SwapCompleted {
                     from: name.clone(),
                     to: to.to_string(),

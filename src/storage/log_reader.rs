@@ -132,8 +132,7 @@ pub struct LogReader {
 
 impl LogReader {
     pub fn open(path: &Path, max_bytes: Option<u64>) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let (file, len) = super::files::open_data(path)?;
         Ok(LogReader {
             path: path.to_path_buf(),
             file,

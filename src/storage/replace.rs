@@ -11,8 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::files::{segment_files, with_suffix};
-use crate::error::{Error, Result};
+use super::files::{remove_file, rename, segment_files, with_suffix};
+use crate::error::Result;
 use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
 
 /// One step of the replace. `bytes` is the file whose bytes the step moves, as it is before
@@ -93,14 +93,11 @@ pub fn staged_segment(staging: &Path, base: i64, dir: &Path) -> Vec<(PathBuf, Pa
 /// Carries out the replace at once, moving the staged files (which must be on the same file
 /// system) into the directory: what the engine does when it replaces segments itself.
 pub fn replace_now(new: &[Vec<(PathBuf, PathBuf)>], old: &[PathBuf]) -> Result<()> {
-    let rename = |from: &Path, to: &Path| std::fs::rename(from, to).map_err(|e| Error::io(from, e));
     for step in replace_steps(new, old) {
         match step {
             ReplaceStep::Stage { bytes, to } => rename(bytes, &to)?,
             ReplaceStep::Rename { from, to, .. } => rename(&from, &to)?,
-            ReplaceStep::Delete { file, .. } => {
-                std::fs::remove_file(&file).map_err(|e| Error::io(&file, e))?
-            }
+            ReplaceStep::Delete { file, .. } => remove_file(&file)?,
         }
     }
     Ok(())

@@ -11,6 +11,7 @@ use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use super::files;
 use super::index::{OffsetIndex, TimeIndex};
 use super::leader_epoch::LeaderEpochCache;
 use super::log_reader::{torn_tail, LogReader, Step};
@@ -116,20 +117,9 @@ impl Segment {
             dir.join(time_index_file_name(base_offset)),
             dir.join(txn_index_file_name(base_offset)),
         ] {
-            match std::fs::remove_file(&stale) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::io(&stale, e))
-                }
-                _ => {}
-            }
+            files::remove_file(&stale)?;
         }
-        let log = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .write(true)
-            .truncate(true)
-            .open(&log_path)
-            .map_err(|e| Error::io(&log_path, e))?;
+        let log = files::create_truncated(&log_path)?;
         Ok(Segment::create_unchecked(
             dir,
             base_offset,
@@ -456,11 +446,7 @@ impl Segment {
             time_index_file_name(self.base_offset),
             txn_index_file_name(self.base_offset),
         ] {
-            let p = dir.join(name);
-            match std::fs::remove_file(&p) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(&p, e)),
-                _ => {}
-            }
+            files::remove_file(&dir.join(name))?;
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::files::{segment_files, set_mtime};
+use super::files::{open_data, segment_files, set_mtime};
 use super::log_reader::{LogReader, Step};
 use super::replace::{replace_now, staged_segment};
 use super::segment::{Segment, SegmentConfig};
@@ -87,9 +87,11 @@ pub fn split_overflowed_segment(
     delete_original: bool,
 ) -> Result<Vec<i64>> {
     let log = dir.join(log_file_name(base));
-    let file = File::open(&log).map_err(|e| Error::io(&log, e))?;
-    let meta = file.metadata().map_err(|e| Error::io(&log, e))?;
-    let mtime = meta.modified().map_err(|e| Error::io(&log, e))?;
+    let (file, log_len) = open_data(&log)?;
+    // The file's own mtime (a placeholder's while planning), as a copy would have it.
+    let mtime = std::fs::metadata(&log)
+        .and_then(|m| m.modified())
+        .map_err(|e| Error::io(&log, e))?;
     let mut batches = Vec::new();
     let mut reader = LogReader::open(&log, None)?.with_max_entry_bytes(u64::MAX);
     while let Step::Entry { position, entry } = reader.next_step()? {
@@ -165,12 +167,12 @@ pub fn split_overflowed_segment(
         set_mtime(&new_log, mtime)?;
         new_bases.push(new_base);
     }
-    if total != meta.len() {
+    if total != log_len {
         return Err(Error::invalid(
             &log,
             format!(
                 "at byte {total}: not a whole batch, so the split segments would not hold the segment's {} bytes (the broker's split fails too)",
-                meta.len()
+                log_len
             ),
         ));
     }

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod big_segment;
+
 /// The reference corpus written by Apache Kafka's own code (`../shared/reference`).
 /// Missing corpus: a failure, unless `KSEG_ALLOW_SKIP` is set (then `None`) and `KSEG_REFERENCE`
 /// (which CI sets) is not.

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::storage::files::{copy_writable, file_len, same_prefix};
+use crate::storage::files::{file_len, materialize, same_prefix, Staging};
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
@@ -506,25 +506,19 @@ pub fn diff_dirs(
     Ok(changes)
 }
 
-/// Copies the regular files of `from` into the new directory `to`, writable, leaving out the
-/// executor's own temporary files: the scratch copy a plan is computed on.
-pub fn copy_for_planning(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
-    for e in std::fs::read_dir(from).map_err(|e| Error::io(from, e))? {
-        let e = e.map_err(|e| Error::io(from, e))?;
-        let p = e.path();
-        let name = e.file_name();
-        if !e.file_type().map_err(|err| Error::io(&p, err))?.is_file()
-            || name.to_string_lossy().ends_with(TMP_SUFFIX)
-        {
-            continue;
+/// Stages the partition directory `dir` for planning in a new scratch directory
+/// ([`Staging`]): the engine's run on it is the plan, its segment data read from `dir`.
+pub fn stage_for_planning(dir: &Path) -> Result<Staging> {
+    Staging::new(dir, TMP_SUFFIX)
+}
+
+/// Gives every write's source its bytes (a staged placeholder becomes a file): the executor
+/// copies them.
+pub fn materialize_sources(changes: &[Change]) -> Result<()> {
+    for c in changes {
+        if let Change::Write { source, .. } = c {
+            materialize(source)?;
         }
-        // The engine reads mtimes (a split segment keeps the original's).
-        let mtime = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .map_err(|err| Error::io(&p, err))?;
-        copy_writable(&p, &to.join(&name), mtime)?;
     }
     Ok(())
 }

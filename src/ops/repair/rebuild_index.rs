@@ -1,8 +1,9 @@
 //! `rebuild-index`: the `.index`, `.timeindex` and `.txnindex` of segments rebuilt from their
 //! `.log` as the broker's recovery rebuilds them (`LogSegment.recover`: one entry per batch),
-//! on a scratch copy; only index files change. Without `--all`, only segments whose indexes
-//! look unsound are rebuilt: missing, a partial entry, out of order, pointing past the log, or
-//! left untrimmed (a zero-filled preallocated tail).
+//! on a staging directory (its `.log` files read from the original, not copied); only index
+//! files change. Without `--all`, only segments whose indexes look unsound are rebuilt:
+//! missing, a partial entry, out of order, pointing past the log, or left untrimmed (a
+//! zero-filled preallocated tail).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,7 +43,7 @@ pub struct RebuildPlan {
     pub segments: BTreeMap<i64, String>,
     pub events: Vec<LoadEvent>,
     pub changes: Vec<Change>,
-    _scratch: Option<tempfile::TempDir>,
+    _scratch: Option<crate::storage::files::Staging>,
 }
 
 /// Why the indexes of segment `base` in `dir` need a rebuild, if they do.
@@ -283,9 +284,8 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
             });
             continue;
         }
-        let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
-        let work = scratch.path().join(dir.file_name().unwrap_or_default());
-        apply::copy_for_planning(&dir, &work)?;
+        let scratch = apply::stage_for_planning(&dir)?;
+        let work = scratch.work().to_path_buf();
         let params = LoadParams {
             had_clean_shutdown: false,
             recovery_point: 0,

@@ -1,8 +1,10 @@
 //! `recover`: what the broker does to a partition directory on an unclean restart
 //! (`LogLoader.load`: recovery from the recovery point, truncation at the first invalid batch,
 //! later segments dropped, indexes, producer snapshots and leader epochs rebuilt, leftovers
-//! resolved, legacy segments whose offsets overflow split), followed by a clean close — computed on a scratch copy, so a dry run changes
-//! nothing, and carried out through the crash-safe executor.
+//! resolved, legacy segments whose offsets overflow split), followed by a clean close —
+//! computed by the engine on a staging directory whose segment data is read from the original
+//! (`storage::files::Staging`: no `.log` copied, a cut recorded as a length), so a dry run
+//! changes nothing, and carried out through the crash-safe executor.
 
 use std::path::{Path, PathBuf};
 
@@ -11,12 +13,12 @@ use serde_json::json;
 use super::apply::{self, ApplyOptions, Change};
 use super::dropped::{dropped, event_lines};
 use super::log_dir::{checkpoint_writes, shutdown_checkpoint_updates, ShutdownOffsets};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::names::{
     parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
 };
 use crate::ops::partition::checkpoint_entry;
-use crate::storage::files::{file_len, segment_files};
+use crate::storage::files::{file_len, same_prefix, segment_files};
 use crate::storage::replace::staged_segment;
 use crate::storage::{CloseMode, LoadEvent, LoadParams, LoadReport, Log, LogConfig};
 
@@ -38,14 +40,14 @@ pub struct RecoverPlan {
     pub recovery_point_source: &'static str,
     pub report: LoadReport,
     pub changes: Vec<Change>,
-    /// How long loading the copy took: the recovery walk the broker's start-up does too (the
-    /// copy and the comparison around it are kseg's own).
+    /// How long loading the staged directory took: the recovery walk the broker's start-up
+    /// does too (the staging and the comparison around it are kseg's own).
     pub load_time: std::time::Duration,
-    /// Holds the recovered copy the writes come from.
-    _scratch: tempfile::TempDir,
+    /// Holds the staged files the writes come from.
+    _scratch: crate::storage::files::Staging,
 }
 
-/// The changes of each offset-overflow split the recovery of the copy `work` did, as the
+/// The changes of each offset-overflow split the recovery of the staged directory `work` did, as the
 /// broker's segment replace ([`apply::replace_segments`], §2.6) of the original's files by the
 /// new segments'. The diff's changes of those segment files are taken out of `changes`.
 fn split_changes(
@@ -95,8 +97,11 @@ fn swap_renames(
             continue;
         };
         let (from, to, fin) = (dir.join(from), dir.join(to), work.join(to));
-        let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
-        if !fin.is_file() || read(&from)? != read(&fin)? {
+        if !fin.is_file() {
+            continue;
+        }
+        let len = file_len(&from)?;
+        if file_len(&fin)? != len || !same_prefix(&from, &fin, len)? {
             continue;
         }
         changes.retain(|c| c.file() != from && c.file() != to);
@@ -123,9 +128,8 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         },
     };
     let log_start_checkpoint = checkpoint_entry(dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME)?;
-    let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
-    let work = scratch.path().join(dir.file_name().unwrap_or_default());
-    apply::copy_for_planning(dir, &work)?;
+    let scratch = apply::stage_for_planning(dir)?;
+    let work = scratch.work().to_path_buf();
     let params = LoadParams {
         had_clean_shutdown: false,
         recovery_point,
@@ -157,13 +161,14 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         changes.extend(checkpoint_writes(
             &updates,
             &(pd.topic, pd.partition),
-            scratch.path(),
+            scratch.scratch(),
         )?);
     }
     apply::order_changes(&mut changes);
     // The splits go first, each in the broker's own replace order: every point of it is one
     // the loader resolves (§2.3 steps 1–2), and what follows is ordinary recovery.
     changes.splice(0..0, split);
+    apply::materialize_sources(&changes)?;
     Ok(RecoverPlan {
         dir: dir.to_path_buf(),
         recovery_point,

@@ -454,9 +454,10 @@ impl RetentionReport {
     /// What `--apply` changes, in execution order: the rolled segment's files (when every
     /// segment goes), the deleted segments' files oldest first (so an interrupted run leaves a
     /// contiguous log), then what else the deletion and a clean shutdown rewrite (the leader
-    /// epoch checkpoint) and the log dir's checkpoints. The engine carries the plan out on a
-    /// copy of the directory staged in `scratch` (load, one `deleteSegments` per pass, clean
-    /// close); the changes turn the original into that copy.
+    /// epoch checkpoint) and the log dir's checkpoints. The engine carries the plan out on the
+    /// directory staged in `scratch` (`storage::files::Staging`: segment data read from the
+    /// original, not copied; load, one `deleteSegments` per pass, clean close); the changes
+    /// turn the original into what the engine left there.
     ///
     /// As the broker does (behavior.md §5.4, `deleteSegmentFiles`: the old files' half of the
     /// segment replace), every file of the deleted segments is first renamed to `.deleted`,
@@ -464,10 +465,9 @@ impl RetentionReport {
     /// for readers; offline there are none). A crash in between leaves `.deleted` files, which
     /// the next load removes.
     pub fn changes(&self, scratch: &Path) -> Result<Vec<Change>> {
-        let work = scratch
-            .join("log")
-            .join(self.dir.file_name().unwrap_or_default());
-        apply::copy_for_planning(&self.dir, &work)?;
+        let staging =
+            crate::storage::files::Staging::within(scratch, "log", &self.dir, apply::TMP_SUFFIX)?;
+        let work = staging.work().to_path_buf();
         let params = LoadParams {
             had_clean_shutdown: true,
             recovery_point: self.log_end_offset,
@@ -507,6 +507,9 @@ impl RetentionReport {
         if let Some(tp) = &self.topic_partition {
             out.extend(checkpoint_writes(&self.checkpoint_updates, tp, scratch)?);
         }
+        // The staged files outlive the staging (they are in `scratch`): the placeholders
+        // among the sources get their bytes before it ends.
+        apply::materialize_sources(&out)?;
         Ok(out)
     }
 

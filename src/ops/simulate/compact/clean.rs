@@ -41,8 +41,7 @@ struct Window {
 
 impl Window {
     fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let (file, size) = crate::storage::files::open_data(path)?;
         Ok(Window {
             file,
             path: path.to_path_buf(),

@@ -192,6 +192,18 @@ pub struct CompactReport {
 /// log dir `out_log_dir` (created; it must not exist yet or be empty): the partition under its
 /// own name, and a `cleaner-offset-checkpoint` holding the new first dirty offset.
 pub fn compact_to(dir: &Path, out_log_dir: &Path, opts: &CompactOptions) -> Result<CompactReport> {
+    clean_round(dir, out_log_dir, opts, true)
+}
+
+/// [`compact_to`]; with `copy_untouched` false only the cleaned segments (and the checkpoint)
+/// are written: what `compact --apply` plans from, leaving what cleaning does not touch
+/// uncopied.
+pub(super) fn clean_round(
+    dir: &Path,
+    out_log_dir: &Path,
+    opts: &CompactOptions,
+    copy_untouched: bool,
+) -> Result<CompactReport> {
     let view = PartitionView::open(dir)?;
     let range = cleanable_range(&view, opts)?;
     let (topic, partition) = view
@@ -271,7 +283,9 @@ pub fn compact_to(dir: &Path, out_log_dir: &Path, opts: &CompactOptions) -> Resu
             report_segments.push(c);
         }
     }
-    copy_rest(&view, &out_dir, &replaced, &report_segments)?;
+    if copy_untouched {
+        copy_rest(&view, &out_dir, &replaced, &report_segments)?;
+    }
     let checkpoint = OffsetCheckpoint {
         entries: vec![OffsetCheckpointEntry {
             topic,

@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::{compact_to, CompactOptions, CompactReport};
+use super::{clean_round, CompactOptions, CompactReport};
 use crate::error::{Error, Result};
 use crate::format::names::{parse_partition_dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME};
 use crate::ops::partition::checkpoint_entry;
@@ -108,7 +108,7 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
     }
     let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
     let out_log_dir = scratch.path().join("out");
-    let mut report = compact_to(dir, &out_log_dir, opts)?;
+    let mut report = clean_round(dir, &out_log_dir, opts, false)?;
     let out = report.out.take().unwrap_or_default();
     let mut changes = Vec::new();
     if report.cleaned {
