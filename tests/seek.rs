@@ -470,5 +470,10 @@ fn dump_ranges_start_at_the_fetch_batch() {
 }
 
 fn range(from: i64, to: Option<i64>, count: Option<u64>) -> OffsetRange {
-    OffsetRange { from, to, count }
+    OffsetRange {
+        from,
+        to,
+        count,
+        ..OffsetRange::default()
+    }
 }

@@ -9,6 +9,7 @@ pub mod loader;
 pub mod log;
 pub mod log_reader;
 pub mod producer_state;
+pub mod read;
 pub mod replace;
 pub mod seek;
 pub mod segment;
