@@ -16,7 +16,7 @@ use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker
 use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::internal::{control_record_text, decode_record, Decoded, Decoder};
-use crate::format::names::FileKind;
+use crate::format::names::{classify, FileKind};
 use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
@@ -519,8 +519,15 @@ impl<'o, 's> Walker<'o, 's> {
 
     fn path(&mut self, p: &Path) -> Result<()> {
         if p.is_dir() {
+            // With record filters a directory's records are asked for: its `.log` files only.
+            let filtered = !self.opts.filter.is_empty();
             for f in crate::storage::files::list_dir(p)? {
-                self.path(&f)?;
+                let is_log = f.file_name().is_some_and(|n| {
+                    matches!(classify(&n.to_string_lossy()), FileKind::Log { .. })
+                });
+                if !filtered || is_log {
+                    self.path(&f)?;
+                }
             }
             return Ok(());
         }
