@@ -183,35 +183,45 @@ fn sample_offsets(log: &[(i64, Vec<Batch>)]) -> BTreeSet<i64> {
 #[test]
 fn every_offset_finds_the_batch_a_fetch_starts_at() {
     for dir in partitions() {
-        let log = read_all(&dir);
-        for offset in sample_offsets(&log) {
-            let got = locate(&dir, offset).unwrap();
-            let want = expected_batch(&log, offset);
-            let got_pos = got
-                .batch
-                .as_ref()
-                .map(|b| (b.segment_base, b.position, b.last_offset));
-            let want_pos = want.map(|b| (b.segment, b.position, b.last_offset));
-            assert_eq!(got_pos, want_pos, "{} offset {offset}", dir.display());
-            let (Some(hit), Some(want)) = (&got.batch, want) else {
-                continue;
-            };
-            assert_eq!(hit.size, want.size);
-            assert_eq!(
-                hit.first_offset,
-                want.records.first().map_or(want.last_offset, |r| r.0)
+        check_offsets(&dir, &read_all(&dir), usize::MAX);
+    }
+}
+
+/// At most about `most` of the items of `set`, spread over it.
+fn spread<T: Copy>(set: BTreeSet<T>, most: usize) -> Vec<T> {
+    let step = set.len().div_ceil(most.max(1)).max(1);
+    set.into_iter().step_by(step).collect()
+}
+
+/// `locate` of (about `most` of) the sampled offsets against the brute-force fetch start.
+fn check_offsets(dir: &Path, log: &[(i64, Vec<Batch>)], most: usize) {
+    for offset in spread(sample_offsets(log), most) {
+        let got = locate(dir, offset).unwrap();
+        let want = expected_batch(&log, offset);
+        let got_pos = got
+            .batch
+            .as_ref()
+            .map(|b| (b.segment_base, b.position, b.last_offset));
+        let want_pos = want.map(|b| (b.segment, b.position, b.last_offset));
+        assert_eq!(got_pos, want_pos, "{} offset {offset}", dir.display());
+        let (Some(hit), Some(want)) = (&got.batch, want) else {
+            continue;
+        };
+        assert_eq!(hit.size, want.size);
+        assert_eq!(
+            hit.first_offset,
+            want.records.first().map_or(want.last_offset, |r| r.0)
+        );
+        // With an index: no more log bytes than from the index entry to the batch's end,
+        // plus one read.
+        if let (Some(e), true) = (hit.index_entry, hit.segment_base <= offset) {
+            let span = hit.position + hit.size - e.position as u64;
+            assert!(
+                got.log_bytes_read <= span + SEEK_READ_CHUNK_BYTES as u64,
+                "{} offset {offset}: read {} bytes for a {span}-byte span",
+                dir.display(),
+                got.log_bytes_read
             );
-            // With an index: no more log bytes than from the index entry to the batch's end,
-            // plus one read.
-            if let (Some(e), true) = (hit.index_entry, hit.segment_base <= offset) {
-                let span = hit.position + hit.size - e.position as u64;
-                assert!(
-                    got.log_bytes_read <= span + SEEK_READ_CHUNK_BYTES as u64,
-                    "{} offset {offset}: read {} bytes for a {span}-byte span",
-                    dir.display(),
-                    got.log_bytes_read
-                );
-            }
         }
     }
 }
@@ -238,17 +248,22 @@ fn sample_times(log: &[(i64, Vec<Batch>)]) -> BTreeSet<i64> {
 fn offsets_for_a_time_follow_the_brokers_rule() {
     for dir in partitions() {
         let log = read_all(&dir);
-        let start = log[0].0;
-        for t in sample_times(&log) {
-            let got = list_offsets(&dir, OffsetQuery::Timestamp(t)).unwrap();
-            let want = expected_for_time(&dir, &log, t, start);
-            assert_eq!(
-                got.offset.map(|o| (o, got.timestamp, got.leader_epoch)),
-                want,
-                "{} time {t}",
-                dir.display()
-            );
-        }
+        check_times(&dir, &log, log[0].0, usize::MAX);
+    }
+}
+
+/// `offsets --time T` for (about `most` of) the sampled times against the rule, with the log
+/// start offset `start`.
+fn check_times(dir: &Path, log: &[(i64, Vec<Batch>)], start: i64, most: usize) {
+    for t in spread(sample_times(log), most) {
+        let got = list_offsets(dir, OffsetQuery::Timestamp(t)).unwrap();
+        let want = expected_for_time(dir, &log, t, start);
+        assert_eq!(
+            got.offset.map(|o| (o, got.timestamp, got.leader_epoch)),
+            want,
+            "{} time {t}",
+            dir.display()
+        );
     }
 }
 
@@ -535,42 +550,48 @@ fn range(from: i64, to: Option<i64>, count: Option<u64>) -> OffsetRange {
 fn from_time_and_to_time_agree_with_a_brute_force_scan() {
     for dir in partitions() {
         let log = read_all(&dir);
-        let start = log[0].0;
-        let all: Vec<&Batch> = log.iter().flat_map(|(_, bs)| bs).collect();
-        let times: Vec<i64> = sample_times(&log).into_iter().step_by(13).collect();
-        for (i, &t) in times.iter().enumerate() {
-            let t2 = times[(i + 5).min(times.len() - 1)];
-            let want: Vec<i64> = match expected_for_time(&dir, &log, t, start) {
-                None => Vec::new(),
-                Some((from, _, _)) => {
-                    let to = expected_for_time(&dir, &log, t2 + 1, start)
-                        .map_or(i64::MAX, |(o, _, _)| o - 1);
-                    let first = expected_batch(&log, from).unwrap();
-                    let at = all
-                        .iter()
-                        .position(|b| (b.segment, b.position) == (first.segment, first.position))
-                        .unwrap();
-                    all[at..]
-                        .iter()
-                        .flat_map(|b| b.records.iter().map(|r| r.0))
-                        .filter(|&o| o >= from && o <= to)
-                        .take(30)
-                        .collect()
-                }
-            };
-            let window = OffsetRange {
-                from_time: Some(t),
-                to_time: Some(t2),
-                count: Some(30),
-                ..OffsetRange::default()
-            };
-            assert_eq!(
-                dump_range(&dir, window, true).records,
-                want,
-                "{} --from-time {t} --to-time {t2}",
-                dir.display()
-            );
-        }
+        check_time_windows(&dir, &log, log[0].0, usize::MAX);
+    }
+}
+
+/// `--from-time T --to-time T2 --count 30` for (about `most` of) the sampled times T, T2 five
+/// samples on.
+fn check_time_windows(dir: &Path, log: &[(i64, Vec<Batch>)], start: i64, most: usize) {
+    let all: Vec<&Batch> = log.iter().flat_map(|(_, bs)| bs).collect();
+    let times: Vec<i64> = sample_times(log).into_iter().step_by(13).collect();
+    let times = spread(times.into_iter().collect(), most);
+    for (i, &t) in times.iter().enumerate() {
+        let t2 = times[(i + 5).min(times.len() - 1)];
+        let want: Vec<i64> = match expected_for_time(&dir, &log, t, start) {
+            None => Vec::new(),
+            Some((from, _, _)) => {
+                let to = expected_for_time(&dir, &log, t2 + 1, start)
+                    .map_or(i64::MAX, |(o, _, _)| o - 1);
+                let first = expected_batch(&log, from).unwrap();
+                let at = all
+                    .iter()
+                    .position(|b| (b.segment, b.position) == (first.segment, first.position))
+                    .unwrap();
+                all[at..]
+                    .iter()
+                    .flat_map(|b| b.records.iter().map(|r| r.0))
+                    .filter(|&o| o >= from && o <= to)
+                    .take(30)
+                    .collect()
+            }
+        };
+        let window = OffsetRange {
+            from_time: Some(t),
+            to_time: Some(t2),
+            count: Some(30),
+            ..OffsetRange::default()
+        };
+        assert_eq!(
+            dump_range(&dir, window, true).records,
+            want,
+            "{} --from-time {t} --to-time {t2}",
+            dir.display()
+        );
     }
 }
 
@@ -937,4 +958,76 @@ fn log_reads_from_an_offset_and_seeks_a_time() {
         .collect();
     assert_eq!(from_roll, (12..24).collect::<Vec<_>>());
     log.close(CloseMode::Clean).unwrap();
+}
+
+/// The log start offset the log dir's `log-start-offset-checkpoint` gives a partition (its
+/// `topic partition offset` line), never below the first segment.
+fn checkpointed_log_start(dir: &Path, first_base: i64) -> i64 {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let (topic, partition) = name.rsplit_once('-').unwrap();
+    let text = std::fs::read_to_string(dir.parent().unwrap().join("log-start-offset-checkpoint"))
+        .unwrap_or_default();
+    text.lines()
+        .skip(2)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.len() == 3 && f[0] == topic && f[1] == partition).then(|| f[2].parse().unwrap())
+        })
+        .next()
+        .map_or(first_base, |o: i64| o.max(first_base))
+}
+
+/// Every partition of every real-world broker log dir: offsets, times and time windows as on
+/// the reference scenarios, and `read_committed` shows no control batch and nothing at or
+/// past the last stable offset, which is at most the log end.
+#[test]
+fn real_world_log_dirs_seek_as_the_broker_does() {
+    let Some(root) = common::realworld_dir() else {
+        return;
+    };
+    let (tmp, _) = common::unpack_realworld(&root);
+    let mut partitions = 0;
+    for log_dir in common::broker_log_dirs(tmp.path()) {
+        // A log dir whose partitions hold no segment has nothing to seek in.
+        let Ok(dirs) = kseg::ops::inspect::seek::partition_dirs(&log_dir) else {
+            continue;
+        };
+        for dir in dirs {
+            partitions += 1;
+            let log = read_all(&dir);
+            let start = checkpointed_log_start(&dir, log[0].0);
+            check_offsets(&dir, &log, 60);
+            check_times(&dir, &log, start, 60);
+            check_time_windows(&dir, &log, start, 20);
+            let mut seeker = kseg::storage::seek::Seeker::open(&dir).unwrap();
+            let stable = kseg::ops::inspect::seek::stable_offsets(&dir, &mut seeker).unwrap();
+            assert!(stable.last_stable_offset <= stable.log_end_offset);
+            let committed = DumpOptions {
+                deep: true,
+                range: Some(OffsetRange {
+                    read_committed: true,
+                    ..OffsetRange::default()
+                }),
+                ..DumpOptions::default()
+            };
+            let shown = dump_with(&dir, committed);
+            let control: BTreeSet<(i64, u64)> = log
+                .iter()
+                .flat_map(|(_, bs)| bs)
+                .filter(|b| b.producer.3)
+                .map(|b| (b.segment, b.position))
+                .collect();
+            assert!(
+                shown.batches.iter().all(|b| !control.contains(&(b.0, b.1))),
+                "{}: a control batch under read_committed",
+                dir.display()
+            );
+            assert!(
+                shown.records.iter().all(|&o| o < stable.last_stable_offset),
+                "{}",
+                dir.display()
+            );
+        }
+    }
+    assert!(partitions > 0);
 }

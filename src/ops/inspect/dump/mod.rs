@@ -22,7 +22,7 @@ use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::{torn_tail, LogReader, Step};
 use crate::storage::read::{marker_type, BatchTraits, CommittedView, RecordFilter};
-use crate::storage::seek::{first_offset, BatchHit, Fallback, Seeker};
+use crate::storage::seek::{first_offset, BatchHit, Fallback, Seeker, SEEK_READ_CHUNK_BYTES};
 use crate::storage::txn_index::TxnIndexes;
 
 mod batches;
@@ -295,6 +295,8 @@ pub struct Outcome {
     pub summary: Summary,
     /// With a range: indexes the seek could not use (their segments were scanned instead).
     pub fallbacks: Vec<Fallback>,
+    /// `.log` bytes the walk read (with a range, the seeks' too).
+    pub log_bytes_read: u64,
 }
 
 fn io_err(e: std::io::Error) -> Error {
@@ -393,6 +395,7 @@ impl<'o, 's> Walker<'o, 's> {
         let mut seeker = Seeker::open(dir)?;
         let found = self.range_start(dir, &mut seeker, range);
         self.outcome.fallbacks.extend_from_slice(seeker.fallbacks());
+        self.outcome.log_bytes_read += seeker.log_bytes_read();
         let Some((start, from, to)) = found? else {
             return Ok(());
         };
@@ -621,6 +624,9 @@ impl<'o, 's> Walker<'o, 's> {
     /// whether it stopped at the end of a range.
     fn log(&mut self, p: &Path, base_offset: i64, start: u64) -> Result<bool> {
         let mut reader = LogReader::open(p, Some(self.opts.max_bytes))?;
+        if self.bounds.is_some() {
+            reader = reader.with_growing_read_chunk(SEEK_READ_CHUNK_BYTES);
+        }
         reader.seek(start);
         let mut done = false;
         let mut scratch = Vec::new();
@@ -723,6 +729,7 @@ impl<'o, 's> Walker<'o, 's> {
                 .offset_regressions
                 .push((p.to_path_buf(), regressions));
         }
+        self.outcome.log_bytes_read += reader.bytes_read();
         Ok(done)
     }
 
