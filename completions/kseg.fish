@@ -84,6 +84,16 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-offset -d 'Parti
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l to-offset -d 'Partition directories or log dirs: stop after offset B' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l count -d 'Partition directories or log dirs: show at most N records (with --deep-iteration) or batches' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l base-offset -d 'The offset of a segment file whose name carries none (an index renamed without its log); a renamed log\'s is its first batch\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-time -d 'Partition directories or log dirs: start at the offset ListOffsets returns for time T (epoch ms or RFC 3339): the first record stamped at or after T, as the broker searches' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l to-time -d 'Partition directories or log dirs: stop before the first record stamped after T2 (as the broker\'s search for T2 + 1 finds it); later records with earlier stamps are not shown' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l isolation -d '`read_committed`: partition directories or log dirs, only what such a consumer gets (below the last stable offset; aborted transactions, from the `.txnindex` files, and control batches left out). `read_uncommitted` (the default): everything' -r -f -a "read_uncommitted\t''
+read_committed\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key -d 'Only records with this key (UTF-8 text; hex with --key-hex)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-regex -d 'Only records whose key matches this regular expression (on the key\'s bytes; anchor it with ^…$ to match the whole key)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l header -d 'Only records with this header (and this value); repeat for several (all must be there)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l producer-id -d 'Only records of batches from this producer id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l producer-epoch -d 'Only records of batches with this producer epoch' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l leader-epoch -d 'Only records of batches with this partition leader epoch' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l deep-iteration -d 'One line per record, not only per batch'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l print-data-log -d 'Print record keys and payloads (implies --deep-iteration)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l skip-record-metadata -d 'Leave the per-record metadata out of record lines'
@@ -95,6 +105,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l cluster-metadata-deco
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l share-group-state-decoder -d 'Decode `__share_group_state` records (implies --print-data-log)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-log-metadata-decoder -d 'Decode `__remote_log_metadata` records (tiered storage; implies --print-data-log)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l json -d 'JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-hex -d '--key is hex (`00ff…`), for binary keys'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l transactional -d 'Only records of transactional batches'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l control -d 'Only control records (transaction markers)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l tombstones -d 'Only tombstones (records without a value)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l batches -d 'With record filters: print every batch line for context, not only those of batches with a matching record'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l format -r -f -a "table\t'A summary table per partition, then each finding'

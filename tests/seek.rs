@@ -197,7 +197,7 @@ fn spread<T: Copy>(set: BTreeSet<T>, most: usize) -> Vec<T> {
 fn check_offsets(dir: &Path, log: &[(i64, Vec<Batch>)], most: usize) {
     for offset in spread(sample_offsets(log), most) {
         let got = locate(dir, offset).unwrap();
-        let want = expected_batch(&log, offset);
+        let want = expected_batch(log, offset);
         let got_pos = got
             .batch
             .as_ref()
@@ -257,7 +257,7 @@ fn offsets_for_a_time_follow_the_brokers_rule() {
 fn check_times(dir: &Path, log: &[(i64, Vec<Batch>)], start: i64, most: usize) {
     for t in spread(sample_times(log), most) {
         let got = list_offsets(dir, OffsetQuery::Timestamp(t)).unwrap();
-        let want = expected_for_time(dir, &log, t, start);
+        let want = expected_for_time(dir, log, t, start);
         assert_eq!(
             got.offset.map(|o| (o, got.timestamp, got.leader_epoch)),
             want,
@@ -562,12 +562,12 @@ fn check_time_windows(dir: &Path, log: &[(i64, Vec<Batch>)], start: i64, most: u
     let times = spread(times.into_iter().collect(), most);
     for (i, &t) in times.iter().enumerate() {
         let t2 = times[(i + 5).min(times.len() - 1)];
-        let want: Vec<i64> = match expected_for_time(&dir, &log, t, start) {
+        let want: Vec<i64> = match expected_for_time(dir, log, t, start) {
             None => Vec::new(),
             Some((from, _, _)) => {
-                let to = expected_for_time(&dir, &log, t2 + 1, start)
-                    .map_or(i64::MAX, |(o, _, _)| o - 1);
-                let first = expected_batch(&log, from).unwrap();
+                let to =
+                    expected_for_time(dir, log, t2 + 1, start).map_or(i64::MAX, |(o, _, _)| o - 1);
+                let first = expected_batch(log, from).unwrap();
                 let at = all
                     .iter()
                     .position(|b| (b.segment, b.position) == (first.segment, first.position))
@@ -587,7 +587,7 @@ fn check_time_windows(dir: &Path, log: &[(i64, Vec<Batch>)], start: i64, most: u
             ..OffsetRange::default()
         };
         assert_eq!(
-            dump_range(&dir, window, true).records,
+            dump_range(dir, window, true).records,
             want,
             "{} --from-time {t} --to-time {t2}",
             dir.display()
