@@ -634,6 +634,15 @@ impl<'o, 's> Walker<'o, 's> {
         let mut prev_batch_last: Option<i64> = None;
         let mut regressions = Vec::new();
         loop {
+            // A range done by the last batch (offsets ascend) ends here, without reading the
+            // next batch only to find it past the end.
+            let to = self.bounds.and_then(|(_, to)| to);
+            if self.bounds.is_some()
+                && (self.left == 0 || prev_batch_last.zip(to).is_some_and(|(l, to)| l >= to))
+            {
+                done = true;
+                break;
+            }
             let step = reader.next_step()?;
             let (position, entry) = match step {
                 Step::Entry { position, entry } => (position, entry),
