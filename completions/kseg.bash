@@ -145,7 +145,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__compact)
-            opts="-v -q -h -V --out --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --dedupe-buffer-bytes --first-dirty-offset --log-start-offset --high-watermark --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -h -V --out --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --dedupe-buffer-bytes --first-dirty-offset --log-start-offset --high-watermark --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,7 +281,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-q -h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --key-format --value-format --time-format --offset --from-offset --to-offset --count --base-offset --quiet --help --version"
+            opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --json --key-format --value-format --time-format --offset --from-offset --to-offset --count --base-offset --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -316,11 +316,11 @@ _kseg() {
                     return 0
                     ;;
                 --key-decoder)
-                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro" -- "${cur}"))
                     return 0
                     ;;
                 --value-decoder)
-                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro" -- "${cur}"))
                     return 0
                     ;;
                 --schema-dir)
@@ -328,14 +328,6 @@ _kseg() {
                     return 0
                     ;;
                 --avro-schema)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --proto-descriptor)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --proto-message)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -371,6 +363,42 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --from-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to-time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --isolation)
+                    COMPREPLY=($(compgen -W "read_uncommitted read_committed" -- "${cur}"))
+                    return 0
+                    ;;
+                --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-regex)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --header)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --producer-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --producer-epoch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --leader-epoch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -379,7 +407,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__groups)
-            opts="-h -V --group --json --time-format --help --version"
+            opts="-h -V --group --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -387,10 +415,6 @@ _kseg() {
             case "${prev}" in
                 --group)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --time-format)
-                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -707,7 +731,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__offsets)
-            opts="-h -V --time --json --time-format --help --version"
+            opts="-h -V --time --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -715,10 +739,6 @@ _kseg() {
             case "${prev}" in
                 --time)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --time-format)
-                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -729,7 +749,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__rebuild__subcmd__index)
-            opts="-v -q -h -V --jobs --all --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -h -V --jobs --all --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -767,7 +787,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__recover)
-            opts="-v -q -h -V --recovery-point --salvage --jobs --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -h -V --recovery-point --salvage --jobs --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -813,7 +833,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__retention)
-            opts="-v -q -h -V --retention-ms --retention-bytes --log-start-offset --high-watermark --time-format --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -h -V --retention-ms --retention-bytes --log-start-offset --high-watermark --time-format --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -893,7 +913,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__stats)
-            opts="-h -V --deep --by --now --top --json --time-format --help --version"
+            opts="-h -V --deep --by --now --top --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -911,10 +931,6 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --time-format)
-                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -923,7 +939,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__txns)
-            opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --time-format --help --version"
+            opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -941,10 +957,6 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --time-format)
-                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
-                    return 0
-                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -953,7 +965,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__verify)
-            opts="-q -h -V --deep --json --format --strict --base-offset --quiet --help --version"
+            opts="-h -V --deep --json --format --strict --base-offset --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -975,7 +987,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__write)
-            opts="-q -h -V --json --jsonl --quiet --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --help --version"
+            opts="-h -V --json --jsonl --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

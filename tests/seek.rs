@@ -23,6 +23,17 @@ struct Batch {
     epoch: Option<i32>,
     /// (offset, timestamp) of every record.
     records: Vec<(i64, i64)>,
+    /// What filters look at: the batch's producer id and epoch, transactional and control
+    /// flags (legacy entries: -1, false), and each record's key, value presence and headers.
+    producer: (i64, i16, bool, bool),
+    details: Vec<Rec>,
+}
+
+#[derive(Debug, Clone)]
+struct Rec {
+    key: Option<Vec<u8>>,
+    tombstone: bool,
+    headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
 /// Every segment's base and its batches, in file order, read from position 0 to the end of the
@@ -43,11 +54,33 @@ fn read_all(dir: &Path) -> Vec<(i64, Vec<Batch>)> {
             let mut batches = Vec::new();
             let mut scratch = Vec::new();
             while let Step::Entry { position, entry } = r.next_step().unwrap() {
-                let records = entry
+                let views: Vec<_> = entry
                     .records(&mut scratch, usize::MAX)
                     .unwrap()
-                    .map(|r| r.map(|r| (r.offset, r.timestamp)).unwrap())
+                    .map(|r| r.unwrap())
                     .collect();
+                let records = views.iter().map(|r| (r.offset, r.timestamp)).collect();
+                let details = views
+                    .iter()
+                    .map(|r| Rec {
+                        key: r.key.map(<[u8]>::to_vec),
+                        tombstone: r.value.is_none(),
+                        headers: r
+                            .headers
+                            .iter()
+                            .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+                            .collect(),
+                    })
+                    .collect();
+                let producer = match &entry {
+                    Entry::V2(b) => (
+                        b.header.producer_id,
+                        b.header.producer_epoch,
+                        b.header.is_transactional(),
+                        b.header.is_control(),
+                    ),
+                    _ => (-1, -1, false, false),
+                };
                 let epoch = match &entry {
                     Entry::V2(b) if b.header.partition_leader_epoch >= 0 => {
                         Some(b.header.partition_leader_epoch)
@@ -62,6 +95,8 @@ fn read_all(dir: &Path) -> Vec<(i64, Vec<Batch>)> {
                     max_timestamp: entry.max_timestamp(),
                     epoch,
                     records,
+                    producer,
+                    details,
                 });
             }
             (base, batches)
@@ -148,35 +183,45 @@ fn sample_offsets(log: &[(i64, Vec<Batch>)]) -> BTreeSet<i64> {
 #[test]
 fn every_offset_finds_the_batch_a_fetch_starts_at() {
     for dir in partitions() {
-        let log = read_all(&dir);
-        for offset in sample_offsets(&log) {
-            let got = locate(&dir, offset).unwrap();
-            let want = expected_batch(&log, offset);
-            let got_pos = got
-                .batch
-                .as_ref()
-                .map(|b| (b.segment_base, b.position, b.last_offset));
-            let want_pos = want.map(|b| (b.segment, b.position, b.last_offset));
-            assert_eq!(got_pos, want_pos, "{} offset {offset}", dir.display());
-            let (Some(hit), Some(want)) = (&got.batch, want) else {
-                continue;
-            };
-            assert_eq!(hit.size, want.size);
-            assert_eq!(
-                hit.first_offset,
-                want.records.first().map_or(want.last_offset, |r| r.0)
+        check_offsets(&dir, &read_all(&dir), usize::MAX);
+    }
+}
+
+/// At most about `most` of the items of `set`, spread over it.
+fn spread<T: Copy>(set: BTreeSet<T>, most: usize) -> Vec<T> {
+    let step = set.len().div_ceil(most.max(1)).max(1);
+    set.into_iter().step_by(step).collect()
+}
+
+/// `locate` of (about `most` of) the sampled offsets against the brute-force fetch start.
+fn check_offsets(dir: &Path, log: &[(i64, Vec<Batch>)], most: usize) {
+    for offset in spread(sample_offsets(log), most) {
+        let got = locate(dir, offset).unwrap();
+        let want = expected_batch(log, offset);
+        let got_pos = got
+            .batch
+            .as_ref()
+            .map(|b| (b.segment_base, b.position, b.last_offset));
+        let want_pos = want.map(|b| (b.segment, b.position, b.last_offset));
+        assert_eq!(got_pos, want_pos, "{} offset {offset}", dir.display());
+        let (Some(hit), Some(want)) = (&got.batch, want) else {
+            continue;
+        };
+        assert_eq!(hit.size, want.size);
+        assert_eq!(
+            hit.first_offset,
+            want.records.first().map_or(want.last_offset, |r| r.0)
+        );
+        // With an index: no more log bytes than from the index entry to the batch's end,
+        // plus one read.
+        if let (Some(e), true) = (hit.index_entry, hit.segment_base <= offset) {
+            let span = hit.position + hit.size - e.position as u64;
+            assert!(
+                got.log_bytes_read <= span + SEEK_READ_CHUNK_BYTES as u64,
+                "{} offset {offset}: read {} bytes for a {span}-byte span",
+                dir.display(),
+                got.log_bytes_read
             );
-            // With an index: no more log bytes than from the index entry to the batch's end,
-            // plus one read.
-            if let (Some(e), true) = (hit.index_entry, hit.segment_base <= offset) {
-                let span = hit.position + hit.size - e.position as u64;
-                assert!(
-                    got.log_bytes_read <= span + SEEK_READ_CHUNK_BYTES as u64,
-                    "{} offset {offset}: read {} bytes for a {span}-byte span",
-                    dir.display(),
-                    got.log_bytes_read
-                );
-            }
         }
     }
 }
@@ -203,17 +248,22 @@ fn sample_times(log: &[(i64, Vec<Batch>)]) -> BTreeSet<i64> {
 fn offsets_for_a_time_follow_the_brokers_rule() {
     for dir in partitions() {
         let log = read_all(&dir);
-        let start = log[0].0;
-        for t in sample_times(&log) {
-            let got = list_offsets(&dir, OffsetQuery::Timestamp(t)).unwrap();
-            let want = expected_for_time(&dir, &log, t, start);
-            assert_eq!(
-                got.offset.map(|o| (o, got.timestamp, got.leader_epoch)),
-                want,
-                "{} time {t}",
-                dir.display()
-            );
-        }
+        check_times(&dir, &log, log[0].0, usize::MAX);
+    }
+}
+
+/// `offsets --time T` for (about `most` of) the sampled times against the rule, with the log
+/// start offset `start`.
+fn check_times(dir: &Path, log: &[(i64, Vec<Batch>)], start: i64, most: usize) {
+    for t in spread(sample_times(log), most) {
+        let got = list_offsets(dir, OffsetQuery::Timestamp(t)).unwrap();
+        let want = expected_for_time(dir, log, t, start);
+        assert_eq!(
+            got.offset.map(|o| (o, got.timestamp, got.leader_epoch)),
+            want,
+            "{} time {t}",
+            dir.display()
+        );
     }
 }
 
@@ -392,6 +442,10 @@ struct Shown {
     segment: i64,
     batches: Vec<(i64, u64, i64)>,
     records: Vec<i64>,
+    keys: Vec<Option<Vec<u8>>>,
+    /// The dump's outcome: damaged places found, indexes the seek could not use.
+    damage: usize,
+    fallbacks: usize,
 }
 
 impl Sink for Shown {
@@ -402,7 +456,10 @@ impl Sink for Shown {
                 self.batches
                     .push((self.segment, info.position, info.last_offset))
             }
-            Event::Record(r) => self.records.push(r.view.offset),
+            Event::Record(r) => {
+                self.records.push(r.view.offset);
+                self.keys.push(r.view.key.map(<[u8]>::to_vec));
+            }
             _ => {}
         }
         Ok(())
@@ -410,13 +467,21 @@ impl Sink for Shown {
 }
 
 fn dump_range(dir: &Path, range: OffsetRange, deep: bool) -> Shown {
-    let opts = DumpOptions {
-        deep,
-        range: Some(range),
-        ..DumpOptions::default()
-    };
+    dump_with(
+        dir,
+        DumpOptions {
+            deep,
+            range: Some(range),
+            ..DumpOptions::default()
+        },
+    )
+}
+
+fn dump_with(dir: &Path, opts: DumpOptions) -> Shown {
     let mut shown = Shown::default();
-    dump_paths(&[dir.to_path_buf()], &opts, &mut shown).unwrap();
+    let outcome = dump_paths(&[dir.to_path_buf()], &opts, &mut shown).unwrap();
+    shown.damage = outcome.damage;
+    shown.fallbacks = outcome.fallbacks.len();
     shown
 }
 
@@ -470,5 +535,499 @@ fn dump_ranges_start_at_the_fetch_batch() {
 }
 
 fn range(from: i64, to: Option<i64>, count: Option<u64>) -> OffsetRange {
-    OffsetRange { from, to, count }
+    OffsetRange {
+        from,
+        to,
+        count,
+        ..OffsetRange::default()
+    }
+}
+
+/// `--from-time T --to-time T2 --count 30` (deep) against a brute-force scan: from the record
+/// the broker's rule (the independent implementation above) names for T, every record in log
+/// order up to the one before the record it names for T2 + 1.
+#[test]
+fn from_time_and_to_time_agree_with_a_brute_force_scan() {
+    for dir in partitions() {
+        let log = read_all(&dir);
+        check_time_windows(&dir, &log, log[0].0, usize::MAX);
+    }
+}
+
+/// `--from-time T --to-time T2 --count 30` for (about `most` of) the sampled times T, T2 five
+/// samples on.
+fn check_time_windows(dir: &Path, log: &[(i64, Vec<Batch>)], start: i64, most: usize) {
+    let all: Vec<&Batch> = log.iter().flat_map(|(_, bs)| bs).collect();
+    let times: Vec<i64> = sample_times(log).into_iter().step_by(13).collect();
+    let times = spread(times.into_iter().collect(), most);
+    for (i, &t) in times.iter().enumerate() {
+        let t2 = times[(i + 5).min(times.len() - 1)];
+        let want: Vec<i64> = match expected_for_time(dir, log, t, start) {
+            None => Vec::new(),
+            Some((from, _, _)) => {
+                let to =
+                    expected_for_time(dir, log, t2 + 1, start).map_or(i64::MAX, |(o, _, _)| o - 1);
+                let first = expected_batch(log, from).unwrap();
+                let at = all
+                    .iter()
+                    .position(|b| (b.segment, b.position) == (first.segment, first.position))
+                    .unwrap();
+                all[at..]
+                    .iter()
+                    .flat_map(|b| b.records.iter().map(|r| r.0))
+                    .filter(|&o| o >= from && o <= to)
+                    .take(30)
+                    .collect()
+            }
+        };
+        let window = OffsetRange {
+            from_time: Some(t),
+            to_time: Some(t2),
+            count: Some(30),
+            ..OffsetRange::default()
+        };
+        assert_eq!(
+            dump_range(dir, window, true).records,
+            want,
+            "{} --from-time {t} --to-time {t2}",
+            dir.display()
+        );
+    }
+}
+
+#[test]
+fn from_time_on_damaged_indexes_equals_the_intact_partition() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let intact = root.join("a-plain-v2/input/orders-0");
+    let damaged = root.join("h-index-damage/input/orders-0");
+    for t in sample_times(&read_all(&intact)).into_iter().step_by(17) {
+        let window = OffsetRange {
+            from_time: Some(t),
+            count: Some(20),
+            ..OffsetRange::default()
+        };
+        let (a, b) = (
+            dump_range(&intact, window, true),
+            dump_range(&damaged, window, true),
+        );
+        assert_eq!(a.records, b.records, "--from-time {t}");
+        assert_eq!(a.fallbacks, 0);
+        assert!(b.fallbacks > 0, "--from-time {t}: no fallback notice");
+    }
+}
+
+/// `--isolation read_committed` on c-transactions shows exactly what its SPEC commits: offsets
+/// as the writer assigns them (one per record and per marker, from 0), the records of
+/// non-transactional batches and of transactions whose marker is COMMIT, below the first
+/// offset of the transaction still open at shutdown (the last stable offset: no
+/// replication-offset-checkpoint, so the high watermark is the log end). From any start
+/// offset, the same records from there on.
+#[test]
+fn read_committed_shows_exactly_the_committed_records() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let scenario = root.join("c-transactions");
+    let spec: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(scenario.join("SPEC.json")).unwrap()).unwrap();
+    let mut next = 0i64;
+    let mut open: std::collections::HashMap<i64, Vec<(i64, String)>> = Default::default();
+    let mut visible: Vec<(i64, String)> = Vec::new();
+    let mut aborted = 0;
+    for op in spec["ops"].as_array().unwrap() {
+        assert_eq!(op["op"], "append");
+        for b in op["batches"].as_array().unwrap() {
+            let pid = b["producer_id"].as_i64().unwrap_or(-1);
+            if let Some(c) = b.get("control") {
+                let txn = open.remove(&pid).unwrap_or_default();
+                match c["type"].as_str().unwrap() {
+                    "commit" => visible.extend(txn),
+                    "abort" => aborted += txn.len(),
+                    other => panic!("marker {other}"),
+                }
+                next += 1;
+                continue;
+            }
+            let transactional = b["transactional"].as_bool().unwrap_or(false);
+            for r in b["records"].as_array().unwrap() {
+                let rec = (next, r["key"].as_str().unwrap().to_owned());
+                next += 1;
+                if transactional {
+                    open.entry(pid).or_default().push(rec);
+                } else {
+                    visible.push(rec);
+                }
+            }
+        }
+    }
+    assert!(
+        aborted > 0 && !open.is_empty(),
+        "the scenario aborts and leaves one open"
+    );
+    let lso = open
+        .values()
+        .filter_map(|t| t.first())
+        .map(|r| r.0)
+        .min()
+        .unwrap();
+    visible.retain(|r| r.0 < lso);
+    visible.sort();
+    let dir = scenario.join("input/orders-0");
+    for from in [
+        0,
+        3,
+        13,
+        46,
+        47,
+        57,
+        100,
+        127,
+        201,
+        302,
+        350,
+        lso - 1,
+        lso,
+        next,
+    ] {
+        let shown = dump_range(
+            &dir,
+            OffsetRange {
+                from,
+                read_committed: true,
+                ..OffsetRange::default()
+            },
+            true,
+        );
+        let got: Vec<(i64, String)> = shown
+            .records
+            .iter()
+            .zip(&shown.keys)
+            .map(|(&o, k)| (o, String::from_utf8(k.clone().unwrap()).unwrap()))
+            .collect();
+        let want: Vec<_> = visible.iter().filter(|r| r.0 >= from).cloned().collect();
+        assert_eq!(got, want, "read_committed from {from}");
+    }
+    // read_uncommitted: every record below the log end, markers included.
+    let all = dump_range(&dir, range(0, None, None), true);
+    assert_eq!(all.records, (0..next).collect::<Vec<_>>());
+}
+
+/// Each filter against the same predicate applied to a full read: the records it keeps, and
+/// the batches shown (those with a kept record; every batch with `--batches`; without deep
+/// iteration the same batch lines and no record). Partitions whose dump finds damage are
+/// left out (the dump resumes after damage, the brute-force read stops there).
+#[test]
+fn record_filters_agree_with_a_brute_force_scan() {
+    use kseg::storage::read::{HeaderMatch, RecordFilter};
+    type Pred = Box<dyn Fn(&Batch, &Rec) -> bool>;
+    for dir in partitions() {
+        let log = read_all(&dir);
+        let all: Vec<&Batch> = log.iter().flat_map(|(_, bs)| bs).collect();
+        let whole = dump_with(&dir, DumpOptions::default());
+        if whole.damage > 0 {
+            continue;
+        }
+        let recs: Vec<(&Batch, &Rec)> = all
+            .iter()
+            .flat_map(|b| b.details.iter().map(move |r| (*b, r)))
+            .collect();
+        let (mid_batch, mid) = recs[recs.len() / 2];
+        let mut cases: Vec<(RecordFilter, Pred)> = Vec::new();
+        if let Some(k) = mid.key.clone() {
+            let kk = k.clone();
+            cases.push((
+                RecordFilter {
+                    key: Some(k),
+                    ..Default::default()
+                },
+                Box::new(move |_, r| r.key.as_deref() == Some(&kk[..])),
+            ));
+            if let Ok(text) = std::str::from_utf8(&mid.key.as_ref().unwrap()[..]) {
+                let prefix: String = text.chars().take(3).collect();
+                let p = prefix.clone().into_bytes();
+                cases.push((
+                    RecordFilter {
+                        key_regex: Some(
+                            regex::bytes::Regex::new(&format!("^{}", regex::escape(&prefix)))
+                                .unwrap(),
+                        ),
+                        ..Default::default()
+                    },
+                    Box::new(move |_, r| r.key.as_ref().is_some_and(|k| k.starts_with(&p))),
+                ));
+            }
+        }
+        if let Some((name, value)) = recs.iter().find_map(|(_, r)| r.headers.first().cloned()) {
+            let n = name.clone();
+            cases.push((
+                RecordFilter {
+                    headers: vec![HeaderMatch {
+                        name: String::from_utf8(name.clone()).unwrap(),
+                        value: None,
+                    }],
+                    ..Default::default()
+                },
+                Box::new(move |_, r| r.headers.iter().any(|h| h.0 == n)),
+            ));
+            let (n, v) = (name.clone(), value.clone());
+            cases.push((
+                RecordFilter {
+                    headers: vec![HeaderMatch {
+                        name: String::from_utf8(name).unwrap(),
+                        value: Some(value.clone().unwrap_or_default()),
+                    }],
+                    ..Default::default()
+                },
+                Box::new(move |_, r| {
+                    r.headers
+                        .iter()
+                        .any(|h| h.0 == n && h.1.as_ref() == Some(v.as_ref().unwrap_or(&vec![])))
+                }),
+            ));
+        }
+        let (pid, epoch, _, _) = mid_batch.producer;
+        cases.push((
+            RecordFilter {
+                producer_id: Some(pid),
+                producer_epoch: Some(epoch),
+                ..Default::default()
+            },
+            Box::new(move |b, _| b.producer.0 == pid && b.producer.1 == epoch),
+        ));
+        let le = mid_batch.epoch.unwrap_or(-1);
+        cases.push((
+            RecordFilter {
+                leader_epoch: Some(le),
+                ..Default::default()
+            },
+            Box::new(move |b, _| b.epoch.unwrap_or(-1) == le),
+        ));
+        cases.push((
+            RecordFilter {
+                tombstones: true,
+                ..Default::default()
+            },
+            Box::new(|_, r| r.tombstone),
+        ));
+        cases.push((
+            RecordFilter {
+                transactional: true,
+                ..Default::default()
+            },
+            Box::new(|b, _| b.producer.2),
+        ));
+        cases.push((
+            RecordFilter {
+                control: true,
+                tombstones: true,
+                ..Default::default()
+            },
+            Box::new(|b, r| b.producer.3 && r.tombstone),
+        ));
+        let key = |b: &Batch| (b.segment, b.position, b.last_offset);
+        for (filter, pred) in cases {
+            let records: Vec<i64> = all
+                .iter()
+                .flat_map(|b| {
+                    b.records
+                        .iter()
+                        .zip(&b.details)
+                        .filter(|(_, r)| pred(b, r))
+                        .map(|(o, _)| o.0)
+                })
+                .collect();
+            let batches: Vec<_> = all
+                .iter()
+                .filter(|b| b.details.iter().any(|r| pred(b, r)))
+                .map(|b| key(b))
+                .collect();
+            let what = format!("{} {filter:?}", dir.display());
+            let opts = |deep, all_batches| DumpOptions {
+                deep,
+                filter: filter.clone(),
+                all_batches,
+                range: Some(range(0, None, None)),
+                ..DumpOptions::default()
+            };
+            let deep = dump_with(&dir, opts(true, false));
+            assert_eq!(deep.records, records, "{what}");
+            assert_eq!(deep.batches, batches, "{what}");
+            let shallow = dump_with(&dir, opts(false, false));
+            assert_eq!(shallow.batches, batches, "{what} shallow");
+            assert!(shallow.records.is_empty());
+            let context = dump_with(&dir, opts(true, true));
+            assert_eq!(context.records, records, "{what} --batches");
+            assert_eq!(
+                context.batches,
+                all.iter().map(|b| key(b)).collect::<Vec<_>>(),
+                "{what} --batches"
+            );
+        }
+    }
+}
+
+/// The library's reader (`PartitionRecords`, what `Log::read_from` returns) from sample offsets:
+/// the records a brute-force read has from that offset on, in order.
+#[test]
+fn the_record_iterator_reads_from_an_offset() {
+    use kseg::storage::read::{PartitionRecords, RecordFilter};
+    for dir in partitions() {
+        let log = read_all(&dir);
+        if dump_with(&dir, DumpOptions::default()).damage > 0 {
+            continue;
+        }
+        let all: Vec<&Batch> = log.iter().flat_map(|(_, bs)| bs).collect();
+        for n in sample_offsets(&log).into_iter().step_by(11) {
+            let want: Vec<i64> = match expected_batch(&log, n) {
+                None => Vec::new(),
+                Some(first) => {
+                    let at = all
+                        .iter()
+                        .position(|b| (b.segment, b.position) == (first.segment, first.position))
+                        .unwrap();
+                    all[at..]
+                        .iter()
+                        .flat_map(|b| b.records.iter().map(|r| r.0))
+                        .filter(|&o| o >= n)
+                        .take(40)
+                        .collect()
+                }
+            };
+            let got: Vec<i64> = PartitionRecords::open(&dir, n)
+                .unwrap()
+                .with_filter(RecordFilter::default())
+                .take(40)
+                .map(|r| r.unwrap().offset)
+                .collect();
+            assert_eq!(got, want, "{} from {n}", dir.display());
+        }
+    }
+}
+
+/// `Log::read_from` and `Log::seek_time` on a log the engine wrote: keys `k{offset % 3}`,
+/// timestamps 1000 + 10 × offset, 4 records a batch, a roll after offset 11.
+#[test]
+fn log_reads_from_an_offset_and_seeks_a_time() {
+    use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
+    use kseg::storage::read::RecordFilter;
+    use kseg::storage::{CloseMode, Log, LogConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let part = dir.path().join("t-0");
+    let mut log = Log::create(&part, LogConfig::default(), 0, *b"kseg-seek-test!!", 0).unwrap();
+    for base in (0..24).step_by(4) {
+        if base == 12 {
+            log.roll().unwrap();
+        }
+        let recs: Vec<RecordSpec> = (base..base + 4)
+            .map(|o| RecordSpec {
+                offset: o,
+                timestamp: 1000 + 10 * o,
+                key: Some(format!("k{}", o % 3).into_bytes()),
+                value: Some(b"v".to_vec()),
+                headers: vec![],
+            })
+            .collect();
+        let spec = BatchSpec {
+            base_offset: base,
+            ..Default::default()
+        };
+        log.append_as_follower(&build_batch(&spec, &recs).unwrap())
+            .unwrap();
+    }
+    // The first record stamped at or after 1095 is offset 10 (1100); past the end, none.
+    let hit = log.seek_time(1095).unwrap().unwrap();
+    assert_eq!((hit.offset, hit.timestamp), (10, 1100));
+    assert!(log.seek_time(1000 + 10 * 24).unwrap().is_none());
+    let k1 = RecordFilter {
+        key: Some(b"k1".to_vec()),
+        ..Default::default()
+    };
+    let got: Vec<i64> = log
+        .read_from(9)
+        .unwrap()
+        .with_filter(k1)
+        .map(|r| r.unwrap().offset)
+        .collect();
+    assert_eq!(got, vec![10, 13, 16, 19, 22]);
+    let from_roll: Vec<i64> = log
+        .read_from(12)
+        .unwrap()
+        .map(|r| r.unwrap().offset)
+        .collect();
+    assert_eq!(from_roll, (12..24).collect::<Vec<_>>());
+    log.close(CloseMode::Clean).unwrap();
+}
+
+/// The log start offset the log dir's `log-start-offset-checkpoint` gives a partition (its
+/// `topic partition offset` line), never below the first segment.
+fn checkpointed_log_start(dir: &Path, first_base: i64) -> i64 {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let (topic, partition) = name.rsplit_once('-').unwrap();
+    let text = std::fs::read_to_string(dir.parent().unwrap().join("log-start-offset-checkpoint"))
+        .unwrap_or_default();
+    text.lines()
+        .skip(2)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.len() == 3 && f[0] == topic && f[1] == partition).then(|| f[2].parse().unwrap())
+        })
+        .next()
+        .map_or(first_base, |o: i64| o.max(first_base))
+}
+
+/// Every partition of every real-world broker log dir: offsets, times and time windows as on
+/// the reference scenarios, and `read_committed` shows no control batch and nothing at or
+/// past the last stable offset, which is at most the log end.
+#[test]
+fn real_world_log_dirs_seek_as_the_broker_does() {
+    let Some(root) = common::realworld_dir() else {
+        return;
+    };
+    let (tmp, _) = common::unpack_realworld(&root);
+    let mut partitions = 0;
+    for log_dir in common::broker_log_dirs(tmp.path()) {
+        // A log dir whose partitions hold no segment has nothing to seek in.
+        let Ok(dirs) = kseg::ops::inspect::seek::partition_dirs(&log_dir) else {
+            continue;
+        };
+        for dir in dirs {
+            partitions += 1;
+            let log = read_all(&dir);
+            let start = checkpointed_log_start(&dir, log[0].0);
+            check_offsets(&dir, &log, 60);
+            check_times(&dir, &log, start, 60);
+            check_time_windows(&dir, &log, start, 20);
+            let mut seeker = kseg::storage::seek::Seeker::open(&dir).unwrap();
+            let stable = kseg::ops::inspect::seek::stable_offsets(&dir, &mut seeker).unwrap();
+            assert!(stable.last_stable_offset <= stable.log_end_offset);
+            let committed = DumpOptions {
+                deep: true,
+                range: Some(OffsetRange {
+                    read_committed: true,
+                    ..OffsetRange::default()
+                }),
+                ..DumpOptions::default()
+            };
+            let shown = dump_with(&dir, committed);
+            let control: BTreeSet<(i64, u64)> = log
+                .iter()
+                .flat_map(|(_, bs)| bs)
+                .filter(|b| b.producer.3)
+                .map(|b| (b.segment, b.position))
+                .collect();
+            assert!(
+                shown.batches.iter().all(|b| !control.contains(&(b.0, b.1))),
+                "{}: a control batch under read_committed",
+                dir.display()
+            );
+            assert!(
+                shown.records.iter().all(|&o| o < stable.last_stable_offset),
+                "{}",
+                dir.display()
+            );
+        }
+    }
+    assert!(partitions > 0);
 }

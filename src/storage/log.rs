@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use super::leader_epoch::LeaderEpochCache;
 use super::producer_state::ProducerStateManager;
+use super::read::PartitionRecords;
+use super::seek::{Seeker, TimeHit};
 use super::segment::{BatchLocation, RollParams, Segment, SegmentConfig};
 use crate::error::{Error, Result};
 use crate::format::batch::MAGIC_V2;
@@ -498,6 +500,20 @@ impl Log {
             }
         }
         Ok(None)
+    }
+
+    /// The records from `offset` on, read from this log's files as a fetch reads them: the
+    /// batch holding `offset` is found through the indexes, then one batch at a time (see
+    /// [`PartitionRecords`]; `with_filter` chooses records). Appends not yet flushed are not seen.
+    pub fn read_from(&self, offset: i64) -> Result<PartitionRecords> {
+        PartitionRecords::open(&self.dir, offset.max(self.log_start_offset))
+    }
+
+    /// `fetchOffsetByTimestamp(ts)` from the files: the first record at or after the log start
+    /// whose timestamp is `>= ts`, searched from the segment and time-index entry the broker
+    /// picks; None when there is none.
+    pub fn seek_time(&self, ts: i64) -> Result<Option<TimeHit>> {
+        Seeker::open(&self.dir)?.offset_for_time(ts, self.log_start_offset)
     }
 
     /// Closes the log. Clean: the active segment flushed (its indexes exist afterwards), a

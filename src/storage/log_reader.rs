@@ -126,6 +126,8 @@ pub struct LogReader {
     pos: u64,
     max_entry_bytes: u64,
     read_chunk: usize,
+    /// What `read_chunk` may double up to after each read (itself: no growth).
+    max_read_chunk: usize,
     /// Bytes read from the file so far: what a seek's cost is measured in.
     bytes_read: u64,
 }
@@ -144,6 +146,7 @@ impl LogReader {
             pos: 0,
             max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES,
             read_chunk: READ_CHUNK_BYTES,
+            max_read_chunk: READ_CHUNK_BYTES,
             bytes_read: 0,
         })
     }
@@ -161,6 +164,15 @@ impl LogReader {
     /// Reads at least `n` bytes per call (more when an entry needs it).
     pub fn with_read_chunk(mut self, n: usize) -> Self {
         self.read_chunk = n.max(1);
+        self.max_read_chunk = self.read_chunk;
+        self
+    }
+
+    /// Reads `n` bytes first, then twice as many each read up to [`READ_CHUNK_BYTES`]: a walk
+    /// from a seek that may stop after one batch, or go on for gigabytes.
+    pub fn with_growing_read_chunk(mut self, n: usize) -> Self {
+        self.read_chunk = n.max(1);
+        self.max_read_chunk = READ_CHUNK_BYTES.max(self.read_chunk);
         self
     }
 
@@ -229,6 +241,7 @@ impl LogReader {
             self.valid += got;
             self.bytes_read += got as u64;
             super::progress::read(got as u64);
+            self.read_chunk = (self.read_chunk * 2).min(self.max_read_chunk);
             have_end += got as u64;
         }
         let start = (pos - self.buf_pos) as usize;

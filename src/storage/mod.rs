@@ -10,6 +10,7 @@ pub mod log;
 pub mod log_reader;
 pub mod producer_state;
 pub mod progress;
+pub mod read;
 pub mod replace;
 pub mod seek;
 pub mod segment;

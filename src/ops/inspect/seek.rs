@@ -12,7 +12,8 @@ use crate::format::names::{classify, parse_partition_dir, FileKind};
 use crate::ops::input::{examine, Input};
 use crate::ops::partition::checkpoint_entry;
 use crate::storage::leader_epoch::LeaderEpochCache;
-use crate::storage::seek::{BatchHit, Fallback, Seeker, TimeHit};
+use crate::storage::log_reader::Step;
+use crate::storage::seek::{seek_reader, BatchHit, Fallback, Seeker, TimeHit};
 
 /// What ListOffsets is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +78,7 @@ pub fn partition_dirs(path: &Path) -> Result<Vec<PathBuf>> {
 
 /// The log start offset the broker loads: the log dir's checkpoint, but never below the first
 /// segment.
-fn log_start_offset(dir: &Path, seeker: &Seeker) -> Result<i64> {
+pub(crate) fn log_start_offset(dir: &Path, seeker: &Seeker) -> Result<i64> {
     let checkpointed = checkpoint_entry(dir, "log-start-offset-checkpoint")?
         .map_or(0, |(_, c, i)| c.entries[i].offset);
     Ok(checkpointed.max(seeker.first_segment_base()))
@@ -158,5 +159,66 @@ pub fn locate(dir: &Path, offset: i64) -> Result<Location> {
         batch,
         fallbacks: seeker.fallbacks().to_vec(),
         log_bytes_read: seeker.log_bytes_read(),
+    })
+}
+
+/// Where a `read_committed` consumer's view of a partition ends, as a broker that loaded it
+/// computes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StableOffsets {
+    pub log_start_offset: i64,
+    pub log_end_offset: i64,
+    pub high_watermark: i64,
+    /// `UnifiedLog.lastStableOffset`: the first unstable offset if below the high watermark,
+    /// else the high watermark.
+    pub last_stable_offset: i64,
+}
+
+/// The last stable offset the broker's load leaves: producer state from the latest readable
+/// snapshot at or below the log end (`ProducerStateManager.truncateAndReload`), then the
+/// batches after it replayed (`rebuildProducerState`), so only the log's tail past that
+/// snapshot is read (nothing after a clean shutdown). The replay stops at the first damaged
+/// batch, where recovery would cut the log.
+pub fn stable_offsets(dir: &Path, seeker: &mut Seeker) -> Result<StableOffsets> {
+    use super::txns::{high_watermark, latest_snapshot_at_or_below, start_state};
+    let log_end_offset = seeker.log_end_offset()?;
+    let log_start_offset = log_start_offset(dir, seeker)?;
+    let first_base = seeker.first_segment_base();
+    let from = latest_snapshot_at_or_below(dir, log_end_offset)?
+        .filter(|&s| s >= first_base)
+        .unwrap_or(first_base);
+    let mut state = start_state(dir, from)?;
+    if let Some(hit) = seeker.batch_for_offset(from)? {
+        'segments: for (base, log) in crate::storage::files::segment_logs(dir)? {
+            if base < hit.segment_base {
+                continue;
+            }
+            let start = if base == hit.segment_base {
+                hit.position
+            } else {
+                0
+            };
+            let mut reader = seek_reader(&log, start)?;
+            while let Step::Entry { entry, .. } = reader.next_step()? {
+                if !entry.crc_is_valid() || state.apply_entry(&entry, &log, |_| Ok(())).is_err() {
+                    break 'segments;
+                }
+            }
+        }
+    }
+    let (high_watermark, _) = high_watermark(dir, log_start_offset, log_end_offset)?;
+    // Transactions completed before the snapshot are replicated (the load knows none of them).
+    state.on_high_watermark_updated(from);
+    state.on_high_watermark_updated(high_watermark);
+    let last_stable_offset = state
+        .first_unstable_offset()
+        .filter(|&f| f < high_watermark)
+        .unwrap_or(high_watermark);
+    Ok(StableOffsets {
+        log_start_offset,
+        log_end_offset,
+        high_watermark,
+        last_stable_offset,
     })
 }

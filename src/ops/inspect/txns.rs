@@ -21,7 +21,7 @@ use serde::Serialize;
 use super::stats::histogram::{Histogram, Log2Histogram};
 use crate::error::{Error, Result};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
-use crate::format::control::{decode_control_key, ControlRecordType};
+use crate::format::control::ControlRecordType;
 use crate::format::entry::Entry;
 use crate::format::names::{classify, parse_partition_dir, snapshot_file_name, FileKind};
 use crate::format::snapshot;
@@ -30,6 +30,7 @@ use crate::ops::partition::checkpoint_entry;
 use crate::ops::simulate::retention::Sourced;
 use crate::storage::log_reader::{torn_tail, LogReader, Step};
 use crate::storage::producer_state::{IdMap, ProducerStateManager};
+use crate::storage::read::marker_type;
 
 /// `transaction.max.timeout.ms`, Kafka's default (15 minutes).
 pub const DEFAULT_TRANSACTION_MAX_TIMEOUT_MS: i64 = 900_000;
@@ -375,16 +376,7 @@ pub fn partition_txns(
         }
     }
     let (high_watermark, high_watermark_source) =
-        match checkpoint_entry(dir, "replication-offset-checkpoint")? {
-            // `UnifiedLog.updateHighWatermark` bounds it by the log start and end.
-            Some((_, c, i)) => (
-                c.entries[i]
-                    .offset
-                    .clamp(log_start_offset, log_end_offset.max(log_start_offset)),
-                "replication-offset-checkpoint",
-            ),
-            None => (log_end_offset, "log end offset"),
-        };
+        high_watermark(dir, log_start_offset, log_end_offset)?;
     // A broker loads the latest snapshot and replays what follows: it knows only the
     // transactions completed from there on as possibly unreplicated.
     if let Some(loaded) = latest_snapshot_at_or_below(dir, log_end_offset)? {
@@ -600,9 +592,30 @@ pub fn compare_with_coordinator(p: &mut PartitionTxns, coordinator: &[Coordinato
     p.coordinator = Some(views);
 }
 
+/// The high watermark a broker loads: the log dir's `replication-offset-checkpoint`, bounded by
+/// the log start and end as `UnifiedLog.updateHighWatermark` bounds it; the log end without
+/// one. With where it came from.
+pub(crate) fn high_watermark(
+    dir: &Path,
+    log_start_offset: i64,
+    log_end_offset: i64,
+) -> Result<(i64, &'static str)> {
+    Ok(
+        match checkpoint_entry(dir, "replication-offset-checkpoint")? {
+            Some((_, c, i)) => (
+                c.entries[i]
+                    .offset
+                    .clamp(log_start_offset, log_end_offset.max(log_start_offset)),
+                "replication-offset-checkpoint",
+            ),
+            None => (log_end_offset, "log end offset"),
+        },
+    )
+}
+
 /// Producer state at the first segment's base: its snapshot's, or none (a log from 0, or a
 /// base without a readable snapshot: producers are known from what the log shows).
-fn start_state(dir: &Path, base: i64) -> Result<ProducerStateManager> {
+pub(crate) fn start_state(dir: &Path, base: i64) -> Result<ProducerStateManager> {
     let path = dir.join(snapshot_file_name(base));
     let entries = match std::fs::read(&path) {
         Ok(bytes) if base > 0 => {
@@ -620,7 +633,7 @@ fn start_state(dir: &Path, base: i64) -> Result<ProducerStateManager> {
 /// The offset of the latest readable `.snapshot` at or below `log_end`: the one the broker's
 /// load starts from (`ProducerStateManager.truncateAndReload` deletes those above the log end,
 /// `loadFromSnapshot` skips corrupt ones).
-fn latest_snapshot_at_or_below(dir: &Path, log_end: i64) -> Result<Option<i64>> {
+pub(crate) fn latest_snapshot_at_or_below(dir: &Path, log_end: i64) -> Result<Option<i64>> {
     let mut offsets: Vec<i64> = crate::storage::files::list_dir(dir)?
         .iter()
         .filter_map(|p| match classify(&p.file_name()?.to_string_lossy()) {
@@ -637,14 +650,4 @@ fn latest_snapshot_at_or_below(dir: &Path, log_end: i64) -> Result<Option<i64>> 
         }
     }
     Ok(None)
-}
-
-/// The control type of a control batch's first record.
-fn marker_type(entry: &Entry<'_>, scratch: &mut Vec<u8>) -> Option<ControlRecordType> {
-    let first = entry
-        .records(scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
-        .ok()?
-        .next()?
-        .ok()?;
-    decode_control_key(first.key).ok()
 }

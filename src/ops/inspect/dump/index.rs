@@ -16,6 +16,7 @@ use crate::format::names::{INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX, TIME_INDEX_FILE_S
 use crate::ops::finding::Finding;
 use crate::ops::input::sibling;
 use crate::storage::files::{read_index, IndexBytes};
+use crate::storage::read::RecordFilter;
 
 /// Byte position of an offset-index slot.
 fn slot_position(slot: usize) -> u64 {
@@ -41,9 +42,12 @@ impl Walker<'_, '_> {
             self.finding(Finding::error("index.log-missing", p, m))?;
             return Ok(None);
         }
+        // Every batch, whatever the records shown: the checks need the whole log.
         let opts = DumpOptions {
             deep: false,
             max_bytes: DEFAULT_MAX_BYTES,
+            filter: RecordFilter::default(),
+            all_batches: false,
             ..self.opts.clone()
         };
         let indexes = [

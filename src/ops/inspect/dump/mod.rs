@@ -21,7 +21,9 @@ use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::{torn_tail, LogReader, Step};
-use crate::storage::seek::{first_offset, Fallback, Seeker};
+use crate::storage::read::{marker_type, BatchTraits, CommittedView, RecordFilter};
+use crate::storage::seek::{first_offset, BatchHit, Fallback, Seeker, SEEK_READ_CHUNK_BYTES};
+use crate::storage::txn_index::TxnIndexes;
 
 mod batches;
 mod index;
@@ -62,16 +64,29 @@ pub struct DumpOptions {
     pub range: Option<OffsetRange>,
     /// The offset of a segment file whose name carries none (`--base-offset`).
     pub base_offset: Option<i64>,
+    /// Which records (and so which batches) are shown.
+    pub filter: RecordFilter,
+    /// With a filter: every batch line (for context), not only those with a record shown.
+    pub all_batches: bool,
 }
 
-/// `--offset`, `--from-offset` / `--to-offset`, `--count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// `--offset`, `--from-offset` / `--to-offset`, `--from-time` / `--to-time`, `--count`,
+/// `--isolation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OffsetRange {
     pub from: i64,
     /// Inclusive; None: to the log end.
     pub to: Option<i64>,
     /// Records with `deep`, batches without.
     pub count: Option<u64>,
+    /// Start at the offset ListOffsets answers for this time (epoch ms), not before `from`.
+    pub from_time: Option<i64>,
+    /// End before the first record stamped after this time, as ListOffsets finds it (its
+    /// answer for this time + 1), not after `to`.
+    pub to_time: Option<i64>,
+    /// Only what a `read_committed` consumer gets: below the last stable offset, aborted
+    /// transactions and control batches left out.
+    pub read_committed: bool,
 }
 
 impl Default for DumpOptions {
@@ -91,6 +106,8 @@ impl Default for DumpOptions {
             value_decoder: None,
             range: None,
             base_offset: None,
+            filter: RecordFilter::default(),
+            all_batches: false,
         }
     }
 }
@@ -280,6 +297,8 @@ pub struct Outcome {
     pub summary: Summary,
     /// With a range: indexes the seek could not use (their segments were scanned instead).
     pub fallbacks: Vec<Fallback>,
+    /// `.log` bytes the walk read (with a range, the seeks' too).
+    pub log_bytes_read: u64,
 }
 
 fn io_err(e: std::io::Error) -> Error {
@@ -303,6 +322,10 @@ struct Walker<'o, 's> {
     left: u64,
     /// With a range: whether its first batch was shown.
     range_started: bool,
+    /// With a range: its first and last offset (inclusive) in the partition being dumped.
+    bounds: Option<(i64, Option<i64>)>,
+    /// `read_committed`: what the consumer keeps of the fetch from the segment being read.
+    committed: Option<CommittedView>,
 }
 
 /// Dumps each path: a file, or a directory whose files are dumped in base-offset order. Every
@@ -363,51 +386,90 @@ impl<'o, 's> Walker<'o, 's> {
             walked: None,
             left: u64::MAX,
             range_started: false,
+            bounds: None,
+            committed: None,
         }
     }
 
-    /// The `.log` files of the partition directory `dir` from the batch a fetch of
-    /// `range.from` starts at (found through the indexes) until the range is done.
+    /// The `.log` files of the partition directory `dir` from the batch a fetch of the range's
+    /// start begins with (found through the indexes) until the range is done.
     fn range(&mut self, dir: &Path, range: OffsetRange) -> Result<()> {
         let mut seeker = Seeker::open(dir)?;
-        // A range that starts below the log starts at its first segment.
-        let start = seeker.batch_for_offset(range.from.max(seeker.first_segment_base()))?;
+        let found = self.range_start(dir, &mut seeker, range);
         self.outcome.fallbacks.extend_from_slice(seeker.fallbacks());
-        let Some(start) = start else {
+        self.outcome.log_bytes_read += seeker.log_bytes_read();
+        let Some((start, from, to)) = found? else {
             return Ok(());
         };
+        self.bounds = Some((from, to));
         self.left = range.count.unwrap_or(u64::MAX);
         self.range_started = false;
-        let mut logs: Vec<(i64, PathBuf)> = crate::storage::files::list_dir(dir)?
+        let logs: Vec<(i64, PathBuf)> = crate::storage::files::segment_logs(dir)?
             .into_iter()
-            .filter_map(|p| match classify(&p.file_name()?.to_string_lossy()) {
-                FileKind::Log { base_offset } if base_offset >= start.segment_base => {
-                    Some((base_offset, p))
-                }
-                _ => None,
-            })
+            .filter(|(base, _)| *base >= start.segment_base)
             .collect();
-        logs.sort();
-        for (base, p) in logs {
+        let txn_indexes = if range.read_committed {
+            Some(TxnIndexes::load(dir, logs.iter().map(|(b, _)| *b))?)
+        } else {
+            None
+        };
+        for (i, (base, p)) in logs.iter().enumerate() {
+            let base = *base;
             if self.left == 0 {
                 break;
             }
             self.outcome.files += 1;
-            self.set_current(&p);
-            self.emit(Event::FileStart { path: &p })?;
+            self.set_current(p);
+            self.emit(Event::FileStart { path: p })?;
             self.emit(Event::LogHeader(LogHeader::Segment { base_offset: base }))?;
-            let from = if base == start.segment_base {
-                start.position
-            } else {
-                0
-            };
-            let done = self.log(&p, base, from)?;
-            self.emit(Event::FileEnd { path: &p })?;
+            let first = base == start.segment_base;
+            if let Some(txns) = &txn_indexes {
+                // Each segment is read as one fetch: the aborted transactions its response
+                // carries, from the fetch offset to the next segment.
+                let fetch = if first { from } else { base };
+                let upper = logs.get(i + 1).map_or(i64::MAX, |(b, _)| *b);
+                self.committed = Some(CommittedView::new(txns.for_fetch(fetch, upper)));
+            }
+            let done = self.log(p, base, if first { start.position } else { 0 })?;
+            self.emit(Event::FileEnd { path: p })?;
             if done {
                 break;
             }
         }
+        self.committed = None;
         Ok(())
+    }
+
+    /// Where a range starts in `dir` (the fetch's first batch) and its first and last offset
+    /// there, from its offsets, times and isolation; None when it holds nothing.
+    fn range_start(
+        &self,
+        dir: &Path,
+        seeker: &mut Seeker,
+        range: OffsetRange,
+    ) -> Result<Option<(BatchHit, i64, Option<i64>)>> {
+        let (mut from, mut to) = (range.from, range.to);
+        let log_start = crate::ops::inspect::seek::log_start_offset(dir, seeker)?;
+        if let Some(t) = range.from_time {
+            match seeker.offset_for_time(t, log_start)? {
+                Some(hit) => from = from.max(hit.offset),
+                None => return Ok(None),
+            }
+        }
+        if let Some(t) = range.to_time {
+            if let Some(hit) = seeker.offset_for_time(t.saturating_add(1), log_start)? {
+                to = Some(to.map_or(hit.offset - 1, |to| to.min(hit.offset - 1)));
+            }
+        }
+        if range.read_committed {
+            let lso = crate::ops::inspect::seek::stable_offsets(dir, seeker)?.last_stable_offset;
+            to = Some(to.map_or(lso - 1, |to| to.min(lso - 1)));
+        }
+        if to.is_some_and(|to| to < from) {
+            return Ok(None);
+        }
+        let start = seeker.batch_for_offset(from.max(seeker.first_segment_base()))?;
+        Ok(start.map(|s| (s, from, to)))
     }
 
     /// Starts on the file `p`, choosing its records' decoder.
@@ -427,11 +489,13 @@ impl<'o, 's> Walker<'o, 's> {
 
     /// Whether the record at `offset` is shown; counts it against `--count`.
     fn take_record(&mut self, offset: i64) -> bool {
-        let Some(range) = self.opts.range else {
+        if !self.in_bounds(offset) {
+            return false;
+        }
+        if self.bounds.is_none() {
             return true;
-        };
-        let inside = offset >= range.from && range.to.is_none_or(|to| offset <= to);
-        if inside && self.left > 0 {
+        }
+        if self.left > 0 {
             self.left -= 1;
             return true;
         }
@@ -441,11 +505,17 @@ impl<'o, 's> Walker<'o, 's> {
     /// With a range: whether the batch starting at `first` lies past its end (the fetch's
     /// first batch never does), or the count is used up.
     fn past_range(&self, first: i64) -> bool {
-        match self.opts.range {
+        match self.bounds {
             None => false,
             Some(_) if self.left == 0 => true,
-            Some(r) => self.range_started && r.to.is_some_and(|to| first > to),
+            Some((_, to)) => self.range_started && to.is_some_and(|to| first > to),
         }
+    }
+
+    /// Whether a record at `offset` lies inside the range (always, without one).
+    fn in_bounds(&self, offset: i64) -> bool {
+        self.bounds
+            .is_none_or(|(from, to)| offset >= from && to.is_none_or(|to| offset <= to))
     }
 
     fn emit(&mut self, e: Event<'_>) -> Result<()> {
@@ -454,8 +524,15 @@ impl<'o, 's> Walker<'o, 's> {
 
     fn path(&mut self, p: &Path) -> Result<()> {
         if p.is_dir() {
+            // With record filters a directory's records are asked for: its `.log` files only.
+            let filtered = !self.opts.filter.is_empty();
             for f in crate::storage::files::list_dir(p)? {
-                self.path(&f)?;
+                let is_log = f.file_name().is_some_and(|n| {
+                    matches!(classify(&n.to_string_lossy()), FileKind::Log { .. })
+                });
+                if !filtered || is_log {
+                    self.path(&f)?;
+                }
             }
             return Ok(());
         }
@@ -549,6 +626,9 @@ impl<'o, 's> Walker<'o, 's> {
     /// whether it stopped at the end of a range.
     fn log(&mut self, p: &Path, base_offset: i64, start: u64) -> Result<bool> {
         let mut reader = LogReader::open(p, Some(self.opts.max_bytes))?;
+        if self.bounds.is_some() {
+            reader = reader.with_growing_read_chunk(SEEK_READ_CHUNK_BYTES);
+        }
         reader.seek(start);
         let mut done = false;
         let mut scratch = Vec::new();
@@ -556,6 +636,15 @@ impl<'o, 's> Walker<'o, 's> {
         let mut prev_batch_last: Option<i64> = None;
         let mut regressions = Vec::new();
         loop {
+            // A range done by the last batch (offsets ascend) ends here, without reading the
+            // next batch only to find it past the end.
+            let to = self.bounds.and_then(|(_, to)| to);
+            if self.bounds.is_some()
+                && (self.left == 0 || prev_batch_last.zip(to).is_some_and(|(l, to)| l >= to))
+            {
+                done = true;
+                break;
+            }
             let step = reader.next_step()?;
             let (position, entry) = match step {
                 Step::Entry { position, entry } => (position, entry),
@@ -603,7 +692,7 @@ impl<'o, 's> Walker<'o, 's> {
                 }
             };
             let info = batch_info(position, &entry, None);
-            if self.opts.range.is_some() {
+            if self.bounds.is_some() {
                 let first = first_offset(&entry, &mut scratch).unwrap_or(info.last_offset);
                 if self.past_range(first) {
                     done = true;
@@ -613,8 +702,19 @@ impl<'o, 's> Walker<'o, 's> {
             }
             self.check_batch(p, &entry, &info, base_offset, prev_batch_last)?;
             prev_batch_last = Some(info.last_offset);
-            if !self.opts.deep {
-                if self.opts.range.is_some() {
+            let traits = BatchTraits::of(&entry);
+            if let Some(view) = self.committed.as_mut() {
+                if !view.keeps(&traits, marker_type(&entry, &mut scratch)) {
+                    continue;
+                }
+            }
+            let filter = &self.opts.filter;
+            let batch_matches = filter.matches_batch(&traits);
+            if !self.opts.deep && !filter.needs_records() {
+                if !batch_matches && !self.opts.all_batches {
+                    continue;
+                }
+                if self.bounds.is_some() && batch_matches {
                     self.left -= 1;
                 }
                 self.emit(Event::Batch {
@@ -627,6 +727,7 @@ impl<'o, 's> Walker<'o, 's> {
                 position,
                 &entry,
                 info,
+                batch_matches,
                 &mut scratch,
                 &mut last_offset,
                 &mut regressions,
@@ -639,14 +740,20 @@ impl<'o, 's> Walker<'o, 's> {
                 .offset_regressions
                 .push((p.to_path_buf(), regressions));
         }
+        self.outcome.log_bytes_read += reader.bytes_read();
         Ok(done)
     }
 
+    /// One batch's records; with a filter, the batch line only when a record of it is shown
+    /// (or `all_batches`), and only the records it keeps (none without `deep`: then a batch
+    /// shown counts against `--count`).
+    #[allow(clippy::too_many_arguments)]
     fn deep_batch(
         &mut self,
         position: u64,
         entry: &Entry<'_>,
         mut info: BatchInfo,
+        batch_matches: bool,
         scratch: &mut Vec<u8>,
         last_offset: &mut Option<i64>,
         regressions: &mut Vec<(i64, i64)>,
@@ -673,7 +780,21 @@ impl<'o, 's> Walker<'o, 's> {
         if let (Entry::Legacy(_), Some(first)) = (entry, views.first()) {
             info.base_offset = Some(first.offset);
         }
-        self.emit(Event::Batch { info: &info, entry })?;
+        let filter = &self.opts.filter;
+        let shown: Vec<bool> = views
+            .iter()
+            .map(|v| batch_matches && filter.matches_record(v) && self.in_bounds(v.offset))
+            .collect();
+        let any_shown = shown.contains(&true);
+        if filter.is_empty() || self.opts.all_batches || any_shown {
+            self.emit(Event::Batch { info: &info, entry })?;
+        }
+        if !self.opts.deep {
+            if any_shown && self.bounds.is_some() {
+                self.left = self.left.saturating_sub(1);
+            }
+            return Ok(());
+        }
         // Record timestamps can be checked against the header only where the header's max
         // is the max of the record timestamps as written (CreateTime v2).
         let max_timestamp = match entry {
@@ -682,7 +803,7 @@ impl<'o, 's> Walker<'o, 's> {
         };
         let batch_first = info.base_offset.unwrap_or(i64::MIN);
         let mut prev_in_batch: Option<i64> = None;
-        for view in views {
+        for (view, shown) in views.into_iter().zip(shown) {
             let out_of_range = view.offset < batch_first || view.offset > info.last_offset;
             if out_of_range || prev_in_batch.is_some_and(|p| view.offset <= p) {
                 let m = format!(
@@ -739,7 +860,7 @@ impl<'o, 's> Walker<'o, 's> {
                 self.finding(f.at(position).offset(view.offset))?;
                 continue;
             }
-            if !self.take_record(view.offset) {
+            if !shown || !self.take_record(view.offset) {
                 continue;
             }
             let rec = RecordInfo {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::offset_map::{key_hash, OffsetMap};
 use super::range::ActiveProducers;
 use super::rebuild::{empty_batch, rebuild, record_spec};
-use super::txn::{TxnIndexes, TxnTracker};
+use super::txn::TxnTracker;
 use super::{CleanStats, CleanedSegment, CompactOptions, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
 use crate::format::batch::{RecordSpec, MAGIC_V2};
@@ -21,6 +21,7 @@ use crate::format::names::log_file_name;
 use crate::ops::partition::{PartitionView, SegmentView};
 use crate::storage::files::{segment_files, set_mtime};
 use crate::storage::segment::SegmentConfig;
+use crate::storage::txn_index::TxnIndexes;
 use crate::storage::Segment;
 
 /// Where a v2 or legacy batch's records go after the filter.

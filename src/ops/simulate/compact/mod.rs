@@ -41,11 +41,12 @@ use crate::ops::partition::{mtime_ms, PartitionView, SegmentView};
 use crate::ops::simulate::retention::Sourced;
 use crate::storage::files::copy_writable;
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
+use crate::storage::txn_index::TxnIndexes;
 use clean::Cleaner;
 use group::group_segments;
 use offset_map::OffsetMap;
 use range::{cleanable_range, dirty_ratio};
-use txn::{TxnIndexes, TxnTracker};
+use txn::TxnTracker;
 
 /// `log.cleaner.dedupe.buffer.size` default (one cleaner thread).
 pub const DEFAULT_DEDUPE_BUFFER_BYTES: u64 = 134_217_728;
@@ -252,7 +253,7 @@ pub(super) fn clean_round(
             latest_offset: -1,
         },
         txns: TxnTracker::default(),
-        txn_indexes: TxnIndexes::load(&view)?,
+        txn_indexes: TxnIndexes::load(&view.dir, view.segments.iter().map(|s| s.base_offset))?,
         active_producers: range.active_producers,
         upper_bound_of_round: range.first_uncleanable_offset,
         legacy_delete_horizon_ms,

@@ -4,12 +4,10 @@
 
 use std::collections::{BinaryHeap, HashMap, HashSet};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::control::{decode_control_key, ControlRecordType};
 use crate::format::entry::{Entry, RecordView};
-use crate::format::index::{decode_txn_index, AbortedTxn};
-use crate::format::names::txn_index_file_name;
-use crate::ops::partition::PartitionView;
+use crate::format::index::AbortedTxn;
 
 /// `CleanedTransactionMetadata`: which transactional batches were aborted and which markers
 /// can go, tracked across the whole round.
@@ -91,46 +89,5 @@ impl TxnTracker {
             ControlRecordType::Commit => (!self.ongoing_committed.remove(&pid), None),
             _ => (false, None),
         })
-    }
-}
-
-/// Every `.txnindex` of the source, by segment, for `collectAbortedTransactions`.
-pub(super) struct TxnIndexes(Vec<(i64, Vec<AbortedTxn>)>);
-
-impl TxnIndexes {
-    pub(super) fn load(view: &PartitionView) -> Result<Self> {
-        let mut out = Vec::new();
-        for s in &view.segments {
-            let path = view.dir.join(txn_index_file_name(s.base_offset));
-            let txns = match std::fs::read(&path) {
-                Ok(b) => decode_txn_index(&b).map_err(|e| Error::decode(&path, 0, e))?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-                Err(e) => return Err(Error::io(&path, e)),
-            };
-            out.push((s.base_offset, txns));
-        }
-        Ok(TxnIndexes(out))
-    }
-
-    /// `UnifiedLog.collectAbortedTransactions(start, upper)`: from the segment holding
-    /// `start` onwards, entries overlapping `[floor base, upper)`, until an entry's last
-    /// stable offset reaches `upper`.
-    pub(super) fn collect(&self, start: i64, upper: i64) -> Vec<AbortedTxn> {
-        let Some(floor) = self.0.iter().rposition(|(b, _)| *b <= start) else {
-            return Vec::new();
-        };
-        let fetch = self.0[floor].0;
-        let mut out = Vec::new();
-        for (_, txns) in &self.0[floor..] {
-            for t in txns {
-                if t.last_offset >= fetch && t.first_offset < upper {
-                    out.push(*t);
-                }
-                if t.last_stable_offset >= upper {
-                    return out;
-                }
-            }
-        }
-        out
     }
 }

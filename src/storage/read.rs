@@ -1,0 +1,328 @@
+//! Reading a partition directory from an offset on, and choosing what is shown: record filters
+//! ([`RecordFilter`]), what a `read_committed` consumer keeps ([`CommittedView`]), and an
+//! iterator of records ([`PartitionRecords`]) that starts where a fetch starts (found through
+//! the indexes by [`Seeker`]) and streams one batch at a time. `dump`'s seeks and filters use the
+//! same pieces; the iterator is the library's way to them (`Log::read_from`).
+//!
+//! Nothing here decides how a record is printed, nor computes the last stable offset (that
+//! needs the producer state: `ops::inspect::seek::stable_offsets`).
+
+use std::collections::{HashSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use super::log_reader::Step;
+use super::seek::{seek_reader, Seeker};
+use crate::error::{Error, Result};
+use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
+use crate::format::control::{decode_control_key, ControlRecordType};
+use crate::format::entry::{Entry, RecordView};
+use crate::format::index::AbortedTxn;
+
+/// The batch fields record filters and isolation look at (legacy entries have none: -1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchTraits {
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub partition_leader_epoch: i32,
+    pub is_transactional: bool,
+    pub is_control: bool,
+    pub last_offset: i64,
+}
+
+impl BatchTraits {
+    pub fn of(entry: &Entry<'_>) -> Self {
+        match entry {
+            Entry::V2(b) => BatchTraits {
+                producer_id: b.header.producer_id,
+                producer_epoch: b.header.producer_epoch,
+                partition_leader_epoch: b.header.partition_leader_epoch,
+                is_transactional: b.header.is_transactional(),
+                is_control: b.header.is_control(),
+                last_offset: b.header.last_offset(),
+            },
+            Entry::Legacy(m) => BatchTraits {
+                producer_id: -1,
+                producer_epoch: -1,
+                partition_leader_epoch: -1,
+                is_transactional: false,
+                is_control: false,
+                last_offset: m.offset,
+            },
+        }
+    }
+}
+
+/// `--header NAME[=VALUE]`: a header named `name` (with exactly this value, when given).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderMatch {
+    pub name: String,
+    pub value: Option<Vec<u8>>,
+}
+
+/// Which records are shown; every condition set must hold (an empty filter keeps everything).
+#[derive(Debug, Clone, Default)]
+pub struct RecordFilter {
+    /// The key, byte for byte.
+    pub key: Option<Vec<u8>>,
+    /// A regular expression the key matches (anywhere; anchor it with `^…$`).
+    pub key_regex: Option<regex::bytes::Regex>,
+    /// Every one of these headers is present.
+    pub headers: Vec<HeaderMatch>,
+    pub producer_id: Option<i64>,
+    pub producer_epoch: Option<i16>,
+    pub leader_epoch: Option<i32>,
+    /// Only records of transactional batches.
+    pub transactional: bool,
+    /// Only records of control batches (transaction markers).
+    pub control: bool,
+    /// Only records without a value.
+    pub tombstones: bool,
+}
+
+impl RecordFilter {
+    pub fn is_empty(&self) -> bool {
+        !self.needs_records() && self.batch_conditions_are_empty()
+    }
+
+    fn batch_conditions_are_empty(&self) -> bool {
+        self.producer_id.is_none()
+            && self.producer_epoch.is_none()
+            && self.leader_epoch.is_none()
+            && !self.transactional
+            && !self.control
+    }
+
+    /// Whether some condition looks into records (so batches must be decoded to judge them).
+    pub fn needs_records(&self) -> bool {
+        self.key.is_some()
+            || self.key_regex.is_some()
+            || !self.headers.is_empty()
+            || self.tombstones
+    }
+
+    /// The conditions on the batch's header.
+    pub fn matches_batch(&self, b: &BatchTraits) -> bool {
+        self.producer_id.is_none_or(|p| b.producer_id == p)
+            && self.producer_epoch.is_none_or(|e| b.producer_epoch == e)
+            && self
+                .leader_epoch
+                .is_none_or(|e| b.partition_leader_epoch == e)
+            && (!self.transactional || b.is_transactional)
+            && (!self.control || b.is_control)
+    }
+
+    /// The conditions on the record itself (its batch's are [`Self::matches_batch`]).
+    pub fn matches_record(&self, r: &RecordView<'_>) -> bool {
+        let key = r.key;
+        self.key.as_deref().is_none_or(|k| key == Some(k))
+            && self
+                .key_regex
+                .as_ref()
+                .is_none_or(|re| key.is_some_and(|k| re.is_match(k)))
+            && (!self.tombstones || r.value.is_none())
+            && self.headers.iter().all(|h| {
+                r.headers.iter().any(|rh| {
+                    rh.key == h.name.as_bytes()
+                        && h.value.as_deref().is_none_or(|v| rh.value == Some(v))
+                })
+            })
+    }
+}
+
+/// The control type of a control batch's first record (a transaction marker's ABORT or
+/// COMMIT); None for other batches or an undecodable one.
+pub fn marker_type(entry: &Entry<'_>, scratch: &mut Vec<u8>) -> Option<ControlRecordType> {
+    if !BatchTraits::of(entry).is_control {
+        return None;
+    }
+    let first = entry
+        .records(scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
+        .ok()?
+        .next()?
+        .ok()?;
+    decode_control_key(first.key).ok()
+}
+
+/// What a `read_committed` consumer keeps of one fetch's batches, given the aborted
+/// transactions the fetch response carried (`TxnIndexes::for_fetch`). The consumer's
+/// `CompletedFetch.nextFetchedRecord` (clients/.../consumer/internals/CompletedFetch.java):
+/// for each batch with a producer id, the aborted transactions whose first offset is at or
+/// below the batch's last offset make their producer "aborted"; an ABORT marker of that
+/// producer ends it; a transactional batch of an aborted producer is skipped; control batches
+/// are never returned.
+#[derive(Debug, Default)]
+pub struct CommittedView {
+    /// Not reached yet, by first offset.
+    pending: VecDeque<AbortedTxn>,
+    aborted_producers: HashSet<i64>,
+}
+
+impl CommittedView {
+    pub fn new(mut aborted: Vec<AbortedTxn>) -> Self {
+        aborted.sort_by_key(|t| t.first_offset);
+        CommittedView {
+            pending: aborted.into(),
+            aborted_producers: HashSet::new(),
+        }
+    }
+
+    /// Whether the consumer returns the batch; `marker` is its control type (if control).
+    pub fn keeps(&mut self, b: &BatchTraits, marker: Option<ControlRecordType>) -> bool {
+        if b.producer_id >= 0 {
+            while self
+                .pending
+                .front()
+                .is_some_and(|t| t.first_offset <= b.last_offset)
+            {
+                let t = self.pending.pop_front().expect("just peeked");
+                self.aborted_producers.insert(t.producer_id);
+            }
+            if marker == Some(ControlRecordType::Abort) {
+                self.aborted_producers.remove(&b.producer_id);
+            } else if b.is_transactional && self.aborted_producers.contains(&b.producer_id) {
+                return false;
+            }
+        }
+        !b.is_control
+    }
+}
+
+/// One record as [`PartitionRecords`] yields it, owned, with its batch's fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadRecord {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+    pub headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    pub batch: BatchTraits,
+    /// The segment's `.log` and the batch's position in it.
+    pub file: PathBuf,
+    pub position: u64,
+}
+
+/// The records of a partition directory from an offset on, in offset order, that a filter
+/// keeps. Starts at the batch a fetch of the offset starts at (through the indexes, never a
+/// scan from the partition's start), holds one batch's records at a time, and stops at the end
+/// of each segment's valid data (damage ends the segment, as the broker's reader does). Legacy
+/// entries' records come too; control records come only if the filter allows them.
+pub struct PartitionRecords {
+    seeker: Seeker,
+    filter: RecordFilter,
+    from: i64,
+    /// Segments still to read: base offset, `.log`, the position to start at.
+    segments: VecDeque<(i64, PathBuf, u64)>,
+    reader: Option<(PathBuf, super::log_reader::LogReader)>,
+    pending: VecDeque<ReadRecord>,
+    scratch: Vec<u8>,
+}
+
+impl PartitionRecords {
+    /// Records of `dir` from `offset` on (all of them, until a filter is set).
+    pub fn open(dir: &Path, offset: i64) -> Result<Self> {
+        let mut seeker = Seeker::open(dir)?;
+        let start = seeker.batch_for_offset(offset.max(seeker.first_segment_base()))?;
+        let segments = match &start {
+            None => VecDeque::new(),
+            Some(hit) => super::files::segment_logs(dir)?
+                .into_iter()
+                .filter(|(base, _)| *base >= hit.segment_base)
+                .map(|(base, log)| {
+                    let from = if base == hit.segment_base {
+                        hit.position
+                    } else {
+                        0
+                    };
+                    (base, log, from)
+                })
+                .collect(),
+        };
+        Ok(PartitionRecords {
+            seeker,
+            filter: RecordFilter::default(),
+            from: offset,
+            segments,
+            reader: None,
+            pending: VecDeque::new(),
+            scratch: Vec::new(),
+        })
+    }
+
+    pub fn with_filter(mut self, filter: RecordFilter) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// The seeks' costs so far and the indexes they could not use.
+    pub fn seeker(&self) -> &Seeker {
+        &self.seeker
+    }
+
+    /// Reads batches until one yields kept records, or the partition ends.
+    fn fill(&mut self) -> Result<bool> {
+        loop {
+            if self.reader.is_none() {
+                let Some((_, log, from)) = self.segments.pop_front() else {
+                    return Ok(false);
+                };
+                let reader = seek_reader(&log, from)?;
+                self.reader = Some((log, reader));
+            }
+            let (log, reader) = self.reader.as_mut().expect("just set");
+            let Step::Entry { position, entry } = reader.next_step()? else {
+                self.reader = None;
+                continue;
+            };
+            let traits = BatchTraits::of(&entry);
+            if traits.last_offset < self.from || !self.filter.matches_batch(&traits) {
+                continue;
+            }
+            let records = entry
+                .records(&mut self.scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
+                .map_err(|e| Error::decode(&*log, position, e))?;
+            for r in records {
+                let r = r.map_err(|e| Error::decode(&*log, position, e))?;
+                if r.offset < self.from || !self.filter.matches_record(&r) {
+                    continue;
+                }
+                self.pending.push_back(ReadRecord {
+                    offset: r.offset,
+                    timestamp: r.timestamp,
+                    key: r.key.map(<[u8]>::to_vec),
+                    value: r.value.map(<[u8]>::to_vec),
+                    headers: r
+                        .headers
+                        .iter()
+                        .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+                        .collect(),
+                    batch: traits,
+                    file: log.clone(),
+                    position,
+                });
+            }
+            if !self.pending.is_empty() {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+impl Iterator for PartitionRecords {
+    type Item = Result<ReadRecord>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pending.is_empty() {
+            match self.fill() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => {
+                    // An error ends the iteration.
+                    self.segments.clear();
+                    self.reader = None;
+                    return Some(Err(e));
+                }
+            }
+        }
+        self.pending.pop_front().map(Ok)
+    }
+}
