@@ -17,6 +17,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use serde_json::Value;
 
+use super::java_utf8;
+
 /// A decoded key or value: the text form and the JSON form.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Payload {
@@ -144,7 +146,7 @@ impl PayloadDecoder {
             text: s,
         };
         match self {
-            PayloadDecoder::String => Ok(text(String::from_utf8_lossy(b).into_owned())),
+            PayloadDecoder::String => Ok(text(java_utf8::lossy(b).into_owned())),
             PayloadDecoder::Int => {
                 let n = i32::from_be_bytes(leading(b)?);
                 Ok(Payload {

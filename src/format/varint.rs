@@ -11,6 +11,10 @@ pub const MAX_VARLONG_BYTES: usize = 10;
 /// Like Kafka, bits shifted past 32 in the fifth byte are dropped, but a fifth byte with the
 /// continuation bit set is an error.
 pub fn decode_unsigned_varint(buf: &[u8]) -> Result<(u32, usize)> {
+    // Most record fields (attributes aside: deltas, lengths, counts) fit in one byte.
+    if let Some(&b) = buf.first().filter(|&&b| b & 0x80 == 0) {
+        return Ok((u32::from(b), 1));
+    }
     let mut value: u32 = 0;
     for i in 0..MAX_VARINT_BYTES {
         let Some(&b) = buf.get(i) else {
@@ -34,6 +38,9 @@ pub fn decode_unsigned_varint(buf: &[u8]) -> Result<(u32, usize)> {
 
 /// Decodes an unsigned varlong; at most 10 bytes.
 pub fn decode_unsigned_varlong(buf: &[u8]) -> Result<(u64, usize)> {
+    if let Some(&b) = buf.first().filter(|&&b| b & 0x80 == 0) {
+        return Ok((u64::from(b), 1));
+    }
     let mut value: u64 = 0;
     for i in 0..MAX_VARLONG_BYTES {
         let Some(&b) = buf.get(i) else {

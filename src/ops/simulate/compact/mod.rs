@@ -235,7 +235,7 @@ pub fn compact_to(dir: &Path, out_log_dir: &Path, opts: &CompactOptions) -> Resu
         view: &view,
         opts,
         map: OffsetMap {
-            map: HashMap::new(),
+            map: HashMap::default(),
             max_entries,
             latest_offset: -1,
         },
