@@ -25,22 +25,18 @@ use kseg::format::Compression;
 use kseg::storage::{CloseMode, Log, LogConfig};
 
 mod common;
-use common::{files, timed, value, verify, write_partition, RECORDS_PER_BATCH, VALUE_BYTES};
+use common::{
+    files, timed, value, verify, write_partition, xorshift_bytes, RECORDS_PER_BATCH, VALUE_BYTES,
+};
 
 /// Random bytes without `ED` (the lead of a surrogate, which Java and Rust replace differently).
 fn binary_value(i: u64, len: usize) -> Vec<u8> {
-    let mut x = i.wrapping_mul(0xBF58_476D_1CE4_E5B9) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            match (x >> 56) as u8 {
-                0xed => 0xee,
-                b => b,
-            }
-        })
-        .collect()
+    xorshift_bytes(i.wrapping_mul(0xBF58_476D_1CE4_E5B9), len, |x| {
+        match (x >> 56) as u8 {
+            0xed => 0xee,
+            b => b,
+        }
+    })
 }
 
 fn write_perf_partition(dir: &Path, target_bytes: u64) {
@@ -94,18 +90,33 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Runs `exe args` with stdout to /dev/null; it must exit with 0.
-fn run(exe: &Path, args: &[&str]) -> f64 {
-    let (status, secs) = timed(|| {
-        Command::new(exe)
+/// CPU seconds (user + system) of this process (`RUSAGE_SELF`) or of its waited-for children.
+fn cpu_seconds(who: libc::c_int) -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(who, &mut u) };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    s(u.ru_utime) + s(u.ru_stime)
+}
+
+/// Wall and CPU seconds of `f`, CPU counted for `who`.
+fn timed_cpu(who: libc::c_int, f: impl FnOnce()) -> (f64, f64) {
+    let cpu = cpu_seconds(who);
+    let ((), wall) = timed(f);
+    (wall, cpu_seconds(who) - cpu)
+}
+
+/// Runs `exe args` with stdout to /dev/null (it must exit with 0): wall and CPU seconds.
+fn run(exe: &Path, args: &[&str]) -> (f64, f64) {
+    timed_cpu(libc::RUSAGE_CHILDREN, || {
+        let status = Command::new(exe)
             .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .unwrap()
-    });
-    assert!(status.success(), "{} {args:?}: {status}", exe.display());
-    secs
+            .unwrap();
+        assert!(status.success(), "{} {args:?}: {status}", exe.display());
+    })
 }
 
 /// A digest of what `exe args` prints.
@@ -131,6 +142,14 @@ fn output_digest(exe: &Path, args: &[&str]) -> (u128, u64) {
     (h.digest128(), total)
 }
 
+/// Median wall and CPU seconds of runs.
+fn medians(runs: &[(f64, f64)]) -> (f64, f64) {
+    (
+        median(runs.iter().map(|r| r.0).collect()),
+        median(runs.iter().map(|r| r.1).collect()),
+    )
+}
+
 /// Medians of `base` and `new` runs, interleaved; `prepare` runs before each (untimed).
 fn versus(
     label: &str,
@@ -150,16 +169,18 @@ fn versus(
         prepare();
         n.push(run(new, &a));
     }
-    let n = median(n);
+    let (nw, nc) = medians(&n);
+    println!("{label}");
     match base {
         Some(_) => {
-            let b = median(b);
+            let (bw, bc) = medians(&b);
             println!(
-                "{label:<58} {n:>7.3} s, base {b:>7.3} s: {:.2}x faster",
-                b / n
+                "    wall {nw:.3} s (base {bw:.3} s): {:.2}x faster; CPU {nc:.3} s (base {bc:.3} s): {:.2}x faster",
+                bw / nw,
+                bc / nc
             )
         }
-        None => println!("{label:<58} {n:>7.3} s (no base binary: no ratio)"),
+        None => println!("    wall {nw:.3} s, CPU {nc:.3} s (no base binary: no ratio)"),
     }
 }
 
@@ -213,13 +234,15 @@ fn read_crc(dir: &Path) {
 fn verify_vs(label: &str, dir: &Path, bare: &dyn Fn(&Path), bare_name: &str) {
     let (mut b, mut v) = (Vec::new(), Vec::new());
     for _ in 0..runs() {
-        b.push(timed(|| bare(dir)).1);
-        v.push(timed(|| verify(dir, true, Some(1))).1);
+        b.push(timed_cpu(libc::RUSAGE_SELF, || bare(dir)));
+        v.push(timed_cpu(libc::RUSAGE_SELF, || verify(dir, true, Some(1))));
     }
-    let (b, v) = (median(b), median(v));
+    let ((bw, bc), (vw, vc)) = (medians(&b), medians(&v));
+    println!("{label}");
     println!(
-        "{label:<58} {v:>7.3} s, {bare_name} {b:>7.3} s: {:.2}x its time",
-        v / b
+        "    wall {vw:.3} s ({bare_name} {bw:.3} s): {:.2}x its time; CPU {vc:.3} s ({bc:.3} s): {:.2}x",
+        vw / bw,
+        vc / bc
     );
 }
 

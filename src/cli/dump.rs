@@ -798,7 +798,7 @@ impl<W: Write> JsonSink<'_, W> {
                 .headers
                 .iter()
                 .map(|h| JsonHeader {
-                    key: String::from_utf8_lossy(h.key).into_owned(),
+                    key: crate::format::java_utf8::lossy(h.key).into_owned(),
                     value: with_data.then(|| encode(h.value, self.value_format)),
                 })
                 .collect(),
