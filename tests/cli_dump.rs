@@ -191,3 +191,55 @@ fn unreadable_file_exits_2() {
         "{err}"
     );
 }
+
+/// Keys, values and header keys that are not valid UTF-8 print as kafka-dump-log prints them:
+/// `new String(bytes, UTF_8)` (StringDecoder, Utils.utf8), whose replacements were worked out
+/// by hand from the JDK's `String.decodeUTF8_UTF16` rules (see `format::java_utf8`): a
+/// surrogate's three bytes are one U+FFFD, an overlong or out-of-range lead is one on its own,
+/// a truncated sequence at the end is one.
+#[test]
+fn invalid_utf8_is_replaced_as_java_does() {
+    let record = kseg::format::batch::RecordSpec {
+        offset: 0,
+        timestamp: 1700000000000,
+        key: Some(b"k\xed\xa0\x80".to_vec()),
+        value: Some(b"a\xe0\x80\xafb\xf4\x90\x80\x80c\xe2\x82d\xf0\x9f\x98".to_vec()),
+        headers: vec![(b"h\xc0\xaf".to_vec(), Some(b"x".to_vec()))],
+    };
+    let batch =
+        kseg::format::batch::build_batch(&Default::default(), std::slice::from_ref(&record))
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("00000000000000000000.log");
+    std::fs::write(&f, &batch).unwrap();
+    let (out, _, code) = kseg(&["dump", "--print-data-log"], &f);
+    assert_eq!(code, 0);
+    let r = "\u{fffd}";
+    let line = out.lines().find(|l| l.starts_with('|')).unwrap();
+    assert_eq!(
+        line,
+        format!(
+            "| offset: 0 CreateTime: 1700000000000 keySize: 4 valueSize: 16 sequence: -1 headerKeys: [h{r}{r}] key: k{r} payload: a{r}{r}{r}b{r}{r}{r}{r}c{r}d{r}"
+        )
+    );
+    // JSON with --value-format utf8 replaces the same way.
+    let (out, _, _) = kseg(
+        &[
+            "dump",
+            "--json",
+            "--print-data-log",
+            "--value-format",
+            "utf8",
+        ],
+        &f,
+    );
+    let rec: serde_json::Value = out
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "record")
+        .unwrap();
+    assert_eq!(
+        rec["value"]["data"],
+        format!("a{r}{r}{r}b{r}{r}{r}{r}c{r}d{r}")
+    );
+}

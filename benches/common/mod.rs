@@ -13,13 +13,20 @@ pub const VALUE_BYTES: usize = 150;
 
 /// Deterministic text-ish values so that codecs have realistic work.
 pub fn value(i: u64, len: usize) -> Vec<u8> {
-    let mut x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    xorshift_bytes(i.wrapping_mul(0x9E37_79B9_7F4A_7C15), len, |x| {
+        b"abcdefghijklmnopqrstuvwxyz      "[(x >> 59) as usize]
+    })
+}
+
+/// `len` bytes, each `pick` of the next state of a xorshift64 stream from `seed`.
+pub fn xorshift_bytes(seed: u64, len: usize, pick: impl Fn(u64) -> u8) -> Vec<u8> {
+    let mut x = seed | 1;
     (0..len)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            b"abcdefghijklmnopqrstuvwxyz      "[(x >> 59) as usize]
+            pick(x)
         })
         .collect()
 }

@@ -668,71 +668,97 @@ impl<W: Write> TextSink<'_, W> {
         }
     }
 
-    fn record_line(&mut self, r: &RecordInfo<'_>) {
-        use std::fmt::Write as _;
+    /// A timestamp as --time-format says: epoch milliseconds formatted without `fmt`.
+    fn write_time(&mut self, ms: i64) -> io::Result<()> {
+        match self.time_format {
+            TimeFormat::Ms => write_int(&mut self.out, ms),
+            f => self.out.write_all(f.show(ms).as_bytes()),
+        }
+    }
+
+    /// A record's line, written straight to the output: numbers through `itoa`, keys and
+    /// payloads in pieces from the record's bytes (the hot path of
+    /// `--deep-iteration --print-data-log`).
+    fn record_line(&mut self, r: &RecordInfo<'_>) -> io::Result<()> {
         let v = &r.view;
-        let timestamp = self.time_format.show(v.timestamp);
-        let l = &mut self.line;
-        l.clear();
-        let mut prefix = "| ";
+        let mut prefix: &[u8] = b"| ";
         if !self.opts.skip_record_metadata {
-            let _ = write!(
-                l,
-                "{prefix}offset: {} {}: {} keySize: {} valueSize: {}",
-                v.offset,
-                v.timestamp_type.name(),
-                timestamp,
-                v.key.map_or(-1, |k| k.len() as i64),
-                v.value.map_or(-1, |x| x.len() as i64)
-            );
-            prefix = " ";
+            self.out.write_all(b"| offset: ")?;
+            write_int(&mut self.out, v.offset)?;
+            self.out.write_all(b" ")?;
+            self.out.write_all(v.timestamp_type.name().as_bytes())?;
+            self.out.write_all(b": ")?;
+            self.write_time(v.timestamp)?;
+            self.out.write_all(b" keySize: ")?;
+            write_int(&mut self.out, v.key.map_or(-1, |k| k.len() as i64))?;
+            self.out.write_all(b" valueSize: ")?;
+            write_int(&mut self.out, v.value.map_or(-1, |x| x.len() as i64))?;
+            prefix = b" ";
+            let out = &mut self.out;
             match r.legacy() {
                 None => {
-                    let keys: Vec<String> = v
-                        .headers
-                        .iter()
-                        .map(|h| String::from_utf8_lossy(h.key).into_owned())
-                        .collect();
-                    let _ = write!(
-                        l,
-                        " sequence: {} headerKeys: [{}]",
-                        v.sequence,
-                        keys.join(",")
-                    );
+                    out.write_all(b" sequence: ")?;
+                    write_int(out, v.sequence)?;
+                    out.write_all(b" headerKeys: [")?;
+                    for (i, h) in v.headers.iter().enumerate() {
+                        if i > 0 {
+                            out.write_all(b",")?;
+                        }
+                        BytesFormat::Utf8.write_text(out, h.key)?;
+                    }
+                    out.write_all(b"]")?;
                 }
                 Some(legacy) => {
                     // Kafka's legacy record line really ends the CRC with a stray brace.
-                    let _ = write!(l, " isValid: {} crc: {}}}", legacy.is_valid, legacy.crc);
+                    write!(out, " isValid: {} crc: {}}}", legacy.is_valid, legacy.crc)?;
                 }
             }
             if let Some((text, _)) = &r.control_text {
-                l.push_str(text);
+                out.write_all(text.as_bytes())?;
             }
         }
         if self.opts.print_data && !r.is_control_batch {
-            let side =
-                |b: Option<&[u8]>, read: &Option<Result<Payload, String>>, f: BytesFormat| {
-                    b.map(|b| match read {
-                        Some(Ok(p)) => p.text.clone(),
-                        Some(Err(e)) => format!("[not decoded: {e}] {}", super::render::hex(b)),
-                        None => f.text(b),
-                    })
-                };
-            let (key, payload) = match &r.decoded {
-                Some(d) => (d.key.clone(), d.payload.clone()),
-                None => (
-                    side(v.key, &r.key_payload, self.key_format),
-                    side(v.value, &r.value_payload, self.value_format),
-                ),
+            let out = &mut self.out;
+            let side = |out: &mut W,
+                        b: &[u8],
+                        read: &Option<Result<Payload, String>>,
+                        f: BytesFormat| match read {
+                Some(Ok(p)) => out.write_all(p.text.as_bytes()),
+                Some(Err(e)) => write!(out, "[not decoded: {e}] {}", super::render::hex(b)),
+                None => f.write_text(out, b),
             };
-            if let Some(k) = key {
-                let _ = write!(l, "{prefix}key: {k}");
-            }
-            if let Some(x) = payload {
-                let _ = write!(l, " payload: {x}");
+            match &r.decoded {
+                Some(d) => {
+                    if let Some(k) = &d.key {
+                        out.write_all(prefix)?;
+                        out.write_all(b"key: ")?;
+                        out.write_all(k.as_bytes())?;
+                    }
+                    if let Some(x) = &d.payload {
+                        out.write_all(b" payload: ")?;
+                        out.write_all(x.as_bytes())?;
+                    }
+                }
+                None => {
+                    if let Some(k) = v.key {
+                        out.write_all(prefix)?;
+                        out.write_all(b"key: ")?;
+                        side(out, k, &r.key_payload, self.key_format)?;
+                    }
+                    if let Some(x) = v.value {
+                        out.write_all(b" payload: ")?;
+                        side(out, x, &r.value_payload, self.value_format)?;
+                    }
+                }
             }
         }
+        self.out.write_all(b"\n")
     }
+}
+
+/// An integer in decimal, as `Display` prints it, without going through `fmt`.
+fn write_int(out: &mut impl Write, n: impl itoa::Integer) -> io::Result<()> {
+    out.write_all(itoa::Buffer::new().format(n).as_bytes())
 }
 
 impl<W: Write> Sink for TextSink<'_, W> {
@@ -756,10 +782,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
                 self.batch_line(b);
                 writeln!(self.out, "{}", self.line)
             }
-            Event::Record(r) => {
-                self.record_line(r);
-                writeln!(self.out, "{}", self.line)
-            }
+            Event::Record(r) => self.record_line(r),
             Event::Finding(f) => {
                 // Damage inside a log is explained where it occurs; problems with other
                 // files go to stderr, as kafka-dump-log reports snapshot corruption.
@@ -959,7 +982,7 @@ impl<W: Write> JsonSink<'_, W> {
                 .headers
                 .iter()
                 .map(|h| JsonHeader {
-                    key: String::from_utf8_lossy(h.key).into_owned(),
+                    key: crate::format::java_utf8::lossy(h.key).into_owned(),
                     value: with_data.then(|| encode(h.value, self.value_format)),
                 })
                 .collect(),

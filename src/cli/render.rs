@@ -7,6 +7,8 @@ use base64::Engine as _;
 use clap::ValueEnum;
 use serde::Serialize;
 
+use crate::format::java_utf8;
+
 /// How keys, values and header values appear in JSON output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BytesFormat {
@@ -29,7 +31,7 @@ impl BytesFormat {
                     "base64",
                 ),
             },
-            BytesFormat::Utf8 => (String::from_utf8_lossy(b).into_owned(), "utf8"),
+            BytesFormat::Utf8 => (java_utf8::lossy(b).into_owned(), "utf8"),
             BytesFormat::Hex => (hex(b), "hex"),
             BytesFormat::Base64 => (
                 base64::engine::general_purpose::STANDARD.encode(b),
@@ -40,12 +42,15 @@ impl BytesFormat {
 }
 
 impl BytesFormat {
-    /// The text `dump` prints: kafka-dump-log's lossy UTF-8 for `auto` and `utf8` (so the
-    /// default output stays its), the encoding itself for `hex` and `base64`.
-    pub fn text(self, b: &[u8]) -> String {
+    /// Writes the text `dump` prints: kafka-dump-log's lossy UTF-8 for `auto` and `utf8` (so
+    /// the default output stays its; valid runs go straight from `b` to `out`), the encoding
+    /// itself for `hex` and `base64`.
+    pub fn write_text(self, out: &mut impl Write, b: &[u8]) -> io::Result<()> {
         match self {
-            BytesFormat::Auto | BytesFormat::Utf8 => String::from_utf8_lossy(b).into_owned(),
-            BytesFormat::Hex | BytesFormat::Base64 => self.encode(b).0,
+            BytesFormat::Auto | BytesFormat::Utf8 => {
+                java_utf8::pieces(b).try_for_each(|piece| out.write_all(piece.as_bytes()))
+            }
+            BytesFormat::Hex | BytesFormat::Base64 => out.write_all(self.encode(b).0.as_bytes()),
         }
     }
 }

@@ -303,6 +303,7 @@ pub struct Record<'a> {
 
 impl<'a> Record<'a> {
     /// Reads one record at the cursor, with `DefaultRecord.readFrom`'s checks.
+    #[inline]
     pub fn decode(c: &mut Cursor<'a>) -> Result<Self> {
         let start = c.position();
         let length = c.varint("record length")?;
@@ -333,6 +334,7 @@ impl<'a> Record<'a> {
         })
     }
 
+    #[inline]
     fn decode_body(b: &mut Cursor<'a>) -> Result<Self> {
         let attributes = b.i8("record attributes")?;
         let timestamp_delta = b.varlong("timestampDelta")?;

@@ -15,23 +15,28 @@ impl<'a> Cursor<'a> {
         Cursor { buf, pos: 0 }
     }
 
+    #[inline]
     pub fn position(&self) -> usize {
         self.pos
     }
 
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.remaining() == 0
     }
 
+    #[inline]
     pub fn rest(&self) -> &'a [u8] {
         &self.buf[self.pos..]
     }
 
     /// Takes the next `n` bytes; `what` names the field for the error message.
+    #[inline]
     pub fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
         if self.remaining() < n {
             return Err(DecodeError::truncated(self.pos, n, self.remaining(), what));
@@ -41,12 +46,14 @@ impl<'a> Cursor<'a> {
         Ok(out)
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
         let mut out = [0u8; N];
         out.copy_from_slice(self.take(N, what)?);
         Ok(out)
     }
 
+    #[inline]
     pub fn i8(&mut self, what: &str) -> Result<i8> {
         Ok(self.array::<1>(what)?[0] as i8)
     }
@@ -80,6 +87,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Zigzag varint (32-bit), as in v2 records.
+    #[inline]
     pub fn varint(&mut self, what: &str) -> Result<i32> {
         let (v, n) = varint::decode_varint(self.rest()).map_err(|e| self.field_error(e, what))?;
         self.pos += n;
@@ -87,6 +95,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Zigzag varlong (64-bit), as in v2 records.
+    #[inline]
     pub fn varlong(&mut self, what: &str) -> Result<i64> {
         let (v, n) = varint::decode_varlong(self.rest()).map_err(|e| self.field_error(e, what))?;
         self.pos += n;
@@ -102,6 +111,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A length-prefixed byte string whose length was already read; -1 means null.
+    #[inline]
     pub fn nullable_bytes(&mut self, len: i64, what: &str) -> Result<Option<&'a [u8]>> {
         if len == -1 {
             return Ok(None);
@@ -117,6 +127,7 @@ impl<'a> Cursor<'a> {
         self.take(len, what).map(Some)
     }
 
+    #[cold]
     fn field_error(&self, e: DecodeError, what: &str) -> DecodeError {
         DecodeError::new(e.kind, self.pos + e.pos, format!("{what}: {}", e.message))
     }

@@ -12,6 +12,7 @@ pub mod entry;
 pub mod error;
 pub mod index;
 pub mod internal;
+pub mod java_utf8;
 pub mod legacy;
 pub mod names;
 pub mod partition_for;

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 pub mod protobuf;
 pub use protobuf::ProtoSchemas;
+use super::java_utf8;
 
 /// A decoded key or value: the text form and the JSON form.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,7 +193,7 @@ impl PayloadDecoder {
             text: s,
         };
         match self {
-            PayloadDecoder::String => Ok(text(String::from_utf8_lossy(b).into_owned())),
+            PayloadDecoder::String => Ok(text(java_utf8::lossy(b).into_owned())),
             PayloadDecoder::Int => {
                 let n = i32::from_be_bytes(leading(b)?);
                 Ok(Payload {

@@ -10,7 +10,17 @@ pub const MAX_VARLONG_BYTES: usize = 10;
 /// Decodes an unsigned varint from the start of `buf`; returns the value and the bytes used.
 /// Like Kafka, bits shifted past 32 in the fifth byte are dropped, but a fifth byte with the
 /// continuation bit set is an error.
+#[inline]
 pub fn decode_unsigned_varint(buf: &[u8]) -> Result<(u32, usize)> {
+    // Most record fields (deltas, lengths, counts) fit in one byte.
+    match buf.first() {
+        Some(&b) if b & 0x80 == 0 => Ok((u32::from(b), 1)),
+        _ => decode_unsigned_varint_bytes(buf),
+    }
+}
+
+/// The loop of [`decode_unsigned_varint`], out of line.
+fn decode_unsigned_varint_bytes(buf: &[u8]) -> Result<(u32, usize)> {
     let mut value: u32 = 0;
     for i in 0..MAX_VARINT_BYTES {
         let Some(&b) = buf.get(i) else {
@@ -33,7 +43,17 @@ pub fn decode_unsigned_varint(buf: &[u8]) -> Result<(u32, usize)> {
 }
 
 /// Decodes an unsigned varlong; at most 10 bytes.
+#[inline]
 pub fn decode_unsigned_varlong(buf: &[u8]) -> Result<(u64, usize)> {
+    // Most record fields (deltas, lengths, counts) fit in one byte.
+    match buf.first() {
+        Some(&b) if b & 0x80 == 0 => Ok((u64::from(b), 1)),
+        _ => decode_unsigned_varlong_bytes(buf),
+    }
+}
+
+/// The loop of [`decode_unsigned_varlong`], out of line.
+fn decode_unsigned_varlong_bytes(buf: &[u8]) -> Result<(u64, usize)> {
     let mut value: u64 = 0;
     for i in 0..MAX_VARLONG_BYTES {
         let Some(&b) = buf.get(i) else {
@@ -55,11 +75,13 @@ pub fn decode_unsigned_varlong(buf: &[u8]) -> Result<(u64, usize)> {
     ))
 }
 
+#[inline]
 pub fn decode_varint(buf: &[u8]) -> Result<(i32, usize)> {
     let (u, n) = decode_unsigned_varint(buf)?;
     Ok((((u >> 1) as i32) ^ -((u & 1) as i32), n))
 }
 
+#[inline]
 pub fn decode_varlong(buf: &[u8]) -> Result<(i64, usize)> {
     let (u, n) = decode_unsigned_varlong(buf)?;
     Ok((((u >> 1) as i64) ^ -((u & 1) as i64), n))

@@ -366,7 +366,7 @@ fn read_scalar(
                     format!("string field {name} had invalid length {len}"),
                 ));
             }
-            Val::Str(String::from_utf8_lossy(buf.array(len)?).into_owned())
+            Val::Str(crate::format::java_utf8::lossy(buf.array(len)?).into_owned())
         }
         T::Bytes | T::ZcBytes => {
             let len = if flexible {

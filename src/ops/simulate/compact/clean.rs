@@ -2,12 +2,11 @@
 //! source segment read in buffer-sized windows, each batch kept, rewritten, emptied or dropped,
 //! what survives appended to the one cleaned segment through the engine's [`Segment`].
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::offset_map::{key_hash, OffsetMap};
+use super::offset_map::{key_hash, DigestSet, OffsetMap};
 use super::range::ActiveProducers;
 use super::rebuild::{empty_batch, rebuild, record_spec};
 use super::txn::TxnTracker;
@@ -182,7 +181,7 @@ impl Cleaner<'_> {
         };
         let mut cleaned = Segment::create(out_dir, first, config, self.opts.now_ms)?;
         let mut stats = CleanStats::default();
-        let mut keys: HashSet<[u8; 16]> = HashSet::new();
+        let mut keys = DigestSet::default();
         for (i, s) in group.iter().enumerate() {
             let path = self.view.dir.join(log_file_name(s.base_offset));
             let upper = match group.get(i + 1) {
@@ -225,7 +224,7 @@ impl Cleaner<'_> {
         dest: &mut Segment,
         retain_legacy_deletes: bool,
         stats: &mut CleanStats,
-        keys: &mut HashSet<[u8; 16]>,
+        keys: &mut DigestSet,
     ) -> Result<()> {
         let mut w = Window::open(path)?;
         let mut cap = self.read_buffer_bytes();
@@ -278,7 +277,7 @@ impl Cleaner<'_> {
         retain_legacy_deletes: bool,
         chunk: &mut Chunk,
         stats: &mut CleanStats,
-        keys: &mut HashSet<[u8; 16]>,
+        keys: &mut DigestSet,
         dest: &mut Segment,
     ) -> Result<()> {
         let err = |e| Error::decode(path, position, e);

@@ -248,7 +248,7 @@ pub(super) fn clean_round(
         view: &view,
         opts,
         map: OffsetMap {
-            map: HashMap::new(),
+            map: HashMap::default(),
             max_entries,
             latest_offset: -1,
         },

@@ -1,10 +1,18 @@
 //! The cleaner's offset map (`SkimpyOffsetMap`, `buildOffsetMap`): the latest offset of each
-//! key in the cleanable range, keyed by the key's MD5 as the broker's, up to as many keys as
+//! key in the cleanable range, keyed by a 128-bit digest of the key, up to as many keys as
 //! the dedupe buffer holds; when it fills up, the round cleans only up to where it got.
+//!
+//! The broker digests keys with MD5 (`log.cleaner.hash.algorithm`), but only as a hash: its
+//! `SkimpyOffsetMap` (storage/.../log/SkimpyOffsetMap.java) places an entry by the digest's
+//! bytes and finds it again by `Arrays.equals` of digests, and it fills up by a count of
+//! entries, never by where they land. Any 128-bit hash therefore gives the same map, the same
+//! fill point and the same cleaning, except for two keys whose digests collide (where the
+//! broker, too, would keep only the later of two different keys). kseg uses XXH3-128, many
+//! times faster than MD5, and since the keys of its map are already uniform digests, it hashes
+//! them by taking their first 8 bytes instead of running SipHash over them again.
 
-use std::collections::HashMap;
-
-use md5::{Digest, Md5};
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::clean::{producer_id, Cleaner};
 use super::txn::TxnTracker;
@@ -15,15 +23,40 @@ use crate::ops::partition::SegmentView;
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::OffsetIndex;
 
-/// The offset map: latest offset per MD5 of a key, at most `max_entries` keys.
+/// The offset map: latest offset per digest of a key, at most `max_entries` keys.
 pub(super) struct OffsetMap {
-    pub(super) map: HashMap<[u8; 16], i64>,
+    pub(super) map: HashMap<[u8; 16], i64, DigestHash>,
     pub(super) max_entries: usize,
     pub(super) latest_offset: i64,
 }
 
 pub(super) fn key_hash(key: &[u8]) -> [u8; 16] {
-    Md5::digest(key).into()
+    xxhash_rust::xxh3::xxh3_128(key).to_le_bytes()
+}
+
+/// Key digests, each seen once (the keys a cleaned segment keeps).
+pub(super) type DigestSet = HashSet<[u8; 16], DigestHash>;
+
+pub(super) type DigestHash = BuildHasherDefault<DigestHasher>;
+
+/// The hasher of a map whose keys are digests: their first 8 bytes are already uniform.
+#[derive(Default)]
+pub(super) struct DigestHasher(u64);
+
+impl Hasher for DigestHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        // A `[u8; 16]` hashes as its length (a `usize`, see `write_usize`) then its bytes.
+        let mut first = [0u8; 8];
+        let n = bytes.len().min(8);
+        first[..n].copy_from_slice(&bytes[..n]);
+        self.0 ^= u64::from_le_bytes(first);
+    }
+
+    fn write_usize(&mut self, _len: usize) {}
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl OffsetMap {
