@@ -145,7 +145,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__compact)
-            opts="-v -h -V --out --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --dedupe-buffer-bytes --first-dirty-offset --log-start-offset --high-watermark --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -q -h -V --out --delete-retention-ms --min-compaction-lag-ms --max-compaction-lag-ms --min-cleanable-dirty-ratio --segment-bytes --dedupe-buffer-bytes --first-dirty-offset --log-start-offset --high-watermark --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -281,7 +281,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --json --key-format --value-format --time-format --offset --from-offset --to-offset --count --base-offset --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --help --version"
+            opts="-q -h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --key-format --value-format --time-format --offset --from-offset --to-offset --count --base-offset --quiet --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -316,11 +316,11 @@ _kseg() {
                     return 0
                     ;;
                 --key-decoder)
-                    COMPREPLY=($(compgen -W "string int long hex base64 json avro" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
                     return 0
                     ;;
                 --value-decoder)
-                    COMPREPLY=($(compgen -W "string int long hex base64 json avro" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
                     return 0
                     ;;
                 --schema-dir)
@@ -328,6 +328,14 @@ _kseg() {
                     return 0
                     ;;
                 --avro-schema)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proto-descriptor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proto-message)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -407,7 +415,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__groups)
-            opts="-h -V --group --json --help --version"
+            opts="-h -V --group --json --time-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -415,6 +423,10 @@ _kseg() {
             case "${prev}" in
                 --group)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -731,7 +743,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__offsets)
-            opts="-h -V --time --json --help --version"
+            opts="-h -V --time --json --time-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -739,6 +751,10 @@ _kseg() {
             case "${prev}" in
                 --time)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -749,7 +765,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__rebuild__subcmd__index)
-            opts="-v -h -V --jobs --all --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -q -h -V --jobs --all --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -787,7 +803,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__recover)
-            opts="-v -h -V --recovery-point --salvage --jobs --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -q -h -V --recovery-point --salvage --jobs --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -833,7 +849,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__retention)
-            opts="-v -h -V --retention-ms --retention-bytes --log-start-offset --high-watermark --time-format --apply --no-backup --backup-dir --json --verbose --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -q -h -V --retention-ms --retention-bytes --log-start-offset --high-watermark --time-format --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -913,7 +929,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__stats)
-            opts="-h -V --deep --by --now --top --json --help --version"
+            opts="-h -V --deep --by --now --top --json --time-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -931,6 +947,10 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -939,7 +959,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__txns)
-            opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --help --version"
+            opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --time-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -957,6 +977,10 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -965,7 +989,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__verify)
-            opts="-h -V --deep --json --format --strict --base-offset --help --version"
+            opts="-q -h -V --deep --json --format --strict --base-offset --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -987,7 +1011,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__write)
-            opts="-h -V --json --jsonl --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --help --version"
+            opts="-q -h -V --json --jsonl --quiet --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -58,16 +58,20 @@ long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
 hex\t''
 base64\t''
 json\t'A JSON document, printed compactly (nested as JSON in --json output)'
-avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'"
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
+protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-decoder -d 'Decode values (implies --print-data-log); as --key-decoder' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
 int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
 long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
 hex\t''
 base64\t''
 json\t'A JSON document, printed compactly (nested as JSON in --json output)'
-avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'"
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l schema-dir -d 'For the avro decoder: a directory of `<schema id>.avsc` files, the writer schemas of the Confluent wire format\'s schema ids (other files are ignored)' -r -F
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
+protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l schema-dir -d 'For the avro and protobuf decoders: a directory of the writer schemas of the Confluent wire format\'s schema ids, `<id>.avsc` (Avro), `<id>.desc` (a Protobuf descriptor set, `protoc --include_imports --descriptor_set_out`) or `<id>.proto` (imports resolved in the directory); other files are ignored' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l avro-schema -d 'For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l proto-descriptor -d 'For the protobuf decoder: the schema of plain Protobuf values, without the prefix (a descriptor set or a `.proto` file), with --proto-message' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l proto-message -d 'For the protobuf decoder: the message type of plain values (`package.Message`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-format -d 'Encoding of keys with --print-data-log (text: `auto` is kafka-dump-log\'s lossy UTF-8; `hex` and `base64` keep every record on one line)' -r -f -a "auto\t'UTF-8 text when the bytes are valid UTF-8, else base64'
 utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDecoder)'
 hex\t''
@@ -105,6 +109,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l cluster-metadata-deco
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l share-group-state-decoder -d 'Decode `__share_group_state` records (implies --print-data-log)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-log-metadata-decoder -d 'Decode `__remote_log_metadata` records (tiered storage; implies --print-data-log)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l json -d 'JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -s q -l quiet -d 'No progress bar (one is shown on a terminal\'s standard error for a long dump whose output goes elsewhere)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-hex -d '--key is hex (`00ff…`), for binary keys'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l transactional -d 'Only records of transactional batches'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l control -d 'Only control records (transaction markers)'
@@ -119,6 +124,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand verify" -l base-offset -d 'The
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l deep -d 'Decode every record (decompressing), not only batch headers'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l json -d 'Short for --format json'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l strict -d 'Warnings make the exit status 1 too'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -s q -l quiet -d 'No progress bar'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic -r
@@ -146,6 +152,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l start-ts -d 'The tim
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic-id -d 'The topic id (base64) for partition.metadata' -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the summary (segments, rolls, aborted transactions, damage) as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read records from standard input, one JSON object per line (key, value, headers, timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -s q -l quiet -d 'No progress bar (one counts the bytes written, on a terminal\'s standard error)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
@@ -160,6 +167,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l apply -d 'Ca
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s q -l quiet -d 'No progress bar'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l recovery-point -d 'Recover from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
@@ -174,6 +182,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand recover" -l apply -d 'Carry ou
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -s q -l quiet -d 'No progress bar'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-ms -d '`retention.ms`; -1 = unlimited' -r
@@ -192,6 +201,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l apply -d 'Carry 
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -s q -l quiet -d 'No progress bar'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l out -d 'A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint)' -r -F
@@ -213,11 +223,15 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l apply -d 'Carry ou
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -s q -l quiet -d 'No progress bar'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp), or a time in epoch milliseconds or RFC 3339 (the first offset whose timestamp is at or after it, as the broker searches)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
+local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l json -d 'Print JSON (one document; `partitions`: one object each) instead of one line each'
-complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l json -d 'Print JSON instead of one line'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s h -l help -d 'Print help'
@@ -228,15 +242,21 @@ topic\t''
 producer\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l now -d 'Timestamps after this (epoch ms or RFC 3339) count as in the future; default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l top -d 'How many producers the top lists name' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
+local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l deep -d 'Decode every record: record, key, value and header sizes, uncompressed bytes per codec, record timestamps, and keys (distinct keys estimated, null keys, tombstones)'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l json -d 'Print the report as one JSON document'
-complete -c kseg -n "__fish_kseg_using_subcommand stats" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l now -d 'The time open transactions are aged at (epoch ms or RFC 3339); default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l transaction-max-timeout-ms -d '`transaction.max.timeout.ms`: an open transaction whose producer wrote nothing for longer hangs (as `kafka-transactions.sh find-hanging` judges)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l txn-log -d 'A `__transaction_state` partition directory: each producer\'s transactional id and the coordinator\'s state of it, and where the two sides disagree (exit status 1)' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
+local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l json -d 'Print the report as one JSON document'
-complete -c kseg -n "__fish_kseg_using_subcommand txns" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l out -d 'Where to write (absent or empty, outside the log dir): `DIR/<partition>/`, the salvaged partition directory, and `DIR/salvage.json`, the report' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l recovery-point -d 'Recovery from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
@@ -274,8 +294,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand ls" -l json -d 'Print JSON (on
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -l group -d 'Only this group' -r
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
+local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -l json -d 'Print JSON instead of tables'
-complete -c kseg -n "__fish_kseg_using_subcommand groups" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'

@@ -5,13 +5,14 @@
 //! layout. [`frame_at`] applies Kafka's file-reader rules; [`Entry`] is what upper layers see.
 
 use super::batch::{
-    BatchV2, Record, RecordHeader, Records, TimestampType, HEADER_SIZE_UP_TO_MAGIC_BYTES,
-    LOG_OVERHEAD_BYTES, MAGIC_V2, MIN_ENTRY_SIZE_FIELD, RECORD_BATCH_OVERHEAD_BYTES,
+    BatchV2, Record, RecordHeader, RecordSpec, Records, TimestampType,
+    HEADER_SIZE_UP_TO_MAGIC_BYTES, LOG_OVERHEAD_BYTES, MAGIC_V2, MIN_ENTRY_SIZE_FIELD,
+    RECORD_BATCH_OVERHEAD_BYTES,
 };
 use super::codec::Compression;
 use super::error::{DecodeError, ErrorKind, Result};
 use super::legacy::{InnerMessage, LegacyMessage};
-use super::snapshot::increment_sequence; // TEMP
+use super::snapshot::increment_sequence;
 
 const MAGIC_OFFSET: usize = 16;
 
@@ -277,6 +278,23 @@ pub struct RecordView<'a> {
     pub headers: Vec<RecordHeader<'a>>,
     pub size_in_bytes: usize,
     pub legacy: Option<LegacyRecordInfo>,
+}
+
+impl RecordView<'_> {
+    /// The record as the writer takes it (owned bytes), e.g. to rebuild or hand it on.
+    pub fn to_spec(&self) -> RecordSpec {
+        RecordSpec {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: self.key.map(<[u8]>::to_vec),
+            value: self.value.map(<[u8]>::to_vec),
+            headers: self
+                .headers
+                .iter()
+                .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+                .collect(),
+        }
+    }
 }
 
 pub enum RecordIter<'s> {

@@ -18,8 +18,8 @@ use base64::Engine as _;
 use serde_json::Value;
 
 pub mod protobuf;
-pub use protobuf::ProtoSchemas;
 use super::java_utf8;
+pub use protobuf::ProtoSchemas;
 
 /// A decoded key or value: the text form and the JSON form.
 #[derive(Debug, Clone, PartialEq)]

@@ -438,16 +438,33 @@ impl Staging {
             let mtime = meta.modified().map_err(|err| Error::io(&p, err))?;
             let to = staging.work.join(&name);
             if is_segment_data(&name_str) {
-                std::fs::File::create(&to)
-                    .and_then(|f| f.set_len(meta.len()))
-                    .map_err(|err| Error::io(&to, err))?;
-                set_mtime(&to, mtime)?;
-                placeholders().insert(to, p);
+                stage_placeholder(&p, &to, meta.len(), mtime)?;
             } else {
                 copy_writable(&p, &to, mtime)?;
             }
         }
         Ok(staging)
+    }
+
+    /// An empty staging directory, for data files staged one by one ([`Staging::stage_data`]).
+    pub fn empty() -> Result<Self> {
+        let tmp = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+        let scratch = tmp.path().to_path_buf();
+        Ok(Staging {
+            _scratch: Some(tmp),
+            work: scratch.clone(),
+            scratch,
+        })
+    }
+
+    /// Stages the segment data file `original` as the placeholder `name` in the staged
+    /// directory (a renamed segment, staged under the name the engine expects).
+    pub fn stage_data(&self, original: &Path, name: &str) -> Result<PathBuf> {
+        let meta = std::fs::metadata(original).map_err(|e| Error::io(original, e))?;
+        let mtime = meta.modified().map_err(|e| Error::io(original, e))?;
+        let to = self.work.join(name);
+        stage_placeholder(original, &to, meta.len(), mtime)?;
+        Ok(to)
     }
 
     /// The staged partition directory.
@@ -459,6 +476,21 @@ impl Staging {
     pub fn scratch(&self) -> &Path {
         &self.scratch
     }
+}
+
+/// Makes `to` a placeholder of `original`: a file of its length holding no data, with its mtime.
+fn stage_placeholder(
+    original: &Path,
+    to: &Path,
+    len: u64,
+    mtime: std::time::SystemTime,
+) -> Result<()> {
+    std::fs::File::create(to)
+        .and_then(|f| f.set_len(len))
+        .map_err(|err| Error::io(to, err))?;
+    set_mtime(to, mtime)?;
+    placeholders().insert(to.to_path_buf(), original.to_path_buf());
+    Ok(())
 }
 
 impl Drop for Staging {

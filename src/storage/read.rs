@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use super::log_reader::Step;
 use super::seek::{seek_reader, Seeker};
 use crate::error::{Error, Result};
+use crate::format::batch::RecordSpec;
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType};
 use crate::format::entry::{Entry, RecordView};
@@ -285,16 +286,19 @@ impl PartitionRecords {
                 if r.offset < self.from || !self.filter.matches_record(&r) {
                     continue;
                 }
+                let RecordSpec {
+                    offset,
+                    timestamp,
+                    key,
+                    value,
+                    headers,
+                } = r.to_spec();
                 self.pending.push_back(ReadRecord {
-                    offset: r.offset,
-                    timestamp: r.timestamp,
-                    key: r.key.map(<[u8]>::to_vec),
-                    value: r.value.map(<[u8]>::to_vec),
-                    headers: r
-                        .headers
-                        .iter()
-                        .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
-                        .collect(),
+                    offset,
+                    timestamp,
+                    key,
+                    value,
+                    headers,
                     batch: traits,
                     file: log.clone(),
                     position,

@@ -181,10 +181,9 @@ fn renamed_plan(path: &Path, kind: &Kind, opts: &RebuildOptions) -> Result<Rebui
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
-    let work = scratch.path();
-    let copy = work.join(log_file_name(base));
-    std::fs::copy(&log, &copy).map_err(|e| Error::io(&log, e))?;
+    let scratch = crate::storage::files::Staging::empty()?;
+    let work = scratch.work();
+    scratch.stage_data(&log, &log_file_name(base))?;
     let why = format!("{}: {renamed}", log.display());
     let params = LoadParams {
         had_clean_shutdown: false,

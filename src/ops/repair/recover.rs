@@ -214,11 +214,9 @@ impl RecoverPlan {
         })
     }
 
-    /// The scratch copy the plan was made on.
+    /// The staging directory the plan was made on.
     fn work(&self) -> PathBuf {
-        self._scratch
-            .path()
-            .join(self.dir.file_name().unwrap_or_default())
+        self._scratch.work().to_path_buf()
     }
 
     /// The plan in words: what recovery found, then the file changes (all of them with

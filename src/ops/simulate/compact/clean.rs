@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::offset_map::{key_hash, DigestSet, OffsetMap};
 use super::range::ActiveProducers;
-use super::rebuild::{empty_batch, rebuild, record_spec};
+use super::rebuild::{empty_batch, rebuild};
 use super::txn::TxnTracker;
 use super::{CleanStats, CleanedSegment, CompactOptions, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
@@ -455,7 +455,7 @@ impl Cleaner<'_> {
                 if is_tombstone {
                     stats.tombstones_kept += 1;
                 }
-                kept.records.push(record_spec(r));
+                kept.records.push(r.to_spec());
             } else {
                 kept.all_kept = false;
                 if is_tombstone && r.key.is_some() {

@@ -4,10 +4,10 @@
 
 use super::clean::Kept;
 use crate::format::batch::{
-    attributes, build_batch, BatchHeader, BatchSpec, RecordSpec, CRC_COVERAGE_START,
-    LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES,
+    attributes, build_batch, BatchHeader, BatchSpec, CRC_COVERAGE_START, LOG_OVERHEAD_BYTES,
+    RECORD_BATCH_OVERHEAD_BYTES,
 };
-use crate::format::entry::{Entry, RecordView};
+use crate::format::entry::Entry;
 use crate::format::index::NO_TIMESTAMP;
 use crate::format::legacy::{build_message_set, LegacySetSpec};
 
@@ -29,20 +29,6 @@ pub(super) fn empty_batch(h: &BatchHeader) -> Vec<u8> {
     header.crc = crc32c::crc32c(&out[CRC_COVERAGE_START..]);
     header.encode_into(&mut out);
     out
-}
-
-pub(super) fn record_spec(r: &RecordView<'_>) -> RecordSpec {
-    RecordSpec {
-        offset: r.offset,
-        timestamp: r.timestamp,
-        key: r.key.map(<[u8]>::to_vec),
-        value: r.value.map(<[u8]>::to_vec),
-        headers: r
-            .headers
-            .iter()
-            .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
-            .collect(),
-    }
 }
 
 /// `buildRetainedRecordsInto`: the kept records in a batch like the original (same magic,
