@@ -47,7 +47,8 @@ pub struct Cli {
 pub enum Command {
     /// Print the contents of segment, index, snapshot and checkpoint files (a drop-in for
     /// kafka-dump-log.sh --files, with JSON output and damage reports).
-    Dump(dump::DumpArgs),
+    // Boxed: dump's many filters make its arguments several times larger than the others'.
+    Dump(Box<dump::DumpArgs>),
     /// Check segments, partitions and log dirs for damage (exit status 1 when errors are found).
     Verify(verify::VerifyArgs),
     /// Build a partition directory from a spec, byte for byte as the broker writes it.
@@ -108,7 +109,7 @@ pub fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
     let code = match cli.command {
-        Command::Dump(args) => dump::run(args),
+        Command::Dump(args) => dump::run(*args),
         Command::Verify(args) => verify::run(args),
         Command::Write(args) => write::run(args),
         Command::RebuildIndex(args) => rebuild_index::run(args),
