@@ -589,6 +589,14 @@ impl ProducerStateManager {
         undecided.into_iter().chain(unreplicated).min().copied()
     }
 
+    /// `UnifiedLog.lastStableOffset`: the first unstable offset if below `high_watermark`,
+    /// else the high watermark.
+    pub fn last_stable_offset_at(&self, high_watermark: i64) -> i64 {
+        self.first_unstable_offset()
+            .filter(|&f| f < high_watermark)
+            .unwrap_or(high_watermark)
+    }
+
     /// The open transactions: first offset and producer id, by first offset.
     pub fn ongoing_txns(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
         self.ongoing_txns.iter().map(|(&f, &p)| (f, p))

@@ -211,10 +211,7 @@ pub fn stable_offsets(dir: &Path, seeker: &mut Seeker) -> Result<StableOffsets> 
     // Transactions completed before the snapshot are replicated (the load knows none of them).
     state.on_high_watermark_updated(from);
     state.on_high_watermark_updated(high_watermark);
-    let last_stable_offset = state
-        .first_unstable_offset()
-        .filter(|&f| f < high_watermark)
-        .unwrap_or(high_watermark);
+    let last_stable_offset = state.last_stable_offset_at(high_watermark);
     Ok(StableOffsets {
         log_start_offset,
         log_end_offset,

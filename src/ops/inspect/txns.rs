@@ -384,10 +384,7 @@ pub fn partition_txns(
     }
     state.on_high_watermark_updated(high_watermark);
     let first_unstable_offset = state.first_unstable_offset();
-    // `UnifiedLog.lastStableOffset`.
-    let last_stable_offset = first_unstable_offset
-        .filter(|&f| f < high_watermark)
-        .unwrap_or(high_watermark);
+    let last_stable_offset = state.last_stable_offset_at(high_watermark);
     let open: Vec<OpenTxn> = state
         .ongoing_txns()
         .map(|(first_offset, pid)| {
