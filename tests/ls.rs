@@ -440,3 +440,87 @@ fn directory_states_and_metadata_problems() {
     assert_eq!(code, 2);
     assert!(stderr.contains("a partition directory"), "{stderr}");
 }
+
+/// A partition written by the engine with an offset-index entry every few batches: batch `i`
+/// (one record, offset `i`) has timestamp `T0 + i`, except batch 100, which has `T0 + 10^8` (within `segment.ms`: one segment).
+/// Returns the directory, the `.timeindex` path and the `.log` size.
+fn timestamped_partition(log_dir: &Path) -> (PathBuf, PathBuf, u64) {
+    use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
+    use kseg::storage::{CloseMode, Log, LogConfig};
+    const T0: i64 = 1_700_000_000_000;
+    let dir = log_dir.join("clicks-0");
+    let config = LogConfig {
+        index_interval_bytes: 1000,
+        ..LogConfig::default()
+    };
+    let mut log = Log::create(&dir, config, 0, *b"kseg-test-topic!", T0).unwrap();
+    for i in 0..200i64 {
+        let timestamp = if i == 100 { T0 + 100_000_000 } else { T0 + i };
+        let spec = BatchSpec {
+            base_offset: i,
+            ..BatchSpec::default()
+        };
+        let record = RecordSpec {
+            offset: i,
+            timestamp,
+            value: Some(vec![b'v'; 100]),
+            ..RecordSpec::default()
+        };
+        log.append_as_follower(&build_batch(&spec, &[record]).unwrap())
+            .unwrap();
+    }
+    log.close(CloseMode::Clean).unwrap();
+    let log_len = std::fs::metadata(dir.join("00000000000000000000.log"))
+        .unwrap()
+        .len();
+    (
+        dir.clone(),
+        dir.join("00000000000000000000.timeindex"),
+        log_len,
+    )
+}
+
+/// The largest timestamp after a crash that lost the time index's last entry: the broker's
+/// `LogSegment.append` records `maxTimestampSoFar` at the offset of the batch that carries it
+/// (`timeIndex.maybeAppend`, only when it grew), so from the batch of the time index's last
+/// offset on any batch may be larger; ls reads from there, not only after the offset index's
+/// last entry, and still not the whole log.
+#[test]
+fn largest_timestamp_is_exact_when_the_time_index_lags() {
+    const BIG: i64 = 1_700_000_000_000 + 100_000_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let log_dir = tmp.path().join("data");
+    let (dir, time_index, log_len) = timestamped_partition(&log_dir);
+    let listing = |l: &LogDirListing| {
+        let p = l.partitions.iter().find(|p| p.dir == dir).unwrap().clone();
+        (p.max_timestamp, p.log_end_offset, p.log_bytes_read)
+    };
+    // As written: the time index's last entry is batch 100's, the offset index goes on past it.
+    let entries = std::fs::read(&time_index).unwrap();
+    let slots: Vec<&[u8]> = entries
+        .chunks_exact(12)
+        .filter(|c| c.iter().any(|&b| b != 0))
+        .collect();
+    let last_ts = i64::from_be_bytes(slots.last().unwrap()[..8].try_into().unwrap());
+    let last_rel = i32::from_be_bytes(slots.last().unwrap()[8..].try_into().unwrap());
+    assert_eq!((last_ts, last_rel), (BIG, 100), "the fixture's time index");
+    let (max, end, read) = listing(&list_log_dir(&log_dir, &LsOptions::default()).unwrap());
+    assert_eq!((max, end), (Some(BIG), Some(200)));
+    // From the batch holding offset 100 (its floor index entry) on, not the whole log.
+    assert!(read < log_len * 3 / 5, "{read} of {log_len} bytes read");
+    let clean_read = read;
+
+    // The crash: the time index's last three entries (batch 100's maximum among them) never
+    // reached the disk.
+    let kept = slots.len() - 3;
+    std::fs::write(&time_index, &entries[..kept * 12]).unwrap();
+    let (max, end, read) = listing(&list_log_dir(&log_dir, &LsOptions::default()).unwrap());
+    assert_eq!((max, end), (Some(BIG), Some(200)));
+    assert!(read < log_len, "{read} of {log_len} bytes read");
+    assert!(read > clean_read, "{read} vs {clean_read}");
+
+    // No time index at all: every batch of the active segment may hold the maximum.
+    std::fs::remove_file(&time_index).unwrap();
+    let (max, end, read) = listing(&list_log_dir(&log_dir, &LsOptions::default()).unwrap());
+    assert_eq!((max, end, read), (Some(BIG), Some(200), log_len));
+}

@@ -21,7 +21,8 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::format::checkpoint::{uuid_to_base64, MetaProperties, PartitionMetadata};
 use crate::format::index::{
-    decode_offset_index_entry_bytes, decode_time_index_entry_bytes, OFFSET_INDEX_ENTRY_BYTES,
+    decode_offset_index_entry_bytes, decode_time_index_entry_bytes, offset_index_entries,
+    offset_index_lookup, offset_index_zero_tail_start, OFFSET_INDEX_ENTRY_BYTES,
     TIME_INDEX_ENTRY_BYTES,
 };
 use crate::format::internal::Decoder;
@@ -34,7 +35,7 @@ use crate::format::names::{
 use crate::ops::finding::Finding;
 use crate::ops::inspect::records::{log_files, replay};
 use crate::ops::partition::read_checkpoint;
-use crate::storage::files::{list_dir, mtime_ms, read_index_last_slot, segment_logs};
+use crate::storage::files::{list_dir, mtime_ms, read_index, read_index_last_slot, segment_logs};
 use crate::storage::seek::{scan_to_end, seek_reader};
 
 /// The KRaft metadata log's topic: the raft layer's, not the log manager's.
@@ -271,7 +272,39 @@ fn state_name(state: &PartitionDirState) -> (&'static str, Option<String>) {
     }
 }
 
-/// The segments' sizes and times and the log end offset, read from metadata and index tails.
+/// The offset-index entry of the active segment to read from: the floor entry of the earlier of
+/// the offset index's last entry and the time index's last entry (`maxTimestampSoFar`'s
+/// offset). The time index can lag the offset index after a crash (its pages written back later),
+/// and a maximum found earlier in the segment is recorded at the offset of its own batch: from
+/// the batch holding that offset on, every batch may carry a larger timestamp than the time index
+/// says. The whole offset index is read only when the time index's offset lies before its last
+/// entry.
+fn tail_entry(
+    index: &Path,
+    base: i64,
+    time_offset: i64,
+) -> Result<Option<crate::format::index::OffsetIndexEntry>> {
+    let Some(slot) = read_index_last_slot(index, OFFSET_INDEX_ENTRY_BYTES)? else {
+        return Ok(None);
+    };
+    let slot = slot.as_slice().try_into().expect("an index slot");
+    let last = decode_offset_index_entry_bytes(slot, base);
+    if time_offset >= last.offset {
+        return Ok(Some(last));
+    }
+    let bytes = read_index(index)?;
+    let slots = bytes.data.len() / OFFSET_INDEX_ENTRY_BYTES;
+    let whole = offset_index_zero_tail_start(&bytes.data, base).unwrap_or(slots);
+    let entries: Vec<_> =
+        offset_index_entries(&bytes.data[..whole * OFFSET_INDEX_ENTRY_BYTES], base).collect();
+    Ok(Some(offset_index_lookup(&entries, base, time_offset)))
+}
+
+/// The segments' sizes and times, the log end offset and the largest timestamp, read from
+/// metadata and index tails: every segment's time index's last entry (the broker's
+/// `readMaxTimestampAndOffsetSoFar` of a loaded segment), and the active segment's batches
+/// from the earlier of its two indexes' last entries on (`readNextOffset`, and what the time
+/// index may not have recorded yet).
 fn measure(dir: &Path, p: &mut PartitionListing) -> Result<()> {
     let segments = segment_logs(dir)?;
     let Some((last_base, last_log)) = segments.last().cloned() else {
@@ -279,6 +312,7 @@ fn measure(dir: &Path, p: &mut PartitionListing) -> Result<()> {
     };
     let mut max_timestamp = crate::format::index::NO_TIMESTAMP;
     let mut last_modified = i64::MIN;
+    let mut active_time_offset = last_base;
     for (base, log) in &segments {
         let meta = std::fs::metadata(log).map_err(|e| Error::io(log, e))?;
         p.size_in_bytes += meta.len();
@@ -286,21 +320,26 @@ fn measure(dir: &Path, p: &mut PartitionListing) -> Result<()> {
         let time_index = dir.join(time_index_file_name(*base));
         if let Some(slot) = read_index_last_slot(&time_index, TIME_INDEX_ENTRY_BYTES)? {
             let slot = slot.as_slice().try_into().expect("a time index slot");
-            max_timestamp = max_timestamp.max(decode_time_index_entry_bytes(slot, *base).timestamp);
+            let e = decode_time_index_entry_bytes(slot, *base);
+            max_timestamp = max_timestamp.max(e.timestamp);
+            active_time_offset = e.offset;
+        } else {
+            // No time entry (none written yet, or lost): every batch may be past what it records.
+            active_time_offset = *base;
         }
     }
     p.segments = segments.len();
     p.last_modified_ms = Some(last_modified);
-    // readNextOffset: from the last offset-index entry's position, when it lies in the log.
     let log_len = std::fs::metadata(&last_log)
         .map_err(|e| Error::io(&last_log, e))?
         .len();
     let index = dir.join(index_file_name(last_base));
     let mut reader = seek_reader(&last_log, 0)?;
     let mut from = 0;
-    if let Some(slot) = read_index_last_slot(&index, OFFSET_INDEX_ENTRY_BYTES)? {
-        let slot = slot.as_slice().try_into().expect("an index slot");
-        let e = decode_offset_index_entry_bytes(slot, last_base);
+    // The floor of an offset below the first entry is the segment's start: read from there.
+    let entry = tail_entry(&index, last_base, active_time_offset)?
+        .filter(|e| !(e.position == 0 && e.offset == last_base));
+    if let Some(e) = entry {
         // The broker indexes a batch by its last offset (`LogSegment.append`, `recover`): an
         // entry that does not name the batch at its position cannot be trusted to start from.
         let position = u64::try_from(e.position).ok().filter(|&pos| pos < log_len);
@@ -314,7 +353,7 @@ fn measure(dir: &Path, p: &mut PartitionListing) -> Result<()> {
             Some(pos) if names_its_batch => from = pos,
             _ => {
                 let m = format!(
-                    "the last entry (offset {}, position {}) does not name the batch at its position: the log end offset was found by reading the segment from its start",
+                    "the entry (offset {}, position {}) does not name the batch at its position: the log end offset and largest timestamp were found by reading the segment from its start",
                     e.offset, e.position
                 );
                 p.findings
