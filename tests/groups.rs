@@ -255,14 +255,66 @@ fn group_filter_lag_and_cli() {
     let mut with_lag = 0;
     for o in &g.offsets {
         if o.topic == "orders" && o.partition == 0 {
+            // No replication-offset-checkpoint: against the log end, said so.
             assert_eq!(o.log_end_offset, Some(end));
             assert_eq!(o.lag, Some(end - o.offset));
+            let against = o.lag_against.as_ref().unwrap();
+            assert_eq!(against.value, end);
+            assert!(
+                against.source.starts_with("log end offset"),
+                "{}",
+                against.source
+            );
             with_lag += 1;
         } else {
             assert_eq!(o.lag, None, "{}-{}", o.topic, o.partition);
         }
     }
     assert_eq!(with_lag, 1);
+    let committed = g
+        .offsets
+        .iter()
+        .find(|o| o.topic == "orders" && o.partition == 0)
+        .unwrap()
+        .offset;
+
+    // kafka-consumer-groups.sh lags against ListOffsets LATEST, which at the default
+    // READ_UNCOMMITTED isolation is the high watermark (Partition.fetchOffsetForTimestamp:
+    // lastFetchableOffset), bounded at load by the log end (UnifiedLog.updateHighWatermark).
+    let checkpoint = log_dir.join("replication-offset-checkpoint");
+    for (hw, expected) in [(end - 3, end - 3), (end + 50, end)] {
+        std::fs::write(&checkpoint, format!("0\n1\norders 0 {hw}\n")).unwrap();
+        let report =
+            describe_groups(std::slice::from_ref(&log_dir), Some("orders-service")).unwrap();
+        let o = report.groups[0]
+            .offsets
+            .iter()
+            .find(|o| o.topic == "orders" && o.partition == 0)
+            .unwrap();
+        assert_eq!(o.log_end_offset, Some(end));
+        assert_eq!(o.lag, Some(expected - committed), "hw {hw}");
+        let against = o.lag_against.as_ref().unwrap();
+        assert_eq!(against.value, expected);
+        assert!(
+            against.source.contains(&checkpoint.display().to_string()),
+            "{}",
+            against.source
+        );
+    }
+    // The tool's column names; the value from the checkpoint, not marked as a log end.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(["groups", "--group", "orders-service"])
+        .arg(&log_dir)
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for column in ["CURRENT-OFFSET", "LOG-END-OFFSET", "LAG"] {
+        assert!(text.contains(column), "{text}");
+    }
+    assert!(text.contains(&format!(" {end} ")), "{text}");
+    assert!(!text.contains(&format!("{end}*")), "{text}");
+    std::fs::remove_file(&checkpoint).unwrap();
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
         .args(["groups", "--json", "--group", "orders-service"])

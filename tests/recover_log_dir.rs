@@ -129,6 +129,15 @@ fn log_dir_recovery_equals_each_partition_alone() {
     let (code, text) = kseg(&["recover", "--jobs", "2"], &[&whole]);
     assert_eq!(code, 1);
     assert!(text.starts_with("estimate: "), "{text}");
+    // Each partition's bytes from its recovery point, and whose speed the time is at.
+    for i in 0..DAMAGED.len() {
+        let line = format!("  {}: ", whole.join(format!("orders-{i}")).display());
+        assert!(text.contains(&line), "{line} in {text}");
+    }
+    assert!(
+        text.contains("the speed of kseg's own recovery walks"),
+        "{text}"
+    );
     assert_eq!(text.matches("\nrecover ").count(), DAMAGED.len());
     assert!(!text.contains("-delete"));
     assert_eq!(differing(&state(&whole), &before), Vec::<String>::new());
@@ -153,6 +162,9 @@ fn log_dir_recovery_equals_each_partition_alone() {
         logs.sort();
         let expected_point = if dir.ends_with("orders-0") { 962 } else { 0 };
         assert_eq!(point, expected_point, "{}", dir.display());
+        if dir.ends_with("orders-0") {
+            assert_eq!(e["recoveryPointSource"], "recovery-point-offset-checkpoint");
+        }
         let from = logs.iter().rposition(|(b, _)| *b <= point).unwrap_or(0);
         let bytes: u64 = logs[from..].iter().map(|(_, n)| n).sum();
         assert_eq!(

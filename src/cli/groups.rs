@@ -11,13 +11,15 @@ use super::render::{add_row_aligned, print_json_or_text, table};
 use super::time::{TimeArgs, TimeFormat};
 use super::verify::line;
 use super::{exit_for_errors, fail};
-use crate::ops::inspect::groups::{describe_groups, Group, GroupsReport};
+use crate::ops::inspect::groups::{describe_groups, Group, GroupsReport, LOG_END_SOURCE};
 
 #[derive(Debug, Args)]
 #[command(
     after_help = "Offsets are replayed as the group coordinator loads them: in offset order, \
 tombstones deleting, transactional commits applied at their COMMIT marker and dropped at ABORT. \
-Lag is the partition's log end offset (when the log dir holds it) minus the committed offset. \
+Where the log dir holds the partition, LOG-END-OFFSET and LAG are what kafka-consumer-groups.sh \
+--describe shows: the high watermark (ListOffsets latest at READ_UNCOMMITTED), here from \
+replication-offset-checkpoint, or the log end offset (marked *) when it has no entry. \
 Exit status: 0; 1 when the offsets partitions have damage or undecodable records (what could \
 be replayed is printed); 2 on bad input or an unknown --group."
 )]
@@ -80,21 +82,29 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
         )?;
     }
     if !g.offsets.is_empty() {
+        // The columns kafka-consumer-groups.sh --describe prints, then the commit's own.
         let mut t = table([
-            "topic",
-            "partition",
-            "offset",
-            "log end",
-            "lag",
-            "leader epoch",
-            "committed at",
+            "TOPIC",
+            "PARTITION",
+            "CURRENT-OFFSET",
+            "LOG-END-OFFSET",
+            "LAG",
+            "LEADER-EPOCH",
+            "COMMITTED-AT",
         ]);
+        let mut sources = std::collections::BTreeSet::new();
         for o in &g.offsets {
+            // Marked: the log end offset, where the tool would show the high watermark.
+            let end = o.lag_against.as_ref().map(|a| {
+                sources.insert(&a.source);
+                let from_log_end = a.source.starts_with(LOG_END_SOURCE);
+                format!("{}{}", a.value, if from_log_end { "*" } else { "" })
+            });
             let row = [
                 o.topic.clone(),
                 o.partition.to_string(),
                 o.offset.to_string(),
-                opt(o.log_end_offset),
+                opt(end),
                 opt(o.lag),
                 o.leader_epoch.to_string(),
                 tf.show(o.commit_timestamp),
@@ -102,6 +112,9 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
             add_row_aligned(&mut t, row, 1);
         }
         writeln!(out, "{t}")?;
+        for s in sources {
+            writeln!(out, "  LOG-END-OFFSET: {s}")?;
+        }
     }
     for p in &g.pending_transactional_offsets {
         writeln!(

@@ -128,6 +128,7 @@ pub fn run(args: RecoverArgs) -> u8 {
                 PartitionEstimate {
                     dir: dir.clone(),
                     recovery_point,
+                    recovery_point_source: plan.recovery_point_source,
                     bytes_to_recover: bytes,
                 },
                 plan.load_time,

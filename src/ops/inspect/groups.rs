@@ -13,8 +13,16 @@
 //!   `Assigning`, `Reconciling`, `Stable`); a group with offsets and no metadata is a "simple"
 //!   group, empty.
 //!
-//! Where the log dir holds the committed partitions, the lag is their log end offset (found as
-//! `offsets --time latest` finds it) minus the committed offset.
+//! Where the log dir holds the committed partitions, the lag is what `kafka-consumer-groups.sh
+//! --describe` computes: the committed offset subtracted from what AdminClient
+//! `listOffsets(OffsetSpec.latest())` answers (`ConsumerGroupCommand.getLogEndOffsets`, shown as
+//! LOG-END-OFFSET), which at `ListOffsetsOptions`' default READ_UNCOMMITTED isolation is the
+//! high watermark, not the log end (`Partition.fetchOffsetForTimestamp`'s
+//! `lastFetchableOffset`). Offline, the high watermark is the log dir's
+//! `replication-offset-checkpoint` entry bounded by the log start and end offsets as the broker
+//! bounds it at load (`Partition.createLog` → `UnifiedLog.updateHighWatermark`); without an entry,
+//! the log end offset (found as `offsets --time latest` finds it), said so in the source. A
+//! commit of offset -1 has no lag (`getLag`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -24,11 +32,16 @@ use serde::Serialize;
 use crate::error::{Error, Expected, Result, Unusable};
 use crate::format::control::ControlRecordType;
 use crate::format::internal::Decoder;
-use crate::format::names::{parse_partition_dir, partition_dir_name, PartitionDirState};
+use crate::format::names::{
+    parse_partition_dir, partition_dir_name, PartitionDirState,
+    LOG_START_OFFSET_CHECKPOINT_FILE_NAME, REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+};
 use crate::ops::finding::Finding;
 use crate::ops::input::{examine, Input};
 use crate::ops::inspect::coordinator::GROUP_METADATA_TOPIC_NAME;
 use crate::ops::inspect::records::{log_files, replay, ReplayedRecord};
+use crate::ops::partition::checkpoint_entry;
+use crate::ops::simulate::retention::Sourced;
 use crate::storage::seek::Seeker;
 
 /// A committed offset.
@@ -47,6 +60,9 @@ pub struct CommittedOffset {
     pub record_offset: i64,
     /// The committed partition's log end offset, when this log dir holds it.
     pub log_end_offset: Option<i64>,
+    /// What `kafka-consumer-groups.sh` shows as LOG-END-OFFSET and lags against: the high
+    /// watermark (its source the checkpoint file), else the log end offset (said so).
+    pub lag_against: Option<Sourced>,
     pub lag: Option<i64>,
 }
 
@@ -282,6 +298,7 @@ impl Replay {
             record_partition,
             record_offset: r.offset,
             log_end_offset: None,
+            lag_against: None,
             lag: None,
         };
         // RecordBatch.NO_PRODUCER_ID: a plain commit.
@@ -434,6 +451,44 @@ pub fn offsets_partitions(path: &Path) -> Result<Vec<(PathBuf, i32)>> {
     Ok(out)
 }
 
+/// How the source of a lag computed against the log end offset starts.
+pub const LOG_END_SOURCE: &str = "log end offset";
+
+/// The log end offset of the partition directory `dir` and what lag is computed against (see
+/// the module's words): the checkpointed high watermark bounded by the log start and end.
+fn lag_end(dir: &Path) -> Result<(i64, Sourced)> {
+    let mut seeker = Seeker::open(dir)?;
+    let log_end = seeker.log_end_offset()?;
+    let entry = |file| -> Result<Option<(PathBuf, i64)>> {
+        Ok(checkpoint_entry(dir, file)?.map(|(p, c, i)| (p, c.entries[i].offset)))
+    };
+    let Some((path, hw)) = entry(REPLICATION_OFFSET_CHECKPOINT_FILE_NAME)? else {
+        let source = format!(
+            "{LOG_END_SOURCE}: {REPLICATION_OFFSET_CHECKPOINT_FILE_NAME} has no entry for the partition (kafka-consumer-groups.sh shows the high watermark)"
+        );
+        return Ok((
+            log_end,
+            Sourced {
+                value: log_end,
+                source,
+            },
+        ));
+    };
+    let log_start = entry(LOG_START_OFFSET_CHECKPOINT_FILE_NAME)?
+        .map_or(i64::MIN, |(_, o)| o)
+        .max(seeker.first_segment_base());
+    let value = hw.max(log_start).min(log_end);
+    let source = if value == hw {
+        format!("high watermark: {}", path.display())
+    } else {
+        format!(
+            "high watermark: {hw} from {}, bounded by the log start {log_start} and end {log_end} as the broker does at load",
+            path.display()
+        )
+    };
+    Ok((log_end, Sourced { value, source }))
+}
+
 /// Replays the `__consumer_offsets` partitions that `paths` name; only `group` when given.
 pub fn describe_groups(paths: &[PathBuf], group: Option<&str>) -> Result<GroupsReport> {
     let mut partitions = Vec::new();
@@ -456,7 +511,7 @@ pub fn describe_groups(paths: &[PathBuf], group: Option<&str>) -> Result<GroupsR
         groups.retain(|x| x.group == g);
     }
     // Lag, against the partitions the same log dirs hold.
-    let mut ends: HashMap<(PathBuf, String, i32), Option<i64>> = HashMap::new();
+    let mut ends: HashMap<(PathBuf, String, i32), Option<(i64, Sourced)>> = HashMap::new();
     for g in &mut groups {
         for o in &mut g.offsets {
             let log_dir = partitions
@@ -466,14 +521,15 @@ pub fn describe_groups(paths: &[PathBuf], group: Option<&str>) -> Result<GroupsR
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
             let key = (log_dir.clone(), o.topic.clone(), o.partition);
-            let end = *ends.entry(key).or_insert_with(|| {
+            let end = ends.entry(key).or_insert_with(|| {
                 let dir = log_dir.join(partition_dir_name(&o.topic, o.partition));
-                dir.is_dir()
-                    .then(|| Seeker::open(&dir).and_then(|mut s| s.log_end_offset()).ok())
-                    .flatten()
+                dir.is_dir().then(|| lag_end(&dir).ok()).flatten()
             });
-            o.log_end_offset = end;
-            o.lag = end.map(|e| e - o.offset);
+            if let Some((log_end, against)) = end {
+                o.log_end_offset = Some(*log_end);
+                o.lag = (o.offset != -1).then(|| against.value - o.offset);
+                o.lag_against = Some(against.clone());
+            }
         }
     }
     Ok(GroupsReport {

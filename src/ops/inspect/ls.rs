@@ -656,3 +656,73 @@ pub fn list_log_dirs(log_dirs: &[PathBuf], opts: &LsOptions) -> Result<Vec<LogDi
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reassignment as the controller writes it (metadata `PartitionChangeRecord.json`:
+    /// `Replicas` is a tagged field, "null if the replicas didn't change; the new replicas
+    /// otherwise"): the image follows the new replicas, and a change without them (a leader
+    /// or ISR change) keeps the old.
+    #[test]
+    fn a_partition_change_record_reassigns_replicas() {
+        let id = "aMO8CfeHDjKjEa4IxeG3Eg";
+        let mut image = MetadataImage::default();
+        for record in [
+            format!(
+                r#"{{"type":"TOPIC_RECORD","version":0,"data":{{"name":"orders","topicId":"{id}"}}}}"#
+            ),
+            format!(
+                r#"{{"type":"PARTITION_RECORD","version":1,"data":{{"partitionId":7,"topicId":"{id}","replicas":[1,2,3],"isr":[1,2,3],"leader":1}}}}"#
+            ),
+            format!(
+                r#"{{"type":"PARTITION_CHANGE_RECORD","version":1,"data":{{"partitionId":7,"topicId":"{id}","replicas":[4,2,3],"addingReplicas":[],"removingReplicas":[]}}}}"#
+            ),
+            format!(
+                r#"{{"type":"PARTITION_CHANGE_RECORD","version":0,"data":{{"partitionId":7,"topicId":"{id}","leader":4}}}}"#
+            ),
+            format!(
+                r#"{{"type":"PARTITION_CHANGE_RECORD","version":0,"data":{{"partitionId":7,"topicId":"{id}","replicas":null,"isr":[4,2]}}}}"#
+            ),
+        ] {
+            image.apply(&serde_json::from_str(&record).unwrap());
+        }
+        assert_eq!(image.partitions[&(id.to_owned(), 7)], [4, 2, 3]);
+        let listing = |image: &MetadataImage, broker| {
+            let mut p = PartitionListing {
+                dir: PathBuf::from("orders-7"),
+                topic: Some("orders".into()),
+                partition: Some(7),
+                state: "live",
+                unique_id: None,
+                topic_id: Some(id.into()),
+                size_in_bytes: 0,
+                segments: 0,
+                log_start_offset: None,
+                log_end_offset: None,
+                high_watermark: None,
+                recovery_point: None,
+                cleaner_checkpoint: None,
+                last_modified_ms: None,
+                max_timestamp: None,
+                log_bytes_read: 0,
+                findings: Vec::new(),
+            };
+            judge_against_metadata(&mut p, Some(image), Some(broker));
+            p.findings.iter().map(|f| f.check).collect::<Vec<_>>()
+        };
+        // Broker 1 was moved off the partition; broker 4 now hosts it.
+        assert_eq!(listing(&image, 1), ["ls.not-hosted"]);
+        assert_eq!(listing(&image, 4), Vec::<&str>::new());
+        // The topic removed: its partitions go with it.
+        image.apply(
+            &serde_json::from_str(&format!(
+                r#"{{"type":"REMOVE_TOPIC_RECORD","version":0,"data":{{"topicId":"{id}"}}}}"#
+            ))
+            .unwrap(),
+        );
+        assert!(image.partitions.is_empty() && image.topics.is_empty());
+        assert_eq!(listing(&image, 4), ["ls.topic-id"]);
+    }
+}

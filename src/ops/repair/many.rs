@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Result, Work};
+use crate::format::names::CLEAN_SHUTDOWN_FILE_NAME;
 use crate::ops::input::repair_target;
 use crate::ops::inspect::seek::partition_dirs;
 use crate::storage::files::segment_logs;
@@ -82,6 +83,9 @@ pub fn bytes_to_recover(dir: &Path, recovery_point: i64) -> Result<u64> {
 pub struct PartitionEstimate {
     pub dir: PathBuf,
     pub recovery_point: i64,
+    /// Where the recovery point came from (the checkpoint file, `--recovery-point`, or the
+    /// start of the log).
+    pub recovery_point_source: &'static str,
     pub bytes_to_recover: u64,
 }
 
@@ -90,6 +94,9 @@ pub struct PartitionEstimate {
 #[serde(rename_all = "camelCase")]
 pub struct Estimate {
     pub partitions: Vec<PartitionEstimate>,
+    /// Log dirs holding `.kafka_cleanshutdown`: the broker's next start-up trusts them and
+    /// recovers nothing there (`LogManager.loadLogs`), unless it is removed.
+    pub clean_shutdown_log_dirs: Vec<PathBuf>,
     pub bytes_to_recover: u64,
     /// Bytes recovered per second by one thread here: the plans' bytes over the summed time of
     /// their recovery walks.
@@ -110,6 +117,12 @@ impl Estimate {
             *per_log_dir.entry(p.dir.parent()).or_default() += p.bytes_to_recover;
         }
         let slowest = per_log_dir.values().copied().max().unwrap_or(0);
+        let clean_shutdown_log_dirs = per_log_dir
+            .keys()
+            .flatten()
+            .filter(|d| d.join(CLEAN_SHUTDOWN_FILE_NAME).is_file())
+            .map(|d| d.to_path_buf())
+            .collect();
         let seconds = if bytes_per_second > 0.0 {
             slowest as f64 / bytes_per_second
         } else {
@@ -117,21 +130,42 @@ impl Estimate {
         };
         Estimate {
             partitions: partitions.into_iter().map(|(p, _)| p).collect(),
+            clean_shutdown_log_dirs,
             bytes_to_recover: bytes,
             bytes_per_second,
             seconds,
         }
     }
 
-    /// `~3 min at 1.2 GB/s`-style words.
+    /// Each partition's bytes from its recovery point, then the total and `~3 min at 1.2
+    /// GB/s`-style words, saying whose speed that is.
     pub fn render_text(&self) -> String {
-        format!(
-            "estimate: an unclean start-up recovers {} in {} partition(s) from their recovery points: ~{} at {}/s (measured here, one recovery thread per log dir as num.recovery.threads.per.data.dir=1)\n",
+        let mut out = String::from(
+            "estimate: after an unclean shutdown, the broker's start-up recovers every segment from the one holding each partition's recovery point (LogLoader.recoverLog):\n",
+        );
+        for p in &self.partitions {
+            out += &format!(
+                "  {}: {} from recovery point {} ({})\n",
+                p.dir.display(),
+                human_bytes(p.bytes_to_recover as f64),
+                p.recovery_point,
+                p.recovery_point_source
+            );
+        }
+        out += &format!(
+            "  total {} in {} partition(s): ~{} at {}/s, the speed of kseg's own recovery walks in this dry run on this machine (the broker's may differ), one recovery thread per log dir (num.recovery.threads.per.data.dir=1, its default)\n",
             human_bytes(self.bytes_to_recover as f64),
             self.partitions.len(),
             human_duration(self.seconds),
             human_bytes(self.bytes_per_second)
-        )
+        );
+        for d in &self.clean_shutdown_log_dirs {
+            out += &format!(
+                "  note: {} holds {CLEAN_SHUTDOWN_FILE_NAME}: as it is, the broker's next start-up recovers nothing there\n",
+                d.display()
+            );
+        }
+        out
     }
 }
 
@@ -182,6 +216,7 @@ mod tests {
                 PartitionEstimate {
                     dir: PathBuf::from(dir),
                     recovery_point: 0,
+                    recovery_point_source: "the start of the log",
                     bytes_to_recover: bytes,
                 },
                 Duration::from_secs(1),
@@ -192,5 +227,27 @@ mod tests {
         assert_eq!(e.bytes_to_recover, 600);
         assert!((e.bytes_per_second - 200.0).abs() < 1e-9);
         assert!((e.seconds - 2.5).abs() < 1e-9);
+        assert!(e.clean_shutdown_log_dirs.is_empty());
+        let text = e.render_text();
+        assert!(text.contains("  a/t-1: 200 B from recovery point 0 (the start of the log)\n"));
+        assert!(text.contains("  total 600 B in 3 partition(s): ~"));
+        assert!(text.contains(" at 200 B/s, the speed of kseg's own recovery walks"));
+    }
+
+    #[test]
+    fn a_clean_shutdown_marker_is_named() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join(CLEAN_SHUTDOWN_FILE_NAME), "").unwrap();
+        let share = PartitionEstimate {
+            dir: tmp.path().join("t-0"),
+            recovery_point: 5,
+            recovery_point_source: "recovery-point-offset-checkpoint",
+            bytes_to_recover: 10,
+        };
+        let e = Estimate::new(vec![(share, Duration::from_secs(1))]);
+        assert_eq!(e.clean_shutdown_log_dirs, [tmp.path().to_path_buf()]);
+        assert!(e
+            .render_text()
+            .contains("the broker's next start-up recovers nothing there"));
     }
 }
