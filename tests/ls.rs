@@ -524,3 +524,43 @@ fn largest_timestamp_is_exact_when_the_time_index_lags() {
     let (max, end, read) = listing(&list_log_dir(&log_dir, &LsOptions::default()).unwrap());
     assert_eq!((max, end, read), (Some(BIG), Some(200), log_len));
 }
+
+/// The table fits the width asked for (`$COLUMNS`, as a terminal's): numbers whole, the least
+/// needed columns left out and named; a pipe without a width gets every column.
+#[test]
+fn the_table_fits_the_width() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log_dir = tmp.path().join("data");
+    timestamped_partition(&log_dir);
+    let run = |columns: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_kseg"));
+        c.arg("ls").arg(&log_dir).env_remove("COLUMNS");
+        if let Some(w) = columns {
+            c.env("COLUMNS", w);
+        }
+        let out = c.output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let table_width = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with(['┌', '│', '╞', '└']))
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap()
+    };
+    let narrow = run(Some("80"));
+    assert!(table_width(&narrow) <= 80, "{narrow}");
+    assert!(
+        narrow.contains("left out to fit the width: topic id"),
+        "{narrow}"
+    );
+    // The log end offset, whole.
+    assert!(narrow.contains(" 200 "), "{narrow}");
+    let piped = run(None);
+    assert!(!piped.contains("left out"), "{piped}");
+    assert!(piped.contains("max timestamp"), "{piped}");
+    assert!(table_width(&piped) > 80);
+    let wide = run(Some("400"));
+    assert!(!wide.contains("left out"), "{wide}");
+}

@@ -82,6 +82,45 @@ pub fn table<const N: usize>(header: [&str; N]) -> comfy_table::Table {
     t
 }
 
+/// Hides columns of `t`, from the first of `droppable` (the least needed first) on, until its
+/// widest content fits the width the table is fitted to (nothing is hidden without one: a pipe
+/// without `$COLUMNS`). Returns the headers of the hidden columns, to say what was left out.
+pub fn hide_to_fit(t: &mut comfy_table::Table, droppable: &[usize]) -> Vec<String> {
+    let Some(width) = t.width() else {
+        return Vec::new();
+    };
+    let widths = t.column_max_content_widths();
+    // One padding space each side and a border per column, and the closing border.
+    let needed = |hidden: &[usize]| -> usize {
+        widths
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !hidden.contains(i))
+            .map(|(_, w)| usize::from(*w) + 3)
+            .sum::<usize>()
+            + 1
+    };
+    let mut hidden = Vec::new();
+    for &i in droppable {
+        if needed(&hidden) <= usize::from(width) {
+            break;
+        }
+        hidden.push(i);
+    }
+    let headers: Vec<String> = t
+        .header()
+        .map(|h| h.cell_iter().map(|c| c.content()).collect())
+        .unwrap_or_default();
+    hidden
+        .iter()
+        .filter_map(|&i| {
+            t.column_mut(i)?
+                .set_constraint(comfy_table::ColumnConstraint::Hidden);
+            headers.get(i).cloned()
+        })
+        .collect()
+}
+
 /// Columns of `t` that never wrap (names, numbers): the others give up the width.
 pub fn keep_whole(t: &mut comfy_table::Table, columns: &[usize]) {
     for &i in columns {
