@@ -89,11 +89,7 @@ fn cases() -> Vec<Case> {
                 0,
                 cat(
                     &zero,
-                    &common::legacy_set(
-                        1,
-                        Compression::Gzip,
-                        &[record(MAX - 1), record(MAX)],
-                    ),
+                    &common::legacy_set(1, Compression::Gzip, &[record(MAX - 1), record(MAX)]),
                 ),
             )],
             bad: Some((0, zero.len() as u64)),
@@ -114,7 +110,10 @@ fn cases() -> Vec<Case> {
         Case {
             // Valid: the last offset is MAX - 1, the log end offset MAX.
             name: "v2-ending-below-max",
-            segments: vec![(0, first.clone()), (MAX - 3, v2(MAX - 3, &[MAX - 3, MAX - 1]))],
+            segments: vec![
+                (0, first.clone()),
+                (MAX - 3, v2(MAX - 3, &[MAX - 3, MAX - 1])),
+            ],
             bad: None,
             log_end: MAX,
         },
@@ -150,7 +149,9 @@ fn run(args: &[&str], path: &Path, what: &str) -> Output {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        out.status.code().is_some() && out.status.code() != Some(101) && !stderr.contains("panicked"),
+        out.status.code().is_some()
+            && out.status.code() != Some(101)
+            && !stderr.contains("panicked"),
         "{what}: kseg {args:?}: {:?}\n{stderr}",
         out.status
     );
@@ -208,7 +209,11 @@ fn verify_and_dump_report_the_entry_without_a_successor_offset() {
             }
             None => assert!(errors.is_empty(), "{}: {errors:#?}", case.name),
         }
-        let out = run(&["dump", "--deep-iteration", "--print-data-log"], &dir, case.name);
+        let out = run(
+            &["dump", "--deep-iteration", "--print-data-log"],
+            &dir,
+            case.name,
+        );
         assert_eq!(
             out.status.code(),
             Some(if case.bad.is_some() { 1 } else { 0 }),
@@ -249,7 +254,11 @@ fn recover_keeps_everything_before_the_limit_dry_run_and_apply() {
         let out = run(&["offsets", "--json"], &dir, case.name);
         assert_eq!(out.status.code(), Some(0), "{}", case.name);
         let doc = json(&out);
-        assert_eq!(doc["partitions"][0]["offset"], case.log_end, "{}: {doc}", case.name);
+        assert_eq!(
+            doc["partitions"][0]["offset"], case.log_end,
+            "{}: {doc}",
+            case.name
+        );
     }
 }
 
@@ -268,19 +277,45 @@ fn every_other_command_runs_at_the_limit_without_a_panic() {
             &["offsets", "--time", "max-timestamp"],
             &["retention", "--retention-ms", "1", "--json"],
             &["compact", "--min-cleanable-dirty-ratio", "0", "--json"],
-            &["salvage", "--out", root.path().join(format!("{}-salvage", case.name)).to_str().unwrap()],
+            &[
+                "salvage",
+                "--out",
+                root.path()
+                    .join(format!("{}-salvage", case.name))
+                    .to_str()
+                    .unwrap(),
+            ],
             &["rebuild-index", "--json"],
         ] {
             let out = run(args, &dir, case.name);
             assert!(out.status.code().unwrap() <= 2, "{}: {args:?}", case.name);
         }
         // rebuild-index indexes every entry before the limit; applied, the segments verify.
-        let out = run(&["rebuild-index", "--apply", "--no-backup"], &dir, case.name);
+        let out = run(
+            &["rebuild-index", "--apply", "--no-backup"],
+            &dir,
+            case.name,
+        );
         assert_eq!(out.status.code(), Some(0), "{}", case.name);
         for (base, bytes) in &case.segments {
-            assert_eq!(&std::fs::read(log_of(&dir, *base)).unwrap(), bytes, "{}", case.name);
+            assert_eq!(
+                &std::fs::read(log_of(&dir, *base)).unwrap(),
+                bytes,
+                "{}",
+                case.name
+            );
         }
-        let out = run(&["retention", "--retention-ms", "-1", "--apply", "--no-backup"], &dir, case.name);
+        let out = run(
+            &[
+                "retention",
+                "--retention-ms",
+                "-1",
+                "--apply",
+                "--no-backup",
+            ],
+            &dir,
+            case.name,
+        );
         assert!(out.status.code().unwrap() <= 1, "{}", case.name);
     }
 }

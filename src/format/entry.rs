@@ -102,9 +102,7 @@ pub fn peek_header(buf: &[u8], available: u64) -> Option<EntryHeader> {
         }
         m if m >= MAGIC_V2 && len >= RECORD_BATCH_OVERHEAD_BYTES => {
             let h = super::batch::BatchHeader::decode(buf).ok()?;
-            let last = h
-                .base_offset
-                .checked_add(i64::from(h.last_offset_delta));
+            let last = h.base_offset.checked_add(i64::from(h.last_offset_delta));
             offset_limit(h.base_offset, last, 0).ok()?;
             Some(EntryHeader {
                 size: len as u64,

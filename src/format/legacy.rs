@@ -214,9 +214,9 @@ impl<'a> LegacyMessage<'a> {
                 ));
             } else {
                 // Kafka subtracts unchecked; a difference past i64 has no absolute offsets.
-                self.offset.checked_sub(last_relative).ok_or_else(|| {
-                    inner_offset_error(value_pos, last_relative, self.offset)
-                })?
+                self.offset
+                    .checked_sub(last_relative)
+                    .ok_or_else(|| inner_offset_error(value_pos, last_relative, self.offset))?
             };
             for m in &mut inner {
                 m.absolute_offset = base
