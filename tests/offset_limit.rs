@@ -319,3 +319,71 @@ fn every_other_command_runs_at_the_limit_without_a_panic() {
         assert!(out.status.code().unwrap() <= 1, "{}", case.name);
     }
 }
+
+/// Offsets that go back where recovery appends an offset-index entry: `OffsetIndex.append`
+/// raises InvalidOffsetException ("Attempt to append an offset … no larger than the last offset
+/// appended"). `LogLoader.recoverLog` catches it (`catch (InvalidOffsetException |
+/// IOException)`) by truncating the segment to its base offset, then deletes the segments after
+/// it as after any truncation; `loadSegmentFiles`, recovering a segment whose index is missing
+/// or corrupt, catches nothing around it, and the load fails. With `index.interval.bytes` 0
+/// every batch after the first is indexed: batches at offsets 0, 10, then 5 (CRCs valid) hit it
+/// at the third.
+#[test]
+fn an_offset_index_append_going_back_is_caught_where_the_loader_catches_it() {
+    use kseg::ops::repair::recover::{plan, RecoverOptions};
+    use kseg::storage::{LoadEvent, LogConfig};
+    let root = tempfile::tempdir().unwrap();
+    let case = Case {
+        name: "offsets-back",
+        segments: vec![
+            (0, [v2(0, &[0]), v2(10, &[10]), v2(5, &[5])].concat()),
+            (11, v2(11, &[11])),
+        ],
+        bad: None,
+        log_end: 0,
+    };
+    let dir = build(root.path(), &case);
+    let opts = RecoverOptions {
+        config: LogConfig {
+            index_interval_bytes: 0,
+            ..Default::default()
+        },
+        ..common::recover_options(1_800_000_000_000)
+    };
+    // No index files: the sanity check fails, and recovering the segment there raises.
+    let e = plan(&dir, &opts).unwrap_err().to_string();
+    assert!(
+        e.contains("00000000000000000000.log")
+            && e.contains("offset 5 is not above the last indexed offset 10")
+            && e.contains("fails to load the partition"),
+        "{e}"
+    );
+    // Empty indexes pass the sanity check: recovery from the recovery point (0) catches it.
+    for base in [0, 11] {
+        for suffix in ["index", "timeindex"] {
+            std::fs::write(dir.join(format!("{base:020}.{suffix}")), b"").unwrap();
+        }
+    }
+    let p = plan(&dir, &opts).unwrap();
+    let emptied = p.report.events.iter().any(|e| {
+        matches!(
+            e,
+            LoadEvent::SegmentRecovered {
+                base_offset: 0,
+                emptied: true,
+                ..
+            }
+        )
+    });
+    assert!(emptied, "{:?}", p.report.events);
+    assert_eq!(p.report.log_end_offset, 0, "{:#?}", p.report.events);
+    p.apply(&kseg::ops::repair::apply::ApplyOptions {
+        backup: kseg::ops::repair::apply::Backup::None,
+        fail_before_step: None,
+        before_step: None,
+    })
+    .unwrap();
+    assert_eq!(std::fs::metadata(log_of(&dir, 0)).unwrap().len(), 0);
+    assert!(!log_of(&dir, 11).exists());
+    common::assert_verifies_strict(&dir, case.name);
+}
