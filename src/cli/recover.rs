@@ -7,8 +7,10 @@ use clap::Args;
 
 use super::args::{finish, finish_many, offset, RepairArgs};
 use super::render::document;
+use super::verify::line;
 use super::{fail, notice, EXIT_OK};
 use crate::error::Work;
+use crate::ops::finding::{count_by_check, Severity};
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::many::{
     bytes_to_recover, in_parallel, partitions_for, Estimate, PartitionEstimate,
@@ -55,6 +57,32 @@ fn clamp_note(plan: &RecoverPlan) {
     }
 }
 
+/// What `verify --deep` still reports once the plan is carried out: damage the broker's
+/// recovery keeps, for `salvage`, a re-produce or a decision by hand.
+fn remains_text(plan: &RecoverPlan) -> String {
+    match &plan.remains {
+        Ok(found) if found.is_empty() => {
+            "remains after recovery: nothing verify --deep reports\n".to_string()
+        }
+        Ok(found) => {
+            let errors = found
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .count();
+            let mut out = format!(
+                "remains after recovery: verify --deep will still report {errors} error(s), {} warning(s) that the broker's recovery keeps too (`kseg salvage`, a re-produce or a decision by hand): {}\n",
+                found.len() - errors,
+                count_by_check(found.iter().map(|f| f.check))
+            );
+            for f in found {
+                out.push_str(&format!("  {}\n", line(f)));
+            }
+            out
+        }
+        Err(e) => format!("remains after recovery: could not be checked: {e}\n"),
+    }
+}
+
 /// The number of threads `--jobs` asks for.
 pub fn jobs(arg: Option<u16>) -> usize {
     arg.map_or_else(
@@ -91,7 +119,11 @@ pub fn run(args: RecoverArgs) -> u8 {
             if args.repair.json {
                 println!("{}", document(&plan.to_json()));
             } else {
-                print!("{}", plan.render_text(args.repair.verbose));
+                print!(
+                    "{}{}",
+                    plan.render_text(args.repair.verbose),
+                    remains_text(&plan)
+                );
             }
             clamp_note(&plan);
             return finish(files_changed(&plan.changes), &args.repair, dir, |o| {
@@ -155,7 +187,7 @@ pub fn run(args: RecoverArgs) -> u8 {
     } else {
         print!("{}", estimate.render_text());
         for p in &plans {
-            print!("{}", p.render_text(args.repair.verbose));
+            print!("{}{}", p.render_text(args.repair.verbose), remains_text(p));
         }
     }
     // Partition by partition, each through the crash-safe executor with its own backup. The

@@ -86,6 +86,7 @@ pub fn peek_header(buf: &[u8], available: u64) -> Option<EntryHeader> {
         0 | 1 => {
             let offset = int64(0)?;
             let compressed = *buf.get(MAGIC_OFFSET + 1)? & 0x07 != 0;
+            offset_limit(offset, Some(offset), 0).ok()?;
             Some(EntryHeader {
                 size: len as u64,
                 magic,
@@ -101,6 +102,8 @@ pub fn peek_header(buf: &[u8], available: u64) -> Option<EntryHeader> {
         }
         m if m >= MAGIC_V2 && len >= RECORD_BATCH_OVERHEAD_BYTES => {
             let h = super::batch::BatchHeader::decode(buf).ok()?;
+            let last = h.base_offset.checked_add(i64::from(h.last_offset_delta));
+            offset_limit(h.base_offset, last, 0).ok()?;
             Some(EntryHeader {
                 size: len as u64,
                 magic,
@@ -112,6 +115,31 @@ pub fn peek_header(buf: &[u8], available: u64) -> Option<EntryHeader> {
         }
         _ => None,
     }
+}
+
+/// The offset after an entry whose offsets start at `first` and end at `last` (None: the sum
+/// of a v2 base offset and its last offset delta overflows): an error at `pos` when it is past
+/// `i64::MAX`. Kafka computes `lastOffset + 1` (`RecordBatch.nextOffset`) unchecked: at
+/// `Long.MAX_VALUE` it wraps to `Long.MIN_VALUE`, the log end offset
+/// (`LogSegment.readNextOffset`) falls below the log start offset and `LogLoader` deletes every
+/// segment of the partition; an overflowing v2 last offset is negative and no segment can hold
+/// it (`LogSegment.recover` raises, and the split of `LogLoader` then fails). kseg judges such
+/// an entry invalid data instead, where it stands: recovery truncates there and keeps every
+/// entry before it.
+pub fn offset_limit(first: i64, last: Option<i64>, pos: usize) -> Result<i64> {
+    last.and_then(|l| l.checked_add(1)).ok_or_else(|| {
+        let last = last.map_or_else(
+            || "past 9223372036854775807".to_string(),
+            |l| l.to_string(),
+        );
+        DecodeError::new(
+            ErrorKind::BadValue,
+            pos,
+            format!(
+                "offsets {first}..{last}: no offset follows the last one (the log end offset after it would exceed 2^63 - 1, where Kafka's nextOffset wraps to -2^63 and its loader then deletes the whole log)"
+            ),
+        )
+    })
 }
 
 /// One entry of a segment: a v2 batch or a v0/v1 message (possibly a compressed wrapper).
@@ -148,6 +176,22 @@ impl<'a> Entry<'a> {
         } else {
             LegacyMessage::decode(bytes).map(Entry::Legacy)
         }
+        .and_then(|e| e.next_offset().map(|_| e))
+    }
+
+    /// The offset after this entry's last: None when it does not exist, so the entry is invalid
+    /// data ([`offset_limit`]).
+    pub fn next_offset(&self) -> Result<i64> {
+        let (first, last) = match self {
+            Entry::V2(b) => (
+                b.header.base_offset,
+                b.header
+                    .base_offset
+                    .checked_add(i64::from(b.header.last_offset_delta)),
+            ),
+            Entry::Legacy(m) => (m.offset, Some(m.offset)),
+        };
+        offset_limit(first, last, 0)
     }
 
     pub fn bytes(&self) -> &'a [u8] {

@@ -213,10 +213,15 @@ impl<'a> LegacyMessage<'a> {
                     ),
                 ));
             } else {
-                self.offset - last_relative
+                // Kafka subtracts unchecked; a difference past i64 has no absolute offsets.
+                self.offset
+                    .checked_sub(last_relative)
+                    .ok_or_else(|| inner_offset_error(value_pos, last_relative, self.offset))?
             };
             for m in &mut inner {
-                m.absolute_offset = base + m.message.offset;
+                m.absolute_offset = base
+                    .checked_add(m.message.offset)
+                    .ok_or_else(|| inner_offset_error(value_pos, m.message.offset, self.offset))?;
             }
         }
         let wrapper_log_append = self.timestamp_type() == TimestampType::LogAppendTime;
@@ -227,6 +232,17 @@ impl<'a> LegacyMessage<'a> {
         }
         Ok(inner)
     }
+}
+
+/// An inner message whose relative `offset` has no absolute offset under the wrapper's.
+fn inner_offset_error(pos: usize, offset: i64, wrapper_offset: i64) -> DecodeError {
+    DecodeError::new(
+        ErrorKind::BadValue,
+        pos,
+        format!(
+            "inner message offset {offset} has no absolute offset within 64 bits under wrapper offset {wrapper_offset}"
+        ),
+    )
 }
 
 /// Appends one uncompressed-layout message entry to `out`.

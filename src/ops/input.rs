@@ -128,7 +128,12 @@ fn snapshot_offset_bound(path: &Path) -> (i64, String) {
     let why = "its name; give --base-offset for the offset it was taken at";
     match entries {
         Some(e) => {
-            let bound = e.iter().map(|e| e.last_offset + 1).max().unwrap_or(0).max(0);
+            let bound = e
+                .iter()
+                .map(|e| e.last_offset.saturating_add(1))
+                .max()
+                .unwrap_or(0)
+                .max(0);
             let from = format!(
                 "its entries (the lowest they allow: one past their highest lastOffset), as the snapshot format holds no offset but {why}"
             );

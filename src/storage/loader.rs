@@ -429,6 +429,22 @@ impl Loader<'_> {
                         if let Err(o) = self.recover_segment(&mut segment, state, cause)? {
                             return Ok(Err(o));
                         }
+                        // `loadSegmentFiles` catches no InvalidOffsetException around this
+                        // recovery (only `recoverLog`'s does): the broker fails to load the log.
+                        if let Some(LoadEvent::SegmentRecovered {
+                            emptied: true,
+                            invalid: Some(bad),
+                            ..
+                        }) = self.events.last()
+                        {
+                            return Err(Error::invalid(
+                                &p,
+                                format!(
+                                    "at byte {}: {}, met while rebuilding the segment's failed indexes: the broker's loader catches that only while recovering from the recovery point, so here it fails to load the partition",
+                                    bad.position, bad.reason
+                                ),
+                            ));
+                        }
                     }
                     self.segments.insert(base_offset, segment);
                 }

@@ -17,6 +17,8 @@ use crate::error::Result;
 use crate::format::names::{
     parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
 };
+use crate::ops::check::verify::{verify_paths, VerifyOptions};
+use crate::ops::finding::Finding;
 use crate::ops::partition::checkpoint_entry;
 use crate::storage::files::{file_len, same_prefix, segment_files};
 use crate::storage::replace::staged_segment;
@@ -43,6 +45,11 @@ pub struct RecoverPlan {
     /// How long loading the staged directory took: the recovery walk the broker's start-up
     /// does too (the staging and the comparison around it are kseg's own).
     pub load_time: std::time::Duration,
+    /// What `verify --deep` reports on the directory as recovery leaves it (errors and
+    /// warnings the broker's recovery keeps: a batch whose CRC holds but whose records do not
+    /// decode, offsets out of order, counts, timestamps, leader-epoch coverage…), in the
+    /// directory's own paths; the reason when it could not be checked.
+    pub remains: std::result::Result<Vec<Finding>, String>,
     /// Holds the staged files the writes come from.
     _scratch: crate::storage::files::Staging,
 }
@@ -144,6 +151,7 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
     let load_time = started.elapsed();
     let first_segment_base = log.segments().next().map_or(0, |s| s.base_offset());
     log.close(CloseMode::Clean)?;
+    let remains = remains(&work, dir);
     let mut changes = apply::diff_dirs(dir, &work, &|_| true)?;
     let split = split_changes(dir, &work, &report, &mut changes)?;
     swap_renames(dir, &work, &report, &mut changes)?;
@@ -176,8 +184,32 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
         report,
         changes,
         load_time,
+        remains,
         _scratch: scratch,
     })
+}
+
+/// `verify --deep` of the staged directory `work` as recovery and a clean close leave it, each
+/// finding named as in `dir`: what the same check of `dir` reports once the plan is applied.
+fn remains(work: &Path, dir: &Path) -> std::result::Result<Vec<Finding>, String> {
+    let opts = VerifyOptions {
+        deep: true,
+        ..Default::default()
+    };
+    let report = verify_paths(&[work.to_path_buf()], &opts, &|_| {})
+        .map_err(|e| e.rebased(work, dir).to_string())?;
+    let (from, to) = (work.to_string_lossy(), dir.to_string_lossy());
+    Ok(report
+        .findings()
+        .map(|f| Finding {
+            file: f
+                .file
+                .strip_prefix(work)
+                .map_or_else(|_| f.file.clone(), |rel| dir.join(rel)),
+            message: f.message.replace(from.as_ref(), to.as_ref()),
+            ..f.clone()
+        })
+        .collect())
 }
 
 impl RecoverPlan {
@@ -210,6 +242,7 @@ impl RecoverPlan {
             "logEndOffset": self.report.log_end_offset,
             "events": events,
             "dropped": dropped(self).ok(),
+            "remains": self.remains.as_ref().ok(),
             "changes": self.changes,
         })
     }

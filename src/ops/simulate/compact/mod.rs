@@ -267,7 +267,7 @@ pub(super) fn clean_round(
             range.first_dirty_offset.value,
             range.first_uncleanable_offset,
         )?;
-        end_offset = cleaner.map.latest_offset + 1;
+        end_offset = cleaner.map.latest_offset.saturating_add(1);
         let below: Vec<&SegmentView> = view
             .segments
             .iter()
