@@ -3,10 +3,12 @@
 //!
 //! Writes, through the engine, a partition of `KSEG_BENCH_SEEK_MIB` MiB of record payload
 //! (default 4096: 4 GiB) of uncompressed 100-record batches in 128 MiB segments, closed cleanly,
-//! into a temporary directory (deleted at the end). Prints, on the same warm page cache, the
-//! median of 101 seeks (`dump --offset N`, deep, for offsets spread over the middle half) with
-//! the `.log` bytes each read (counted by the reader), and the median of three shallow dumps of
-//! the whole partition with their bytes read, and the ratios.
+//! into a temporary directory (deleted at the end), or into `KSEG_BENCH_SEEK_DIR` (kept, and
+//! reused when it already holds a partition). Prints, on the same warm page cache, medians of
+//! 101 seeks (`dump --offset N`, deep, for offsets spread over the middle half) in the library
+//! with the `.log` bytes each read (counted by the reader), of the same seek by the `kseg`
+//! binary next to `kseg --version` (the process start-up floor every command pays), and of
+//! three shallow dumps of the whole partition with their bytes read, and the ratios.
 
 use std::path::Path;
 
@@ -51,8 +53,15 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(4096);
     let tmp = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
-    let dir = tmp.path().join("bench-0");
-    let ((), secs) = timed(|| write_partition(&dir, Compression::None, mib << 20));
+    let dir = match std::env::var_os("KSEG_BENCH_SEEK_DIR") {
+        Some(d) => Path::new(&d).join("bench-0"),
+        None => tmp.path().join("bench-0"),
+    };
+    let secs = if dir.exists() {
+        0.0
+    } else {
+        timed(|| write_partition(&dir, Compression::None, mib << 20)).1
+    };
     let log_bytes: u64 = common::files(&dir)
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "log"))
