@@ -95,10 +95,12 @@ fn main() {
 
     let mut seek_times = Vec::new();
     let mut seek_bytes = Vec::new();
+    let mut seek_pages = Vec::new();
     let runs = 101;
+    // Offsets spread over the middle half, off batch boundaries.
+    let offset = |i: i64| end / 4 + (end / 2) * i / runs + 37;
     for i in 0..runs {
-        // Offsets spread over the middle half, off batch boundaries.
-        let n = end / 4 + (end / 2) * i / runs + 37;
+        let n = offset(i);
         let opts = DumpOptions {
             deep: true,
             range: Some(OffsetRange {
@@ -112,15 +114,53 @@ fn main() {
         assert_eq!((count.batches, count.records), (1, 1), "--offset {n}");
         seek_times.push(t);
         seek_bytes.push(outcome.log_bytes_read as f64);
+        seek_pages.push(outcome.index_pages_read as f64);
     }
     let seek = median(seek_times);
     let bytes = median(seek_bytes.clone());
     let most = seek_bytes.iter().copied().fold(0.0, f64::max);
+
+    // The same seeks by the binary, next to the least any kseg command costs: starting.
+    let kseg = env!("CARGO_BIN_EXE_kseg");
+    let run = |args: &[String]| {
+        timed(|| {
+            let status = std::process::Command::new(kseg)
+                .args(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "kseg {args:?}");
+        })
+        .1
+    };
+    let floor = median((0..runs).map(|_| run(&["--version".to_owned()])).collect());
+    let cli = median(
+        (0..runs)
+            .map(|i| {
+                run(&[
+                    "dump".to_owned(),
+                    "--offset".to_owned(),
+                    offset(i).to_string(),
+                    "--deep-iteration".to_owned(),
+                    dir.display().to_string(),
+                ])
+            })
+            .collect(),
+    );
+
     println!(
-        "dump --offset N (deep), median of {runs}:  {:>9.3} ms  {:>8.1} KiB of .log read (at most {:.1} KiB)",
+        "dump --offset N (deep, library), median of {runs}:  {:>9.3} ms  {:>8.1} KiB of .log read (at most {:.1} KiB), {:.0} index pages",
         seek * 1e3,
         bytes / 1024.0,
-        most / 1024.0
+        most / 1024.0,
+        median(seek_pages)
+    );
+    println!(
+        "kseg dump --offset N --deep-iteration, median of {runs}:  {:>9.3} ms  (kseg --version: {:.3} ms; the seek {:.3} ms above it)",
+        cli * 1e3,
+        floor * 1e3,
+        (cli - floor) * 1e3
     );
     println!(
         "dump of the whole partition, median of 3:  {:>9.3} ms  {:>8.1} MiB of .log read",

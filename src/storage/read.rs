@@ -292,7 +292,11 @@ impl PartitionRecords {
     /// Records of `dir` from `offset` on (all of them, until a filter or an isolation level is
     /// set).
     pub fn open(dir: &Path, offset: i64) -> Result<Self> {
-        let mut seeker = Seeker::open(dir)?;
+        Self::with_seeker(Seeker::open(dir)?, offset)
+    }
+
+    /// As [`Self::open`], through `seeker` (its costs so far are this read's too).
+    pub fn with_seeker(mut seeker: Seeker, offset: i64) -> Result<Self> {
         let start = seeker.batch_for_offset(offset.max(seeker.first_segment_base()))?;
         let segments = match &start {
             None => VecDeque::new(),

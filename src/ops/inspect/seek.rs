@@ -13,6 +13,7 @@ use crate::ops::input::{examine, Input};
 use crate::ops::partition::checkpoint_entry;
 use crate::storage::leader_epoch::LeaderEpochCache;
 use crate::storage::log_reader::Step;
+use crate::storage::read::{Isolation, PartitionRecords};
 use crate::storage::seek::{seek_reader, BatchHit, Fallback, Seeker, TimeHit};
 
 /// What ListOffsets is asked for.
@@ -181,6 +182,16 @@ pub fn locate(dir: &Path, offset: i64) -> Result<Location> {
         fallbacks: seeker.fallbacks().to_vec(),
         log_bytes_read: seeker.log_bytes_read(),
     })
+}
+
+/// What a `read_committed` consumer reads of `dir` from `offset` on: the record iterator up to
+/// the last stable offset of [`stable_offsets`] (whose replay's bytes it counts), aborted
+/// transactions and control batches left out.
+pub fn read_committed(dir: &Path, offset: i64) -> Result<PartitionRecords> {
+    let mut seeker = Seeker::open(dir)?;
+    let last_stable_offset = stable_offsets(dir, &mut seeker)?.last_stable_offset;
+    PartitionRecords::with_seeker(seeker, offset)?
+        .with_isolation(Isolation::ReadCommitted { last_stable_offset })
 }
 
 /// Where a `read_committed` consumer's view of a partition ends, as a broker that loaded it

@@ -291,6 +291,9 @@ pub struct Outcome {
     pub unreadable: usize,
     /// Files kseg could not classify, so did not read.
     pub skipped: Vec<PathBuf>,
+    /// With record filters: the files of directories left out because they hold no records
+    /// (indexes, snapshots, checkpoints, unknown files); a file named itself is dumped.
+    pub without_records: Vec<PathBuf>,
     /// The check id of each error finding (damage found otherwise is in `summary`).
     pub errors: Vec<&'static str>,
     pub summary: Summary,
@@ -298,6 +301,8 @@ pub struct Outcome {
     pub fallbacks: Vec<Fallback>,
     /// `.log` bytes the walk read (with a range, the seeks' too).
     pub log_bytes_read: u64,
+    /// With a range: the index pages its seeks read.
+    pub index_pages_read: u64,
 }
 
 fn io_err(e: std::io::Error) -> Error {
@@ -351,6 +356,17 @@ pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) ->
     Ok(w.outcome)
 }
 
+/// Whether `p`'s name is that of a file of record batches: a segment's `.log`, a KRaft snapshot
+/// or the bootstrap checkpoint.
+fn holds_records(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| {
+        matches!(
+            classify(&n.to_string_lossy()),
+            FileKind::Log { .. } | FileKind::KraftSnapshot { .. } | FileKind::BootstrapCheckpoint
+        )
+    })
+}
+
 /// Walks a segment's `.log`, then its index files `indexes`, checking the `.index` and
 /// `.timeindex` against the batches that walk saw instead of reading the log again, as `verify`
 /// does with every segment. Events come file by file: the log's, then each index's.
@@ -397,6 +413,7 @@ impl<'o, 's> Walker<'o, 's> {
         let found = self.range_start(&dir, &mut seeker, range);
         self.outcome.fallbacks.extend_from_slice(seeker.fallbacks());
         self.outcome.log_bytes_read += seeker.log_bytes_read();
+        self.outcome.index_pages_read += seeker.index_pages_read();
         let Some((start, from, to, isolation)) = found? else {
             return Ok(());
         };
@@ -523,13 +540,13 @@ impl<'o, 's> Walker<'o, 's> {
 
     fn path(&mut self, p: &Path) -> Result<()> {
         if p.is_dir() {
-            // With record filters a directory's records are asked for: its `.log` files only.
-            let filtered = !self.opts.filter.is_empty();
+            // Record filters choose records: a directory's files without any have nothing to
+            // show, and are left out (the caller says which).
+            let records_only = !self.opts.filter.is_empty();
             for f in crate::storage::files::list_dir(p)? {
-                let is_log = f.file_name().is_some_and(|n| {
-                    matches!(classify(&n.to_string_lossy()), FileKind::Log { .. })
-                });
-                if !filtered || is_log {
+                if records_only && !f.is_dir() && !holds_records(&f) {
+                    self.outcome.without_records.push(f);
+                } else {
                     self.path(&f)?;
                 }
             }
