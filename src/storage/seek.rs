@@ -538,7 +538,7 @@ impl IndexPages {
         let mut pos = at;
         while pos < at + self.slot as u64 {
             let page = pos / INDEX_PAGE_BYTES;
-            if !pages.contains_key(&page) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = pages.entry(page) {
                 let mut buf = vec![0u8; INDEX_PAGE_BYTES as usize];
                 let mut got = 0;
                 while got < buf.len() {
@@ -553,7 +553,7 @@ impl IndexPages {
                     }
                 }
                 buf.truncate(got);
-                pages.insert(page, buf);
+                slot.insert(buf);
             }
             let bytes = &pages[&page];
             let from = (pos - page * INDEX_PAGE_BYTES) as usize;
@@ -946,4 +946,125 @@ fn scan_for_max_timestamp(reader: &mut LogReader, max: i64) -> Result<Option<Tim
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::index::{
+        encode_offset_index_entry, encode_time_index_entry, offset_index_entries,
+        offset_index_lookup, offset_index_zero_tail_start, time_index_zero_tail_start,
+    };
+
+    /// `n` offset-index entries (every 10th offset, 4 KiB apart) from base 1000, then
+    /// `zero_slots` zero slots (a sparse preallocated tail past the data).
+    fn offset_index_file(dir: &Path, n: usize, zero_slots: usize) -> (PathBuf, Vec<u8>) {
+        let mut bytes = Vec::new();
+        for i in 0..n {
+            let e = OffsetIndexEntry {
+                offset: 1000 + 10 * (i as i64 + 1),
+                position: 4096 * (i as i32 + 1),
+            };
+            bytes.extend(encode_offset_index_entry(&e, 1000).unwrap());
+        }
+        let path = dir.join(format!("{n}-{zero_slots}.index"));
+        std::fs::write(&path, &bytes).unwrap();
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(((n + zero_slots) * OFFSET_INDEX_ENTRY_BYTES) as u64)
+            .unwrap();
+        bytes.resize((n + zero_slots) * OFFSET_INDEX_ENTRY_BYTES, 0);
+        (path, bytes)
+    }
+
+    /// The zero tail found by binary search over pages is the format's linear rule's, and a
+    /// lookup answers as the whole-file lookup does, reading O(log n) pages.
+    #[test]
+    fn paged_lookups_read_log_n_pages_and_agree_with_the_whole_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (n, zeros) in [
+            (0, 0),
+            (0, 5),
+            (1, 0),
+            (1, 1),
+            (7, 0),
+            (7, 3),
+            (65_536, 0),
+            (65_536, 1_000_000),
+        ] {
+            let (path, bytes) = offset_index_file(tmp.path(), n, zeros);
+            let want = offset_index_zero_tail_start(&bytes, 1000).unwrap_or(n + zeros);
+            let index = match read_offset_index(&path, 1000).unwrap() {
+                Ok(i) => i,
+                Err(p) => panic!("{n}+{zeros}: {p:?}"),
+            };
+            assert_eq!(index.pages.slots, want, "{n} entries, {zeros} zero slots");
+            let entries: Vec<_> = offset_index_entries(&bytes[..want * 8], 1000).collect();
+            for target in [
+                999,
+                1000,
+                1005,
+                1010,
+                1011,
+                1000 + 10 * n as i64 / 2 + 3,
+                i64::MAX,
+            ] {
+                let fresh = match read_offset_index(&path, 1000).unwrap() {
+                    Ok(i) => i,
+                    Err(p) => panic!("{p:?}"),
+                };
+                let got = fresh.lookup(target).unwrap().unwrap();
+                assert_eq!(
+                    got,
+                    offset_index_lookup(&entries, 1000, target),
+                    "{n}: {target}"
+                );
+                // The tail's search, the warm section's check and the binary search: each a
+                // page per probe at most.
+                let bound = 2 * (usize::BITS - (n + zeros + 1).leading_zeros()) as u64 + 4;
+                assert!(
+                    fresh.pages.pages_read() <= bound,
+                    "{n}: {} pages read for {target}",
+                    fresh.pages.pages_read()
+                );
+            }
+        }
+    }
+
+    /// Entries that do not ascend where a lookup reads them refuse the index.
+    #[test]
+    fn a_lookup_through_swapped_entries_refuses_the_index() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (path, mut bytes) = offset_index_file(tmp.path(), 3, 0);
+        bytes[8..24].rotate_left(8);
+        std::fs::write(&path, &bytes).unwrap();
+        let index = read_offset_index(&path, 1000).unwrap().unwrap();
+        assert!(matches!(
+            index.lookup(1035).unwrap(),
+            Err(IndexProblem::Damaged(_))
+        ));
+    }
+
+    /// A time index's zero tail as the format's rule finds it, found by binary search.
+    #[test]
+    fn paged_time_index_tail_is_the_formats() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (n, zeros) in [(0, 2), (1, 0), (1, 3), (9, 4)] {
+            let mut bytes = Vec::new();
+            for i in 0..n {
+                let e = TimeIndexEntry {
+                    timestamp: 1_700_000_000_000 + i as i64,
+                    offset: 1000 + i as i64 + 1,
+                };
+                bytes.extend(encode_time_index_entry(&e, 1000).unwrap());
+            }
+            bytes.resize((n + zeros) * TIME_INDEX_ENTRY_BYTES, 0);
+            let path = tmp.path().join(format!("{n}-{zeros}.timeindex"));
+            std::fs::write(&path, &bytes).unwrap();
+            let (pages, _) = IndexPages::open(&path, TIME_INDEX_ENTRY_BYTES)
+                .unwrap()
+                .unwrap();
+            let want = time_index_zero_tail_start(&bytes, 1000).unwrap_or(n + zeros);
+            assert_eq!(pages.slots, want, "{n} entries, {zeros} zero slots");
+        }
+    }
 }
