@@ -3,10 +3,12 @@
 //!
 //! Writes, through the engine, a partition of `KSEG_BENCH_SEEK_MIB` MiB of record payload
 //! (default 4096: 4 GiB) of uncompressed 100-record batches in 128 MiB segments, closed cleanly,
-//! into a temporary directory (deleted at the end). Prints, on the same warm page cache, the
-//! median of 101 seeks (`dump --offset N`, deep, for offsets spread over the middle half) with
-//! the `.log` bytes each read (counted by the reader), and the median of three shallow dumps of
-//! the whole partition with their bytes read, and the ratios.
+//! into a temporary directory (deleted at the end), or into `KSEG_BENCH_SEEK_DIR` (kept, and
+//! reused when it already holds a partition). Prints, on the same warm page cache, medians of
+//! 101 seeks (`dump --offset N`, deep, for offsets spread over the middle half) in the library
+//! with the `.log` bytes each read (counted by the reader), of the same seek by the `kseg`
+//! binary next to `kseg --version` (the process start-up floor every command pays), and of
+//! three shallow dumps of the whole partition with their bytes read, and the ratios.
 
 use std::path::Path;
 
@@ -51,8 +53,15 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(4096);
     let tmp = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
-    let dir = tmp.path().join("bench-0");
-    let ((), secs) = timed(|| write_partition(&dir, Compression::None, mib << 20));
+    let dir = match std::env::var_os("KSEG_BENCH_SEEK_DIR") {
+        Some(d) => Path::new(&d).join("bench-0"),
+        None => tmp.path().join("bench-0"),
+    };
+    let secs = if dir.exists() {
+        0.0
+    } else {
+        timed(|| write_partition(&dir, Compression::None, mib << 20)).1
+    };
     let log_bytes: u64 = common::files(&dir)
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "log"))
@@ -86,10 +95,12 @@ fn main() {
 
     let mut seek_times = Vec::new();
     let mut seek_bytes = Vec::new();
+    let mut seek_pages = Vec::new();
     let runs = 101;
+    // Offsets spread over the middle half, off batch boundaries.
+    let offset = |i: i64| end / 4 + (end / 2) * i / runs + 37;
     for i in 0..runs {
-        // Offsets spread over the middle half, off batch boundaries.
-        let n = end / 4 + (end / 2) * i / runs + 37;
+        let n = offset(i);
         let opts = DumpOptions {
             deep: true,
             range: Some(OffsetRange {
@@ -103,15 +114,53 @@ fn main() {
         assert_eq!((count.batches, count.records), (1, 1), "--offset {n}");
         seek_times.push(t);
         seek_bytes.push(outcome.log_bytes_read as f64);
+        seek_pages.push(outcome.index_pages_read as f64);
     }
     let seek = median(seek_times);
     let bytes = median(seek_bytes.clone());
     let most = seek_bytes.iter().copied().fold(0.0, f64::max);
+
+    // The same seeks by the binary, next to the least any kseg command costs: starting.
+    let kseg = env!("CARGO_BIN_EXE_kseg");
+    let run = |args: &[String]| {
+        timed(|| {
+            let status = std::process::Command::new(kseg)
+                .args(args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success(), "kseg {args:?}");
+        })
+        .1
+    };
+    let floor = median((0..runs).map(|_| run(&["--version".to_owned()])).collect());
+    let cli = median(
+        (0..runs)
+            .map(|i| {
+                run(&[
+                    "dump".to_owned(),
+                    "--offset".to_owned(),
+                    offset(i).to_string(),
+                    "--deep-iteration".to_owned(),
+                    dir.display().to_string(),
+                ])
+            })
+            .collect(),
+    );
+
     println!(
-        "dump --offset N (deep), median of {runs}:  {:>9.3} ms  {:>8.1} KiB of .log read (at most {:.1} KiB)",
+        "dump --offset N (deep, library), median of {runs}:  {:>9.3} ms  {:>8.1} KiB of .log read (at most {:.1} KiB), {:.0} index pages",
         seek * 1e3,
         bytes / 1024.0,
-        most / 1024.0
+        most / 1024.0,
+        median(seek_pages)
+    );
+    println!(
+        "kseg dump --offset N --deep-iteration, median of {runs}:  {:>9.3} ms  (kseg --version: {:.3} ms; the seek {:.3} ms above it)",
+        cli * 1e3,
+        floor * 1e3,
+        (cli - floor) * 1e3
     );
     println!(
         "dump of the whole partition, median of 3:  {:>9.3} ms  {:>8.1} MiB of .log read",

@@ -330,13 +330,20 @@ fn earliest_latest_and_max_timestamp() {
     }
 }
 
+/// `a-plain-v2`'s partition and `h-index-damage`'s, the same log with damaged indexes.
+fn intact_and_damaged() -> Option<(PathBuf, PathBuf)> {
+    let root = common::reference_dir()?;
+    Some((
+        root.join("a-plain-v2/input/orders-0"),
+        root.join("h-index-damage/input/orders-0"),
+    ))
+}
+
 #[test]
 fn damaged_indexes_give_the_intact_answers_with_a_notice() {
-    let Some(root) = common::reference_dir() else {
+    let Some((intact, damaged)) = intact_and_damaged() else {
         return;
     };
-    let intact = root.join("a-plain-v2/input/orders-0");
-    let damaged = root.join("h-index-damage/input/orders-0");
     let log = read_all(&intact);
     let mut noticed = BTreeSet::new();
     for offset in sample_offsets(&log) {
@@ -597,11 +604,9 @@ fn check_time_windows(dir: &Path, log: &[(i64, Vec<Batch>)], start: i64, most: u
 
 #[test]
 fn from_time_on_damaged_indexes_equals_the_intact_partition() {
-    let Some(root) = common::reference_dir() else {
+    let Some((intact, damaged)) = intact_and_damaged() else {
         return;
     };
-    let intact = root.join("a-plain-v2/input/orders-0");
-    let damaged = root.join("h-index-damage/input/orders-0");
     for t in sample_times(&read_all(&intact)).into_iter().step_by(17) {
         let window = OffsetRange {
             from_time: Some(t),
@@ -708,6 +713,14 @@ fn read_committed_shows_exactly_the_committed_records() {
             .collect();
         let want: Vec<_> = visible.iter().filter(|r| r.0 >= from).cloned().collect();
         assert_eq!(got, want, "read_committed from {from}");
+        // The library's iterator reads the same, through the same isolation view.
+        let mut records = kseg::ops::inspect::seek::read_committed(&dir, from).unwrap();
+        let read: Vec<(i64, String)> = records
+            .by_ref()
+            .map(|r| r.unwrap())
+            .map(|r| (r.offset, String::from_utf8(r.key.unwrap()).unwrap()))
+            .collect();
+        assert_eq!(read, want, "read_committed iterator from {from}");
     }
     // read_uncommitted: every record below the log end, markers included.
     let all = dump_range(&dir, range(0, None, None), true);
@@ -980,6 +993,53 @@ fn checkpointed_log_start(dir: &Path, first_base: i64) -> i64 {
 /// Every partition of every real-world broker log dir: offsets, times and time windows as on
 /// the reference scenarios, and `read_committed` shows no control batch and nothing at or
 /// past the last stable offset, which is at most the log end.
+/// The last stable offset's replay reads every batch from the latest producer snapshot (at or
+/// below the log end; the first segment's base without one) on, and the bytes it reads are in
+/// the seek's count: at least those batches' sizes. (Damage stops the replay: partitions whose
+/// dump finds some are left out.)
+fn assert_replay_counted(dir: &Path, log: &[(i64, Vec<Batch>)], bytes_read: u64) {
+    if dump_with(dir, DumpOptions::default()).damage > 0 {
+        return;
+    }
+    let end = log
+        .iter()
+        .flat_map(|(_, bs)| bs)
+        .map(|b| b.last_offset + 1)
+        .max()
+        .unwrap_or(0);
+    let snapshot = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".snapshot")?.parse::<i64>().ok()
+        })
+        .filter(|&o| o <= end)
+        .max()
+        .unwrap_or(0);
+    let tail: u64 = log
+        .iter()
+        .flat_map(|(_, bs)| bs)
+        .filter(|b| b.last_offset >= snapshot)
+        .map(|b| b.size)
+        .sum();
+    assert!(
+        bytes_read >= tail,
+        "{}: the replay from {snapshot} spans {tail} bytes, {bytes_read} counted",
+        dir.display()
+    );
+}
+
+/// On every reference scenario, the stable-offset replay's bytes are counted.
+#[test]
+fn stable_offsets_count_the_replay() {
+    for dir in partitions() {
+        let log = read_all(&dir);
+        let mut seeker = kseg::storage::seek::Seeker::open(&dir).unwrap();
+        kseg::ops::inspect::seek::stable_offsets(&dir, &mut seeker).unwrap();
+        assert_replay_counted(&dir, &log, seeker.log_bytes_read());
+    }
+}
+
 #[test]
 fn real_world_log_dirs_seek_as_the_broker_does() {
     let Some(root) = common::realworld_dir() else {
@@ -1002,6 +1062,7 @@ fn real_world_log_dirs_seek_as_the_broker_does() {
             let mut seeker = kseg::storage::seek::Seeker::open(&dir).unwrap();
             let stable = kseg::ops::inspect::seek::stable_offsets(&dir, &mut seeker).unwrap();
             assert!(stable.last_stable_offset <= stable.log_end_offset);
+            assert_replay_counted(&dir, &log, seeker.log_bytes_read());
             let committed = DumpOptions {
                 deep: true,
                 range: Some(OffsetRange {
@@ -1030,4 +1091,60 @@ fn real_world_log_dirs_seek_as_the_broker_does() {
         }
     }
     assert!(partitions > 0);
+}
+
+/// With a record filter, a directory's files without records are left out and stderr names
+/// each of them; a file named on the command line is dumped all the same.
+#[test]
+fn filters_leave_out_files_without_records_and_say_which() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let dir = root.join("c-transactions/input/orders-0");
+    let run = |path: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args(["dump", "--transactional"])
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    let out = run(&dir);
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let (logs, others): (Vec<_>, Vec<_>) = files
+        .iter()
+        .partition(|p| p.extension().is_some_and(|e| e == "log"));
+    assert!(!others.is_empty());
+    for p in &logs {
+        assert!(stdout.contains(&format!("Dumping {}\n", p.display())));
+    }
+    let notice = stderr
+        .lines()
+        .find(|l| l.contains("without any left out"))
+        .unwrap_or_else(|| panic!("no notice: {stderr}"));
+    assert!(
+        notice.contains(&format!("{} file(s)", others.len())),
+        "{notice}"
+    );
+    for p in &others {
+        assert!(!stdout.contains(&format!("Dumping {}\n", p.display())));
+        assert!(notice.contains(&p.display().to_string()), "{p:?}: {notice}");
+    }
+    // Named on the command line, an index is dumped (it has no records to filter).
+    let index = others
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "index"))
+        .unwrap();
+    let out = run(index);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains(&format!("Dumping {}\n", index.display())));
+    assert!(stdout.contains("offset:"), "{stdout}");
+    assert!(!String::from_utf8(out.stderr).unwrap().contains("left out"));
 }

@@ -487,6 +487,18 @@ pub fn run(args: DumpArgs) -> u8 {
             for f in &outcome.fallbacks {
                 notice(f);
             }
+            if !outcome.without_records.is_empty() {
+                let names: Vec<String> = outcome
+                    .without_records
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                notice(&format!(
+                    "record filters select records: {} file(s) without any left out: {}",
+                    names.len(),
+                    names.join(", ")
+                ));
+            }
             print_summary(&outcome);
             let named_skipped = super::skipped(&paths, &outcome.skipped);
             if outcome.unreadable > 0 || named_skipped {

@@ -9,7 +9,7 @@ use super::args::parse_now;
 use super::render::print_json_or_text;
 use super::time::{TimeArgs, TimeFormat};
 use super::{fail, notice, EXIT_OK};
-use crate::ops::inspect::seek::{list_offsets, partition_dirs, OffsetQuery, OffsetsAnswer};
+use crate::ops::inspect::seek::{partition_offsets, OffsetQuery, OffsetsAnswer};
 
 #[derive(Debug, Args)]
 pub struct OffsetsArgs {
@@ -39,9 +39,7 @@ fn parse_query(s: &str) -> Result<OffsetQuery, String> {
 }
 
 pub fn run(args: OffsetsArgs) -> u8 {
-    let answers: crate::Result<Vec<OffsetsAnswer>> = partition_dirs(&args.path)
-        .and_then(|dirs| dirs.iter().map(|d| list_offsets(d, args.time)).collect());
-    let answers = match answers {
+    let answers = match partition_offsets(&args.path, args.time) {
         Ok(a) => a,
         Err(e) => return fail(&e),
     };

@@ -32,23 +32,26 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The `.log` segments of a partition directory with their base offsets, oldest first.
+/// The `.log` segments of a partition directory with their base offsets, oldest first. One
+/// listing, by name: no file is opened or stat'ed (what a seek's cost starts with).
 pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
-    let mut logs: Vec<(i64, PathBuf)> = list_dir(dir)?
-        .into_iter()
-        .filter_map(|p| {
-            let name = p.file_name()?.to_string_lossy().into_owned();
-            match crate::format::names::classify(&name) {
-                crate::format::names::FileKind::Log { base_offset } => Some((base_offset, p)),
-                _ => None,
+    let mut logs = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        let name = e.file_name();
+        if let crate::format::names::FileKind::Log { base_offset } =
+            crate::format::names::classify(&name.to_string_lossy())
+        {
+            // The entry's own type, from the listing: a directory named like a segment is none.
+            if !e.file_type().map_err(|err| Error::io(dir, err))?.is_dir() {
+                logs.push((base_offset, e.path()));
             }
-        })
-        .collect();
+        }
+    }
     logs.sort();
     Ok(logs)
 }
 
-/// `p` with `suffix` appended to its name (`.cleaned`, `.swap`, `.deleted`).
 pub fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
     let mut s = p.as_os_str().to_os_string();
     s.push(suffix);

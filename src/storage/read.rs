@@ -11,13 +11,14 @@ use std::collections::{HashSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use super::log_reader::Step;
-use super::seek::{seek_reader, Seeker};
+use super::seek::{first_offset, seek_reader, Seeker};
 use crate::error::{Error, Result};
 use crate::format::batch::RecordSpec;
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType};
 use crate::format::entry::{Entry, RecordView};
 use crate::format::index::AbortedTxn;
+use crate::storage::txn_index::TxnIndexes;
 
 /// The batch fields record filters and isolation look at (legacy entries have none: -1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +189,67 @@ impl CommittedView {
     }
 }
 
+/// Which records a consumer is returned (`isolation.level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    /// Everything below the log end.
+    #[default]
+    ReadUncommitted,
+    /// Only what a `read_committed` consumer gets: records below the last stable offset
+    /// (`ops::inspect::seek::stable_offsets` computes it as a broker that loaded the partition
+    /// does), aborted transactions removed, control batches hidden.
+    ReadCommitted { last_stable_offset: i64 },
+}
+
+/// An isolation level applied to a partition read segment by segment, each segment read as
+/// one fetch: the fetch's aborted transactions from the `.txnindex` files
+/// (`TxnIndexes::for_fetch`), kept or dropped batch by batch as the consumer does
+/// ([`CommittedView`]). `dump --isolation` and [`PartitionRecords`] both read through it.
+#[derive(Debug, Default)]
+pub struct IsolationView {
+    /// `read_committed`: every segment's aborted transactions, the last stable offset and the
+    /// view of the segment being read.
+    committed: Option<(TxnIndexes, i64, CommittedView)>,
+}
+
+impl IsolationView {
+    /// For a read of `dir`'s segments `bases` (oldest first; the `.txnindex` files of these
+    /// only are read).
+    pub fn new(dir: &Path, isolation: Isolation, bases: &[i64]) -> Result<Self> {
+        Ok(IsolationView {
+            committed: match isolation {
+                Isolation::ReadUncommitted => None,
+                Isolation::ReadCommitted { last_stable_offset } => Some((
+                    TxnIndexes::load(dir, bases.iter().copied())?,
+                    last_stable_offset,
+                    CommittedView::default(),
+                )),
+            },
+        })
+    }
+
+    /// The first offset not shown (the last stable offset); None: the log end.
+    pub fn end(&self) -> Option<i64> {
+        self.committed.as_ref().map(|(_, lso, _)| *lso)
+    }
+
+    /// Starts a segment's fetch at `fetch_offset`; `next_base` is the next segment's base.
+    pub fn start_fetch(&mut self, fetch_offset: i64, next_base: Option<i64>) {
+        if let Some((txns, _, view)) = self.committed.as_mut() {
+            *view = CommittedView::new(txns.for_fetch(fetch_offset, next_base.unwrap_or(i64::MAX)));
+        }
+    }
+
+    /// Whether the consumer is returned this batch of the segment being fetched (every batch
+    /// must be shown to it, in order: markers end aborted transactions).
+    pub fn keeps(&mut self, entry: &Entry<'_>, scratch: &mut Vec<u8>) -> bool {
+        match self.committed.as_mut() {
+            None => true,
+            Some((_, _, view)) => view.keeps(&BatchTraits::of(entry), marker_type(entry, scratch)),
+        }
+    }
+}
+
 /// One record as [`PartitionRecords`] yields it, owned, with its batch's fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReadRecord {
@@ -213,21 +275,34 @@ pub struct PartitionRecords {
     from: i64,
     /// Segments still to read: base offset, `.log`, the position to start at.
     segments: VecDeque<(i64, PathBuf, u64)>,
-    reader: Option<(PathBuf, super::log_reader::LogReader)>,
+    /// The segment being read, with the bytes its reader had read before the walk took it
+    /// (the seek's, counted by the seeker).
+    reader: Option<(PathBuf, super::log_reader::LogReader, u64)>,
+    /// Whether the walk has started on its first segment (later ones are fetched from their
+    /// base).
+    started: bool,
+    isolation: IsolationView,
+    /// `.log` bytes read by the walk in segments done (the seeks' are the seeker's).
+    walk_bytes: u64,
     pending: VecDeque<ReadRecord>,
     scratch: Vec<u8>,
 }
 
 impl PartitionRecords {
-    /// Records of `dir` from `offset` on (all of them, until a filter is set).
+    /// Records of `dir` from `offset` on (all of them, until a filter or an isolation level is
+    /// set).
     pub fn open(dir: &Path, offset: i64) -> Result<Self> {
-        let mut seeker = Seeker::open(dir)?;
+        Self::with_seeker(Seeker::open(dir)?, offset)
+    }
+
+    /// As [`Self::open`], through `seeker` (its costs so far are this read's too).
+    pub fn with_seeker(mut seeker: Seeker, offset: i64) -> Result<Self> {
         let start = seeker.batch_for_offset(offset.max(seeker.first_segment_base()))?;
         let segments = match &start {
             None => VecDeque::new(),
-            Some(hit) => super::files::segment_logs(dir)?
+            Some(hit) => seeker
+                .segments_from(hit.segment_base)
                 .into_iter()
-                .filter(|(base, _)| *base >= hit.segment_base)
                 .map(|(base, log)| {
                     let from = if base == hit.segment_base {
                         hit.position
@@ -244,6 +319,9 @@ impl PartitionRecords {
             from: offset,
             segments,
             reader: None,
+            started: false,
+            isolation: IsolationView::default(),
+            walk_bytes: 0,
             pending: VecDeque::new(),
             scratch: Vec::new(),
         })
@@ -254,28 +332,75 @@ impl PartitionRecords {
         self
     }
 
+    /// Only what a consumer of `isolation` is returned (read before the first record).
+    pub fn with_isolation(mut self, isolation: Isolation) -> Result<Self> {
+        let bases: Vec<i64> = self.segments.iter().map(|(b, _, _)| *b).collect();
+        self.isolation = IsolationView::new(self.seeker.dir(), isolation, &bases)?;
+        Ok(self)
+    }
+
     /// The seeks' costs so far and the indexes they could not use.
     pub fn seeker(&self) -> &Seeker {
         &self.seeker
     }
 
-    /// Reads batches until one yields kept records, or the partition ends.
+    /// `.log` bytes read so far: the seek's and the walk's.
+    pub fn log_bytes_read(&self) -> u64 {
+        self.seeker.log_bytes_read()
+            + self.walk_bytes
+            + self
+                .reader
+                .as_ref()
+                .map_or(0, |(_, r, before)| r.bytes_read() - before)
+    }
+
+    /// Leaves the segment being read, counting what its reader read.
+    fn end_segment(&mut self) {
+        if let Some((_, r, before)) = self.reader.take() {
+            self.walk_bytes += r.bytes_read() - before;
+        }
+    }
+
+    /// Reads batches until one yields kept records, or the partition (or the isolation's view
+    /// of it) ends.
     fn fill(&mut self) -> Result<bool> {
+        let end = self.isolation.end().unwrap_or(i64::MAX);
         loop {
             if self.reader.is_none() {
-                let Some((_, log, from)) = self.segments.pop_front() else {
+                let Some((base, log, from)) = self.segments.pop_front() else {
                     return Ok(false);
                 };
-                let reader = seek_reader(&log, from)?;
-                self.reader = Some((log, reader));
+                // The seek's reader holds the batch it found: go on with it.
+                let reader = match self.seeker.take_reader(&log) {
+                    Some(r) => r,
+                    None => seek_reader(&log, from)?,
+                };
+                let before = reader.bytes_read();
+                let fetch = if self.started {
+                    base
+                } else {
+                    self.from.max(base)
+                };
+                self.started = true;
+                let next_base = self.segments.front().map(|(b, _, _)| *b);
+                self.isolation.start_fetch(fetch, next_base);
+                self.reader = Some((log, reader, before));
             }
-            let (log, reader) = self.reader.as_mut().expect("just set");
+            let (log, reader, _) = self.reader.as_mut().expect("just set");
             let Step::Entry { position, entry } = reader.next_step()? else {
-                self.reader = None;
+                self.end_segment();
                 continue;
             };
+            if first_offset(&entry, &mut self.scratch).unwrap_or(entry.last_offset()) >= end {
+                self.segments.clear();
+                self.end_segment();
+                return Ok(false);
+            }
             let traits = BatchTraits::of(&entry);
-            if traits.last_offset < self.from || !self.filter.matches_batch(&traits) {
+            if !self.isolation.keeps(&entry, &mut self.scratch)
+                || traits.last_offset < self.from
+                || !self.filter.matches_batch(&traits)
+            {
                 continue;
             }
             let records = entry
@@ -283,7 +408,7 @@ impl PartitionRecords {
                 .map_err(|e| Error::decode(&*log, position, e))?;
             for r in records {
                 let r = r.map_err(|e| Error::decode(&*log, position, e))?;
-                if r.offset < self.from || !self.filter.matches_record(&r) {
+                if r.offset < self.from || r.offset >= end || !self.filter.matches_record(&r) {
                     continue;
                 }
                 let RecordSpec {

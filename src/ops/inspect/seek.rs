@@ -8,11 +8,12 @@ use serde::Serialize;
 
 use crate::error::{Error, Expected, Result, Unusable};
 use crate::format::checkpoint::EpochEntry;
-use crate::format::names::{classify, parse_partition_dir, FileKind};
+use crate::format::names::parse_partition_dir;
 use crate::ops::input::{examine, Input};
 use crate::ops::partition::checkpoint_entry;
 use crate::storage::leader_epoch::LeaderEpochCache;
 use crate::storage::log_reader::Step;
+use crate::storage::read::{Isolation, PartitionRecords};
 use crate::storage::seek::{seek_reader, BatchHit, Fallback, Seeker, TimeHit};
 
 /// What ListOffsets is asked for.
@@ -48,26 +49,34 @@ pub struct OffsetsAnswer {
 /// The partition directories `path` names: itself when it holds a `.log`, else its partition
 /// directories that do.
 pub fn partition_dirs(path: &Path) -> Result<Vec<PathBuf>> {
+    Ok(partition_seekers(path)?
+        .iter()
+        .map(|s| s.dir().to_path_buf())
+        .collect())
+}
+
+/// A [`Seeker`] for each partition directory `path` names (see [`partition_dirs`]). A partition
+/// directory costs one listing of its names; a log dir, that of each partition directory too.
+pub fn partition_seekers(path: &Path) -> Result<Vec<Seeker>> {
+    if let Ok(seeker) = Seeker::open(path) {
+        return Ok(vec![seeker]);
+    }
     let expected = Expected::PartitionOrLogDir;
-    let Input::Dir { files, dirs } = examine(path, expected)? else {
+    let Input::Dir { dirs, .. } = examine(path, expected)? else {
         return Err(Error::unusable(path, Unusable::NotADirectory, expected));
     };
-    let has_log = |fs: &[PathBuf]| {
-        fs.iter().any(|f| {
-            f.file_name()
-                .is_some_and(|n| matches!(classify(&n.to_string_lossy()), FileKind::Log { .. }))
-        })
-    };
-    if has_log(&files) {
-        return Ok(vec![path.to_path_buf()]);
-    }
     let mut out = Vec::new();
     for d in dirs {
         let named = d
             .file_name()
             .is_some_and(|n| parse_partition_dir(&n.to_string_lossy()).is_some());
-        if named && has_log(&crate::storage::files::list_dir(&d)?) {
-            out.push(d);
+        if !named {
+            continue;
+        }
+        match Seeker::open(&d) {
+            Ok(seeker) => out.push(seeker),
+            Err(Error::Invalid { .. }) => {}
+            Err(e) => return Err(e),
         }
     }
     if out.is_empty() {
@@ -96,7 +105,20 @@ fn epochs(dir: &Path) -> Result<Vec<EpochEntry>> {
 
 /// `fetchOffsetByTimestamp` for one partition directory.
 pub fn list_offsets(dir: &Path, query: OffsetQuery) -> Result<OffsetsAnswer> {
-    let mut seeker = Seeker::open(dir)?;
+    offsets_of(Seeker::open(dir)?, query)
+}
+
+/// `fetchOffsetByTimestamp` for each partition directory `path` names ([`partition_dirs`]).
+pub fn partition_offsets(path: &Path, query: OffsetQuery) -> Result<Vec<OffsetsAnswer>> {
+    partition_seekers(path)?
+        .into_iter()
+        .map(|s| offsets_of(s, query))
+        .collect()
+}
+
+fn offsets_of(mut seeker: Seeker, query: OffsetQuery) -> Result<OffsetsAnswer> {
+    let dir = seeker.dir().to_path_buf();
+    let dir = dir.as_path();
     let start = log_start_offset(dir, &seeker)?;
     let cache = epochs(dir)?;
     let (offset, timestamp, leader_epoch) = match query {
@@ -162,6 +184,16 @@ pub fn locate(dir: &Path, offset: i64) -> Result<Location> {
     })
 }
 
+/// What a `read_committed` consumer reads of `dir` from `offset` on: the record iterator up to
+/// the last stable offset of [`stable_offsets`] (whose replay's bytes it counts), aborted
+/// transactions and control batches left out.
+pub fn read_committed(dir: &Path, offset: i64) -> Result<PartitionRecords> {
+    let mut seeker = Seeker::open(dir)?;
+    let last_stable_offset = stable_offsets(dir, &mut seeker)?.last_stable_offset;
+    PartitionRecords::with_seeker(seeker, offset)?
+        .with_isolation(Isolation::ReadCommitted { last_stable_offset })
+}
+
 /// Where a `read_committed` consumer's view of a partition ends, as a broker that loaded it
 /// computes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -190,20 +222,22 @@ pub fn stable_offsets(dir: &Path, seeker: &mut Seeker) -> Result<StableOffsets> 
         .unwrap_or(first_base);
     let mut state = start_state(dir, from)?;
     if let Some(hit) = seeker.batch_for_offset(from)? {
-        'segments: for (base, log) in crate::storage::files::segment_logs(dir)? {
-            if base < hit.segment_base {
-                continue;
-            }
-            let start = if base == hit.segment_base {
-                hit.position
-            } else {
-                0
+        for (_, log) in seeker.segments_from(hit.segment_base) {
+            let mut reader = match seeker.take_reader(&log) {
+                Some(r) => r,
+                None => seek_reader(&log, 0)?,
             };
-            let mut reader = seek_reader(&log, start)?;
+            let before = reader.bytes_read();
+            let mut damaged = false;
             while let Step::Entry { entry, .. } = reader.next_step()? {
                 if !entry.crc_is_valid() || state.apply_entry(&entry, &log, |_| Ok(())).is_err() {
-                    break 'segments;
+                    damaged = true;
+                    break;
                 }
+            }
+            seeker.count_log_bytes(reader.bytes_read() - before);
+            if damaged {
+                break;
             }
         }
     }

@@ -20,10 +20,9 @@ use crate::format::names::{classify, FileKind};
 use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
-use crate::storage::log_reader::{torn_tail, LogReader, Step};
-use crate::storage::read::{marker_type, BatchTraits, CommittedView, RecordFilter};
+use crate::storage::log_reader::{torn_tail, LogReader, Step, DEFAULT_MAX_ENTRY_BYTES};
+use crate::storage::read::{BatchTraits, Isolation, IsolationView, RecordFilter};
 use crate::storage::seek::{first_offset, BatchHit, Fallback, Seeker, SEEK_READ_CHUNK_BYTES};
-use crate::storage::txn_index::TxnIndexes;
 
 mod batches;
 mod index;
@@ -292,6 +291,9 @@ pub struct Outcome {
     pub unreadable: usize,
     /// Files kseg could not classify, so did not read.
     pub skipped: Vec<PathBuf>,
+    /// With record filters: the files of directories left out because they hold no records
+    /// (indexes, snapshots, checkpoints, unknown files); a file named itself is dumped.
+    pub without_records: Vec<PathBuf>,
     /// The check id of each error finding (damage found otherwise is in `summary`).
     pub errors: Vec<&'static str>,
     pub summary: Summary,
@@ -299,6 +301,8 @@ pub struct Outcome {
     pub fallbacks: Vec<Fallback>,
     /// `.log` bytes the walk read (with a range, the seeks' too).
     pub log_bytes_read: u64,
+    /// With a range: the index pages its seeks read.
+    pub index_pages_read: u64,
 }
 
 fn io_err(e: std::io::Error) -> Error {
@@ -324,8 +328,8 @@ struct Walker<'o, 's> {
     range_started: bool,
     /// With a range: its first and last offset (inclusive) in the partition being dumped.
     bounds: Option<(i64, Option<i64>)>,
-    /// `read_committed`: what the consumer keeps of the fetch from the segment being read.
-    committed: Option<CommittedView>,
+    /// With a range: what a consumer of its isolation level keeps of the segment being read.
+    isolation: IsolationView,
 }
 
 /// Dumps each path: a file, or a directory whose files are dumped in base-offset order. Every
@@ -334,12 +338,12 @@ pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) ->
     let mut w = Walker::new(opts, sink);
     if let Some(range) = opts.range {
         // Seeks work on partitions: every path must be a partition directory or a log dir.
-        let mut dirs = Vec::new();
+        let mut seekers = Vec::new();
         for p in paths {
-            dirs.extend(crate::ops::inspect::seek::partition_dirs(p)?);
+            seekers.extend(crate::ops::inspect::seek::partition_seekers(p)?);
         }
-        for d in dirs {
-            w.range(&d, range)?;
+        for s in seekers {
+            w.range(s, range)?;
         }
         return Ok(w.outcome);
     }
@@ -350,6 +354,17 @@ pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) ->
         w.path(p)?;
     }
     Ok(w.outcome)
+}
+
+/// Whether `p`'s name is that of a file of record batches: a segment's `.log`, a KRaft snapshot
+/// or the bootstrap checkpoint.
+fn holds_records(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| {
+        matches!(
+            classify(&n.to_string_lossy()),
+            FileKind::Log { .. } | FileKind::KraftSnapshot { .. } | FileKind::BootstrapCheckpoint
+        )
+    })
 }
 
 /// Walks a segment's `.log`, then its index files `indexes`, checking the `.index` and
@@ -387,32 +402,27 @@ impl<'o, 's> Walker<'o, 's> {
             left: u64::MAX,
             range_started: false,
             bounds: None,
-            committed: None,
+            isolation: IsolationView::default(),
         }
     }
 
-    /// The `.log` files of the partition directory `dir` from the batch a fetch of the range's
-    /// start begins with (found through the indexes) until the range is done.
-    fn range(&mut self, dir: &Path, range: OffsetRange) -> Result<()> {
-        let mut seeker = Seeker::open(dir)?;
-        let found = self.range_start(dir, &mut seeker, range);
+    /// The `.log` files of the partition directory of `seeker` from the batch a fetch of the
+    /// range's start begins with (found through the indexes) until the range is done.
+    fn range(&mut self, mut seeker: Seeker, range: OffsetRange) -> Result<()> {
+        let dir = seeker.dir().to_path_buf();
+        let found = self.range_start(&dir, &mut seeker, range);
         self.outcome.fallbacks.extend_from_slice(seeker.fallbacks());
         self.outcome.log_bytes_read += seeker.log_bytes_read();
-        let Some((start, from, to)) = found? else {
+        self.outcome.index_pages_read += seeker.index_pages_read();
+        let Some((start, from, to, isolation)) = found? else {
             return Ok(());
         };
         self.bounds = Some((from, to));
         self.left = range.count.unwrap_or(u64::MAX);
         self.range_started = false;
-        let logs: Vec<(i64, PathBuf)> = crate::storage::files::segment_logs(dir)?
-            .into_iter()
-            .filter(|(base, _)| *base >= start.segment_base)
-            .collect();
-        let txn_indexes = if range.read_committed {
-            Some(TxnIndexes::load(dir, logs.iter().map(|(b, _)| *b))?)
-        } else {
-            None
-        };
+        let logs = seeker.segments_from(start.segment_base);
+        let bases: Vec<i64> = logs.iter().map(|(b, _)| *b).collect();
+        self.isolation = IsolationView::new(&dir, isolation, &bases)?;
         for (i, (base, p)) in logs.iter().enumerate() {
             let base = *base;
             if self.left == 0 {
@@ -423,31 +433,33 @@ impl<'o, 's> Walker<'o, 's> {
             self.emit(Event::FileStart { path: p })?;
             self.emit(Event::LogHeader(LogHeader::Segment { base_offset: base }))?;
             let first = base == start.segment_base;
-            if let Some(txns) = &txn_indexes {
-                // Each segment is read as one fetch: the aborted transactions its response
-                // carries, from the fetch offset to the next segment.
-                let fetch = if first { from } else { base };
-                let upper = logs.get(i + 1).map_or(i64::MAX, |(b, _)| *b);
-                self.committed = Some(CommittedView::new(txns.for_fetch(fetch, upper)));
-            }
-            let done = self.log(p, base, if first { start.position } else { 0 })?;
+            // Each segment is read as one fetch: from the range's start, then from its base.
+            self.isolation
+                .start_fetch(if first { from } else { base }, bases.get(i + 1).copied());
+            let done = if first {
+                self.log_from(p, base, start.position, seeker.take_reader(p))?
+            } else {
+                self.log(p, base, 0)?
+            };
             self.emit(Event::FileEnd { path: p })?;
             if done {
                 break;
             }
         }
-        self.committed = None;
+        self.isolation = IsolationView::default();
         Ok(())
     }
 
-    /// Where a range starts in `dir` (the fetch's first batch) and its first and last offset
-    /// there, from its offsets, times and isolation; None when it holds nothing.
+    /// Where a range starts in `dir` (the fetch's first batch), its first and last offset
+    /// there, from its offsets, times and isolation, and the isolation level (with the last
+    /// stable offset); None when it holds nothing.
+    #[allow(clippy::type_complexity)]
     fn range_start(
         &self,
         dir: &Path,
         seeker: &mut Seeker,
         range: OffsetRange,
-    ) -> Result<Option<(BatchHit, i64, Option<i64>)>> {
+    ) -> Result<Option<(BatchHit, i64, Option<i64>, Isolation)>> {
         let (mut from, mut to) = (range.from, range.to);
         let log_start = crate::ops::inspect::seek::log_start_offset(dir, seeker)?;
         if let Some(t) = range.from_time {
@@ -461,15 +473,19 @@ impl<'o, 's> Walker<'o, 's> {
                 to = Some(to.map_or(hit.offset - 1, |to| to.min(hit.offset - 1)));
             }
         }
+        let mut isolation = Isolation::ReadUncommitted;
         if range.read_committed {
             let lso = crate::ops::inspect::seek::stable_offsets(dir, seeker)?.last_stable_offset;
             to = Some(to.map_or(lso - 1, |to| to.min(lso - 1)));
+            isolation = Isolation::ReadCommitted {
+                last_stable_offset: lso,
+            };
         }
         if to.is_some_and(|to| to < from) {
             return Ok(None);
         }
         let start = seeker.batch_for_offset(from.max(seeker.first_segment_base()))?;
-        Ok(start.map(|s| (s, from, to)))
+        Ok(start.map(|s| (s, from, to, isolation)))
     }
 
     /// Starts on the file `p`, choosing its records' decoder.
@@ -524,13 +540,13 @@ impl<'o, 's> Walker<'o, 's> {
 
     fn path(&mut self, p: &Path) -> Result<()> {
         if p.is_dir() {
-            // With record filters a directory's records are asked for: its `.log` files only.
-            let filtered = !self.opts.filter.is_empty();
+            // Record filters choose records: a directory's files without any have nothing to
+            // show, and are left out (the caller says which).
+            let records_only = !self.opts.filter.is_empty();
             for f in crate::storage::files::list_dir(p)? {
-                let is_log = f.file_name().is_some_and(|n| {
-                    matches!(classify(&n.to_string_lossy()), FileKind::Log { .. })
-                });
-                if !filtered || is_log {
+                if records_only && !f.is_dir() && !holds_records(&f) {
+                    self.outcome.without_records.push(f);
+                } else {
                     self.path(&f)?;
                 }
             }
@@ -622,13 +638,32 @@ impl<'o, 's> Walker<'o, 's> {
         self.emit(Event::Finding(&f))
     }
 
-    /// Walks a `.log` from `start` (0, or where a range's seek found its first batch). Returns
-    /// whether it stopped at the end of a range.
+    /// Walks a `.log` from its start. Returns whether it stopped at the end of a range.
     fn log(&mut self, p: &Path, base_offset: i64, start: u64) -> Result<bool> {
-        let mut reader = LogReader::open(p, Some(self.opts.max_bytes))?;
-        if self.bounds.is_some() {
-            reader = reader.with_growing_read_chunk(SEEK_READ_CHUNK_BYTES);
-        }
+        self.log_from(p, base_offset, start, None)
+    }
+
+    /// Walks a `.log` from `start` (0, or where a range's seek found its first batch), with the
+    /// seek's reader when it has one there (its buffer holds the batch, read once). Returns
+    /// whether it stopped at the end of a range.
+    fn log_from(
+        &mut self,
+        p: &Path,
+        base_offset: i64,
+        start: u64,
+        seek: Option<LogReader>,
+    ) -> Result<bool> {
+        let mut reader = match seek {
+            // The seek read the whole file's length; `--max-bytes` may ask for less.
+            Some(r) if r.end() <= self.opts.max_bytes => r
+                .with_max_entry_bytes(DEFAULT_MAX_ENTRY_BYTES)
+                .with_growing_read_chunk(SEEK_READ_CHUNK_BYTES),
+            _ if self.bounds.is_some() => LogReader::open(p, Some(self.opts.max_bytes))?
+                .with_growing_read_chunk(SEEK_READ_CHUNK_BYTES),
+            _ => LogReader::open(p, Some(self.opts.max_bytes))?,
+        };
+        // Bytes the seek read are counted already.
+        let counted = reader.bytes_read();
         reader.seek(start);
         let mut done = false;
         let mut scratch = Vec::new();
@@ -703,10 +738,8 @@ impl<'o, 's> Walker<'o, 's> {
             self.check_batch(p, &entry, &info, base_offset, prev_batch_last)?;
             prev_batch_last = Some(info.last_offset);
             let traits = BatchTraits::of(&entry);
-            if let Some(view) = self.committed.as_mut() {
-                if !view.keeps(&traits, marker_type(&entry, &mut scratch)) {
-                    continue;
-                }
+            if !self.isolation.keeps(&entry, &mut scratch) {
+                continue;
             }
             let filter = &self.opts.filter;
             let batch_matches = filter.matches_batch(&traits);
@@ -740,7 +773,7 @@ impl<'o, 's> Walker<'o, 's> {
                 .offset_regressions
                 .push((p.to_path_buf(), regressions));
         }
-        self.outcome.log_bytes_read += reader.bytes_read();
+        self.outcome.log_bytes_read += reader.bytes_read() - counted;
         Ok(done)
     }
 
