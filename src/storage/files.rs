@@ -440,7 +440,7 @@ impl Staging {
                 continue;
             }
             // The engine reads mtimes (a split segment keeps the original's).
-            let meta = e.metadata().map_err(|err| Error::io(&p, err))?;
+            let meta = std::fs::metadata(&p).map_err(|err| Error::io(&p, err))?;
             let mtime = meta.modified().map_err(|err| Error::io(&p, err))?;
             let to = staging.work.join(&name);
             if is_segment_data(&name_str) {
