@@ -378,7 +378,13 @@ fn compaction_leaves_the_brokers_files() {
         "0\n1\nt 0 10\n"
     );
     assert_eq!(read(&rp), "0\n1\nt 0 15\n");
-    assert!(!tmp.path().join("log-start-offset-checkpoint").exists());
+    // The clean shutdown after the cleaning (`LogManager.shutdown`) writes the log dir's
+    // log-start-offset-checkpoint whole (`checkpointLogStartOffsetsInDir`): created, and
+    // without an entry, the log start being the first segment's base.
+    assert_eq!(
+        read(&tmp.path().join("log-start-offset-checkpoint")),
+        "0\n0\n"
+    );
     common::assert_verifies_strict(&dir, &dir.display().to_string());
     assert!(plan_apply(&dir, &opts).unwrap().changes.is_empty());
 }
@@ -484,4 +490,44 @@ fn a_log_start_inside_a_segment_outside_a_log_dir_is_reported() {
     let (code, stderr) = run();
     assert_eq!(code, Some(1), "{stderr}");
     assert!(!stderr.contains("nothing records"), "{stderr}");
+}
+
+/// #13: `recover` outside a log dir cannot move the log start inside a segment, so it never has
+/// an unrecordable log start to report (retention does): the loader's log start is the larger
+/// of the log-start-offset-checkpoint's (none outside a log dir) and the first segment's base
+/// (`LogLoader.load`: `max(logStartOffsetCheckpoint, firstSegment.baseOffset)`). Checked on
+/// every reference scenario's input, recovered outside a log dir.
+#[test]
+fn recover_outside_a_log_dir_keeps_the_log_start_at_a_segment_base() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let mut checked = 0;
+    for scenario in common::scenarios(&root) {
+        let input = scenario.join("input/orders-0");
+        if !input.is_dir() {
+            continue;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("orders-0");
+        common::copy_dir(&input, &dir);
+        let p = kseg::ops::repair::recover::plan(&dir, &common::recover_options(1_767_225_600_000))
+            .unwrap();
+        p.apply(&NO_BACKUP).unwrap();
+        let first_base = common::logs(&dir)
+            .iter()
+            .filter_map(|l| {
+                kseg::format::names::parse_offset_prefix(&l.file_name()?.to_string_lossy())
+            })
+            .min()
+            .unwrap();
+        assert_eq!(
+            p.report.log_start_offset,
+            first_base,
+            "{}",
+            scenario.display()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 8, "{checked}");
 }

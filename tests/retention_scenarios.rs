@@ -489,7 +489,17 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
             })
             .count();
         assert_eq!(rolled, 3, "{changes:?}");
+        // Then the epoch checkpoint's and the log dir's writes come before the deletions (a
+        // rerun after a crash plans the deletions again from the segments still there).
         let changes = &changes[rolled..];
+        let first_rename = changes
+            .iter()
+            .position(|c| matches!(c, Change::Rename { .. }))
+            .unwrap();
+        assert!(changes[..first_rename]
+            .iter()
+            .all(|c| matches!(c, Change::Write { .. })));
+        let changes = &changes[first_rename..];
         let renames = changes
             .iter()
             .take_while(|c| matches!(c, Change::Rename { .. }))

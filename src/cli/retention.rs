@@ -9,6 +9,7 @@ use super::args::{finish, kafka_int, OffsetArgs, RepairArgs, LONG_MAX};
 use super::render::{keep_whole, print_json_or_text, table};
 use super::time::{relative, TimeFormat};
 use super::{fail, notice};
+use crate::ops::repair::apply::interrupted_leftovers;
 use crate::ops::repair::log_dir::{unrecorded_log_start, ShutdownOffsets};
 use crate::ops::simulate::retention::{
     plan_retention, RetentionOptions, RetentionReport, DEFAULT_RETENTION_BYTES,
@@ -69,11 +70,41 @@ pub fn run(args: RetentionArgs) -> u8 {
     }) {
         notice(&note);
     }
-    // Deleting no segment, retention changes nothing: the checkpoints follow the deletions.
-    let files = match report.deleted.iter().map(|d| d.files.len()).sum::<usize>() {
-        0 => 0,
-        n => n + report.checkpoint_updates.len(),
+    // Leftovers of an interrupted run (`.deleted` files, indexes whose `.log` went, temporary
+    // files) go as the broker's loader removes them, with or without segments to delete.
+    let leftovers = match interrupted_leftovers(&report.dir) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
     };
+    if !leftovers.is_empty() {
+        let names: Vec<String> = leftovers
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        notice(&format!(
+            "{}: leftovers of an interrupted run, removed as the broker's loader removes them: {}",
+            report.dir.display(),
+            names.join(", ")
+        ));
+    }
+    // Deleting no segment, retention changes nothing else (the checkpoints follow the
+    // deletions) but what an interrupted deletion left undone: epochs below the log start.
+    let stale_epochs = match report.stale_epochs() {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    if stale_epochs && report.deleted.is_empty() {
+        notice(&format!(
+            "{}: the leader-epoch-checkpoint lists epochs below the log start offset {} (a deletion was interrupted): it is truncated from the start, as the broker does",
+            report.dir.display(),
+            report.new_log_start_offset
+        ));
+    }
+    let files = leftovers.len()
+        + match report.deleted.iter().map(|d| d.files.len()).sum::<usize>() {
+            0 => usize::from(stale_epochs),
+            n => n + report.checkpoint_updates.len(),
+        };
     finish(files, &args.repair, &args.path, |o| report.apply(o))
 }
 

@@ -382,6 +382,14 @@ pub fn materialize(p: &Path) -> Result<()> {
 }
 
 /// Whether a file of this name holds segment data (staged as a placeholder for planning).
+/// Whether the directory entry `e` is a regular file, a symbolic link to one included: every
+/// command reads a link inside a partition directory as the file it names, as the broker's
+/// `File.isFile` does (repairs refuse to change one: `ops::repair::apply`).
+pub fn is_regular_file(e: &std::fs::DirEntry) -> Result<bool> {
+    let t = e.file_type().map_err(|err| Error::io(&e.path(), err))?;
+    Ok(t.is_file() || (t.is_symlink() && std::fs::metadata(e.path()).is_ok_and(|m| m.is_file())))
+}
+
 fn is_segment_data(name: &str) -> bool {
     use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
     let base = [CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX]
@@ -431,13 +439,11 @@ impl Staging {
             let p = e.path();
             let name = e.file_name();
             let name_str = name.to_string_lossy();
-            if !e.file_type().map_err(|err| Error::io(&p, err))?.is_file()
-                || name_str.ends_with(skip_suffix)
-            {
+            if !is_regular_file(&e)? || name_str.ends_with(skip_suffix) {
                 continue;
             }
             // The engine reads mtimes (a split segment keeps the original's).
-            let meta = e.metadata().map_err(|err| Error::io(&p, err))?;
+            let meta = std::fs::metadata(&p).map_err(|err| Error::io(&p, err))?;
             let mtime = meta.modified().map_err(|err| Error::io(&p, err))?;
             let to = staging.work.join(&name);
             if is_segment_data(&name_str) {

@@ -130,7 +130,7 @@ fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
     for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let p = e.path();
-        if e.file_type().map_err(|err| Error::io(&p, err))?.is_file() {
+        if super::files::is_regular_file(&e)? {
             out.push(p);
         }
     }

@@ -787,11 +787,7 @@ fn list_snapshots(dir: &Path) -> Result<BTreeSet<i64>> {
     let mut out = BTreeSet::new();
     for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let e = e.map_err(|e| Error::io(dir, e))?;
-        if !e
-            .file_type()
-            .map_err(|err| Error::io(&e.path(), err))?
-            .is_file()
-        {
+        if !super::files::is_regular_file(&e)? {
             continue;
         }
         if let FileKind::ProducerSnapshot { offset } = classify(&e.file_name().to_string_lossy()) {

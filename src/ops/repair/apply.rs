@@ -8,14 +8,14 @@
 //! directory is one that recovery turns into the same result.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::storage::files::{file_len, materialize, same_prefix, Staging};
+use crate::storage::files::{file_len, is_regular_file, materialize, same_prefix, Staging};
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
@@ -135,6 +135,77 @@ pub struct ApplyOptions {
     pub before_step: Option<fn(usize)>,
 }
 
+/// The executor's temporary files left in `dir` by an interrupted run, finished or not, as
+/// deletions: their renames never happened, so the files they were to replace still hold what
+/// a rerun plans from, and the rerun writes them again.
+pub fn leftover_tmp_files(dir: &Path) -> Result<Vec<Change>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        if e.file_name().to_string_lossy().ends_with(TMP_SUFFIX) {
+            let file = e.path();
+            out.push(Change::Delete {
+                size_before: file_len(&file)?,
+                file,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.file().cmp(b.file()));
+    Ok(out)
+}
+
+/// The leftovers of an interrupted run in `dir` (kseg's or the broker's): the executor's
+/// temporary files, the cleaner's `.cleaned` and `.swap` files, `.deleted` files, and index
+/// files whose `.log` is gone (a deletion interrupted between a segment's renames). The
+/// broker's loader removes or completes each at start-up (`LogLoader`:
+/// `removeTempFilesAndCollectSwapFiles`, and an orphaned index file is deleted), and so does a
+/// rerun of the kseg command that left them.
+pub fn interrupted_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
+    use crate::format::names::{
+        classify, log_file_name, FileKind, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX,
+        SWAP_FILE_SUFFIX,
+    };
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        names.push(e.map_err(|e| Error::io(dir, e))?.file_name());
+    }
+    let bases: std::collections::BTreeSet<i64> = names
+        .iter()
+        .filter_map(|n| match classify(&n.to_string_lossy()) {
+            FileKind::Log { base_offset } => Some(base_offset),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for n in &names {
+        let n = n.to_string_lossy();
+        let kind = classify(&n);
+        let orphan = kind.is_segment_file()
+            && kind
+                .offset()
+                .is_some_and(|base| !dir.join(log_file_name(base)).exists());
+        // `ProducerStateManager.removeStraySnapshots`: a snapshot at no segment's base and
+        // below the last one (a deleted or replaced segment's, whose deletion was cut short).
+        let stray = matches!(kind, FileKind::ProducerSnapshot { offset }
+            if !bases.contains(&offset) && bases.last().is_some_and(|&last| offset < last));
+        if orphan
+            || stray
+            || [
+                CLEANED_FILE_SUFFIX,
+                SWAP_FILE_SUFFIX,
+                DELETED_FILE_SUFFIX,
+                TMP_SUFFIX,
+            ]
+            .iter()
+            .any(|s| n.ends_with(s))
+        {
+            out.push(dir.join(&*n));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// Sorts changes into the executor's order.
 pub fn order_changes(changes: &mut [Change]) {
     changes.sort_by_key(Change::rank);
@@ -243,27 +314,111 @@ fn parent(p: &Path) -> &Path {
     p.parent().unwrap_or(Path::new("."))
 }
 
-/// Copies `from` to `to` through a temporary file beside `to`, fsynced and renamed. The copy
-/// keeps the source's modification time: a rewritten segment keeps the one the engine gave it
-/// (a split segment has the original's, which retention falls back on).
-fn replace_file(from: &Path, to: &Path) -> Result<()> {
+/// The executor's temporary file for `to`, beside it.
+fn tmp_path(to: &Path) -> PathBuf {
     let mut tmp_name = to.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(TMP_SUFFIX);
-    let tmp = to.with_file_name(tmp_name);
-    std::fs::copy(from, &tmp).map_err(|e| Error::io(&tmp, e))?;
+    to.with_file_name(tmp_name)
+}
+
+/// Copies `from` to `to` through a temporary file beside `to`, fsynced and renamed. The copy
+/// keeps the source's modification time: a rewritten segment keeps the one the engine gave it
+/// (a split segment has the original's, which retention falls back on). A failed write (the
+/// disk full) removes its temporary file; a crash leaves it, for the rerun's plan to remove.
+/// Three of the executor's steps lie inside: half the bytes written (a crash there leaves a
+/// partial temporary file), the rest written (where an injected fault is the disk running
+/// full), and the temporary file complete but not renamed.
+fn replace_file(from: &Path, to: &Path, steps: &mut Steps) -> Result<()> {
+    let tmp = tmp_path(to);
     let mtime = std::fs::metadata(from)
         .and_then(|m| m.modified())
         .map_err(|e| Error::io(from, e))?;
-    OpenOptions::new()
-        .write(true)
-        .open(&tmp)
-        .and_then(|f| {
-            f.set_modified(mtime)?;
-            f.sync_all()
-        })
-        .map_err(|e| Error::io(&tmp, e))?;
+    let len = file_len(from)?;
+    let mut source = File::open(from).map_err(|e| Error::io(from, e))?;
+    let mut out = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    let written = std::io::copy(&mut (&mut source).take(len / 2), &mut out)
+        .map_err(|e| Error::io(&tmp, e))
+        .and_then(|_| steps.next(&tmp))
+        .and_then(|()| {
+            steps
+                .next_write(&tmp)
+                .and_then(|()| std::io::copy(&mut source, &mut out))
+                .and_then(|_| out.set_modified(mtime))
+                .and_then(|()| out.sync_all())
+                .map_err(|e| Error::io(&tmp, e))
+        });
+    match written {
+        Err(e @ Error::Io { .. }) => {
+            drop(out);
+            // Best effort: the error that stopped the write is the one to report.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        other => other?,
+    }
+    steps.next(&tmp)?;
     std::fs::rename(&tmp, to).map_err(|e| Error::io(to, e))?;
     sync_dir(parent(to))
+}
+
+/// The one policy for links (README "Links"): commands read a symbolic or hard link inside a
+/// partition directory as the file it names, but a repair changes only files that are the
+/// partition directory's (or its log dir's checkpoints) alone. Refused, before anything
+/// changes: a partition directory that is itself a symbolic link, a change to a symbolic link
+/// (writing, cutting, renaming or deleting through it would change a file elsewhere, or leave
+/// the link's target as it was while the directory says otherwise), a file outside the
+/// partition directory and its log dir, and cutting a file with other hard links (it would cut
+/// them all; a write replaces the name only, leaving the other names their bytes).
+fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink());
+    let refuse = |p: &Path, why: &str| {
+        Err(Error::invalid(
+            p,
+            format!("{why}; kseg does not change files through links; nothing was changed"),
+        ))
+    };
+    if is_link(dir) {
+        return refuse(dir, "the partition directory is a symbolic link");
+    }
+    // "" (a relative name's parent) is ".".
+    let dir_of = |p: &Path| match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let (dir, log_dir) = (
+        std::path::absolute(dir).map_err(|e| Error::io(dir, e))?,
+        std::path::absolute(dir_of(dir)).map_err(|e| Error::io(dir, e))?,
+    );
+    for c in changes {
+        let files = match c {
+            Change::Rename { from, to, .. } => vec![from, to],
+            Change::Write { file, .. }
+            | Change::Truncate { file, .. }
+            | Change::Delete { file, .. } => vec![file],
+        };
+        for f in files {
+            if is_link(f) {
+                return refuse(f, "a symbolic link");
+            }
+            let p = std::path::absolute(dir_of(f)).map_err(|e| Error::io(f, e))?;
+            if p != dir && p != log_dir {
+                return refuse(f, "outside the partition directory and its log dir");
+            }
+        }
+        if let Change::Truncate { file, .. } = c {
+            use std::os::unix::fs::MetadataExt;
+            let links = std::fs::metadata(file).map_or(1, |m| m.nlink());
+            if links > 1 {
+                return refuse(
+                    file,
+                    &format!(
+                        "a hard link ({links} names): cutting it would cut the other names too"
+                    ),
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Refuses files and directories the executor could not change, before anything changes.
@@ -299,14 +454,22 @@ struct Steps {
 }
 
 impl Steps {
+    /// Counts a step; the injected fault (before step n) is a crash: nothing runs after it.
     fn next(&mut self, what: &Path) -> Result<()> {
+        self.next_write(what)
+            .map_err(|_| Error::invalid(what, format!("injected crash before step {}", self.done)))
+    }
+
+    /// Counts a step inside a file write; the injected fault is the write failing as on a
+    /// full disk (`ENOSPC`), which the write's error path handles.
+    fn next_write(&mut self, _what: &Path) -> std::io::Result<()> {
         if let Some(hook) = self.before {
             hook(self.done);
         }
         if self.fail_before == Some(self.done) {
-            return Err(Error::invalid(
-                what,
-                format!("injected failure before step {}", self.done),
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::StorageFull,
+                format!("injected: no space left on device at step {}", self.done),
             ));
         }
         self.done += 1;
@@ -324,23 +487,27 @@ pub fn apply(
     opts: &ApplyOptions,
 ) -> Result<Option<PathBuf>> {
     if let Backup::Dir(b) = &opts.backup {
+        // A planted link (`<log dir>.kseg-backup` pointing elsewhere) is not followed.
+        for p in [b.as_path(), parent(b)] {
+            if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()) {
+                return Err(Error::invalid(
+                    p,
+                    "the backup directory is reached through a symbolic link, which kseg does \
+                     not follow; remove it or choose --backup-dir; nothing was changed",
+                ));
+            }
+        }
         refuse_inside_log_dir(b, dir, "backup directory")?;
     }
     // Held until the end of the function, so for every change.
     let _lock = hold_lock(parent(dir))?;
+    check_links(dir, changes)?;
     check_writable(changes)?;
     let mut steps = Steps {
         done: 0,
         fail_before: opts.fail_before_step,
         before: opts.before_step,
     };
-    // Leftovers of an interrupted run.
-    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let p = e.map_err(|e| Error::io(dir, e))?.path();
-        if p.to_string_lossy().ends_with(TMP_SUFFIX) {
-            std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
-        }
-    }
     let backup = match &opts.backup {
         Backup::None => None,
         Backup::Dir(b) => {
@@ -371,7 +538,7 @@ pub fn apply(
     for (i, c) in changes.iter().enumerate() {
         steps.next(c.file())?;
         match c {
-            Change::Write { file, source, .. } => replace_file(source, file)?,
+            Change::Write { file, source, .. } => replace_file(source, file, &mut steps)?,
             Change::Truncate {
                 file, size_after, ..
             } => OpenOptions::new()
@@ -454,11 +621,7 @@ pub fn diff_dirs(
         for e in std::fs::read_dir(d).map_err(|e| Error::io(d, e))? {
             let e = e.map_err(|e| Error::io(d, e))?;
             let n = e.file_name().to_string_lossy().into_owned();
-            if e.file_type()
-                .map_err(|err| Error::io(&e.path(), err))?
-                .is_file()
-                && keep(&n)
-            {
+            if is_regular_file(&e)? && keep(&n) {
                 out.insert(n);
             }
         }

@@ -151,7 +151,11 @@ fn entry_hash(e: &OffsetCheckpointEntry) -> i32 {
 ///   map (`toMap`, then `+`/`-`): a CHAMP trie past 4 entries; up to 4 a `Map1`..`Map4`, in
 ///   insertion order (what was read, then the partition updated last).
 /// - `replication-offset-checkpoint`: `ReplicaManager.checkpointHighWatermarks` writes an
-///   `AnyRefMap` filled in partition iteration order, which an offline tool cannot know.
+///   `AnyRefMap` filled in the order `allPartitions` (a `ConcurrentHashMap`, whose table
+///   never shrinks) yields the partitions: a function of that table's history, not of the
+///   entries, so not modelled. kseg never adds or removes an entry of this file (a high
+///   watermark is only clamped into the log), and with the same partitions the broker writes
+///   the same order, so the file's own order is kept.
 fn kafka_order(
     name: &str,
     entries: Vec<OffsetCheckpointEntry>,

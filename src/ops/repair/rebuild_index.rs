@@ -46,8 +46,9 @@ pub struct RebuildPlan {
     _scratch: Option<crate::storage::files::Staging>,
 }
 
-/// Why the indexes of segment `base` in `dir` need a rebuild, if they do.
-pub fn index_problem(dir: &Path, base: i64) -> Result<Option<String>> {
+/// Why the indexes of segment `base` in `dir` need a rebuild, if they do: the name of the
+/// first index file found unsound (in the order `.index`, `.timeindex`, `.txnindex`) and why.
+pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> {
     let read = |name: String| -> Result<Option<IndexBytes>> {
         let p = dir.join(name);
         if !p.exists() {
@@ -60,49 +61,58 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<String>> {
         .len();
     let name = index_file_name(base);
     let Some(IndexBytes { data: index, len }) = read(name.clone())? else {
-        return Ok(Some(format!("{name} is missing")));
+        return Ok(Some((name.clone(), format!("{name} is missing"))));
     };
     if let Err(m) = offset_index_sanity_check(&index, len as usize, base, &name) {
-        return Ok(Some(m));
+        return Ok(Some((name.clone(), m)));
     }
     if let Some(slot) = offset_index_zero_tail_start(&index, base) {
-        return Ok(Some(format!(
-            "{name} is not trimmed: zero entries from byte {}",
-            slot * 8
+        return Ok(Some((
+            name.clone(),
+            format!("{name} is not trimmed: zero entries from byte {}", slot * 8),
         )));
     }
     let entries: Vec<_> = offset_index_entries(&index, base).collect();
     for (i, w) in entries.windows(2).enumerate() {
         if w[1].offset <= w[0].offset || w[1].position <= w[0].position {
-            return Ok(Some(format!("{name}: entry {} is out of order", i + 1)));
+            return Ok(Some((
+                name.clone(),
+                format!("{name}: entry {} is out of order", i + 1),
+            )));
         }
     }
     if let Some(e) = entries
         .iter()
         .find(|e| e.position < 0 || e.position as u64 >= log_len)
     {
-        return Ok(Some(format!(
-            "{name}: entry for offset {} points past the log",
-            e.offset
+        return Ok(Some((
+            name.clone(),
+            format!("{name}: entry for offset {} points past the log", e.offset),
         )));
     }
     let name = time_index_file_name(base);
     let Some(IndexBytes { data: time, len }) = read(name.clone())? else {
-        return Ok(Some(format!("{name} is missing")));
+        return Ok(Some((name.clone(), format!("{name} is missing"))));
     };
     if let Err(m) = time_index_sanity_check(&time, len as usize, base, &name) {
-        return Ok(Some(m));
+        return Ok(Some((name.clone(), m)));
     }
     if let Some(slot) = time_index_zero_tail_start(&time, base) {
-        return Ok(Some(format!(
-            "{name} is not trimmed: zero entries from byte {}",
-            slot * 12
+        return Ok(Some((
+            name.clone(),
+            format!(
+                "{name} is not trimmed: zero entries from byte {}",
+                slot * 12
+            ),
         )));
     }
     let entries: Vec<_> = time_index_entries(&time, base).collect();
     for (i, w) in entries.windows(2).enumerate() {
         if w[1].offset < w[0].offset || w[1].timestamp <= w[0].timestamp {
-            return Ok(Some(format!("{name}: entry {} is out of order", i + 1)));
+            return Ok(Some((
+                name.clone(),
+                format!("{name}: entry {} is out of order", i + 1),
+            )));
         }
     }
     let name = txn_index_file_name(base);
@@ -110,7 +120,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<String>> {
     if path.exists() {
         let txn = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
         if let Err(m) = txn_index_sanity_check(&txn, base, &name) {
-            return Ok(Some(m));
+            return Ok(Some((name.clone(), m)));
         }
     }
     Ok(None)
@@ -263,22 +273,26 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
             }
         };
         let mut segments = BTreeMap::new();
+        // The index file whose state selected each segment: it is written last.
+        let mut selecting = Vec::new();
         for base in bases {
             let why = if opts.all {
-                Some("--all".to_string())
+                Some((index_file_name(base), "--all".to_string()))
             } else {
                 index_problem(&dir, base)?
             };
-            if let Some(why) = why {
+            if let Some((file, why)) = why {
                 segments.insert(base, why);
+                selecting.push(dir.join(file));
             }
         }
+        let leftovers = apply::leftover_tmp_files(&dir)?;
         if segments.is_empty() {
             plans.push(RebuildPlan {
                 dir,
                 segments,
                 events: Vec::new(),
-                changes: Vec::new(),
+                changes: leftovers,
                 _scratch: None,
             });
             continue;
@@ -305,7 +319,14 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
                 ]
             })
             .collect();
-        let changes = apply::diff_dirs(&dir, &work, &|n| index_names.iter().any(|i| i == n))?;
+        let mut changes = leftovers;
+        changes.extend(apply::diff_dirs(&dir, &work, &|n| {
+            index_names.iter().any(|i| i == n)
+        })?);
+        // A rerun plans from what it finds: while the file that made a segment's indexes
+        // unsound is unchanged, the rerun selects the segment again and finishes its other
+        // files too. So that file is changed last (stable: the rest keep their order).
+        changes.sort_by_key(|c| selecting.iter().any(|f| f == c.file()));
         plans.push(RebuildPlan {
             dir,
             segments,

@@ -123,6 +123,18 @@ fn swap_renames(
 
 /// Computes the plan for the partition directory `dir`.
 pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
+    plan_load(dir, opts, false)
+}
+
+/// The plan of the broker's load after a clean shutdown: leftovers resolved (`.swap`
+/// segments recovered and swapped in, `.cleaned` and `.deleted` files removed), no other
+/// segment recovered. What a rerun of kseg's own interrupted swap needs: the segments it did
+/// not touch are as sound as before.
+pub fn plan_after_clean_shutdown(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
+    plan_load(dir, opts, true)
+}
+
+fn plan_load(dir: &Path, opts: &RecoverOptions, had_clean_shutdown: bool) -> Result<RecoverPlan> {
     crate::ops::input::repair_target(dir, crate::error::Work::Recovery)?;
     let (recovery_point, recovery_point_source) = match opts.recovery_point {
         Some(rp) => (rp, "--recovery-point"),
@@ -138,7 +150,7 @@ pub fn plan(dir: &Path, opts: &RecoverOptions) -> Result<RecoverPlan> {
     let scratch = apply::stage_for_planning(dir)?;
     let work = scratch.work().to_path_buf();
     let params = LoadParams {
-        had_clean_shutdown: false,
+        had_clean_shutdown,
         recovery_point,
         log_start_offset: log_start_checkpoint
             .as_ref()

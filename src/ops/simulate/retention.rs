@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::format::names::{
     index_file_name, log_file_name, parse_offset_prefix, snapshot_file_name, time_index_file_name,
-    txn_index_file_name, LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+    txn_index_file_name, LEADER_EPOCH_CHECKPOINT_FILE_NAME, LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
     REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
 };
 use crate::ops::partition::{PartitionView, SegmentView};
@@ -452,9 +452,10 @@ fn remaining_segments(sim: &Sim<'_>, retention_ms: i64) -> Vec<RemainingSegment>
 
 impl RetentionReport {
     /// What `--apply` changes, in execution order: the rolled segment's files (when every
-    /// segment goes), the deleted segments' files oldest first (so an interrupted run leaves a
-    /// contiguous log), then what else the deletion and a clean shutdown rewrite (the leader
-    /// epoch checkpoint) and the log dir's checkpoints. The engine carries the plan out on the
+    /// segment goes), what else the deletion and a clean shutdown rewrite (the leader epoch
+    /// checkpoint, snapshots, leftovers of an interrupted run) and the log dir's checkpoints,
+    /// then the deleted segments' files oldest first (so an interrupted run leaves a
+    /// contiguous log, and a rerun finishes it). The engine carries the plan out on the
     /// directory staged in `scratch` (`storage::files::Staging`: segment data read from the
     /// original, not copied; load, one `deleteSegments` per pass, clean close); the changes
     /// turn the original into what the engine left there.
@@ -501,16 +502,48 @@ impl RetentionReport {
         });
         // The `.log` first: it is what makes the segment exist for the loader.
         out.sort_by_key(|c| c.file().extension().is_none_or(|e| e != "log"));
-        let gone: Vec<PathBuf> = gone.iter().map(|n| self.dir.join(n)).collect();
-        out.extend(apply::replace_segments(&[], &gone)?);
+        // Then what the deletion leaves besides (the leader epoch checkpoint truncated from the
+        // start, snapshots, the log dir's checkpoints, the leftovers of an interrupted run
+        // removed as the loader removes them), and the deletions last: a rerun plans them from
+        // the segments still there, so until the last one is gone it plans the same result,
+        // while these writes, were they to come after, would be planned by nothing once the
+        // segments are gone.
+        // The leader epoch checkpoint alone comes after the deletions: a rerun that finds
+        // them done derives its truncation from the start again ([`Self::stale_epochs`]),
+        // while written first it would start at the rolled log end, which the rerun's load
+        // drops (`truncateFromEnd`).
+        let epochs = self.dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
+        let (epoch_write, mut rest): (Vec<Change>, Vec<Change>) =
+            rest.into_iter().partition(|c| c.file() == epochs);
+        if self.deleted.is_empty() {
+            // Nothing to delete: only what an interrupted run left undone (its leftovers, the
+            // epoch truncation), not what the load alone would change.
+            let leftovers = apply::interrupted_leftovers(&self.dir)?;
+            rest.retain(|c| leftovers.iter().any(|l| l == c.file()));
+        }
         out.extend(rest);
         if let Some(tp) = &self.topic_partition {
             out.extend(checkpoint_writes(&self.checkpoint_updates, tp, scratch)?);
         }
+        let gone: Vec<PathBuf> = gone.iter().map(|n| self.dir.join(n)).collect();
+        out.extend(apply::replace_segments(&[], &gone)?);
+        out.extend(epoch_write);
         // The staged files outlive the staging (they are in `scratch`): the placeholders
         // among the sources get their bytes before it ends.
         apply::materialize_sources(&out)?;
         Ok(out)
+    }
+
+    /// Whether the leader epoch checkpoint still lists epochs below the log start offset, as
+    /// a deletion interrupted before `truncateFromStart` was recorded leaves it: retention
+    /// truncates it then even with nothing left to delete (the engine's load truncates from
+    /// the log start, `LogLoader`), so a rerun finishes the job.
+    pub fn stale_epochs(&self) -> Result<bool> {
+        let cache = crate::storage::leader_epoch::LeaderEpochCache::read(&self.dir)?;
+        Ok(cache
+            .as_ref()
+            .and_then(|c| c.entries().first())
+            .is_some_and(|e| e.start_offset < self.new_log_start_offset))
     }
 
     /// Carries out the plan through the crash-safe executor (lock probe, backup first), in a

@@ -356,11 +356,7 @@ fn copy_rest(
     for e in std::fs::read_dir(&view.dir).map_err(|e| Error::io(&view.dir, e))? {
         let e = e.map_err(|e| Error::io(&view.dir, e))?;
         let from = e.path();
-        if !e
-            .file_type()
-            .map_err(|err| Error::io(&from, err))?
-            .is_file()
-        {
+        if !crate::storage::files::is_regular_file(&e)? {
             continue;
         }
         let name = e.file_name().to_string_lossy().into_owned();

@@ -9,8 +9,11 @@ use super::{clean_round, CompactOptions, CompactReport};
 use crate::error::{Error, Result};
 use crate::format::names::{parse_partition_dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME};
 use crate::ops::partition::checkpoint_entry;
-use crate::ops::repair::log_dir::{checkpoint_writes, log_dir_of, CheckpointUpdate};
-use crate::ops::repair::recover::{plan as recover_plan, RecoverOptions, RecoverPlan};
+use crate::ops::repair::apply::interrupted_leftovers;
+use crate::ops::repair::log_dir::{
+    checkpoint_writes, log_dir_of, shutdown_checkpoint_updates, CheckpointUpdate, ShutdownOffsets,
+};
+use crate::ops::repair::recover::{plan_after_clean_shutdown, RecoverOptions, RecoverPlan};
 use crate::storage::files::segment_files;
 use crate::storage::replace::staged_segment;
 use crate::storage::LogConfig;
@@ -57,29 +60,12 @@ impl CompactPlan {
     }
 }
 
-/// The leftovers of an interrupted swap or deletion (`.cleaned`, `.swap`, `.deleted`) in `dir`.
-fn leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
-    use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let n = e.map_err(|e| Error::io(dir, e))?.file_name();
-        let n = n.to_string_lossy();
-        if [CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX, DELETED_FILE_SUFFIX]
-            .iter()
-            .any(|s| n.ends_with(s))
-        {
-            out.push(dir.join(&*n));
-        }
-    }
-    Ok(out)
-}
-
 /// When `dir` holds leftovers of an interrupted `compact --apply` (or of the broker's own
 /// cleaner), the recovery that resolves them as the broker's loader does at start-up: what a
 /// rerun of `compact --apply` carries out before cleaning again.
 pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Option<RecoverPlan>> {
     crate::ops::input::repair_target(dir, crate::error::Work::Cleaning)?;
-    if leftovers(dir)?.is_empty() {
+    if interrupted_leftovers(dir)?.is_empty() {
         return Ok(None);
     }
     let recover_opts = RecoverOptions {
@@ -93,17 +79,35 @@ pub fn plan_resolve_leftovers(dir: &Path, opts: &CompactOptions) -> Result<Optio
         recovery_point: None,
         producer_id_expiration_ms: opts.producer_id_expiration_ms,
     };
-    recover_plan(dir, &recover_opts).map(Some)
+    // The segments the interrupted run did not touch are as sound as before it: only the
+    // swap's own segments are recovered (the loader always recovers a `.swap` segment), so the
+    // rerun's result is the uninterrupted run's.
+    plan_after_clean_shutdown(dir, &recover_opts).map(Some)
+}
+
+/// The base offset of the first segment in `dir` (cleaning keeps it: a group keeps its first
+/// segment's base).
+fn first_segment_base(dir: &Path) -> Result<i64> {
+    let mut bases = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let n = e.map_err(|e| Error::io(dir, e))?.file_name();
+        if let crate::format::names::FileKind::Log { base_offset } =
+            crate::format::names::classify(&n.to_string_lossy())
+        {
+            bases.push(base_offset);
+        }
+    }
+    Ok(bases.into_iter().min().unwrap_or(0))
 }
 
 /// Plans `compact --apply` on the partition directory `dir`. Refuses a directory holding
 /// leftovers of an interrupted swap: [`plan_resolve_leftovers`] resolves them first.
 pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
     crate::ops::input::repair_target(dir, crate::error::Work::Cleaning)?;
-    if let Some(p) = leftovers(dir)?.first() {
+    if let Some(p) = interrupted_leftovers(dir)?.first() {
         return Err(Error::invalid(
             p,
-            "a leftover of an interrupted swap or deletion; resolve it first (rerun `kseg compact --apply`, or `kseg recover --apply`)",
+            "a leftover of an interrupted run; resolve it first (rerun `kseg compact --apply`, or `kseg recover --apply`)",
         ));
     }
     let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
@@ -139,6 +143,9 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
         // partition's entry, set or added. A directory outside a log dir has no such file
         // (the broker keeps one per log dir): nothing records the cleaned offset there
         // (`unrecorded_clean_offset` says so).
+        // Then the clean shutdown's recovery-point and log-start checkpoints, as after every
+        // other operation (`LogManager.shutdown`): cleaning moves neither offset, so they
+        // change only where the log dir lacks them.
         if let Some(log_dir) = log_dir_of(dir) {
             let file = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
             let before = checkpoint_entry(dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME)?
@@ -149,13 +156,26 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
                 before,
                 after: Some(report.end_offset),
             };
+            let mut updates = shutdown_checkpoint_updates(
+                dir,
+                &ShutdownOffsets {
+                    log_start_offset: report.log_start_offset.value,
+                    first_segment_base: first_segment_base(dir)?,
+                    log_end_offset: report.log_end_offset,
+                },
+            )?;
+            // The cleaner's checkpoint last: once it records the cleaning, a rerun plans none,
+            // so everything else must be done by then.
             if update.created || update.before != update.after {
+                updates.push(update);
+            }
+            if !updates.is_empty() {
                 let name = dir.file_name().unwrap_or_default().to_string_lossy();
                 let pd = parse_partition_dir(&name).ok_or_else(|| {
                     Error::invalid(dir, "the directory name is not <topic>-<partition>")
                 })?;
                 changes.extend(checkpoint_writes(
-                    &[update],
+                    &updates,
                     &(pd.topic, pd.partition),
                     scratch.path(),
                 )?);
