@@ -448,8 +448,7 @@ impl Loader<'_> {
     /// `recoverSegment`, first half: a fresh producer state manager (seeing the snapshots on
     /// disk) brought up to the segment's base offset.
     fn state_before(&self, base_offset: i64) -> Result<ProducerStateManager> {
-        let mut state =
-            ProducerStateManager::open(self.dir, self.params.producer_id_expiration_ms)?;
+        let mut state = self.producer_state.open_beside()?;
         rebuild_producer_state(
             &mut state,
             &self.segments,
