@@ -227,45 +227,66 @@ fn open_sparse(p: &Path) -> Result<(std::fs::File, u64, u64)> {
 /// Where the last data extent of `f` ends (`len` where the file system cannot say): past it,
 /// the file is a hole, which reads as zeros. Moves the file offset.
 pub fn data_end(f: &std::fs::File, len: u64) -> u64 {
+    data_extents(f, len).last().map_or(0, |&(_, stop)| stop)
+}
+
+/// Copies `from` to `to` (created or replaced) without reading or writing the holes of a
+/// sparse file: the data extents are copied, the length is set. Returns the copy, open for
+/// writing.
+pub fn copy_sparse(from: &Path, to: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::FileExt;
+    let (src, len, end) = open_sparse(from)?;
+    let dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
+    let mut buf = Vec::new();
+    for (start, stop) in data_extents(&src, end) {
+        let mut at = start;
+        while at < stop {
+            let n = (stop - at).min(1 << 16) as usize;
+            buf.resize(n, 0);
+            src.read_exact_at(&mut buf, at)
+                .map_err(|e| Error::io(from, e))?;
+            dst.write_all_at(&buf, at).map_err(|e| Error::io(to, e))?;
+            at += n as u64;
+        }
+    }
+    if len > 0 {
+        dst.set_len(len).map_err(|e| Error::io(to, e))?;
+    }
+    Ok(dst)
+}
+
+/// The data extents `(start, end)` of `f` below `end` (one extent, the whole range, where the
+/// file system cannot say). Moves the file offset.
+fn data_extents(f: &std::fs::File, end: u64) -> Vec<(u64, u64)> {
     use std::os::fd::AsRawFd;
     let fd = f.as_raw_fd();
-    let mut end = 0u64;
-    loop {
-        let Ok(from) = libc::off_t::try_from(end) else {
-            return len;
+    let mut out = Vec::new();
+    let mut at = 0u64;
+    while at < end {
+        let Ok(from) = libc::off_t::try_from(at) else {
+            break;
         };
         // SAFETY: lseek on a descriptor we own; it only moves the file offset.
         let data = unsafe { libc::lseek(fd, from, libc::SEEK_DATA) };
         if data < 0 {
-            let no_more_data = std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO);
-            return if no_more_data { end } else { len };
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::ENXIO) {
+                return vec![(0, end)];
+            }
+            break;
         }
         // SAFETY: as above.
         let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
         if hole < 0 {
-            return len;
+            return vec![(0, end)];
         }
-        end = hole as u64;
-        if end >= len {
-            return len;
+        let (start, stop) = (data as u64, (hole as u64).min(end));
+        if start >= end {
+            break;
         }
+        out.push((start, stop));
+        at = stop;
     }
-}
-
-/// Copies `from` to `to` (created or replaced) without reading or writing the holes at the end
-/// of a sparse file: the data extents are copied, the length is set. Returns the copy, open
-/// for writing.
-pub fn copy_sparse(from: &Path, to: &Path) -> Result<std::fs::File> {
-    use std::io::Read;
-    let (mut src, len, end) = open_sparse(from)?;
-    let mut dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
-    if end > 0 {
-        std::io::copy(&mut (&mut src).take(end), &mut dst).map_err(|e| Error::io(to, e))?;
-    }
-    if len > end {
-        dst.set_len(len).map_err(|e| Error::io(to, e))?;
-    }
-    Ok(dst)
+    out
 }
 
 /// Whether the first `n` bytes of `a` and `b` are equal (both must be that long), read in

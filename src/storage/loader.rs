@@ -265,6 +265,7 @@ pub fn recover_segments(
 impl Loader<'_> {
     fn deleted(&mut self, p: &Path, why: &str) -> Result<()> {
         remove(p)?;
+        self.producer_state.note_file(p, false);
         self.events.push(LoadEvent::FileDeleted {
             file: file_name(p),
             why: why.to_string(),
@@ -334,6 +335,7 @@ impl Loader<'_> {
             if let Some(to) = name.strip_suffix(".swap") {
                 let target = self.dir.join(to);
                 super::files::rename(&p, &target)?;
+                self.producer_state.note_file(&target, true);
                 self.events.push(LoadEvent::SwapCompleted {
                     from: name.clone(),
                     to: to.to_string(),

@@ -344,6 +344,15 @@ impl ProducerStateManager {
         Ok(m)
     }
 
+    /// Tells the shared listing that the loader itself deleted (`present` false) or renamed
+    /// into place (true) the file `path`, if it is a `.snapshot`.
+    pub fn note_file(&self, path: &Path, present: bool) {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if let FileKind::ProducerSnapshot { offset } = classify(&name) {
+            self.note_on_disk(offset, present);
+        }
+    }
+
     /// Records in the shared listing that the snapshot at `offset` was written (or deleted).
     fn note_on_disk(&self, offset: i64, present: bool) {
         if let Some(on_disk) = &self.on_disk {
