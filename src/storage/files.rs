@@ -89,14 +89,16 @@ pub fn set_mtime(p: &Path, mtime: SystemTime) -> Result<()> {
 /// Copies the file `from` to `to` (a sparse tail stays a hole), writable even when `from` is
 /// read-only (an archived copy), with the modification time `mtime`.
 pub fn copy_writable(from: &Path, to: &Path, mtime: SystemTime) -> Result<()> {
-    copy_sparse(from, to)?;
-    let mut perm = std::fs::metadata(to)
-        .map_err(|e| Error::io(to, e))?
-        .permissions();
-    #[allow(clippy::permissions_set_readonly_false)] // the copy is ours to change
-    perm.set_readonly(false);
-    std::fs::set_permissions(to, perm).map_err(|e| Error::io(to, e))?;
-    set_mtime(to, mtime)
+    let dst = copy_sparse(from, to)?;
+    // A new file is created with the process's default mode, not `from`'s: only a umask
+    // that takes the owner's write bit away leaves it read-only.
+    let mut perm = dst.metadata().map_err(|e| Error::io(to, e))?.permissions();
+    if perm.readonly() {
+        #[allow(clippy::permissions_set_readonly_false)] // the copy is ours to change
+        perm.set_readonly(false);
+        dst.set_permissions(perm).map_err(|e| Error::io(to, e))?;
+    }
+    dst.set_modified(mtime).map_err(|e| Error::io(to, e))
 }
 
 pub fn file_len(p: &Path) -> Result<u64> {
@@ -110,9 +112,23 @@ pub fn file_len(p: &Path) -> Result<u64> {
 pub struct IndexBytes {
     /// The file from its start to past its last data extent, plus at least one zero slot when
     /// the file goes on (so a zero tail is seen); whole slots of 8 and of 12 bytes.
-    pub data: Vec<u8>,
+    pub data: IndexData,
     /// The file's length; bytes `data.len()..len` are zero.
     pub len: u64,
+}
+
+/// The bytes of [`IndexBytes`]: the file mapped read-only, never read whole into memory, so
+/// only the pages a check visits become resident (a 2 GiB index whose data lies at both ends
+/// costs the pages at its ends; Kafka maps its indexes too). The file must not shrink while
+/// mapped: kseg works on partitions no broker has open.
+#[derive(Debug)]
+pub struct IndexData(Option<memmap2::Mmap>);
+
+impl std::ops::Deref for IndexData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.0.as_deref().unwrap_or_default()
+    }
 }
 
 /// The LCM of the offset (8) and time (12) index entry sizes: a prefix of whole slots of both.
@@ -120,21 +136,31 @@ const SLOT_MULTIPLE: u64 = 24;
 
 /// Reads an index file as [`IndexBytes`], skipping the holes of a sparse file.
 pub fn read_index(p: &Path) -> Result<IndexBytes> {
-    use std::io::Read;
     let (f, len, end) = open_sparse(p)?;
-    let wanted = index_prefix_len(end, len);
-    let mut data = Vec::with_capacity(wanted as usize);
-    f.take(wanted)
-        .read_to_end(&mut data)
-        .map_err(|e| Error::io(p, e))?;
-    super::progress::read(data.len() as u64);
-    // A file that shrank meanwhile reads short: its length is what was read.
-    let len = if (data.len() as u64) < wanted {
-        data.len() as u64
-    } else {
-        len
-    };
+    let data = map_prefix(&f, p, index_prefix_len(end, len))?;
     Ok(IndexBytes { data, len })
+}
+
+/// The whole file `p` (a `.txnindex`: every byte counts) mapped read-only, as [`IndexData`].
+pub fn map_whole(p: &Path) -> Result<IndexData> {
+    let f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
+    map_prefix(&f, p, len)
+}
+
+/// The first `n` bytes (all there) of the file `f` at `p`, mapped read-only.
+fn map_prefix(f: &std::fs::File, p: &Path, n: u64) -> Result<IndexData> {
+    if n == 0 {
+        return Ok(IndexData(None));
+    }
+    let n_usize =
+        usize::try_from(n).map_err(|_| Error::invalid(p, format!("{n} bytes cannot be mapped")))?;
+    // SAFETY: a read-only map of a file of at least `n` bytes (measured just now); the
+    // partition is not in use by a broker while kseg reads it (see `IndexData`).
+    let map =
+        unsafe { memmap2::MmapOptions::new().len(n_usize).map(f) }.map_err(|e| Error::io(p, e))?;
+    super::progress::read(n);
+    Ok(IndexData(Some(map)))
 }
 
 /// How many leading bytes of the index file `f` (of `len` bytes) [`read_index`] reads.
@@ -204,39 +230,66 @@ fn open_sparse(p: &Path) -> Result<(std::fs::File, u64, u64)> {
 /// Where the last data extent of `f` ends (`len` where the file system cannot say): past it,
 /// the file is a hole, which reads as zeros. Moves the file offset.
 pub fn data_end(f: &std::fs::File, len: u64) -> u64 {
+    data_extents(f, len).last().map_or(0, |&(_, stop)| stop)
+}
+
+/// Copies `from` to `to` (created or replaced) without reading or writing the holes of a
+/// sparse file: the data extents are copied, the length is set. Returns the copy, open for
+/// writing.
+pub fn copy_sparse(from: &Path, to: &Path) -> Result<std::fs::File> {
+    use std::os::unix::fs::FileExt;
+    let (src, len, end) = open_sparse(from)?;
+    let dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
+    let mut buf = Vec::new();
+    for (start, stop) in data_extents(&src, end) {
+        let mut at = start;
+        while at < stop {
+            let n = (stop - at).min(1 << 16) as usize;
+            buf.resize(n, 0);
+            src.read_exact_at(&mut buf, at)
+                .map_err(|e| Error::io(from, e))?;
+            dst.write_all_at(&buf, at).map_err(|e| Error::io(to, e))?;
+            at += n as u64;
+        }
+    }
+    if len > 0 {
+        dst.set_len(len).map_err(|e| Error::io(to, e))?;
+    }
+    Ok(dst)
+}
+
+/// The data extents `(start, end)` of `f` below `end` (one extent, the whole range, where the
+/// file system cannot say). Moves the file offset.
+fn data_extents(f: &std::fs::File, end: u64) -> Vec<(u64, u64)> {
     use std::os::fd::AsRawFd;
     let fd = f.as_raw_fd();
-    let mut end = 0u64;
-    loop {
-        let Ok(from) = libc::off_t::try_from(end) else {
-            return len;
+    let mut out = Vec::new();
+    let mut at = 0u64;
+    while at < end {
+        let Ok(from) = libc::off_t::try_from(at) else {
+            break;
         };
         // SAFETY: lseek on a descriptor we own; it only moves the file offset.
         let data = unsafe { libc::lseek(fd, from, libc::SEEK_DATA) };
         if data < 0 {
-            let no_more_data = std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO);
-            return if no_more_data { end } else { len };
+            if std::io::Error::last_os_error().raw_os_error() != Some(libc::ENXIO) {
+                return vec![(0, end)];
+            }
+            break;
         }
         // SAFETY: as above.
         let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
         if hole < 0 {
-            return len;
+            return vec![(0, end)];
         }
-        end = hole as u64;
-        if end >= len {
-            return len;
+        let (start, stop) = (data as u64, (hole as u64).min(end));
+        if start >= end {
+            break;
         }
+        out.push((start, stop));
+        at = stop;
     }
-}
-
-/// Copies `from` to `to` (created or replaced) without reading or writing the holes at the end
-/// of a sparse file: the data extents are copied, the length is set.
-pub fn copy_sparse(from: &Path, to: &Path) -> Result<()> {
-    use std::io::Read;
-    let (mut src, len, end) = open_sparse(from)?;
-    let mut dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
-    std::io::copy(&mut (&mut src).take(end), &mut dst).map_err(|e| Error::io(to, e))?;
-    dst.set_len(len).map_err(|e| Error::io(to, e))
+    out
 }
 
 /// Whether the first `n` bytes of `a` and `b` are equal (both must be that long), read in
@@ -434,6 +487,7 @@ impl Staging {
             scratch: scratch.to_path_buf(),
             work,
         };
+        staged_dirs().push(staging.work.clone());
         for e in std::fs::read_dir(from).map_err(|e| Error::io(from, e))? {
             let e = e.map_err(|e| Error::io(from, e))?;
             let p = e.path();
@@ -459,6 +513,7 @@ impl Staging {
     pub fn empty() -> Result<Self> {
         let tmp = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
         let scratch = tmp.path().to_path_buf();
+        staged_dirs().push(scratch.clone());
         Ok(Staging {
             _scratch: Some(tmp),
             work: scratch.clone(),
@@ -495,9 +550,13 @@ fn stage_placeholder(
     mtime: std::time::SystemTime,
 ) -> Result<()> {
     std::fs::File::create(to)
-        .and_then(|f| f.set_len(len))
+        .and_then(|f| {
+            if len > 0 {
+                f.set_len(len)?;
+            }
+            f.set_modified(mtime)
+        })
         .map_err(|err| Error::io(to, err))?;
-    set_mtime(to, mtime)?;
     placeholders().insert(to.to_path_buf(), original.to_path_buf());
     Ok(())
 }
@@ -505,7 +564,31 @@ fn stage_placeholder(
 impl Drop for Staging {
     fn drop(&mut self) {
         placeholders().retain(|k, _| !k.starts_with(&self.work));
+        let mut staged = staged_dirs();
+        if let Some(i) = staged.iter().position(|d| *d == self.work) {
+            staged.swap_remove(i);
+        }
     }
+}
+
+/// The work directories of the [`Staging`]s alive: what the engine writes there is a plan,
+/// which no crash can leave half-written on the partition, so it is not fsynced.
+static STAGED_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn staged_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    STAGED_DIRS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `fsync` of the engine's file `f` at `path`, as the broker syncs what it writes; skipped
+/// for a staged file (planning): durability of a plan's scratch files means nothing, and
+/// under a busy disk each fsync costs milliseconds (per segment, most of a dry run's time).
+pub fn sync_all(f: &std::fs::File, path: &Path) -> Result<()> {
+    if staged_dirs().iter().any(|d| path.starts_with(d)) {
+        return Ok(());
+    }
+    f.sync_all().map_err(|e| Error::io(path, e))
 }
 
 #[cfg(test)]

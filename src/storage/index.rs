@@ -5,23 +5,26 @@
 //! is trimmed to its entries on roll and close. Opening an existing file counts every whole slot
 //! as an entry, zero-filled tail included, exactly as Kafka does.
 //!
-//! Owns the files and the in-memory entries; not the entry layout (`format::index`) nor the
+//! Owns the files (the entries are read from them when asked for); not the entry layout (`format::index`) nor the
 //! rule of when to add an entry (that is [`super::segment::Segment::append`]'s).
 
 use std::fs::{File, OpenOptions};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::index::{
-    encode_offset_index_entry, encode_time_index_entry, offset_index_entries, time_index_entries,
-    OffsetIndexEntry, RelativeOffsetOverflow, TimeIndexEntry, NO_TIMESTAMP,
-    OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
+    decode_offset_index_entry_bytes, decode_time_index_entry_bytes, encode_offset_index_entry,
+    encode_time_index_entry, OffsetIndexEntry, RelativeOffsetOverflow, TimeIndexEntry,
+    NO_TIMESTAMP, OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
 };
 
 /// The file side shared by both indexes, as Kafka's lazy index: nothing happens to the file
 /// until first access; then an existing file is opened as it is (every whole slot counts as an
 /// entry and the file is full), a missing one is created preallocated to `max_index_bytes`.
+///
+/// The entries live in the file, as in Kafka's mapped index, not in memory: an entry is read
+/// when asked for (a lookup reads the slots its binary search visits), so an index of any
+/// size (a sparse 2 GiB one included) costs a few slots of memory.
 #[derive(Debug)]
 struct IndexFile {
     path: PathBuf,
@@ -30,6 +33,9 @@ struct IndexFile {
     max_index_bytes: u64,
     max_entries: u64,
     file: Option<File>,
+    /// The entries the index holds: the whole slots of the file as it was opened, then the
+    /// ones appended since.
+    entries: u64,
     /// Entries appended but not yet written: one write per [`PENDING_WRITE_BYTES`], not one
     /// `lseek` + `write` per entry. Written before the file is resized, synced or dropped.
     pending: Vec<u8>,
@@ -57,58 +63,53 @@ impl IndexFile {
             max_index_bytes,
             max_entries: max_index_bytes / entry_bytes,
             file: None,
+            entries: 0,
             pending: Vec::new(),
             pending_slot: 0,
         }
+    }
+
+    /// An existing file opened read-only for lookups: every whole slot is an entry.
+    fn open_existing(path: &Path, entry_bytes: u64) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let mut index = IndexFile::new(path.to_path_buf(), entry_bytes, 0);
+        index.entries = len / entry_bytes;
+        index.max_entries = index.entries;
+        index.file = Some(file);
+        Ok(index)
     }
 
     fn is_open(&self) -> bool {
         self.file.is_some()
     }
 
-    /// Opens the file on first access and returns the bytes of an existing one (empty for a
-    /// new one), whose whole slots become the entries; with `read` false (a reset, which drops
-    /// the entries) an existing file's bytes are not read.
-    fn materialize(&mut self, read: bool) -> Result<Vec<u8>> {
+    /// Opens the file on first access; an existing one's whole slots become the entries,
+    /// unless `keep` is false (a reset, which drops them).
+    fn materialize(&mut self, keep: bool) -> Result<()> {
         if self.file.is_some() {
-            return Ok(Vec::new());
+            return Ok(());
         }
         let existed = self.path.exists();
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
-        let mut bytes = Vec::new();
-        if existed && read {
-            file.read_to_end(&mut bytes)
-                .map_err(|e| Error::io(&self.path, e))?;
-            super::progress::read(bytes.len() as u64);
-            let whole = bytes.len() as u64 / self.entry_bytes;
-            bytes.truncate((whole * self.entry_bytes) as usize);
-            self.max_entries = whole;
-        } else if existed {
+        if existed {
             let len = file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
             self.max_entries = len / self.entry_bytes;
+            self.entries = if keep { self.max_entries } else { 0 };
         } else {
             let size = self.max_index_bytes / self.entry_bytes * self.entry_bytes;
             file.set_len(size).map_err(|e| Error::io(&self.path, e))?;
             self.max_entries = size / self.entry_bytes;
+            self.entries = 0;
         }
         self.file = Some(file);
-        Ok(bytes)
-    }
-
-    /// Opens an existing file read-only and returns its bytes (every whole slot counts).
-    fn read_existing(path: &Path) -> Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        File::open(path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(|e| Error::io(path, e))?;
-        super::progress::read(bytes.len() as u64);
-        Ok(bytes)
+        Ok(())
     }
 
     fn file(&mut self) -> Result<&mut File> {
@@ -119,6 +120,55 @@ impl IndexFile {
             ));
         }
         Ok(self.file.as_mut().expect("checked"))
+    }
+
+    /// The bytes of entry `slot` (below [`Self::entries`]) into `out`: from the entries
+    /// gathered for writing, else from the file.
+    fn read_slot(&self, slot: u64, out: &mut [u8]) -> Result<()> {
+        use std::os::unix::fs::FileExt;
+        let gathered = (self.pending.len() as u64) / self.entry_bytes;
+        if slot >= self.pending_slot && slot - self.pending_slot < gathered {
+            let at = ((slot - self.pending_slot) * self.entry_bytes) as usize;
+            out.copy_from_slice(&self.pending[at..at + out.len()]);
+            return Ok(());
+        }
+        let Some(file) = &self.file else {
+            return Err(Error::invalid(
+                &self.path,
+                "index used before it was opened",
+            ));
+        };
+        let pos = slot * self.entry_bytes;
+        file.read_exact_at(out, pos).map_err(|e| {
+            Error::io(
+                &self.path,
+                std::io::Error::new(e.kind(), format!("entry at byte {pos}: {e}")),
+            )
+        })
+    }
+
+    /// The number of entries for which `pred` holds at the start of the index, found by the
+    /// same binary search as `slice::partition_point` (so a damaged, unsorted index gives
+    /// the same answer as its entries held in memory would), reading only the slots visited.
+    fn partition_point<E>(
+        &self,
+        decode: impl Fn(&IndexFile, u64) -> Result<E>,
+        pred: impl Fn(&E) -> bool,
+    ) -> Result<u64> {
+        let mut size = self.entries;
+        if size == 0 {
+            return Ok(0);
+        }
+        let mut base = 0u64;
+        while size > 1 {
+            let half = size / 2;
+            let mid = base + half;
+            if pred(&decode(self, mid)?) {
+                base = mid;
+            }
+            size -= half;
+        }
+        Ok(base + u64::from(pred(&decode(self, base)?)))
     }
 
     /// Puts `bytes` in slot `slot`: gathered with the entries appended just before, written
@@ -166,17 +216,17 @@ impl IndexFile {
         Ok(())
     }
 
-    /// Cuts the file to `entries` slots; they become the new maximum, as in Kafka, so a trimmed
+    /// Cuts the file to its entries; they become the new maximum, as in Kafka, so a trimmed
     /// index reports itself full.
-    fn trim(&mut self, entries: u64) -> Result<()> {
-        self.resize(entries * self.entry_bytes)
+    fn trim(&mut self) -> Result<()> {
+        self.resize(self.entries * self.entry_bytes)
     }
 
     fn sync(&mut self) -> Result<()> {
         let path = self.path.clone();
         self.write_pending()?;
         match &self.file {
-            Some(f) => f.sync_all().map_err(|e| Error::io(&path, e)),
+            Some(f) => super::files::sync_all(f, &path),
             None => Ok(()),
         }
     }
@@ -186,12 +236,27 @@ fn overflow(path: &Path, e: RelativeOffsetOverflow) -> Error {
     Error::invalid(path, e.to_string())
 }
 
+/// Entry `slot` of an offset index file.
+fn offset_entry(file: &IndexFile, base_offset: i64, slot: u64) -> Result<OffsetIndexEntry> {
+    let mut raw = [0u8; OFFSET_INDEX_ENTRY_BYTES];
+    file.read_slot(slot, &mut raw)?;
+    Ok(decode_offset_index_entry_bytes(&raw, base_offset))
+}
+
+/// Entry `slot` of a time index file.
+fn time_entry(file: &IndexFile, base_offset: i64, slot: u64) -> Result<TimeIndexEntry> {
+    let mut raw = [0u8; TIME_INDEX_ENTRY_BYTES];
+    file.read_slot(slot, &mut raw)?;
+    Ok(decode_time_index_entry_bytes(&raw, base_offset))
+}
+
 /// `.index`: the largest offset of an append call → where that call started in the `.log`.
 #[derive(Debug)]
 pub struct OffsetIndex {
     base_offset: i64,
     file: IndexFile,
-    entries: Vec<OffsetIndexEntry>,
+    /// The last entry, kept for the checks of every append.
+    last: Option<OffsetIndexEntry>,
 }
 
 impl OffsetIndex {
@@ -200,33 +265,53 @@ impl OffsetIndex {
         OffsetIndex {
             base_offset,
             file: IndexFile::new(path, OFFSET_INDEX_ENTRY_BYTES as u64, max_index_bytes),
-            entries: Vec::new(),
+            last: None,
         }
     }
 
-    /// Reads an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
+    /// Opens an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
     pub fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
-        let bytes = IndexFile::read_existing(path)?;
-        let entries = offset_index_entries(&bytes, base_offset).collect::<Vec<_>>();
-        let mut file = IndexFile::new(path.to_path_buf(), OFFSET_INDEX_ENTRY_BYTES as u64, 0);
-        file.max_entries = entries.len() as u64;
-        Ok(OffsetIndex {
+        let mut index = OffsetIndex {
             base_offset,
-            file,
-            entries,
-        })
+            file: IndexFile::open_existing(path, OFFSET_INDEX_ENTRY_BYTES as u64)?,
+            last: None,
+        };
+        index.last = index.read_last()?;
+        Ok(index)
+    }
+
+    fn read_last(&self) -> Result<Option<OffsetIndexEntry>> {
+        match self.file.entries {
+            0 => Ok(None),
+            n => offset_entry(&self.file, self.base_offset, n - 1).map(Some),
+        }
     }
 
     pub fn path(&self) -> &Path {
         &self.file.path
     }
 
-    pub fn entries(&self) -> &[OffsetIndexEntry] {
-        &self.entries
+    /// How many entries the index holds (every whole slot of an existing file).
+    pub fn len(&self) -> u64 {
+        self.file.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.file.entries == 0
+    }
+
+    /// The entry in slot `slot` (below [`Self::len`]), read from the file.
+    pub fn entry(&self, slot: u64) -> Result<OffsetIndexEntry> {
+        offset_entry(&self.file, self.base_offset, slot)
+    }
+
+    /// The last entry, if any.
+    pub fn last_entry(&self) -> Option<OffsetIndexEntry> {
+        self.last
     }
 
     pub fn is_full(&self) -> bool {
-        self.entries.len() as u64 >= self.file.max_entries
+        self.file.entries >= self.file.max_entries
     }
 
     pub fn is_materialized(&self) -> bool {
@@ -237,8 +322,8 @@ impl OffsetIndex {
     /// slots become the entries.
     pub fn touch(&mut self) -> Result<()> {
         if !self.file.is_open() {
-            let bytes = self.file.materialize(true)?;
-            self.entries = offset_index_entries(&bytes, self.base_offset).collect();
+            self.file.materialize(true)?;
+            self.last = self.read_last()?;
         }
         Ok(())
     }
@@ -246,7 +331,8 @@ impl OffsetIndex {
     /// `reset`: no entries, the file sized back to `segment.index.bytes` (recovery).
     pub fn reset(&mut self) -> Result<()> {
         self.file.materialize(false)?;
-        self.entries.clear();
+        self.file.entries = 0;
+        self.last = None;
         self.file.resize(self.file.max_index_bytes)
     }
 
@@ -258,7 +344,7 @@ impl OffsetIndex {
 
     /// The largest offset indexed, or the base offset (`lastOffset`).
     pub fn last_offset(&self) -> i64 {
-        self.entries.last().map_or(self.base_offset, |e| e.offset)
+        self.last.map_or(self.base_offset, |e| e.offset)
     }
 
     pub fn sync(&mut self) -> Result<()> {
@@ -272,11 +358,11 @@ impl OffsetIndex {
                 &self.file.path,
                 format!(
                     "attempt to append to a full index (size = {})",
-                    self.entries.len()
+                    self.file.entries
                 ),
             ));
         }
-        if let Some(last) = self.entries.last() {
+        if let Some(last) = self.last {
             if offset <= last.offset {
                 return Err(Error::invalid(
                     &self.file.path,
@@ -290,26 +376,30 @@ impl OffsetIndex {
         let entry = OffsetIndexEntry { offset, position };
         let slot = encode_offset_index_entry(&entry, self.base_offset)
             .map_err(|e| overflow(&self.file.path, e))?;
-        self.file.write_slot(self.entries.len() as u64, &slot)?;
-        self.entries.push(entry);
+        self.file.write_slot(self.file.entries, &slot)?;
+        self.file.entries += 1;
+        self.last = Some(entry);
         Ok(())
     }
 
     /// The entry with the largest offset `<= target`, else `(base, 0)` (behavior.md §7.1).
-    pub fn lookup(&self, target: i64) -> OffsetIndexEntry {
-        let n = self.entries.partition_point(|e| e.offset <= target);
+    pub fn lookup(&self, target: i64) -> Result<OffsetIndexEntry> {
+        let base = self.base_offset;
+        let n = self
+            .file
+            .partition_point(|f, i| offset_entry(f, base, i), |e| e.offset <= target)?;
         match n {
-            0 => OffsetIndexEntry {
+            0 => Ok(OffsetIndexEntry {
                 offset: self.base_offset,
                 position: 0,
-            },
-            _ => self.entries[n - 1],
+            }),
+            _ => self.entry(n - 1),
         }
     }
 
     pub fn trim_to_valid_size(&mut self) -> Result<()> {
         self.touch()?;
-        self.file.trim(self.entries.len() as u64)
+        self.file.trim()
     }
 }
 
@@ -319,7 +409,8 @@ impl OffsetIndex {
 pub struct TimeIndex {
     base_offset: i64,
     file: IndexFile,
-    entries: Vec<TimeIndexEntry>,
+    /// The last entry, kept for the checks of every append.
+    last: Option<TimeIndexEntry>,
 }
 
 impl TimeIndex {
@@ -327,25 +418,40 @@ impl TimeIndex {
         TimeIndex {
             base_offset,
             file: IndexFile::new(path, TIME_INDEX_ENTRY_BYTES as u64, max_index_bytes),
-            entries: Vec::new(),
+            last: None,
         }
     }
 
-    /// Reads an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
+    /// Opens an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
     pub fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
-        let bytes = IndexFile::read_existing(path)?;
-        let entries = time_index_entries(&bytes, base_offset).collect::<Vec<_>>();
-        let mut file = IndexFile::new(path.to_path_buf(), TIME_INDEX_ENTRY_BYTES as u64, 0);
-        file.max_entries = entries.len() as u64;
-        Ok(TimeIndex {
+        let mut index = TimeIndex {
             base_offset,
-            file,
-            entries,
-        })
+            file: IndexFile::open_existing(path, TIME_INDEX_ENTRY_BYTES as u64)?,
+            last: None,
+        };
+        index.last = index.read_last()?;
+        Ok(index)
     }
 
-    pub fn entries(&self) -> &[TimeIndexEntry] {
-        &self.entries
+    fn read_last(&self) -> Result<Option<TimeIndexEntry>> {
+        match self.file.entries {
+            0 => Ok(None),
+            n => time_entry(&self.file, self.base_offset, n - 1).map(Some),
+        }
+    }
+
+    /// How many entries the index holds (every whole slot of an existing file).
+    pub fn len(&self) -> u64 {
+        self.file.entries
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.file.entries == 0
+    }
+
+    /// The entry in slot `slot` (below [`Self::len`]), read from the file.
+    pub fn entry(&self, slot: u64) -> Result<TimeIndexEntry> {
+        time_entry(&self.file, self.base_offset, slot)
     }
 
     pub fn is_materialized(&self) -> bool {
@@ -354,8 +460,8 @@ impl TimeIndex {
 
     pub fn touch(&mut self) -> Result<()> {
         if !self.file.is_open() {
-            let bytes = self.file.materialize(true)?;
-            self.entries = time_index_entries(&bytes, self.base_offset).collect();
+            self.file.materialize(true)?;
+            self.last = self.read_last()?;
         }
         Ok(())
     }
@@ -363,7 +469,8 @@ impl TimeIndex {
     /// `reset`: no entries, the file sized back to `segment.index.bytes` (recovery).
     pub fn reset(&mut self) -> Result<()> {
         self.file.materialize(false)?;
-        self.entries.clear();
+        self.file.entries = 0;
+        self.last = None;
         self.file.resize(self.file.max_index_bytes)
     }
 
@@ -383,12 +490,12 @@ impl TimeIndex {
     }
 
     pub fn is_full(&self) -> bool {
-        self.entries.len() as u64 >= self.file.max_entries.saturating_sub(1)
+        self.file.entries >= self.file.max_entries.saturating_sub(1)
     }
 
     /// The last entry, or `(-1, base)` while there is none.
     pub fn last_entry(&self) -> TimeIndexEntry {
-        self.entries.last().copied().unwrap_or(TimeIndexEntry {
+        self.last.unwrap_or(TimeIndexEntry {
             timestamp: NO_TIMESTAMP,
             offset: self.base_offset,
         })
@@ -410,12 +517,12 @@ impl TimeIndex {
                 &self.file.path,
                 format!(
                     "attempt to append to a full time index (size = {})",
-                    self.entries.len()
+                    self.file.entries
                 ),
             ));
         }
         let last = self.last_entry();
-        if !self.entries.is_empty() && (offset < last.offset || timestamp < last.timestamp) {
+        if !self.is_empty() && (offset < last.offset || timestamp < last.timestamp) {
             return Err(Error::invalid(
                 &self.file.path,
                 format!(
@@ -428,27 +535,31 @@ impl TimeIndex {
             let entry = TimeIndexEntry { timestamp, offset };
             let slot = encode_time_index_entry(&entry, self.base_offset)
                 .map_err(|e| overflow(&self.file.path, e))?;
-            self.file.write_slot(self.entries.len() as u64, &slot)?;
-            self.entries.push(entry);
+            self.file.write_slot(self.file.entries, &slot)?;
+            self.file.entries += 1;
+            self.last = Some(entry);
         }
         Ok(())
     }
 
     /// The entry with the largest timestamp `<= target`, else `(-1, base)` (behavior.md §7.1).
-    pub fn lookup(&self, target: i64) -> TimeIndexEntry {
-        let n = self.entries.partition_point(|e| e.timestamp <= target);
+    pub fn lookup(&self, target: i64) -> Result<TimeIndexEntry> {
+        let base = self.base_offset;
+        let n = self
+            .file
+            .partition_point(|f, i| time_entry(f, base, i), |e| e.timestamp <= target)?;
         match n {
-            0 => TimeIndexEntry {
+            0 => Ok(TimeIndexEntry {
                 timestamp: NO_TIMESTAMP,
                 offset: self.base_offset,
-            },
-            _ => self.entries[n - 1],
+            }),
+            _ => self.entry(n - 1),
         }
     }
 
     pub fn trim_to_valid_size(&mut self) -> Result<()> {
         self.touch()?;
-        self.file.trim(self.entries.len() as u64)
+        self.file.trim()
     }
 }
 
@@ -469,16 +580,19 @@ mod tests {
         idx.append(111, 9500).unwrap();
         assert!(idx.is_full());
         assert!(idx.append(112, 9900).is_err());
-        assert_eq!(idx.lookup(99).offset, 100);
-        assert_eq!(idx.lookup(109).position, 4000);
-        assert_eq!(idx.lookup(110).position, 9000);
+        assert_eq!(idx.lookup(99).unwrap().offset, 100);
+        assert_eq!(idx.lookup(109).unwrap().position, 4000);
+        assert_eq!(idx.lookup(110).unwrap().position, 9000);
         idx.trim_to_valid_size().unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(&bytes[..8], &[0, 0, 0, 5, 0, 0, 0x0f, 0xa0]);
-        assert_eq!(
-            OffsetIndex::open_existing(&path, 100).unwrap().entries(),
-            idx.entries()
-        );
+        let reopened = OffsetIndex::open_existing(&path, 100).unwrap();
+        assert_eq!(reopened.len(), 3);
+        let entries: Vec<_> = (0..3).map(|i| reopened.entry(i).unwrap()).collect();
+        let expected = [(105, 4000), (110, 9000), (111, 9500)]
+            .map(|(offset, position)| OffsetIndexEntry { offset, position });
+        assert_eq!(entries, expected);
+        assert_eq!(reopened.last_offset(), 111);
     }
 
     #[test]
@@ -494,7 +608,7 @@ mod tests {
             }
         );
         idx.maybe_append(-1, 0, false).unwrap();
-        assert!(idx.entries().is_empty());
+        assert!(idx.is_empty());
         idx.maybe_append(10, 5, false).unwrap();
         idx.maybe_append(10, 5, false).unwrap();
         idx.maybe_append(20, 9, false).unwrap();
@@ -502,8 +616,8 @@ mod tests {
         assert!(idx.maybe_append(30, 12, false).is_err());
         idx.maybe_append(30, 12, true).unwrap();
         assert!(idx.maybe_append(25, 13, true).is_err());
-        assert_eq!(idx.lookup(9).timestamp, -1);
-        assert_eq!(idx.lookup(25).offset, 9);
+        assert_eq!(idx.lookup(9).unwrap().timestamp, -1);
+        assert_eq!(idx.lookup(25).unwrap().offset, 9);
         idx.trim_to_valid_size().unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 36);
     }

@@ -265,6 +265,7 @@ pub fn recover_segments(
 impl Loader<'_> {
     fn deleted(&mut self, p: &Path, why: &str) -> Result<()> {
         remove(p)?;
+        self.producer_state.note_file(p, false);
         self.events.push(LoadEvent::FileDeleted {
             file: file_name(p),
             why: why.to_string(),
@@ -334,6 +335,7 @@ impl Loader<'_> {
             if let Some(to) = name.strip_suffix(".swap") {
                 let target = self.dir.join(to);
                 super::files::rename(&p, &target)?;
+                self.producer_state.note_file(&target, true);
                 self.events.push(LoadEvent::SwapCompleted {
                     from: name.clone(),
                     to: to.to_string(),
@@ -464,8 +466,7 @@ impl Loader<'_> {
     /// `recoverSegment`, first half: a fresh producer state manager (seeing the snapshots on
     /// disk) brought up to the segment's base offset.
     fn state_before(&self, base_offset: i64) -> Result<ProducerStateManager> {
-        let mut state =
-            ProducerStateManager::open(self.dir, self.params.producer_id_expiration_ms)?;
+        let mut state = self.producer_state.open_beside()?;
         rebuild_producer_state(
             &mut state,
             &self.segments,

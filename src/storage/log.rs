@@ -647,8 +647,8 @@ mod tests {
         // Appends 2 and 3 add entries; two of three time slots make the index full.
         assert_eq!(rolls(&log), vec![3]);
         let first = log.segments().next().unwrap();
-        assert_eq!(first.time_index().entries().len(), 2);
-        assert_eq!(first.offset_index().entries().len(), 2);
+        assert_eq!(first.time_index().len(), 2);
+        assert_eq!(first.offset_index().len(), 2);
     }
 
     #[test]

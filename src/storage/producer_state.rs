@@ -277,6 +277,10 @@ pub struct ProducerStateManager {
     unreplicated_txns: BTreeMap<i64, i64>,
     /// Offsets of the `.snapshot` files this manager knows of.
     snapshots: BTreeSet<i64>,
+    /// The `.snapshot` files in `dir` as every manager opened from one listing (one load)
+    /// changed them: what a listing of the directory would find, without listing it again
+    /// for each segment recovered ([`Self::open_beside`]).
+    on_disk: Option<std::sync::Arc<std::sync::Mutex<BTreeSet<i64>>>>,
     map_end_offset: i64,
     last_snap_offset: i64,
     /// `producer.id.expiration.ms`: entries idle that long are skipped when a snapshot loads.
@@ -293,6 +297,7 @@ impl ProducerStateManager {
             ongoing_txns: BTreeMap::new(),
             unreplicated_txns: BTreeMap::new(),
             snapshots: BTreeSet::new(),
+            on_disk: None,
             map_end_offset: start_offset,
             last_snap_offset: start_offset,
             expiration_ms: DEFAULT_PRODUCER_ID_EXPIRATION_MS,
@@ -318,7 +323,46 @@ impl ProducerStateManager {
         let mut m = ProducerStateManager::new(dir, 0);
         m.expiration_ms = expiration_ms;
         m.snapshots = list_snapshots(dir)?;
+        m.on_disk = Some(std::sync::Arc::new(std::sync::Mutex::new(
+            m.snapshots.clone(),
+        )));
         Ok(m)
+    }
+
+    /// What [`Self::open`] of the same directory returns now, from the snapshot files this
+    /// manager and the others opened beside it have written and deleted since its listing
+    /// (Kafka's `recoverSegment` makes a fresh manager, which lists the directory, for every
+    /// segment it recovers: a listing per segment made a load quadratic in segments).
+    pub fn open_beside(&self) -> Result<Self> {
+        let Some(on_disk) = &self.on_disk else {
+            return Self::open(&self.dir, self.expiration_ms);
+        };
+        let mut m = ProducerStateManager::new(&self.dir, 0);
+        m.expiration_ms = self.expiration_ms;
+        m.snapshots = lock_listing(on_disk).clone();
+        m.on_disk = Some(on_disk.clone());
+        Ok(m)
+    }
+
+    /// Tells the shared listing that the loader itself deleted (`present` false) or renamed
+    /// into place (true) the file `path`, if it is a `.snapshot`.
+    pub fn note_file(&self, path: &Path, present: bool) {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        if let FileKind::ProducerSnapshot { offset } = classify(&name) {
+            self.note_on_disk(offset, present);
+        }
+    }
+
+    /// Records in the shared listing that the snapshot at `offset` was written (or deleted).
+    fn note_on_disk(&self, offset: i64, present: bool) {
+        if let Some(on_disk) = &self.on_disk {
+            let mut listing = lock_listing(on_disk);
+            if present {
+                listing.insert(offset);
+            } else {
+                listing.remove(&offset);
+            }
+        }
     }
 
     /// No producer and no unreplicated transaction.
@@ -346,6 +390,7 @@ impl ProducerStateManager {
                 }
                 _ => {}
             }
+            self.note_on_disk(offset, false);
         }
         Ok(())
     }
@@ -431,6 +476,9 @@ impl ProducerStateManager {
     /// if it lies above every base.
     pub fn remove_stray_snapshots(&mut self, segment_bases: &BTreeSet<i64>) -> Result<()> {
         self.snapshots = list_snapshots(&self.dir)?;
+        if let Some(on_disk) = &self.on_disk {
+            *lock_listing(on_disk) = self.snapshots.clone();
+        }
         let mut latest_stray: Option<i64> = None;
         for o in self.snapshots.clone() {
             if segment_bases.contains(&o) {
@@ -616,12 +664,11 @@ impl ProducerStateManager {
             .write(true)
             .truncate(false)
             .open(&path)
-            .and_then(|mut f| {
-                f.write_all(&self.encode_snapshot())?;
-                f.sync_all()
-            })
-            .map_err(|e| Error::io(&path, e))?;
+            .and_then(|mut f| f.write_all(&self.encode_snapshot()).map(|_| f))
+            .map_err(|e| Error::io(&path, e))
+            .and_then(|f| super::files::sync_all(&f, &path))?;
         self.snapshots.insert(self.map_end_offset);
+        self.note_on_disk(self.map_end_offset, true);
         self.last_snap_offset = self.map_end_offset;
         Ok(Some(path))
     }
@@ -780,6 +827,15 @@ impl ProducerAppends {
         });
         at
     }
+}
+
+/// A shared listing; a panic elsewhere cannot leave it half-changed (each change is one call).
+fn lock_listing(
+    on_disk: &std::sync::Mutex<BTreeSet<i64>>,
+) -> std::sync::MutexGuard<'_, BTreeSet<i64>> {
+    on_disk
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The offsets of the `.snapshot` files in `dir`.

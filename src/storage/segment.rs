@@ -287,13 +287,13 @@ impl Segment {
                 self.max_timestamp_so_far = Some(max);
             }
             if valid_bytes - last_index_entry > self.config.index_interval_bytes {
-                if let Some(last) = self.offset_index.entries().last() {
+                if let Some(last) = self.offset_index.last_entry() {
                     if last_offset <= last.offset {
                         return went_back("last indexed offset", last.offset);
                     }
                 }
                 let last_time = self.time_index.last_entry();
-                if !self.time_index.entries().is_empty() && max.offset < last_time.offset {
+                if !self.time_index.is_empty() && max.offset < last_time.offset {
                     return went_back("last time-indexed offset", last_time.offset);
                 }
                 let position = i32::try_from(valid_bytes).map_err(|_| {
@@ -316,8 +316,8 @@ impl Segment {
         if truncated_bytes > 0 {
             self.log
                 .set_len(valid_bytes)
-                .and_then(|_| self.log.sync_all())
                 .map_err(|e| Error::io(&self.log_path, e))?;
+            super::files::sync_all(&self.log, &self.log_path)?;
         }
         self.size = valid_bytes;
         self.offset_index.trim_to_valid_size()?;
@@ -327,7 +327,7 @@ impl Segment {
         // entries), Kafka's `TimeIndex.maybeAppend` raises InvalidOffsetException here, which
         // the loader catches by emptying the segment (`LogLoader.recoverLog`).
         let last_time = self.time_index.last_entry();
-        if !self.time_index.entries().is_empty() && max.offset < last_time.offset {
+        if !self.time_index.is_empty() && max.offset < last_time.offset {
             return Ok(Err(RecoverStopped::WentBack(InvalidData {
                 position: valid_bytes,
                 reason: format!(
@@ -373,8 +373,8 @@ impl Segment {
                 let cut = self.size - m.position;
                 self.log
                     .set_len(m.position)
-                    .and_then(|_| self.log.sync_all())
                     .map_err(|e| Error::io(&self.log_path, e))?;
+                super::files::sync_all(&self.log, &self.log_path)?;
                 self.size = m.position;
                 cut
             }
@@ -608,7 +608,7 @@ impl Segment {
         offset: i64,
         start_position: u64,
     ) -> Result<Option<BatchLocation>> {
-        let floor = self.offset_index.lookup(offset);
+        let floor = self.offset_index.lookup(offset)?;
         let from = (floor.position.max(0) as u64).max(start_position);
         let mut reader = LogReader::open(&self.log_path, None)?;
         reader.seek(from);
@@ -624,7 +624,7 @@ impl Segment {
     }
 
     /// The offset-index entry a lookup of `offset` starts from.
-    pub fn lookup(&self, offset: i64) -> OffsetIndexEntry {
+    pub fn lookup(&self, offset: i64) -> Result<OffsetIndexEntry> {
         self.offset_index.lookup(offset)
     }
 
@@ -636,10 +636,10 @@ impl Segment {
         target: i64,
         start_offset: i64,
     ) -> Result<Option<(i64, i64)>> {
-        let entry = self.time_index.lookup(target);
+        let entry = self.time_index.lookup(target)?;
         let from = self
             .offset_index
-            .lookup(entry.offset.max(start_offset))
+            .lookup(entry.offset.max(start_offset))?
             .position;
         let mut reader = LogReader::open(&self.log_path, None)?;
         reader.seek(from.max(0) as u64);

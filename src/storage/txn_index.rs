@@ -61,7 +61,7 @@ impl TxnIndex {
 
     pub fn sync(&mut self) -> Result<()> {
         match &self.file {
-            Some(f) => f.sync_all().map_err(|e| Error::io(&self.path, e)),
+            Some(f) => super::files::sync_all(f, &self.path),
             None => Ok(()),
         }
     }

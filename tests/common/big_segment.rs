@@ -166,3 +166,12 @@ pub fn run_measured_within(
     // Linux reports ru_maxrss in KiB.
     (code, usage.ru_maxrss as u64 * 1024, secs)
 }
+
+/// The `.log` files of the partition `dir`, oldest first.
+pub fn segment_logs_of(dir: &Path) -> Vec<PathBuf> {
+    kseg::storage::files::segment_logs(dir)
+        .unwrap()
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect()
+}

@@ -72,19 +72,17 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
             format!("{name} is not trimmed: zero entries from byte {}", slot * 8),
         )));
     }
-    let entries: Vec<_> = offset_index_entries(&index, base).collect();
-    for (i, w) in entries.windows(2).enumerate() {
-        if w[1].offset <= w[0].offset || w[1].position <= w[0].position {
+    // Streamed from the mapped file, not collected: an index can be any size.
+    let entries = || offset_index_entries(&index, base);
+    for (i, (a, b)) in entries().zip(entries().skip(1)).enumerate() {
+        if b.offset <= a.offset || b.position <= a.position {
             return Ok(Some((
                 name.clone(),
                 format!("{name}: entry {} is out of order", i + 1),
             )));
         }
     }
-    if let Some(e) = entries
-        .iter()
-        .find(|e| e.position < 0 || e.position as u64 >= log_len)
-    {
+    if let Some(e) = entries().find(|e| e.position < 0 || e.position as u64 >= log_len) {
         return Ok(Some((
             name.clone(),
             format!("{name}: entry for offset {} points past the log", e.offset),
@@ -106,9 +104,9 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
             ),
         )));
     }
-    let entries: Vec<_> = time_index_entries(&time, base).collect();
-    for (i, w) in entries.windows(2).enumerate() {
-        if w[1].offset < w[0].offset || w[1].timestamp <= w[0].timestamp {
+    let entries = || time_index_entries(&time, base);
+    for (i, (a, b)) in entries().zip(entries().skip(1)).enumerate() {
+        if b.offset < a.offset || b.timestamp <= a.timestamp {
             return Ok(Some((
                 name.clone(),
                 format!("{name}: entry {} is out of order", i + 1),
@@ -118,7 +116,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     let name = txn_index_file_name(base);
     let path = dir.join(&name);
     if path.exists() {
-        let txn = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let txn = crate::storage::files::map_whole(&path)?;
         if let Err(m) = txn_index_sanity_check(&txn, base, &name) {
             return Ok(Some((name.clone(), m)));
         }

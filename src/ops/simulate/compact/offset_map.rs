@@ -103,7 +103,7 @@ impl Cleaner<'_> {
         let index = self.view.dir.join(index_file_name(s.base_offset));
         let position = if index.exists() {
             OffsetIndex::open_existing(&index, s.base_offset)?
-                .lookup(start)
+                .lookup(start)?
                 .position
                 .max(0) as u64
         } else {
