@@ -823,10 +823,10 @@ impl<'o, 's> Walker<'o, 's> {
     }
 
     /// One record of a deep iteration: its checks, its decoding, and its event when `shown`.
-    fn deep_record<'r>(
+    fn deep_record(
         &mut self,
         batch: &mut DeepBatch,
-        view: RecordView<'r>,
+        view: RecordView<'_>,
         shown: bool,
         last_offset: &mut Option<i64>,
         regressions: &mut Vec<(i64, i64)>,
