@@ -6,8 +6,11 @@
 //! same files — for `dump --deep-iteration --print-data-log`, `compact --out` and `write` —
 //! and bare passes over the same bytes for `verify --deep`: read + CRC32C of the `.log` files
 //! (uncompressed), and decompressing the same batches alone (lz4, zstd). Each figure is the
-//! median of `KSEG_BENCH_RUNS` (default 5) runs, base and new interleaved, warm page cache. On
-//! a shared machine the figures are noisy: read the ratios, not the absolute rates.
+//! median of `KSEG_BENCH_RUNS` (default 3) runs, base and new interleaved, warm page cache,
+//! with wall and CPU time (`getrusage`: what to read on a loaded machine) and the load average
+//! before each figure. `KSEG_BENCH_ONLY` (comma-separated: `dump`, `verify`, `compact`,
+//! `write`, `deep`) runs only some of the figures; `KSEG_BENCH_DEEP_MIB` (default 64) sizes
+//! each partition of the `verify --deep` against bare-pass figures.
 //!
 //! The perf partition (`KSEG_BENCH_PERF_MIB`, default 257 MiB of record payload, 64 MiB
 //! segments) alternates uncompressed and lz4 v2 batches of 100 records; a quarter of the values
@@ -26,7 +29,8 @@ use kseg::storage::{CloseMode, Log, LogConfig};
 
 mod common;
 use common::{
-    files, timed, value, verify, write_partition, xorshift_bytes, RECORDS_PER_BATCH, VALUE_BYTES,
+    cpu_seconds, files, load_average, median, timed, value, verify, write_partition,
+    xorshift_bytes, RECORDS_PER_BATCH, VALUE_BYTES,
 };
 
 /// Random bytes without `ED` (the lead of a surrogate, which Java and Rust replace differently).
@@ -82,21 +86,14 @@ fn runs() -> usize {
     std::env::var("KSEG_BENCH_RUNS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(5)
+        .unwrap_or(3)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// CPU seconds (user + system) of this process (`RUSAGE_SELF`) or of its waited-for children.
-fn cpu_seconds(who: libc::c_int) -> f64 {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(who, &mut u) };
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    s(u.ru_utime) + s(u.ru_stime)
+/// Whether the figure `name` is to run (`KSEG_BENCH_ONLY`, all when unset).
+fn wanted(name: &str) -> bool {
+    std::env::var("KSEG_BENCH_ONLY")
+        .ok()
+        .is_none_or(|only| only.split(',').any(|o| o.trim() == name))
 }
 
 /// Wall and CPU seconds of `f`, CPU counted for `who`.
@@ -170,7 +167,7 @@ fn versus(
         n.push(run(new, &a));
     }
     let (nw, nc) = medians(&n);
-    println!("{label}");
+    println!("{label} (load average {})", load_average());
     match base {
         Some(_) => {
             let (bw, bc) = medians(&b);
@@ -238,7 +235,7 @@ fn verify_vs(label: &str, dir: &Path, bare: &dyn Fn(&Path), bare_name: &str) {
         v.push(timed_cpu(libc::RUSAGE_SELF, || verify(dir, true, Some(1))));
     }
     let ((bw, bc), (vw, vc)) = (medians(&b), medians(&v));
-    println!("{label}");
+    println!("{label} (load average {})", load_average());
     println!(
         "    wall {vw:.3} s ({bare_name} {bw:.3} s): {:.2}x its time; CPU {vc:.3} s ({bc:.3} s): {:.2}x",
         vw / bw,
@@ -247,10 +244,14 @@ fn verify_vs(label: &str, dir: &Path, bare: &dyn Fn(&Path), bare_name: &str) {
 }
 
 fn main() {
-    let mib: u64 = std::env::var("KSEG_BENCH_PERF_MIB")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(257);
+    let env = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    };
+    let mib = env("KSEG_BENCH_PERF_MIB", 257);
+    let deep_mib = env("KSEG_BENCH_DEEP_MIB", 64);
     let base = PathBuf::from(
         std::env::var("KSEG_BASE").unwrap_or_else(|_| "/tmp/kseg-base/kseg".to_owned()),
     );
@@ -262,18 +263,47 @@ fn main() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
 
-    let perf = root.join("perf").join("bench-0");
-    let secs = timed(|| write_perf_partition(&perf, mib << 20)).1;
-    let size: u64 = files(&perf)
-        .iter()
-        .map(|p| p.metadata().unwrap().len())
-        .sum();
-    println!(
-        "perf partition: {} MiB on disk (none and lz4 batches alternating), written in {secs:.1} s; medians of {} runs",
-        size >> 20,
-        runs()
-    );
-    let _ = files(&perf).iter().map(std::fs::read).count();
+    if ["dump", "verify", "compact"].iter().any(|f| wanted(f)) {
+        let perf = root.join("perf").join("bench-0");
+        let secs = timed(|| write_perf_partition(&perf, mib << 20)).1;
+        let size: u64 = files(&perf)
+            .iter()
+            .map(|p| p.metadata().unwrap().len())
+            .sum();
+        println!(
+            "perf partition: {} MiB on disk (none and lz4 batches alternating), written in {secs:.1} s; medians of {} runs",
+            size >> 20,
+            runs()
+        );
+        let _ = files(&perf).iter().map(std::fs::read).count();
+        perf_figures(base, new, root, &perf);
+        std::fs::remove_dir_all(root.join("perf")).unwrap();
+    }
+    if wanted("write") {
+        write_figure(base, new, root, mib);
+    }
+    if wanted("deep") {
+        // verify --deep against the bare passes, one codec per partition.
+        for codec in [Compression::None, Compression::Lz4, Compression::Zstd] {
+            let dir = root.join(codec.name()).join("bench-0");
+            write_partition(&dir, codec, deep_mib << 20);
+            let _ = files(&dir).iter().map(std::fs::read).count();
+            let label = format!(
+                "verify --deep, {}, 1 core, {deep_mib} MiB of records",
+                codec.name()
+            );
+            if codec == Compression::None {
+                verify_vs(&label, &dir, &read_crc, "read + CRC32C");
+            } else {
+                verify_vs(&label, &dir, &decompress_only, "decompress alone");
+            }
+            std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+        }
+    }
+}
+
+/// `dump`, `verify --deep` and `compact --out` of the perf partition, against the base binary.
+fn perf_figures(base: Option<&Path>, new: &Path, root: &Path, perf: &Path) {
     let dump = || {
         vec![
             "dump".into(),
@@ -282,56 +312,64 @@ fn main() {
             perf.display().to_string(),
         ]
     };
-    if let Some(base) = base {
-        let a = dump();
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        let (db, nb) = output_digest(base, &a);
-        let (dn, nn) = output_digest(new, &a);
-        assert_eq!(
-            (db, nb),
-            (dn, nn),
-            "dump text differs from the base binary's"
-        );
-        println!(
-            "dump text: {} MiB, byte-identical to the base binary's",
-            nn >> 20
+    if wanted("dump") {
+        if let Some(base) = base {
+            let a = dump();
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            let (db, nb) = output_digest(base, &a);
+            let (dn, nn) = output_digest(new, &a);
+            assert_eq!(
+                (db, nb),
+                (dn, nn),
+                "dump text differs from the base binary's"
+            );
+            println!(
+                "dump text: {} MiB, byte-identical to the base binary's",
+                nn >> 20
+            );
+        }
+        versus(
+            "dump --deep-iteration --print-data-log > /dev/null",
+            base,
+            new,
+            &dump,
+            &|| {},
         );
     }
-    versus(
-        "dump --deep-iteration --print-data-log > /dev/null",
-        base,
-        new,
-        &dump,
-        &|| {},
-    );
-    versus(
-        "verify --deep (CLI, perf partition)",
-        base,
-        new,
-        &|| vec!["verify".into(), "--deep".into(), perf.display().to_string()],
-        &|| {},
-    );
-    let out = root.join("compacted");
-    versus(
-        "compact --out (one cleaning round, perf partition)",
-        base,
-        new,
-        &|| {
-            vec![
-                "compact".into(),
-                "--now".into(),
-                "1800000000000".into(),
-                "--out".into(),
-                out.display().to_string(),
-                perf.display().to_string(),
-            ]
-        },
-        &|| {
-            let _ = std::fs::remove_dir_all(&out);
-        },
-    );
-    std::fs::remove_dir_all(root.join("perf")).unwrap();
+    if wanted("verify") {
+        versus(
+            "verify --deep (CLI, perf partition)",
+            base,
+            new,
+            &|| vec!["verify".into(), "--deep".into(), perf.display().to_string()],
+            &|| {},
+        );
+    }
+    if wanted("compact") {
+        let out = root.join("compacted");
+        versus(
+            "compact --out (one cleaning round, perf partition)",
+            base,
+            new,
+            &|| {
+                vec![
+                    "compact".into(),
+                    "--now".into(),
+                    "1800000000000".into(),
+                    "--out".into(),
+                    out.display().to_string(),
+                    perf.display().to_string(),
+                ]
+            },
+            &|| {
+                let _ = std::fs::remove_dir_all(&out);
+            },
+        );
+    }
+}
 
+/// `write` of a spec of generated lz4 batches, against the base binary.
+fn write_figure(base: Option<&Path>, new: &Path, root: &Path, mib: u64) {
     let spec = root.join("SPEC.json");
     let batches = (mib << 20) / common::batch_payload_bytes();
     std::fs::write(
@@ -363,18 +401,4 @@ fn main() {
         },
     );
     let _ = std::fs::remove_dir_all(written.parent().unwrap());
-
-    // verify --deep against the bare passes, one codec per partition.
-    for codec in [Compression::None, Compression::Lz4, Compression::Zstd] {
-        let dir = root.join(codec.name()).join("bench-0");
-        write_partition(&dir, codec, (mib << 20) / 2);
-        let _ = files(&dir).iter().map(std::fs::read).count();
-        let label = format!("verify --deep, {}, 1 core", codec.name());
-        if codec == Compression::None {
-            verify_vs(&label, &dir, &read_crc, "read + CRC32C");
-        } else {
-            verify_vs(&label, &dir, &decompress_only, "decompress alone");
-        }
-        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
-    }
 }

@@ -6,8 +6,10 @@
 //! torn tail, no index files and no checkpoint (so the recovery point is 0, the start of the
 //! last segment), then runs the `kseg` binary of this build and, as the baseline, the one at
 //! `KSEG_BASE_BIN` (default `/tmp/kseg-base/kseg`, skipped when missing) in the same run.
-//! Prints for each the median wall time of `KSEG_BENCH_REPAIR_RUNS` runs (default 3) and the
-//! largest peak RSS (`wait4` rusage of the child) of:
+//! Prints for each the median wall time of `KSEG_BENCH_REPAIR_RUNS` runs (default 3), the
+//! median CPU time (user + system, the children's `getrusage`: the figure to read on a loaded
+//! machine, where wall time is mostly waiting for a core) and the largest peak RSS (`wait4`
+//! rusage of the child) of:
 //! - `recover` (dry run) and `recover --apply --no-backup` (the torn tail restored between
 //!   runs), next to one sequential read of the segment;
 //! - `rebuild-index --all` (dry run) on the recovered segment, next to shallow `verify`;
@@ -25,6 +27,8 @@ use std::time::Duration;
 #[path = "../tests/common/big_segment.rs"]
 mod big_segment;
 use big_segment::{closed_partition, empty_segments, run_measured_within, torn_segment};
+mod common;
+use common::{cpu_seconds, load_average, median};
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -36,6 +40,8 @@ fn env(name: &str, default: u64) -> u64 {
 /// Median seconds and largest peak RSS of `runs` runs, `prepare` called before each.
 struct Figure {
     secs: f64,
+    /// Median CPU seconds (user + system).
+    cpu: f64,
     rss: u64,
     /// Killed at the time limit in some run.
     timed_out: bool,
@@ -48,11 +54,13 @@ fn measure(
     limit: Option<Duration>,
     mut prepare: impl FnMut(),
 ) -> Figure {
-    let mut secs = Vec::new();
+    let (mut secs, mut cpu) = (Vec::new(), Vec::new());
     let (mut rss, mut timed_out) = (0, false);
     for _ in 0..runs {
         prepare();
+        let before = cpu_seconds(libc::RUSAGE_CHILDREN);
         let (code, r, s) = run_measured_within(bin, args, limit);
+        cpu.push(cpu_seconds(libc::RUSAGE_CHILDREN) - before);
         timed_out |= code < 0;
         // 0: nothing to do or applied; 1: a plan with changes.
         assert!(
@@ -66,42 +74,52 @@ fn measure(
             break;
         }
     }
-    secs.sort_by(f64::total_cmp);
     Figure {
-        secs: secs[secs.len() / 2],
+        secs: median(secs),
+        cpu: median(cpu),
         rss,
         timed_out,
     }
 }
 
-fn print(label: &str, f: &Figure, reference: Option<(f64, &str)>) {
+/// `reference` is (wall seconds, CPU seconds, name) of what the figure is compared with.
+fn print(label: &str, f: &Figure, reference: Option<(f64, f64, &str)>) {
     let time = if f.timed_out {
         format!(">{:.1} s (killed)", f.secs)
     } else {
         format!("{:.3} s", f.secs)
     };
     let ratio = reference
-        .map(|(r, name)| format!("  {:.2}x {name}", f.secs / r))
+        .map(|(r, c, name)| {
+            format!(
+                "  {:.2}x {name} (CPU {:.2}x)",
+                f.secs / r,
+                f.cpu / c.max(1e-6)
+            )
+        })
         .unwrap_or_default();
     println!(
-        "{label:<46} {time:>18}  peak RSS {:>7.1} MiB{ratio}",
+        "{label:<46} {time:>18} CPU {:>7.3} s  peak RSS {:>7.1} MiB{ratio}",
+        f.cpu,
         f.rss as f64 / (1 << 20) as f64
     );
 }
 
-/// Seconds of one sequential read of `p` in 1 MiB chunks (median of `runs`).
-fn read_once(p: &Path, runs: u64) -> f64 {
-    let mut t: Vec<f64> = (0..runs)
+/// Wall and CPU seconds of one sequential read of `p` in 1 MiB chunks (medians of `runs`).
+fn read_once(p: &Path, runs: u64) -> (f64, f64) {
+    let (wall, cpu): (Vec<f64>, Vec<f64>) = (0..runs)
         .map(|_| {
-            let started = std::time::Instant::now();
+            let (started, cpu) = (std::time::Instant::now(), cpu_seconds(libc::RUSAGE_SELF));
             let mut f = std::fs::File::open(p).unwrap();
             let mut buf = vec![0u8; 1 << 20];
             while f.read(&mut buf).unwrap() > 0 {}
-            started.elapsed().as_secs_f64()
+            (
+                started.elapsed().as_secs_f64(),
+                cpu_seconds(libc::RUSAGE_SELF) - cpu,
+            )
         })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+        .unzip();
+    (median(wall), median(cpu))
 }
 
 /// Puts the partition back as generated: the whole batches and the torn tail, no other file
@@ -151,12 +169,14 @@ fn main() {
     );
     let read = read_once(&log, runs);
     println!(
-        "{:<46} {:>18}",
+        "{:<46} {:>18} CPU {:>7.3} s  (load average {})",
         "read the segment once (1 MiB reads)",
-        format!("{read:.3} s")
+        format!("{:.3} s", read.0),
+        read.1,
+        load_average()
     );
     let d = dir.as_os_str();
-    let mut baseline: [Option<f64>; 4] = [None; 4];
+    let mut baseline: [Option<(f64, f64)>; 4] = [None; 4];
     let limit = Some(Duration::from_secs(125));
     for (name, bin) in &bins {
         let figures = [
@@ -200,15 +220,20 @@ fn main() {
         println!("-- {name}: {}", bin.display());
         for (i, (label, f)) in figures.iter().enumerate() {
             let mut reference = match i {
-                0 | 1 => Some((read, "read once")),
-                2 => Some((figures[3].1.secs, "verify")),
+                0 | 1 => Some((read.0, read.1, "read once")),
+                2 => Some((figures[3].1.secs, figures[3].1.cpu, "verify")),
                 _ => None,
             };
             print(label, f, reference.take());
             if *name == "baseline" {
-                baseline[i] = Some(f.secs);
-            } else if let Some(b) = baseline[i] {
-                println!("{:<46} {:>18.2}x the baseline's time", "", f.secs / b);
+                baseline[i] = Some((f.secs, f.cpu));
+            } else if let Some((b, c)) = baseline[i] {
+                println!(
+                    "{:<46} {:>18.2}x the baseline's time (CPU {:.2}x)",
+                    "",
+                    f.secs / b,
+                    f.cpu / c.max(1e-6)
+                );
             }
         }
     }
@@ -235,8 +260,8 @@ fn main() {
             None,
             || {},
         );
-        print(name, &f, base_secs.map(|b| (b, "baseline")));
-        base_secs.get_or_insert(f.secs);
+        print(name, &f, base_secs.map(|(b, c)| (b, c, "baseline")));
+        base_secs.get_or_insert((f.secs, f.cpu));
     }
     drop(tmp);
 
@@ -257,9 +282,9 @@ fn main() {
                 "{name}, {} index files",
                 if with_indexes { "with" } else { "without" }
             );
-            let reference = base_secs.map(|b| (b, "baseline"));
+            let reference = base_secs.map(|(b, c)| (b, c, "baseline"));
             print(&label, &f, reference);
-            base_secs.get_or_insert(f.secs);
+            base_secs.get_or_insert((f.secs, f.cpu));
         }
     }
 }

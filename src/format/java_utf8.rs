@@ -33,53 +33,82 @@ pub const REPLACEMENT: &str = "\u{FFFD}";
 
 /// The text of `bytes` as pieces: borrowed valid runs and [`REPLACEMENT`]s, in order.
 pub fn pieces(bytes: &[u8]) -> Pieces<'_> {
-    Pieces { rest: bytes }
+    // Valid text (most keys and values) in one piece, checked by the standard library's
+    // word-at-a-time validation, which beats the chunks' byte-at-a-time walk on ASCII.
+    let (from, whole): (&[u8], _) = match std::str::from_utf8(bytes) {
+        Ok(s) => (&[], (!s.is_empty()).then_some(s)),
+        Err(_) => (bytes, None),
+    };
+    Pieces {
+        from,
+        chunks: from.utf8_chunks(),
+        at: 0,
+        replacement_due: false,
+        whole,
+    }
 }
 
 /// The text of `bytes` as Java decodes it; borrowed when the bytes are valid UTF-8.
 pub fn lossy(bytes: &[u8]) -> Cow<'_, str> {
     let mut it = pieces(bytes);
-    match (it.next(), it.rest.is_empty()) {
-        (None, _) => Cow::Borrowed(""),
-        (Some(first), true) => Cow::Borrowed(first),
-        (Some(first), false) => {
-            let mut s = String::with_capacity(bytes.len() + 2);
-            s.push_str(first);
-            it.for_each(|p| s.push_str(p));
-            Cow::Owned(s)
-        }
-    }
+    let Some(first) = it.next() else {
+        return Cow::Borrowed("");
+    };
+    let Some(second) = it.next() else {
+        return Cow::Borrowed(first);
+    };
+    let mut s = String::with_capacity(bytes.len() + 2);
+    s.push_str(first);
+    s.push_str(second);
+    it.for_each(|p| s.push_str(p));
+    Cow::Owned(s)
 }
 
-/// Iterator of [`pieces`].
+/// Iterator of [`pieces`]. Valid runs and malformed sequences come from the standard
+/// library's UTF-8 chunks (one pass, no second validation of a run); where Java's
+/// replacement covers a different number of bytes than the chunk's invalid part (the
+/// surrogates `ED A0..BF`), the chunks start afresh after Java's.
 #[derive(Debug, Clone)]
 pub struct Pieces<'a> {
-    rest: &'a [u8],
+    /// The input from where `chunks` started.
+    from: &'a [u8],
+    chunks: std::str::Utf8Chunks<'a>,
+    /// Bytes of `from` that the chunks handed out so far.
+    at: usize,
+    /// A malformed sequence followed the valid run just handed out.
+    replacement_due: bool,
+    /// The whole input, when it is valid UTF-8 (then `from` is empty).
+    whole: Option<&'a str>,
 }
 
 impl<'a> Iterator for Pieces<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
-        if self.rest.is_empty() {
-            return None;
+        if let Some(whole) = self.whole.take() {
+            return Some(whole);
         }
-        match std::str::from_utf8(self.rest) {
-            Ok(s) => {
-                self.rest = &[];
-                Some(s)
-            }
-            Err(e) if e.valid_up_to() > 0 => {
-                let (valid, rest) = self.rest.split_at(e.valid_up_to());
-                self.rest = rest;
-                // Checked by from_utf8 up to here.
-                std::str::from_utf8(valid).ok()
-            }
-            Err(_) => {
-                self.rest = &self.rest[malformed_len(self.rest)..];
-                Some(REPLACEMENT)
-            }
+        if std::mem::take(&mut self.replacement_due) {
+            return Some(REPLACEMENT);
         }
+        let chunk = self.chunks.next()?;
+        let (valid, invalid) = (chunk.valid(), chunk.invalid());
+        self.at += valid.len();
+        if !invalid.is_empty() {
+            let java = malformed_len(&self.from[self.at..]);
+            if java == invalid.len() {
+                self.at += java;
+            } else {
+                self.from = &self.from[self.at + java..];
+                self.chunks = self.from.utf8_chunks();
+                self.at = 0;
+            }
+            if valid.is_empty() {
+                return Some(REPLACEMENT);
+            }
+            self.replacement_due = true;
+        }
+        Some(valid)
     }
 }
 
@@ -241,5 +270,59 @@ mod tests {
         assert_eq!(java(b"\xf0\x8f"), R.repeat(2));
         assert_eq!(java(b"\xf5\x80"), R.repeat(2));
         assert_eq!(java(b"\xf5"), R);
+    }
+
+    /// The decoding as first written (a valid prefix by `from_utf8`, then Java's malformed
+    /// length): the model the chunked iterator must agree with, piece for piece.
+    fn model(mut rest: &[u8]) -> Vec<&str> {
+        let mut out = Vec::new();
+        while !rest.is_empty() {
+            let valid = match std::str::from_utf8(rest) {
+                Ok(s) => s,
+                Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).unwrap(),
+            };
+            if !valid.is_empty() {
+                out.push(valid);
+                rest = &rest[valid.len()..];
+            } else {
+                out.push(R);
+                rest = &rest[malformed_len(rest)..];
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn chunked_pieces_agree_with_the_model() {
+        // Random bytes biased towards the lead and continuation bytes where the rules differ.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let alphabet = [
+            0x41, 0x80, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0, 0xe2, 0xed, 0xef, 0xf0, 0xf4,
+            0xf5, 0xff,
+        ];
+        for _ in 0..20_000 {
+            let len = (next() % 12) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    if r & 1 == 0 {
+                        alphabet[(r >> 8) as usize % alphabet.len()]
+                    } else {
+                        (r >> 16) as u8
+                    }
+                })
+                .collect();
+            assert_eq!(
+                pieces(&bytes).collect::<Vec<_>>(),
+                model(&bytes),
+                "{bytes:02x?}"
+            );
+        }
     }
 }

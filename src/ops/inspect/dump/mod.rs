@@ -798,7 +798,25 @@ impl<'o, 's> Walker<'o, 's> {
                 return self.records_error(position, info.last_offset, &e, "batch");
             }
         };
-        // Collect first: a legacy wrapper's base offset is its first inner offset.
+        let filter = &self.opts.filter;
+        // Streamed when nothing needs the whole batch first: the batch line comes before its
+        // records whatever they hold (no filter), and a v2 batch's base offset is its header's.
+        if filter.is_empty() && self.opts.deep && matches!(entry, Entry::V2(_)) {
+            self.emit(Event::Batch { info: &info, entry })?;
+            let mut batch = DeepBatch::new(position, entry, &info);
+            for r in records {
+                match r {
+                    Ok(view) => {
+                        let shown = batch_matches && self.in_bounds(view.offset);
+                        self.deep_record(&mut batch, view, shown, last_offset, regressions)?;
+                    }
+                    Err(e) => return self.records_error(position, info.last_offset, &e, "records"),
+                }
+            }
+            return Ok(());
+        }
+        // Collect first: a legacy wrapper's base offset is its first inner offset, and with a
+        // filter the batch line is shown only when a record of it is.
         let mut views = Vec::new();
         let mut error = None;
         for r in records {
@@ -813,7 +831,6 @@ impl<'o, 's> Walker<'o, 's> {
         if let (Entry::Legacy(_), Some(first)) = (entry, views.first()) {
             info.base_offset = Some(first.offset);
         }
-        let filter = &self.opts.filter;
         let shown: Vec<bool> = views
             .iter()
             .map(|v| batch_matches && filter.matches_record(v) && self.in_bounds(v.offset))
@@ -828,90 +845,95 @@ impl<'o, 's> Walker<'o, 's> {
             }
             return Ok(());
         }
-        // Record timestamps can be checked against the header only where the header's max
-        // is the max of the record timestamps as written (CreateTime v2).
-        let max_timestamp = match entry {
-            Entry::V2(b) if info.timestamp_type == "CreateTime" => Some(b.header.max_timestamp),
-            _ => None,
-        };
-        let batch_first = info.base_offset.unwrap_or(i64::MIN);
-        let mut prev_in_batch: Option<i64> = None;
+        let mut batch = DeepBatch::new(position, entry, &info);
         for (view, shown) in views.into_iter().zip(shown) {
-            let out_of_range = view.offset < batch_first || view.offset > info.last_offset;
-            if out_of_range || prev_in_batch.is_some_and(|p| view.offset <= p) {
-                let m = format!(
-                    "Record offset {} in the batch at position {position} is outside {batch_first}..={} or not above the previous record's",
-                    view.offset, info.last_offset
-                );
-                let f = Finding::error("record.offset", self.current.clone(), m);
-                self.finding(f.at(position).offset(view.offset))?;
-            }
-            prev_in_batch = Some(view.offset);
-            if max_timestamp.is_some_and(|max| view.timestamp > max) {
-                let m = format!(
-                    "Record at offset {} has timestamp {}, above its batch's max timestamp {}",
-                    view.offset,
-                    view.timestamp,
-                    max_timestamp.unwrap_or_default()
-                );
-                let f = Finding::error("record.timestamp", self.current.clone(), m);
-                self.finding(f.at(position).offset(view.offset))?;
-            }
-            if let Some(prev) = *last_offset {
-                if view.offset <= prev {
-                    regressions.push((prev, view.offset));
-                }
-            }
-            *last_offset = Some(view.offset);
-            let (mut control, mut control_text, mut decoded, mut fatal) = (None, None, None, None);
-            let (mut key_payload, mut value_payload) = (None, None);
-            if info.is_control {
-                match control_info(&view)
-                    .and_then(|c| Ok((c, control_record_text(view.key, view.value)?)))
-                {
-                    Ok((c, text)) => (control, control_text) = (Some(c), Some(text)),
-                    Err(e) => fatal = Some(format!("bad control record: {e}")),
-                }
-            } else if let (Some(d), true) = (self.decoder, self.opts.print_data) {
-                let r = decode_record(d, view.offset, view.key, view.value);
-                match r.fatal.clone() {
-                    Some(f) => fatal = Some(format!("kafka-dump-log would stop here: {f}")),
-                    None => decoded = Some(r),
-                }
-            } else if self.opts.print_data {
-                let read = |d: Option<&PayloadDecoder>, b: Option<&[u8]>| Some(d?.decode(b?));
-                key_payload = read(self.opts.key_decoder.as_ref(), view.key);
-                value_payload = read(self.opts.value_decoder.as_ref(), view.value);
-            }
-            if let Some(message) = fatal {
-                // Where kafka-dump-log dies on a record, kseg says why and goes on.
-                let f = Finding::error(
-                    "record.decode",
-                    self.current.clone(),
-                    format!("Error decoding the record at offset {} (batch at position {position}): {message}", view.offset),
-                );
-                self.finding(f.at(position).offset(view.offset))?;
-                continue;
-            }
-            if !shown || !self.take_record(view.offset) {
-                continue;
-            }
-            let rec = RecordInfo {
-                view,
-                batch_magic: info.magic,
-                is_control_batch: info.is_control,
-                control,
-                control_text,
-                decoded,
-                key_payload,
-                value_payload,
-            };
-            self.emit(Event::Record(&rec))?;
+            self.deep_record(&mut batch, view, shown, last_offset, regressions)?;
         }
         if let Some(e) = error {
             self.records_error(position, info.last_offset, &e, "records")?;
         }
         Ok(())
+    }
+
+    /// One record of a deep iteration: its checks, its decoding, and its event when `shown`.
+    fn deep_record(
+        &mut self,
+        batch: &mut DeepBatch,
+        view: RecordView<'_>,
+        shown: bool,
+        last_offset: &mut Option<i64>,
+        regressions: &mut Vec<(i64, i64)>,
+    ) -> Result<()> {
+        let position = batch.position;
+        let out_of_range = view.offset < batch.first || view.offset > batch.last;
+        if out_of_range || batch.prev.is_some_and(|p| view.offset <= p) {
+            let m = format!(
+                "Record offset {} in the batch at position {position} is outside {}..={} or not above the previous record's",
+                view.offset, batch.first, batch.last
+            );
+            let f = Finding::error("record.offset", self.current.clone(), m);
+            self.finding(f.at(position).offset(view.offset))?;
+        }
+        batch.prev = Some(view.offset);
+        if batch.max_timestamp.is_some_and(|max| view.timestamp > max) {
+            let m = format!(
+                "Record at offset {} has timestamp {}, above its batch's max timestamp {}",
+                view.offset,
+                view.timestamp,
+                batch.max_timestamp.unwrap_or_default()
+            );
+            let f = Finding::error("record.timestamp", self.current.clone(), m);
+            self.finding(f.at(position).offset(view.offset))?;
+        }
+        if let Some(prev) = *last_offset {
+            if view.offset <= prev {
+                regressions.push((prev, view.offset));
+            }
+        }
+        *last_offset = Some(view.offset);
+        let (mut control, mut control_text, mut decoded, mut fatal) = (None, None, None, None);
+        let (mut key_payload, mut value_payload) = (None, None);
+        if batch.is_control {
+            match control_info(&view)
+                .and_then(|c| Ok((c, control_record_text(view.key, view.value)?)))
+            {
+                Ok((c, text)) => (control, control_text) = (Some(c), Some(text)),
+                Err(e) => fatal = Some(format!("bad control record: {e}")),
+            }
+        } else if let (Some(d), true) = (self.decoder, self.opts.print_data) {
+            let r = decode_record(d, view.offset, view.key, view.value);
+            match r.fatal.clone() {
+                Some(f) => fatal = Some(format!("kafka-dump-log would stop here: {f}")),
+                None => decoded = Some(r),
+            }
+        } else if self.opts.print_data {
+            let read = |d: Option<&PayloadDecoder>, b: Option<&[u8]>| Some(d?.decode(b?));
+            key_payload = read(self.opts.key_decoder.as_ref(), view.key);
+            value_payload = read(self.opts.value_decoder.as_ref(), view.value);
+        }
+        if let Some(message) = fatal {
+            // Where kafka-dump-log dies on a record, kseg says why and goes on.
+            let f = Finding::error(
+                "record.decode",
+                self.current.clone(),
+                format!("Error decoding the record at offset {} (batch at position {position}): {message}", view.offset),
+            );
+            return self.finding(f.at(position).offset(view.offset));
+        }
+        if !shown || !self.take_record(view.offset) {
+            return Ok(());
+        }
+        let rec = RecordInfo {
+            view,
+            batch_magic: batch.magic,
+            is_control_batch: batch.is_control,
+            control,
+            control_text,
+            decoded,
+            key_payload,
+            value_payload,
+        };
+        self.emit(Event::Record(&rec))
     }
 
     /// Header-level checks of one batch: CRC, magic, count, offsets against the previous
@@ -1021,6 +1043,38 @@ impl<'o, 's> Walker<'o, 's> {
             ),
         };
         self.finding(Finding::error(check, reader.path(), message).at(position))
+    }
+}
+
+/// What the records of one batch are checked against in a deep iteration.
+struct DeepBatch {
+    position: u64,
+    /// The batch's first and last offsets (`first` is `i64::MIN` when unknown).
+    first: i64,
+    last: i64,
+    /// The previous record's offset in this batch.
+    prev: Option<i64>,
+    /// Record timestamps can be checked against the header only where the header's max is
+    /// the max of the record timestamps as written (CreateTime v2).
+    max_timestamp: Option<i64>,
+    magic: i8,
+    is_control: bool,
+}
+
+impl DeepBatch {
+    fn new(position: u64, entry: &Entry<'_>, info: &BatchInfo) -> Self {
+        DeepBatch {
+            position,
+            first: info.base_offset.unwrap_or(i64::MIN),
+            last: info.last_offset,
+            prev: None,
+            max_timestamp: match entry {
+                Entry::V2(b) if info.timestamp_type == "CreateTime" => Some(b.header.max_timestamp),
+                _ => None,
+            },
+            magic: info.magic,
+            is_control: info.is_control,
+        }
     }
 }
 
