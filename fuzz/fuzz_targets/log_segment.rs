@@ -1,13 +1,7 @@
-//! Arbitrary bytes as a `.log` segment: batch framing, CRCs, every codec, record parsing,
-//! legacy message sets, through the dump and verify paths.
+//! `kseg_fuzz::files::log_segment` under libFuzzer (the body is shared with the stable regression test).
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
+#[global_allocator]
+static ALLOC: kseg_fuzz::alloc::Counting = kseg_fuzz::alloc::Counting;
 
-#[path = "common.rs"]
-mod common;
-
-fuzz_target!(|data: &[u8]| {
-    let (_tmp, dir) = common::partition(&[("00000000000000000000.log", data)]);
-    common::read_everything(&dir);
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kseg_fuzz::files::log_segment(data));
