@@ -5,17 +5,28 @@
 //! batches, closed cleanly, with the log dir's checkpoint files a broker writes. Prints, on the
 //! same warm page cache, the median of five runs of `ls` (metadata and index tails only) and
 //! of three runs of shallow `verify` (every batch and its CRC), and their ratio.
+//!
+//! Then the log-dir-wide `recover` dry run (#22: it scales with the bytes past each recovery
+//! point, in parallel): a log dir of `KSEG_BENCH_LS_RECOVER_PARTITIONS` partitions (default 8)
+//! of four 32 MiB segments, planned as `kseg recover LOGDIR` plans it, with the recovery point
+//! checkpointed at the start of each last segment and then at the start of each log (the same
+//! files), each with `--jobs 1` and `--jobs 2`: the median of three runs and the bytes the engine
+//! read (`storage::progress`).
 
 use std::path::Path;
 
 use kseg::format::Compression;
 use kseg::ops::check::verify::{verify_paths, VerifyOptions};
 use kseg::ops::inspect::ls::{list_log_dir, LsOptions};
+use kseg::ops::repair::many::in_parallel;
+use kseg::ops::repair::recover::{plan, RecoverOptions};
 use kseg::storage::{CloseMode, Log, LogConfig};
 use rayon::prelude::*;
 
 mod common;
 use common::{batch, timed, RECORDS_PER_BATCH};
+#[path = "../tests/common/big_segment.rs"]
+mod big_segment;
 
 const SEGMENT_BYTES: u64 = 64 << 10;
 
@@ -107,5 +118,78 @@ fn main() {
         "ls takes {:.3}x the time of verify ({:.1}x faster)",
         ls / v,
         v / ls
+    );
+    drop(tmp);
+    recover_dry_runs();
+}
+
+/// Counts the bytes the engine reads.
+#[derive(Default)]
+struct ReadBytes(std::sync::atomic::AtomicU64);
+
+impl kseg::storage::progress::Progress for ReadBytes {
+    fn read(&self, bytes: u64) {
+        self.0
+            .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn wrote(&self, _: u64) {}
+}
+
+/// The log-dir-wide recover dry run, from the last segments and from the starts of the logs.
+fn recover_dry_runs() {
+    let partitions = env("KSEG_BENCH_LS_RECOVER_PARTITIONS", 8);
+    let tmp = tempfile::tempdir().unwrap();
+    let log_dir = tmp.path().join("data");
+    let lasts: Vec<i64> = (0..partitions)
+        .map(|p| big_segment::closed_partition(&log_dir, &format!("bench-{p}"), 4, 32 << 20))
+        .collect();
+    let dirs: Vec<_> = (0..partitions)
+        .map(|p| log_dir.join(format!("bench-{p}")))
+        .collect();
+    let size: u64 = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    println!(
+        "-- recover (dry run) of a log dir of {partitions} partitions x 4 segments of 32 MiB ({} MiB)",
+        size >> 20
+    );
+    let opts = RecoverOptions {
+        config: LogConfig::default(),
+        now_ms: 1_700_000_000_000,
+        recovery_point: None,
+        producer_id_expiration_ms: 86_400_000,
+    };
+    let mut figures = Vec::new();
+    for (label, at_start) in [("last segment", false), ("start of log", true)] {
+        let mut checkpoint = format!("0\n{partitions}\n");
+        for (p, last) in lasts.iter().enumerate() {
+            checkpoint += &format!("bench {p} {}\n", if at_start { 0 } else { *last });
+        }
+        std::fs::write(log_dir.join("recovery-point-offset-checkpoint"), checkpoint).unwrap();
+        for jobs in [1, 2] {
+            let counted = std::sync::Arc::new(ReadBytes::default());
+            let mut read = 0;
+            let secs = median(3, || {
+                counted.0.store(0, std::sync::atomic::Ordering::Relaxed);
+                let plans = kseg::storage::progress::watching(counted.clone(), || {
+                    in_parallel(&dirs, jobs, |d| plan(d, &opts).unwrap())
+                });
+                let recovered = plans[0].report.recovery_point;
+                assert_eq!(recovered, if at_start { 0 } else { lasts[0] });
+                read = counted.0.load(std::sync::atomic::Ordering::Relaxed);
+            });
+            println!(
+                "recovery point at the {label}, --jobs {jobs}: {secs:>8.3} s  ({} KiB read)",
+                read >> 10
+            );
+            figures.push(secs);
+        }
+    }
+    println!(
+        "from the last segments: {:.2}x the time from the starts of the logs (--jobs 2); --jobs 2 takes {:.2}x the time of --jobs 1 (from the starts)",
+        figures[1] / figures[3],
+        figures[3] / figures[2]
     );
 }

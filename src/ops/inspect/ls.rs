@@ -87,6 +87,37 @@ pub struct PartitionListing {
     pub findings: Vec<Finding>,
 }
 
+impl PartitionListing {
+    /// A directory's listing before anything in it was read.
+    fn unmeasured(
+        dir: PathBuf,
+        topic_partition: Option<(String, i32)>,
+        state: &'static str,
+        unique_id: Option<String>,
+    ) -> Self {
+        let (topic, partition) = topic_partition.unzip();
+        PartitionListing {
+            dir,
+            topic,
+            partition,
+            state,
+            unique_id,
+            topic_id: None,
+            size_in_bytes: 0,
+            segments: 0,
+            log_start_offset: None,
+            log_end_offset: None,
+            high_watermark: None,
+            recovery_point: None,
+            cleaner_checkpoint: None,
+            last_modified_ms: None,
+            max_timestamp: None,
+            log_bytes_read: 0,
+            findings: Vec::new(),
+        }
+    }
+}
+
 /// Sums over a topic or a log dir.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -445,25 +476,12 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
         let (state, unique_id) = parsed
             .as_ref()
             .map_or(("unparseable", None), |pd| state_name(&pd.state));
-        let mut p = PartitionListing {
-            dir: dir.clone(),
-            topic: parsed.as_ref().map(|pd| pd.topic.clone()),
-            partition: parsed.as_ref().map(|pd| pd.partition),
+        let mut p = PartitionListing::unmeasured(
+            dir.clone(),
+            parsed.as_ref().map(|pd| (pd.topic.clone(), pd.partition)),
             state,
             unique_id,
-            topic_id: None,
-            size_in_bytes: 0,
-            segments: 0,
-            log_start_offset: None,
-            log_end_offset: None,
-            high_watermark: None,
-            recovery_point: None,
-            cleaner_checkpoint: None,
-            last_modified_ms: None,
-            max_timestamp: None,
-            log_bytes_read: 0,
-            findings: Vec::new(),
-        };
+        );
         if parsed.is_none() {
             let m = format!(
                 "'{name}' is not a partition directory name (topic-partition, or with a .uniqueId-delete, -future or -stray suffix): the broker fails this whole log dir at start-up"
@@ -690,25 +708,13 @@ mod tests {
         }
         assert_eq!(image.partitions[&(id.to_owned(), 7)], [4, 2, 3]);
         let listing = |image: &MetadataImage, broker| {
-            let mut p = PartitionListing {
-                dir: PathBuf::from("orders-7"),
-                topic: Some("orders".into()),
-                partition: Some(7),
-                state: "live",
-                unique_id: None,
-                topic_id: Some(id.into()),
-                size_in_bytes: 0,
-                segments: 0,
-                log_start_offset: None,
-                log_end_offset: None,
-                high_watermark: None,
-                recovery_point: None,
-                cleaner_checkpoint: None,
-                last_modified_ms: None,
-                max_timestamp: None,
-                log_bytes_read: 0,
-                findings: Vec::new(),
-            };
+            let mut p = PartitionListing::unmeasured(
+                PathBuf::from("orders-7"),
+                Some(("orders".into(), 7)),
+                "live",
+                None,
+            );
+            p.topic_id = Some(id.into());
             judge_against_metadata(&mut p, Some(image), Some(broker));
             p.findings.iter().map(|f| f.check).collect::<Vec<_>>()
         };
