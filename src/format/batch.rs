@@ -151,6 +151,13 @@ impl BatchHeader {
         i64::from(self.length) + LOG_OVERHEAD_BYTES as i64
     }
 
+    /// The last offset, None when base offset + last offset delta overflows (such a batch is
+    /// invalid: [`super::entry::offset_limit`]).
+    pub fn checked_last_offset(&self) -> Option<i64> {
+        self.base_offset
+            .checked_add(i64::from(self.last_offset_delta))
+    }
+
     pub fn last_offset(&self) -> i64 {
         self.base_offset
             .wrapping_add(i64::from(self.last_offset_delta))

@@ -102,8 +102,7 @@ pub fn peek_header(buf: &[u8], available: u64) -> Option<EntryHeader> {
         }
         m if m >= MAGIC_V2 && len >= RECORD_BATCH_OVERHEAD_BYTES => {
             let h = super::batch::BatchHeader::decode(buf).ok()?;
-            let last = h.base_offset.checked_add(i64::from(h.last_offset_delta));
-            offset_limit(h.base_offset, last, 0).ok()?;
+            offset_limit(h.base_offset, h.checked_last_offset(), 0).ok()?;
             Some(EntryHeader {
                 size: len as u64,
                 magic,
@@ -179,16 +178,11 @@ impl<'a> Entry<'a> {
         .and_then(|e| e.next_offset().map(|_| e))
     }
 
-    /// The offset after this entry's last: None when it does not exist, so the entry is invalid
-    /// data ([`offset_limit`]).
+    /// The offset after this entry's last; an error when there is none, which makes the entry
+    /// invalid data ([`offset_limit`]).
     pub fn next_offset(&self) -> Result<i64> {
         let (first, last) = match self {
-            Entry::V2(b) => (
-                b.header.base_offset,
-                b.header
-                    .base_offset
-                    .checked_add(i64::from(b.header.last_offset_delta)),
-            ),
+            Entry::V2(b) => (b.header.base_offset, b.header.checked_last_offset()),
             Entry::Legacy(m) => (m.offset, Some(m.offset)),
         };
         offset_limit(first, last, 0)
