@@ -32,7 +32,10 @@ struct IndexFile {
     /// `segment.index.bytes`: what a new file, `reset` and the active segment are sized to.
     max_index_bytes: u64,
     max_entries: u64,
-    file: Option<File>,
+    /// Whether the file was opened (materialised, or opened for lookups), and for writing.
+    /// No descriptor is kept between calls: a log of 10,000 segments would hold 20,000 (Kafka
+    /// too closes an index's file once it is mapped).
+    opened: Option<Access>,
     /// The entries the index holds: the whole slots of the file as it was opened, then the
     /// ones appended since.
     entries: u64,
@@ -41,6 +44,12 @@ struct IndexFile {
     pending: Vec<u8>,
     /// The slot of `pending`'s first byte.
     pending_slot: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Access {
+    Read,
+    ReadWrite,
 }
 
 /// How many bytes of appended entries [`IndexFile`] gathers before it writes them.
@@ -62,7 +71,7 @@ impl IndexFile {
             entry_bytes,
             max_index_bytes,
             max_entries: max_index_bytes / entry_bytes,
-            file: None,
+            opened: None,
             entries: 0,
             pending: Vec::new(),
             pending_slot: 0,
@@ -76,18 +85,18 @@ impl IndexFile {
         let mut index = IndexFile::new(path.to_path_buf(), entry_bytes, 0);
         index.entries = len / entry_bytes;
         index.max_entries = index.entries;
-        index.file = Some(file);
+        index.opened = Some(Access::Read);
         Ok(index)
     }
 
     fn is_open(&self) -> bool {
-        self.file.is_some()
+        self.opened.is_some()
     }
 
     /// Opens the file on first access; an existing one's whole slots become the entries,
     /// unless `keep` is false (a reset, which drops them).
     fn materialize(&mut self, keep: bool) -> Result<()> {
-        if self.file.is_some() {
+        if self.opened.is_some() {
             return Ok(());
         }
         let existed = self.path.exists();
@@ -108,18 +117,24 @@ impl IndexFile {
             self.max_entries = size / self.entry_bytes;
             self.entries = 0;
         }
-        self.file = Some(file);
+        self.opened = Some(Access::ReadWrite);
         Ok(())
     }
 
-    fn file(&mut self) -> Result<&mut File> {
-        if self.file.is_none() {
+    /// The file, opened again as it was first opened (never created: a deleted index stays
+    /// deleted).
+    fn file(&self) -> Result<File> {
+        let Some(access) = self.opened else {
             return Err(Error::invalid(
                 &self.path,
                 "index used before it was opened",
             ));
-        }
-        Ok(self.file.as_mut().expect("checked"))
+        };
+        OpenOptions::new()
+            .read(true)
+            .write(access == Access::ReadWrite)
+            .open(&self.path)
+            .map_err(|e| Error::io(&self.path, e))
     }
 
     /// The bytes of entry `slot` (below [`Self::entries`]) into `out`: from the entries
@@ -132,12 +147,7 @@ impl IndexFile {
             out.copy_from_slice(&self.pending[at..at + out.len()]);
             return Ok(());
         }
-        let Some(file) = &self.file else {
-            return Err(Error::invalid(
-                &self.path,
-                "index used before it was opened",
-            ));
-        };
+        let file = self.file()?;
         let pos = slot * self.entry_bytes;
         file.read_exact_at(out, pos).map_err(|e| {
             Error::io(
@@ -174,7 +184,12 @@ impl IndexFile {
     /// Puts `bytes` in slot `slot`: gathered with the entries appended just before, written
     /// when enough are (or at [`Self::write_pending`]).
     fn write_slot(&mut self, slot: u64, bytes: &[u8]) -> Result<()> {
-        self.file()?;
+        if self.opened != Some(Access::ReadWrite) {
+            return Err(Error::invalid(
+                &self.path,
+                "index written before it was opened for writing",
+            ));
+        }
         let pending_end = self.pending_slot + (self.pending.len() as u64) / self.entry_bytes;
         if self.pending.is_empty() || slot != pending_end {
             self.write_pending()?;
@@ -225,8 +240,8 @@ impl IndexFile {
     fn sync(&mut self) -> Result<()> {
         let path = self.path.clone();
         self.write_pending()?;
-        match &self.file {
-            Some(f) => super::files::sync_all(f, &path),
+        match self.opened {
+            Some(_) => super::files::sync_all(&self.file()?, &path),
             None => Ok(()),
         }
     }
