@@ -803,7 +803,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__recover)
-            opts="-v -q -h -V --recovery-point --salvage --jobs --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
+            opts="-v -q -h -V --recovery-point --salvage --jobs --remains --apply --no-backup --backup-dir --json --verbose --quiet --now --index-interval-bytes --segment-index-bytes --producer-id-expiration-ms --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

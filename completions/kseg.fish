@@ -178,6 +178,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l remains -d 'Also say what `verify --deep` will still report once the plan is carried out (damage the broker\'s recovery keeps): a deep read of each whole partition, where the plan itself reads only what lies past the recovery point'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan or report as JSON'

@@ -110,6 +110,7 @@ fn tables_and_reports_at_80_columns() {
         "recover-g-corrupt-middle",
         &[
             "recover",
+            "--remains",
             "../shared/reference/g-corrupt-middle/input/orders-0",
         ],
     );

@@ -73,7 +73,7 @@ struct Counts {
 /// One case: the partition `dir` (a damaged copy) recovered and verified.
 fn check_case(dir: &Path, what: &str, counts: &mut Counts) {
     counts.cases += 1;
-    let p = match plan(dir, &common::recover_options(NOW_MS)) {
+    let mut p = match plan(dir, &common::recover_options(NOW_MS)) {
         Ok(p) => p,
         Err(e) => {
             let msg = e.to_string();
@@ -82,7 +82,9 @@ fn check_case(dir: &Path, what: &str, counts: &mut Counts) {
             return;
         }
     };
-    let announced = p.remains.clone().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(p.remains.is_none(), "{what}: a plan checks what remains only when asked");
+    p.check_remains();
+    let announced = p.remains.clone().unwrap().unwrap_or_else(|e| panic!("{what}: {e}"));
     if !announced.is_empty() {
         counts.with_remains += 1;
     }
@@ -247,13 +249,14 @@ fn short_indexes_and_short_torn_tails_are_reported_and_repaired() {
             .map(|f| (f.file.clone(), f.position))
             .collect();
         assert_eq!(found, vec![(file.clone(), Some(position))], "{name} {n}");
-        let p = plan(&dir, &common::recover_options(NOW_MS)).unwrap();
+        let mut p = plan(&dir, &common::recover_options(NOW_MS)).unwrap();
+        p.check_remains();
         assert!(
             p.changes.iter().any(|c| c.file() == file),
             "{name} {n}: {:?}",
             p.changes
         );
-        assert_eq!(p.remains.as_deref().unwrap(), &[], "{name} {n}");
+        assert_eq!(p.remains.clone().unwrap().unwrap(), &[], "{name} {n}");
         p.apply(&ApplyOptions {
             backup: Backup::None,
             fail_before_step: None,

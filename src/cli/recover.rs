@@ -41,6 +41,11 @@ pub struct RecoverArgs {
     /// Partitions planned at once (default: the number of CPUs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
+    /// Also say what `verify --deep` will still report once the plan is carried out (damage
+    /// the broker's recovery keeps): a deep read of each whole partition, where the plan
+    /// itself reads only what lies past the recovery point.
+    #[arg(long)]
+    pub remains: bool,
     #[command(flatten)]
     pub repair: RepairArgs,
 }
@@ -61,10 +66,11 @@ fn clamp_note(plan: &RecoverPlan) {
 /// recovery keeps, for `salvage`, a re-produce or a decision by hand.
 fn remains_text(plan: &RecoverPlan) -> String {
     match &plan.remains {
-        Ok(found) if found.is_empty() => {
+        None => String::new(),
+        Some(Ok(found)) if found.is_empty() => {
             "remains after recovery: nothing verify --deep reports\n".to_string()
         }
-        Ok(found) => {
+        Some(Ok(found)) => {
             let errors = found
                 .iter()
                 .filter(|f| f.severity == Severity::Error)
@@ -79,7 +85,7 @@ fn remains_text(plan: &RecoverPlan) -> String {
             }
             out
         }
-        Err(e) => format!("remains after recovery: could not be checked: {e}\n"),
+        Some(Err(e)) => format!("remains after recovery: could not be checked: {e}\n"),
     }
 }
 
@@ -106,7 +112,10 @@ pub fn run(args: RecoverArgs) -> u8 {
     if let [dir] = dirs.as_slice() {
         if args.paths.len() == 1 && args.paths[0] == *dir {
             let planned = args.repair.progress("recovering").run(|| {
-                let plan = plan(dir, &opts).map_err(|e| fail(&e))?;
+                let mut plan = plan(dir, &opts).map_err(|e| fail(&e))?;
+                if args.remains {
+                    plan.check_remains();
+                }
                 if let Some(out) = &args.salvage {
                     super::salvage::save(&plan, &opts, out)?;
                 }
@@ -142,7 +151,16 @@ pub fn run(args: RecoverArgs) -> u8 {
     let results = args
         .repair
         .progress("recovering")
-        .run(|| in_parallel(&dirs, jobs(args.jobs), |d| plan(d, &opts)));
+        .run(|| {
+            in_parallel(&dirs, jobs(args.jobs), |d| {
+                plan(d, &opts).map(|mut p| {
+                    if args.remains {
+                        p.check_remains();
+                    }
+                    p
+                })
+            })
+        });
     let mut code = EXIT_OK;
     let mut plans = Vec::new();
     let mut shares = Vec::new();

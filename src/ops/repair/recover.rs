@@ -48,8 +48,10 @@ pub struct RecoverPlan {
     /// What `verify --deep` reports on the directory as recovery leaves it (errors and
     /// warnings the broker's recovery keeps: a batch whose CRC holds but whose records do not
     /// decode, offsets out of order, counts, timestamps, leader-epoch coverage…), in the
-    /// directory's own paths; the reason when it could not be checked.
-    pub remains: std::result::Result<Vec<Finding>, String>,
+    /// directory's own paths; the reason when it could not be checked. `None` until
+    /// [`RecoverPlan::check_remains`] runs: it reads the whole partition, where the plan reads
+    /// only what lies past the recovery point.
+    pub remains: Option<std::result::Result<Vec<Finding>, String>>,
     /// Holds the staged files the writes come from.
     _scratch: crate::storage::files::Staging,
 }
@@ -163,7 +165,6 @@ fn plan_load(dir: &Path, opts: &RecoverOptions, had_clean_shutdown: bool) -> Res
     let load_time = started.elapsed();
     let first_segment_base = log.segments().next().map_or(0, |s| s.base_offset());
     log.close(CloseMode::Clean)?;
-    let remains = remains(&work, dir);
     let mut changes = apply::diff_dirs(dir, &work, &|_| true)?;
     let split = split_changes(dir, &work, &report, &mut changes)?;
     swap_renames(dir, &work, &report, &mut changes)?;
@@ -196,7 +197,7 @@ fn plan_load(dir: &Path, opts: &RecoverOptions, had_clean_shutdown: bool) -> Res
         report,
         changes,
         load_time,
-        remains,
+        remains: None,
         _scratch: scratch,
     })
 }
@@ -225,6 +226,11 @@ fn remains(work: &Path, dir: &Path) -> std::result::Result<Vec<Finding>, String>
 }
 
 impl RecoverPlan {
+    /// Fills [`RecoverPlan::remains`]: `verify --deep` of the directory as the plan leaves it.
+    pub fn check_remains(&mut self) {
+        self.remains = Some(remains(&self.work(), &self.dir));
+    }
+
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty()
     }
@@ -254,7 +260,7 @@ impl RecoverPlan {
             "logEndOffset": self.report.log_end_offset,
             "events": events,
             "dropped": dropped(self).ok(),
-            "remains": self.remains.as_ref().ok(),
+            "remains": self.remains.as_ref().and_then(|r| r.as_ref().ok()),
             "changes": self.changes,
         })
     }
