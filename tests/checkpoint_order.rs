@@ -32,17 +32,7 @@ fn realworld_checkpoints(root: &Path, into: &Path) -> Vec<PathBuf> {
         // An archive without checkpoints makes tar fail "not found in archive": fine.
         let _ = status;
     }
-    let mut stack = vec![into.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
+    out.extend(common::files_under(into));
     out.sort();
     out
 }

@@ -17,20 +17,13 @@ const NOW: i64 = 1_730_100_000_000;
 
 /// Every file under `root` (relative path → bytes).
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
+    common::files_under(root)
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            (rel, std::fs::read(&p).unwrap())
+        })
+        .collect()
 }
 
 /// Names that differ between two trees, for the failure message.
@@ -215,16 +208,7 @@ const CASES: &[Case] = &[
                 ],
             )
         },
-        run: |logs, o| {
-            recover_run(
-                &[
-                    logs.join("orders-0"),
-                    logs.join("orders-1"),
-                    logs.join("orders-2"),
-                ],
-                o,
-            )
-        },
+        run: |logs, o| recover_run(&[logs.join("orders-0"), logs.join("orders-1")], o),
         args: &["recover", "--jobs", "1"],
         paths: &["."],
     },

@@ -390,3 +390,20 @@ pub fn write_values(dir: &Path, topic: &str, values: &[Vec<u8>]) -> PathBuf {
     kseg_write(&spec.to_string(), &part);
     part
 }
+
+/// Every file under `root`, subdirectories included, in no particular order.
+pub fn files_under(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
