@@ -82,9 +82,16 @@ fn check_case(dir: &Path, what: &str, counts: &mut Counts) {
             return;
         }
     };
-    assert!(p.remains.is_none(), "{what}: a plan checks what remains only when asked");
+    assert!(
+        p.remains.is_none(),
+        "{what}: a plan checks what remains only when asked"
+    );
     p.check_remains();
-    let announced = p.remains.clone().unwrap().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let announced = p
+        .remains
+        .clone()
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     if !announced.is_empty() {
         counts.with_remains += 1;
     }

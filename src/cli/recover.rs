@@ -148,19 +148,16 @@ pub fn run(args: RecoverArgs) -> u8 {
             &"--salvage takes one partition directory: a salvage is a partition of its own",
         );
     }
-    let results = args
-        .repair
-        .progress("recovering")
-        .run(|| {
-            in_parallel(&dirs, jobs(args.jobs), |d| {
-                plan(d, &opts).map(|mut p| {
-                    if args.remains {
-                        p.check_remains();
-                    }
-                    p
-                })
+    let results = args.repair.progress("recovering").run(|| {
+        in_parallel(&dirs, jobs(args.jobs), |d| {
+            plan(d, &opts).map(|mut p| {
+                if args.remains {
+                    p.check_remains();
+                }
+                p
             })
-        });
+        })
+    });
     let mut code = EXIT_OK;
     let mut plans = Vec::new();
     let mut shares = Vec::new();
