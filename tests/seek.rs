@@ -154,15 +154,19 @@ fn partitions() -> Vec<PathBuf> {
         .collect()
 }
 
-/// First, last, every index entry's offset and its neighbours, every batch's first and last
-/// offset, gaps (offsets no record has) and past the end: or simply every offset when few.
-fn sample_offsets(log: &[(i64, Vec<Batch>)]) -> BTreeSet<i64> {
-    let end = log
-        .iter()
+/// One past the last offset of any batch: the log end the brute-force models stop at.
+fn log_end(log: &[(i64, Vec<Batch>)]) -> i64 {
+    log.iter()
         .flat_map(|(_, bs)| bs)
         .map(|b| b.last_offset + 1)
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+/// First, last, every index entry's offset and its neighbours, every batch's first and last
+/// offset, gaps (offsets no record has) and past the end: or simply every offset when few.
+fn sample_offsets(log: &[(i64, Vec<Batch>)]) -> BTreeSet<i64> {
+    let end = log_end(log);
     if end <= 3000 {
         return (0..=end + 1).collect();
     }
@@ -1001,12 +1005,7 @@ fn assert_replay_counted(dir: &Path, log: &[(i64, Vec<Batch>)], bytes_read: u64)
     if dump_with(dir, DumpOptions::default()).damage > 0 {
         return;
     }
-    let end = log
-        .iter()
-        .flat_map(|(_, bs)| bs)
-        .map(|b| b.last_offset + 1)
-        .max()
-        .unwrap_or(0);
+    let end = log_end(log);
     let snapshot = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| {
