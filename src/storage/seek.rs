@@ -635,19 +635,84 @@ impl IndexPages {
     }
 }
 
-/// A segment's `.index`, read through [`IndexPages`].
+/// One index file of kind `K` read through [`IndexPages`].
 #[derive(Debug)]
-struct OffsetIndex {
+struct PagedIndex<K> {
     pages: IndexPages,
     base: i64,
+    kind: std::marker::PhantomData<K>,
 }
 
-/// A segment's `.timeindex`, read through [`IndexPages`].
-#[derive(Debug)]
-struct TimeIndex {
-    pages: IndexPages,
-    base: i64,
+/// What tells an offset index from a time index to the one paged lookup.
+trait IndexKind {
+    type Entry: Copy;
+    /// The entry's bytes (one slot) decoded against the segment's base offset.
+    fn decode(slot: &[u8], base: i64) -> Self::Entry;
+    /// What the binary search compares.
+    fn key(e: &Self::Entry) -> i64;
+    /// The entry as printed in a damage message.
+    fn pair(e: &Self::Entry) -> (i64, i64);
+    /// Whether `b` may follow `a` in an undamaged index.
+    fn ascends(a: &Self::Entry, b: &Self::Entry) -> bool;
+    /// What a lookup below the first entry answers.
+    fn before_first(base: i64) -> Self::Entry;
 }
+
+#[derive(Debug)]
+struct OffsetKind;
+
+#[derive(Debug)]
+struct TimeKind;
+
+impl IndexKind for OffsetKind {
+    type Entry = OffsetIndexEntry;
+    fn decode(slot: &[u8], base: i64) -> OffsetIndexEntry {
+        decode_offset_index_entry_bytes(slot.try_into().expect("one slot"), base)
+    }
+    fn key(e: &OffsetIndexEntry) -> i64 {
+        e.offset
+    }
+    fn pair(e: &OffsetIndexEntry) -> (i64, i64) {
+        (e.offset, e.position.into())
+    }
+    fn ascends(a: &OffsetIndexEntry, b: &OffsetIndexEntry) -> bool {
+        b.offset > a.offset && b.position > a.position
+    }
+    fn before_first(base: i64) -> OffsetIndexEntry {
+        OffsetIndexEntry {
+            offset: base,
+            position: 0,
+        }
+    }
+}
+
+impl IndexKind for TimeKind {
+    type Entry = TimeIndexEntry;
+    fn decode(slot: &[u8], base: i64) -> TimeIndexEntry {
+        decode_time_index_entry_bytes(slot.try_into().expect("one slot"), base)
+    }
+    fn key(e: &TimeIndexEntry) -> i64 {
+        e.timestamp
+    }
+    fn pair(e: &TimeIndexEntry) -> (i64, i64) {
+        (e.timestamp, e.offset)
+    }
+    fn ascends(a: &TimeIndexEntry, b: &TimeIndexEntry) -> bool {
+        b.timestamp > a.timestamp && b.offset >= a.offset
+    }
+    fn before_first(base: i64) -> TimeIndexEntry {
+        TimeIndexEntry {
+            timestamp: NO_TIMESTAMP,
+            offset: base,
+        }
+    }
+}
+
+/// A segment's `.index`.
+type OffsetIndex = PagedIndex<OffsetKind>;
+
+/// A segment's `.timeindex`.
+type TimeIndex = PagedIndex<TimeKind>;
 
 type Loaded<T> = std::result::Result<T, IndexProblem>;
 
@@ -666,7 +731,7 @@ fn read_offset_index(path: &Path, base: i64) -> Result<Loaded<OffsetIndex>> {
     if let Err(why) = offset_index_sanity_check(&last, len as usize, base, &name) {
         return Ok(Err(IndexProblem::Damaged(why)));
     }
-    Ok(Ok(OffsetIndex { pages, base }))
+    Ok(Ok(PagedIndex::new(pages, base)))
 }
 
 /// Kafka's sanity check on a `.timeindex` opened page by page (first and last entries, length).
@@ -678,102 +743,48 @@ fn read_time_index(path: &Path, base: i64) -> Result<Loaded<TimeIndex>> {
     if let Err(why) = time_index_sanity_check(&pages.ends()?, len as usize, base, &name) {
         return Ok(Err(IndexProblem::Damaged(why)));
     }
-    Ok(Ok(TimeIndex { pages, base }))
+    Ok(Ok(PagedIndex::new(pages, base)))
 }
 
-impl OffsetIndex {
-    fn entry(&self, i: usize) -> Result<OffsetIndexEntry> {
-        let b = self.pages.bytes(i)?;
-        Ok(decode_offset_index_entry_bytes(
-            b.as_slice().try_into().expect("one slot"),
-            self.base,
-        ))
+impl<K: IndexKind> PagedIndex<K> {
+    fn new(pages: IndexPages, base: i64) -> Self {
+        PagedIndex {
+            pages,
+            base,
+            kind: std::marker::PhantomData,
+        }
     }
 
-    fn last(&self) -> Result<Option<OffsetIndexEntry>> {
+    fn entry(&self, i: usize) -> Result<K::Entry> {
+        Ok(K::decode(&self.pages.bytes(i)?, self.base))
+    }
+
+    fn last(&self) -> Result<Option<K::Entry>> {
         match self.pages.slots {
             0 => Ok(None),
             n => self.entry(n - 1).map(Some),
         }
     }
 
-    /// Kafka's lookup (`offset_index_lookup`'s search) reading only the slots it probes; the
-    /// probed slots and the answer's neighbours must ascend, else the index is damaged.
-    fn lookup(&self, target: i64) -> Result<Loaded<OffsetIndexEntry>> {
-        let warm = INDEX_WARM_SECTION_BYTES / OFFSET_INDEX_ENTRY_BYTES;
+    /// Kafka's lookup (`offset_index_lookup`'s and `time_index_lookup`'s search) reading only
+    /// the slots it probes; the probed slots and the answer's neighbours must ascend, else the
+    /// index is damaged.
+    fn lookup(&self, target: i64) -> Result<Loaded<K::Entry>> {
+        let warm = INDEX_WARM_SECTION_BYTES / self.pages.slot;
         let probed = Probes::default();
         let slot = largest_lower_bound_slot(
             self.pages.slots,
             warm,
-            |i| probed.key(i, || self.entry(i), |e| e.offset),
+            |i| probed.key(i, || self.entry(i), K::key),
             target,
         );
         let found = probed.finish(slot, self.pages.slots, |i| self.entry(i))?;
-        let entries: Vec<_> = found.iter().map(|(_, e)| *e).collect();
-        if let Some(w) = entries
-            .windows(2)
-            .find(|w| w[1].offset <= w[0].offset || w[1].position <= w[0].position)
-        {
-            return Ok(Err(not_ascending(
-                (w[0].offset, w[0].position.into()),
-                (w[1].offset, w[1].position.into()),
-            )));
+        if let Some(w) = found.windows(2).find(|w| !K::ascends(&w[0].1, &w[1].1)) {
+            return Ok(Err(not_ascending(K::pair(&w[0].1), K::pair(&w[1].1))));
         }
-        Ok(Ok(slot.map_or(
-            OffsetIndexEntry {
-                offset: self.base,
-                position: 0,
-            },
-            |s| found.iter().find(|(i, _)| *i == s).expect("probed").1,
-        )))
-    }
-}
-
-impl TimeIndex {
-    fn entry(&self, i: usize) -> Result<TimeIndexEntry> {
-        let b = self.pages.bytes(i)?;
-        Ok(decode_time_index_entry_bytes(
-            b.as_slice().try_into().expect("one slot"),
-            self.base,
-        ))
-    }
-
-    fn last(&self) -> Result<Option<TimeIndexEntry>> {
-        match self.pages.slots {
-            0 => Ok(None),
-            n => self.entry(n - 1).map(Some),
-        }
-    }
-
-    /// Kafka's timestamp lookup (`time_index_lookup`'s search), reading only the slots it
-    /// probes; they and the answer's neighbours must ascend.
-    fn lookup(&self, target: i64) -> Result<Loaded<TimeIndexEntry>> {
-        let warm = INDEX_WARM_SECTION_BYTES / TIME_INDEX_ENTRY_BYTES;
-        let probed = Probes::default();
-        let slot = largest_lower_bound_slot(
-            self.pages.slots,
-            warm,
-            |i| probed.key(i, || self.entry(i), |e| e.timestamp),
-            target,
-        );
-        let found = probed.finish(slot, self.pages.slots, |i| self.entry(i))?;
-        let entries: Vec<_> = found.iter().map(|(_, e)| *e).collect();
-        if let Some(w) = entries
-            .windows(2)
-            .find(|w| w[1].timestamp <= w[0].timestamp || w[1].offset < w[0].offset)
-        {
-            return Ok(Err(not_ascending(
-                (w[0].timestamp, w[0].offset),
-                (w[1].timestamp, w[1].offset),
-            )));
-        }
-        Ok(Ok(slot.map_or(
-            TimeIndexEntry {
-                timestamp: NO_TIMESTAMP,
-                offset: self.base,
-            },
-            |s| found.iter().find(|(i, _)| *i == s).expect("probed").1,
-        )))
+        Ok(Ok(slot.map_or(K::before_first(self.base), |s| {
+            found.iter().find(|(i, _)| *i == s).expect("probed").1
+        })))
     }
 }
 
