@@ -47,9 +47,14 @@ impl BytesFormat {
     /// itself for `hex` and `base64`.
     pub fn write_text(self, out: &mut impl Write, b: &[u8]) -> io::Result<()> {
         match self {
-            BytesFormat::Auto | BytesFormat::Utf8 => {
-                java_utf8::pieces(b).try_for_each(|piece| out.write_all(piece.as_bytes()))
-            }
+            BytesFormat::Auto | BytesFormat::Utf8 => match std::str::from_utf8(b) {
+                Ok(_) => out.write_all(b),
+                Err(_) => {
+                    let mut text = Vec::with_capacity(b.len() + b.len() / 2);
+                    java_utf8::replace_into(b, &mut text);
+                    out.write_all(&text)
+                }
+            },
             BytesFormat::Hex | BytesFormat::Base64 => out.write_all(self.encode(b).0.as_bytes()),
         }
     }
