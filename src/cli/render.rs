@@ -50,7 +50,7 @@ impl BytesFormat {
             BytesFormat::Auto | BytesFormat::Utf8 => match std::str::from_utf8(b) {
                 Ok(_) => out.write_all(b),
                 Err(_) => {
-                    let mut text = Vec::with_capacity(b.len() + b.len() / 2);
+                    let mut text = Vec::new();
                     java_utf8::replace_into(b, &mut text);
                     out.write_all(&text)
                 }

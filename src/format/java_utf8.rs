@@ -36,7 +36,7 @@ pub fn lossy(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => {
-            let mut out = Vec::with_capacity(bytes.len() + 2);
+            let mut out = Vec::new();
             replace_into(bytes, &mut out);
             Cow::Owned(String::from_utf8(out).expect("valid runs and replacements only"))
         }
