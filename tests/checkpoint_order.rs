@@ -194,3 +194,145 @@ fn a_clamped_high_watermark_keeps_the_brokers_order() {
     // aibulb and bheem6005-kafka (3.x, 51 entries), spooldir (2.1, 104), xpxwo100 (0.10, 53).
     assert_eq!(checked, 4, "{files:?}");
 }
+
+/// A log dir whose `recovery-point-offset-checkpoint` lists orders-0..8 in `recovery_order`
+/// (telling which broker build wrote the dir) and whose `cleaner-offset-checkpoint` lists
+/// `cleaner` (partitions of `orders`, offset 10 × p); what kseg writes to the cleaner file
+/// when `partition`'s entry becomes `after`, as partitions.
+fn cleaner_rewrite(
+    recovery_order: &[i32],
+    cleaner: &[i32],
+    partition: i32,
+    after: Option<i64>,
+) -> Vec<(i32, i64)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let e = |p: i32| ("orders".to_owned(), p, 10 * i64::from(p));
+    let recovery: Vec<_> = recovery_order.iter().map(|&p| e(p)).collect();
+    std::fs::write(
+        tmp.path().join("recovery-point-offset-checkpoint"),
+        write_text("0", &recovery),
+    )
+    .unwrap();
+    let file = tmp.path().join("cleaner-offset-checkpoint");
+    let before: Vec<_> = cleaner.iter().map(|&p| e(p)).collect();
+    std::fs::write(&file, write_text("0", &before)).unwrap();
+    let text = String::from_utf8(rewrite(&file, "orders", partition, after)).unwrap();
+    entries(&text).into_iter().map(|(_, p, o)| (p, o)).collect()
+}
+
+/// With offsets 10 × p, but partition `changed` at `offset`.
+fn cleaner_entries(order: &[i32], changed: i32, offset: i64) -> Vec<(i32, i64)> {
+    order
+        .iter()
+        .map(|&p| {
+            (
+                p,
+                if p == changed {
+                    offset
+                } else {
+                    10 * i64::from(p)
+                },
+            )
+        })
+        .collect()
+}
+
+/// Kafka 4.0's `LogCleanerManager.updateCheckpoints` (core/src/main/scala/kafka/log/
+/// LogCleanerManager.scala): `checkpoint.read().asScala.filter {..}.toMap`, then `- tp` and
+/// `+ (tp -> offset)`, written in the map's order. `OffsetCheckpointFile.read` (storage/.../
+/// checkpoint/OffsetCheckpointFile.java) fills a `java.util.HashMap`; the `filter` of its
+/// Scala wrapper builds a Scala 2.13 `mutable.HashMap` of 16 slots (`mutable.Map`'s factory,
+/// no size hint), and `toMap` a `Map1`..`Map4` in that order; `+` puts a new key last, a
+/// fifth key makes a CHAMP trie. By hand, for `orders-p`: the improved hashes' low 4 bits
+/// (the 16-slot bucket) are 9..15 for p = 0..6, 0 for 7, 1 for 8 (see
+/// `kafka_4_orders_a_new_recovery_point_entry_by_scala_2_13_hash_map`), so 1 reads before 3
+/// whatever the file's order; CHAMP puts the lone root entries first in slot order (3, 1, 5,
+/// 6, 2, 7, 4 for orders-0..8, `the_scala_orders_of_nine_partitions`) and 8, 0 (which share a
+/// root slot) after them. The dir is told as 4.0's by its recovery points, in 4.0's order.
+#[test]
+fn kafka_4_cleaner_checkpoint_of_up_to_4_entries() {
+    let kafka4 = [7, 8, 0, 1, 2, 3, 4, 5, 6];
+    // A changed value: read back in bucket order, so the file is reordered.
+    assert_eq!(
+        cleaner_rewrite(&kafka4, &[3, 1], 3, Some(33)),
+        cleaner_entries(&[1, 3], 3, 33)
+    );
+    // A new entry last, after the ones read back.
+    assert_eq!(
+        cleaner_rewrite(&kafka4, &[3, 1], 7, Some(70)),
+        cleaner_entries(&[1, 3, 7], 7, 70)
+    );
+    assert_eq!(
+        cleaner_rewrite(&kafka4, &[3, 1], 1, None),
+        cleaner_entries(&[3], 1, 0)
+    );
+    // A fifth entry: the CHAMP order.
+    assert_eq!(
+        cleaner_rewrite(&kafka4, &[5, 3, 1, 0], 8, Some(80)),
+        cleaner_entries(&[3, 1, 5, 8, 0], 8, 80)
+    );
+    // A trie of 5 stays a trie when one goes (`HashMap.removed` does not shrink to `Map4`).
+    assert_eq!(
+        cleaner_rewrite(&kafka4, &[3, 1, 5, 8, 0], 5, None),
+        cleaner_entries(&[3, 1, 8, 0], 5, 0)
+    );
+    // A dir that tells no writer gets 4.0's rule.
+    assert_eq!(
+        cleaner_rewrite(&[], &[3, 1], 7, Some(70)),
+        cleaner_entries(&[1, 3, 7], 7, 70)
+    );
+}
+
+/// Kafka 2.7 to 3.4 on Scala 2.12 (`git show 3.4:core/src/main/scala/kafka/log/
+/// LogCleanerManager.scala`, `updateCheckpoints`; `OffsetCheckpointFile.read` is
+/// `checkpoint.read().toMap` of the file's lines): up to 4 entries stay in file order, a
+/// changed value in place, a new one last; past 4 the 2.12 hash trie, where 8 and 0 (one root
+/// slot) come at that slot's place, first (`the_scala_orders_of_nine_partitions`: 8, 0, 3, 1,
+/// 5, 6, 2, 7, 4). Kafka 2.1's `filterKeys(logs.keys) ++ update` gives the same. The dir is
+/// told as a Scala 2.12 build's by its recovery points, in the trie's order.
+#[test]
+fn scala_2_12_cleaner_checkpoint_of_up_to_4_entries() {
+    let trie = [8, 0, 3, 1, 5, 6, 2, 7, 4];
+    assert_eq!(
+        cleaner_rewrite(&trie, &[3, 1], 3, Some(33)),
+        cleaner_entries(&[3, 1], 3, 33)
+    );
+    assert_eq!(
+        cleaner_rewrite(&trie, &[3, 1], 7, Some(70)),
+        cleaner_entries(&[3, 1, 7], 7, 70)
+    );
+    assert_eq!(
+        cleaner_rewrite(&trie, &[5, 3, 1, 0], 8, Some(80)),
+        cleaner_entries(&[8, 0, 3, 1, 5], 8, 80)
+    );
+    assert_eq!(
+        cleaner_rewrite(&trie, &[8, 0, 3, 1, 5], 3, None),
+        cleaner_entries(&[8, 0, 1, 5], 3, 0)
+    );
+}
+
+/// Kafka 0.10.1 (`git show 0.10.1.0:core/src/main/scala/kafka/log/LogCleanerManager.scala`,
+/// `updateCheckpoints`: `checkpoint.read().filterKeys(logs.keys) ++ update`;
+/// `kafka/server/OffsetCheckpoint.scala`'s `read` fills a `mutable.Map` in file order): up to
+/// 4 entries come back in Scala 2.11 `mutable.HashMap` order, `++` builds a `Map1`..`Map4`
+/// in it with a new key last. Keys are `TopicAndPartition`s; by hand (a separate model of
+/// `MurmurHash3.productHash` and `HashTable.index`), orders-0..3 fall in buckets 4, 12, 12,
+/// 14 of 16: walked from the last bucket, bucket 12's chain newest first, they read 3, 2, 1,
+/// 0. Past 4 the hash trie over those hashes: orders-0..4 as 3, 4, 0, 2, 1; orders-0..8 as
+/// 3, 4, 8, 0, 5, 2, 1, 6, 7 (the recovery points that tell the dir as 0.10's).
+#[test]
+fn kafka_0_10_cleaner_checkpoint_of_up_to_4_entries() {
+    let trie = [3, 4, 8, 0, 5, 2, 1, 6, 7];
+    assert_eq!(
+        cleaner_rewrite(&trie, &[0, 1, 2, 3], 0, Some(5)),
+        cleaner_entries(&[3, 2, 1, 0], 0, 5)
+    );
+    assert_eq!(
+        cleaner_rewrite(&trie, &[0, 1, 2], 5, Some(50)),
+        cleaner_entries(&[2, 1, 0, 5], 5, 50)
+    );
+    assert_eq!(
+        cleaner_rewrite(&trie, &[0, 1, 2, 3], 4, Some(40)),
+        cleaner_entries(&[3, 4, 0, 2, 1], 4, 40)
+    );
+}

@@ -369,4 +369,38 @@ mod tests {
             vec![3, 1, 5, 6, 2, 7, 4, 8, 0]
         );
     }
+    /// Values from a separate model of Scala 2.11's `MurmurHash3.productHash` (seed
+    /// 0xcafebabe, `mix` per element, `finalizeHash(h, 2)`, no `productPrefix`), which puts
+    /// Kafka 0.10's 53-entry checkpoints (`tests/checkpoint_order.rs`) in the broker's order.
+    #[test]
+    fn topic_and_partition_hash_is_scala_2_11_product_hash() {
+        assert_eq!(
+            topic_and_partition_hash("__consumer_offsets", 0),
+            -495_529_225
+        );
+        assert_eq!(topic_and_partition_hash("foo", 0), 1_104_605_615);
+        assert_eq!(topic_and_partition_hash("TEST-TOPIC", 0), 1_708_904_647);
+    }
+
+    /// Hash codes 0..12 used as keys. By hand (Scala 2.11 `HashTable.index`: the top 4 bits of
+    /// `rotateRight(byteswap32(h), 4)` at 16 slots, the top 5 at 32): buckets at 16 slots of
+    /// 0, 1, 2, 3 are 0, 6, 12, 2, so the walk from the last bucket gives 2, 1, 3, 0; 1 and 10
+    /// share bucket 6, the later first. The 13th entry passes 12 (3/4 of 16): the table
+    /// doubles, and moving bucket 6's chain (10, 1) entry by entry to the head of bucket 13
+    /// turns it round.
+    #[test]
+    fn scala_211_hash_table_walks_buckets_down_and_chains_newest_first() {
+        let order = |keys: Vec<i32>| scala_211_hash_table_order(keys, |k| *k);
+        assert_eq!(order(vec![0, 1, 2, 3]), vec![2, 1, 3, 0]);
+        assert_eq!(order(vec![1, 10]), vec![10, 1]);
+        assert_eq!(order(vec![10, 1]), vec![1, 10]);
+        assert_eq!(
+            order((0..12).collect()),
+            vec![8, 11, 2, 5, 4, 7, 10, 1, 9, 3, 6, 0]
+        );
+        assert_eq!(
+            order((0..13).collect()),
+            vec![8, 11, 2, 5, 4, 7, 1, 10, 9, 3, 12, 6, 0]
+        );
+    }
 }
