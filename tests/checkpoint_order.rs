@@ -220,21 +220,27 @@ fn cleaner_rewrite(
     entries(&text).into_iter().map(|(_, p, o)| (p, o)).collect()
 }
 
-/// With offsets 10 × p, but partition `changed` at `offset`.
-fn cleaner_entries(order: &[i32], changed: i32, offset: i64) -> Vec<(i32, i64)> {
-    order
-        .iter()
-        .map(|&p| {
-            (
-                p,
-                if p == changed {
-                    offset
-                } else {
-                    10 * i64::from(p)
-                },
-            )
-        })
-        .collect()
+/// One update of a cleaner file: its partitions before, the partition, its new offset (None:
+/// removed), the partitions after in the expected order.
+type CleanerCase<'a> = (&'a [i32], i32, Option<i64>, &'a [i32]);
+
+/// Each case's rewrite in a log dir told by `recovery_order` gives its expected order, the
+/// updated partition at its new offset and the others at 10 × p.
+fn check_cleaner_cases(recovery_order: &[i32], cases: &[CleanerCase]) {
+    for &(cleaner, partition, after, want) in cases {
+        let want: Vec<(i32, i64)> = want
+            .iter()
+            .map(|&p| match after {
+                Some(offset) if p == partition => (p, offset),
+                _ => (p, 10 * i64::from(p)),
+            })
+            .collect();
+        assert_eq!(
+            cleaner_rewrite(recovery_order, cleaner, partition, after),
+            want,
+            "{cleaner:?} with orders-{partition} at {after:?}, dir {recovery_order:?}"
+        );
+    }
 }
 
 /// Kafka 4.0's `LogCleanerManager.updateCheckpoints` (core/src/main/scala/kafka/log/
@@ -252,35 +258,22 @@ fn cleaner_entries(order: &[i32], changed: i32, offset: i64) -> Vec<(i32, i64)> 
 #[test]
 fn kafka_4_cleaner_checkpoint_of_up_to_4_entries() {
     let kafka4 = [7, 8, 0, 1, 2, 3, 4, 5, 6];
-    // A changed value: read back in bucket order, so the file is reordered.
-    assert_eq!(
-        cleaner_rewrite(&kafka4, &[3, 1], 3, Some(33)),
-        cleaner_entries(&[1, 3], 3, 33)
-    );
-    // A new entry last, after the ones read back.
-    assert_eq!(
-        cleaner_rewrite(&kafka4, &[3, 1], 7, Some(70)),
-        cleaner_entries(&[1, 3, 7], 7, 70)
-    );
-    assert_eq!(
-        cleaner_rewrite(&kafka4, &[3, 1], 1, None),
-        cleaner_entries(&[3], 1, 0)
-    );
-    // A fifth entry: the CHAMP order.
-    assert_eq!(
-        cleaner_rewrite(&kafka4, &[5, 3, 1, 0], 8, Some(80)),
-        cleaner_entries(&[3, 1, 5, 8, 0], 8, 80)
-    );
-    // A trie of 5 stays a trie when one goes (`HashMap.removed` does not shrink to `Map4`).
-    assert_eq!(
-        cleaner_rewrite(&kafka4, &[3, 1, 5, 8, 0], 5, None),
-        cleaner_entries(&[3, 1, 8, 0], 5, 0)
+    check_cleaner_cases(
+        &kafka4,
+        &[
+            // A changed value: read back in bucket order, so the file is reordered.
+            (&[3, 1], 3, Some(33), &[1, 3]),
+            // A new entry last, after the ones read back.
+            (&[3, 1], 7, Some(70), &[1, 3, 7]),
+            (&[3, 1], 1, None, &[3]),
+            // A fifth entry: the CHAMP order.
+            (&[5, 3, 1, 0], 8, Some(80), &[3, 1, 5, 8, 0]),
+            // A trie of 5 stays a trie when one goes (`HashMap.removed` makes no `Map4`).
+            (&[3, 1, 5, 8, 0], 5, None, &[3, 1, 8, 0]),
+        ],
     );
     // A dir that tells no writer gets 4.0's rule.
-    assert_eq!(
-        cleaner_rewrite(&[], &[3, 1], 7, Some(70)),
-        cleaner_entries(&[1, 3, 7], 7, 70)
-    );
+    check_cleaner_cases(&[], &[(&[3, 1], 7, Some(70), &[1, 3, 7])]);
 }
 
 /// Kafka 2.7 to 3.4 on Scala 2.12 (`git show 3.4:core/src/main/scala/kafka/log/
@@ -292,22 +285,14 @@ fn kafka_4_cleaner_checkpoint_of_up_to_4_entries() {
 /// told as a Scala 2.12 build's by its recovery points, in the trie's order.
 #[test]
 fn scala_2_12_cleaner_checkpoint_of_up_to_4_entries() {
-    let trie = [8, 0, 3, 1, 5, 6, 2, 7, 4];
-    assert_eq!(
-        cleaner_rewrite(&trie, &[3, 1], 3, Some(33)),
-        cleaner_entries(&[3, 1], 3, 33)
-    );
-    assert_eq!(
-        cleaner_rewrite(&trie, &[3, 1], 7, Some(70)),
-        cleaner_entries(&[3, 1, 7], 7, 70)
-    );
-    assert_eq!(
-        cleaner_rewrite(&trie, &[5, 3, 1, 0], 8, Some(80)),
-        cleaner_entries(&[8, 0, 3, 1, 5], 8, 80)
-    );
-    assert_eq!(
-        cleaner_rewrite(&trie, &[8, 0, 3, 1, 5], 3, None),
-        cleaner_entries(&[8, 0, 1, 5], 3, 0)
+    check_cleaner_cases(
+        &[8, 0, 3, 1, 5, 6, 2, 7, 4],
+        &[
+            (&[3, 1], 3, Some(33), &[3, 1]),
+            (&[3, 1], 7, Some(70), &[3, 1, 7]),
+            (&[5, 3, 1, 0], 8, Some(80), &[8, 0, 3, 1, 5]),
+            (&[8, 0, 3, 1, 5], 3, None, &[8, 0, 1, 5]),
+        ],
     );
 }
 
@@ -322,17 +307,12 @@ fn scala_2_12_cleaner_checkpoint_of_up_to_4_entries() {
 /// 3, 4, 8, 0, 5, 2, 1, 6, 7 (the recovery points that tell the dir as 0.10's).
 #[test]
 fn kafka_0_10_cleaner_checkpoint_of_up_to_4_entries() {
-    let trie = [3, 4, 8, 0, 5, 2, 1, 6, 7];
-    assert_eq!(
-        cleaner_rewrite(&trie, &[0, 1, 2, 3], 0, Some(5)),
-        cleaner_entries(&[3, 2, 1, 0], 0, 5)
-    );
-    assert_eq!(
-        cleaner_rewrite(&trie, &[0, 1, 2], 5, Some(50)),
-        cleaner_entries(&[2, 1, 0, 5], 5, 50)
-    );
-    assert_eq!(
-        cleaner_rewrite(&trie, &[0, 1, 2, 3], 4, Some(40)),
-        cleaner_entries(&[3, 4, 0, 2, 1], 4, 40)
+    check_cleaner_cases(
+        &[3, 4, 8, 0, 5, 2, 1, 6, 7],
+        &[
+            (&[0, 1, 2, 3], 0, Some(5), &[3, 2, 1, 0]),
+            (&[0, 1, 2], 5, Some(50), &[2, 1, 0, 5]),
+            (&[0, 1, 2, 3], 4, Some(40), &[3, 4, 0, 2, 1]),
+        ],
     );
 }
