@@ -492,11 +492,12 @@ fn a_log_start_inside_a_segment_outside_a_log_dir_is_reported() {
     assert!(!stderr.contains("nothing records"), "{stderr}");
 }
 
-/// #13: `recover` outside a log dir cannot move the log start inside a segment, so it never has
-/// an unrecordable log start to report (retention does): the loader's log start is the larger
-/// of the log-start-offset-checkpoint's (none outside a log dir) and the first segment's base
-/// (`LogLoader.load`: `max(logStartOffsetCheckpoint, firstSegment.baseOffset)`). Checked on
-/// every reference scenario's input, recovered outside a log dir.
+/// #13: `recover` outside a log dir cannot move the log start inside a segment, so the note of
+/// an unrecordable log start it shares with retention (`unrecorded_log_start`) is never due:
+/// the loader's log start is the larger of the log-start-offset-checkpoint's (none outside a
+/// log dir) and the first segment's base (`LogLoader.load`:
+/// `max(logStartOffsetCheckpoint, firstSegment.baseOffset)`). Checked on every reference
+/// scenario's input, recovered outside a log dir.
 #[test]
 fn recover_outside_a_log_dir_keeps_the_log_start_at_a_segment_base() {
     let Some(root) = common::reference_dir() else {
@@ -527,6 +528,8 @@ fn recover_outside_a_log_dir_keeps_the_log_start_at_a_segment_base() {
             "{}",
             scenario.display()
         );
+        assert_eq!(p.offsets.first_segment_base, first_base);
+        assert_eq!(p.unrecorded_log_start(), None, "{}", scenario.display());
         checked += 1;
     }
     assert!(checked >= 8, "{checked}");

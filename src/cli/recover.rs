@@ -50,7 +50,12 @@ pub struct RecoverArgs {
     pub repair: RepairArgs,
 }
 
-fn clamp_note(plan: &RecoverPlan) {
+/// What the plan's reader should know beside it, on stderr: a recovery point past the log end,
+/// a log start nothing records.
+fn notes(plan: &RecoverPlan) {
+    if let Some(note) = plan.unrecorded_log_start() {
+        notice(&note);
+    }
     if let Some(log_end) = plan.clamped_recovery_point() {
         eprintln!(
             "note: {}: the recovery point {} ({}) is past the log end offset {log_end}; as the broker \
@@ -134,7 +139,7 @@ pub fn run(args: RecoverArgs) -> u8 {
                     remains_text(&plan)
                 );
             }
-            clamp_note(&plan);
+            notes(&plan);
             return finish(files_changed(&plan.changes), &args.repair, dir, |o| {
                 plan.apply(o)
             });
@@ -182,7 +187,7 @@ pub fn run(args: RecoverArgs) -> u8 {
             )),
             Err(e) => code = code.max(fail(&e)),
         }
-        clamp_note(&plan);
+        notes(&plan);
         plans.push(plan);
     }
     if plans.is_empty() {

@@ -25,6 +25,15 @@
 //!   Scala 2.12 (before 4.0) wrote those checkpoints in: `collection.Map.map` there builds an
 //!   immutable map.
 //!
+//! - Scala 2.10/2.11's `mutable.HashMap` ([`scala_211_hash_table_order`], `mutable.HashTable`:
+//!   the bucket is the top bits of `rotateRight(byteswap32(hashCode), log2(size))`, buckets are
+//!   iterated from the last down, a chain newest first), which Kafka 0.10's `OffsetCheckpoint.read`
+//!   builds, and through which its `LogCleanerManager.updateCheckpoints` orders up to 4 entries.
+//!
+//! Kafka up to 0.10.1 keyed these maps by the Scala case class `TopicAndPartition`, whose
+//! `hashCode` is Scala's `MurmurHash3.productHash` ([`topic_and_partition_hash`]), not by the
+//! Java `TopicPartition`.
+//!
 //! Keys whose full hashes are equal keep the order they are given in (the Scala maps put a
 //! later one after an earlier one).
 
@@ -55,6 +64,34 @@ impl JavaHash for (&str, i32) {
             .wrapping_mul(31i32.wrapping_add(self.1))
             .wrapping_add(java_string_hash(self.0))
     }
+}
+
+/// `TopicAndPartition(topic, partition).hashCode` in Kafka up to 0.10.1 (Scala 2.10/2.11): a case
+/// class hashes as `MurmurHash3.productHash` (`ScalaRunTime._hashCode`) — seed `0xcafebabe`,
+/// each element's `##` mixed in (`mix`: Murmur3's `k` scramble, `rotl 13`, `* 5 + 0xe6546b64`),
+/// then `finalizeHash(h, arity)`: `h ^ arity` through Murmur3's `fmix32`. Before Scala 2.13 the
+/// `productPrefix` (the class name) is not mixed in. A `String`'s `##` is its `hashCode`, an
+/// `Int`'s the value.
+pub fn topic_and_partition_hash(topic: &str, partition: i32) -> i32 {
+    fn mix(h: u32, data: u32) -> u32 {
+        let k = data
+            .wrapping_mul(0xcc9e_2d51)
+            .rotate_left(15)
+            .wrapping_mul(0x1b87_3593);
+        (h ^ k)
+            .rotate_left(13)
+            .wrapping_mul(5)
+            .wrapping_add(0xe654_6b64)
+    }
+    let mut h = mix(0xcafe_babe, java_string_hash(topic) as u32);
+    h = mix(h, partition as u32);
+    h ^= 2; // the arity
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    h as i32
 }
 
 /// `h ^ (h >>> 16)`: java.util.HashMap's `hash` and Scala 2.13 `mutable.HashMap`'s
@@ -167,10 +204,47 @@ fn trie_path(h: u32) -> [u32; 7] {
     std::array::from_fn(|i| (h >> (5 * i)) & 31)
 }
 
-/// Sorts `keys` into the iteration order of a Scala 2.12 immutable `HashMap` of more than 4
-/// entries (a hash trie; up to 4 it is a `Map1`..`Map4`, in insertion order).
+/// Sorts `keys` into the iteration order of a Scala 2.10–2.12 immutable `HashMap` of more than
+/// 4 entries (a hash trie; up to 4 it is a `Map1`..`Map4`, in insertion order).
 pub fn scala_212_trie_order<T>(keys: &mut [T], hash: impl Fn(&T) -> i32) {
     keys.sort_by_cached_key(|k| trie_path(scala_improve(hash(k))));
+}
+
+/// `keys`, inserted in the order given into a Scala 2.10/2.11 `mutable.HashMap` of the default
+/// 16 slots, in its iteration order (`mutable.HashTable`). The bucket is the top `log2(size)`
+/// bits of `rotateRight(byteswap32(hashCode), 4)` (4: `bitCount` of the first table's size
+/// less 1, kept through resizes), where `byteswap32(v)` is
+/// `reverseBytes(v * 0x9e3775cd) * 0x9e3775cd`; an entry goes to the head of its chain; the
+/// table doubles when it holds more than 3/4 of its size, moving each old bucket's chain from
+/// the last bucket down, each entry to the head of its new chain; iteration runs from the last
+/// populated bucket down to 0, each chain from its head.
+pub fn scala_211_hash_table_order<T>(keys: Vec<T>, hash: impl Fn(&T) -> i32) -> Vec<T> {
+    fn bucket(h: i32, size: usize) -> usize {
+        let swapped = (h as u32)
+            .wrapping_mul(0x9e37_75cd)
+            .swap_bytes()
+            .wrapping_mul(0x9e37_75cd);
+        // The seed is fixed when the map is made (`tableSizeSeed` of its first table).
+        let seed = (INITIAL_CAPACITY as u32 - 1).count_ones();
+        (swapped.rotate_right(seed) >> (size as u32 - 1).leading_zeros()) as usize
+    }
+    let mut table: Vec<Vec<(i32, T)>> = (0..INITIAL_CAPACITY).map(|_| Vec::new()).collect();
+    let mut len = 0;
+    for key in keys {
+        let h = hash(&key);
+        let i = bucket(h, table.len());
+        table[i].insert(0, (h, key));
+        len += 1;
+        if len > table.len() * 3 / 4 {
+            let old = std::mem::take(&mut table);
+            table = (0..old.len() * 2).map(|_| Vec::new()).collect();
+            for (h, key) in old.into_iter().rev().flatten() {
+                let i = bucket(h, table.len());
+                table[i].insert(0, (h, key));
+            }
+        }
+    }
+    table.into_iter().rev().flatten().map(|(_, k)| k).collect()
 }
 
 /// `keys` in the iteration order of a Scala 2.13 immutable `HashMap` of more than 4 entries
@@ -293,6 +367,40 @@ mod tests {
         assert_eq!(
             scala_champ_order(keys, hash),
             vec![3, 1, 5, 6, 2, 7, 4, 8, 0]
+        );
+    }
+    /// Values from a separate model of Scala 2.11's `MurmurHash3.productHash` (seed
+    /// 0xcafebabe, `mix` per element, `finalizeHash(h, 2)`, no `productPrefix`), which puts
+    /// Kafka 0.10's 53-entry checkpoints (`tests/checkpoint_order.rs`) in the broker's order.
+    #[test]
+    fn topic_and_partition_hash_is_scala_2_11_product_hash() {
+        assert_eq!(
+            topic_and_partition_hash("__consumer_offsets", 0),
+            -495_529_225
+        );
+        assert_eq!(topic_and_partition_hash("foo", 0), 1_104_605_615);
+        assert_eq!(topic_and_partition_hash("TEST-TOPIC", 0), 1_708_904_647);
+    }
+
+    /// Hash codes 0..12 used as keys. By hand (Scala 2.11 `HashTable.index`: the top 4 bits of
+    /// `rotateRight(byteswap32(h), 4)` at 16 slots, the top 5 at 32): buckets at 16 slots of
+    /// 0, 1, 2, 3 are 0, 6, 12, 2, so the walk from the last bucket gives 2, 1, 3, 0; 1 and 10
+    /// share bucket 6, the later first. The 13th entry passes 12 (3/4 of 16): the table
+    /// doubles, and moving bucket 6's chain (10, 1) entry by entry to the head of bucket 13
+    /// turns it round.
+    #[test]
+    fn scala_211_hash_table_walks_buckets_down_and_chains_newest_first() {
+        let order = |keys: Vec<i32>| scala_211_hash_table_order(keys, |k| *k);
+        assert_eq!(order(vec![0, 1, 2, 3]), vec![2, 1, 3, 0]);
+        assert_eq!(order(vec![1, 10]), vec![10, 1]);
+        assert_eq!(order(vec![10, 1]), vec![1, 10]);
+        assert_eq!(
+            order((0..12).collect()),
+            vec![8, 11, 2, 5, 4, 7, 10, 1, 9, 3, 6, 0]
+        );
+        assert_eq!(
+            order((0..13).collect()),
+            vec![8, 11, 2, 5, 4, 7, 1, 10, 9, 3, 12, 6, 0]
         );
     }
 }

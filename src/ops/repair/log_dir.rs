@@ -23,8 +23,9 @@ use crate::format::names::{
 };
 use crate::ops::partition::read_checkpoint;
 use crate::storage::java_hash_order::{
-    scala_212_trie_order, scala_champ_order, scala_mutable_order,
-    scala_mutable_table_after_inserts, scala_mutable_table_for_known_size, JavaHash,
+    scala_211_hash_table_order, scala_212_trie_order, scala_champ_order, scala_mutable_order,
+    scala_mutable_table_after_inserts, scala_mutable_table_for_known_size,
+    topic_and_partition_hash, JavaHash,
 };
 
 /// A checkpoint file entry of this partition that the operation moves.
@@ -139,6 +140,91 @@ fn entry_hash(e: &OffsetCheckpointEntry) -> i32 {
     (e.topic.as_str(), e.partition).java_hash()
 }
 
+/// The broker build whose maps decide the order of a log dir's checkpoint files, as the files
+/// themselves show it ([`Writer::shown_by`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Writer {
+    /// Kafka up to 0.10.1 (Scala 2.10/2.11): maps keyed by the case class `TopicAndPartition`
+    /// (`LogManager.checkpointLogsInDir` writes `logsByDir`, a `groupBy` of `logs.toMap`, and
+    /// `ReplicaManager.checkpointHighWatermarks` a `toMap`: immutable hash tries past 4
+    /// entries; `OffsetCheckpoint.read` builds a `mutable.HashMap`).
+    Kafka010,
+    /// Kafka 0.10.2 to 3.x built on Scala 2.11/2.12: the same immutable hash tries, keyed by
+    /// the Java `TopicPartition`.
+    Scala212,
+    /// Kafka 4.0 (Scala 2.13 only); also what a file whose writer cannot be told gets.
+    Kafka4,
+}
+
+impl Writer {
+    /// The hash the writer's maps key an entry by.
+    fn hash(self) -> fn(&OffsetCheckpointEntry) -> i32 {
+        match self {
+            Writer::Kafka010 => |e| topic_and_partition_hash(&e.topic, e.partition),
+            Writer::Scala212 | Writer::Kafka4 => entry_hash,
+        }
+    }
+
+    /// `entries` (more than 4) in the order this writer's immutable map of them iterates.
+    fn immutable_order(self, entries: Vec<OffsetCheckpointEntry>) -> Vec<OffsetCheckpointEntry> {
+        match self {
+            Writer::Kafka4 => scala_champ_order(entries, entry_hash),
+            Writer::Kafka010 | Writer::Scala212 => {
+                let mut entries = entries;
+                scala_212_trie_order(&mut entries, self.hash());
+                entries
+            }
+        }
+    }
+
+    /// The writer whose order the file `name`'s `entries` are in, when they show one: more
+    /// than 4 entries (fewer are in insertion order for every writer) in exactly one of the
+    /// orders modelled.
+    fn shown_by(name: &str, entries: &[OffsetCheckpointEntry]) -> Option<Writer> {
+        if entries.len() <= 4 {
+            return None;
+        }
+        let in_order = |w: Writer| {
+            let ordered = match w {
+                Writer::Kafka4 => kafka_order(name, entries.to_vec()),
+                _ => Some(w.immutable_order(entries.to_vec())),
+            };
+            ordered.as_deref() == Some(entries)
+        };
+        let mut shown = [Writer::Kafka010, Writer::Scala212, Writer::Kafka4]
+            .into_iter()
+            .filter(|&w| in_order(w));
+        match (shown.next(), shown.next()) {
+            (Some(w), None) => Some(w),
+            _ => None,
+        }
+    }
+
+    /// The writer of `file` (whose entries are `entries`): the one the file shows, else the
+    /// one another offset checkpoint of its log dir shows (all four are written by the same
+    /// broker), else Kafka 4.0.
+    fn of(file: &Path, entries: &[OffsetCheckpointEntry]) -> Writer {
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        Writer::shown_by(&name, entries)
+            .or_else(|| {
+                let dir = file.parent()?;
+                [
+                    RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+                    LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+                    REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+                    CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
+                ]
+                .into_iter()
+                .filter(|&other| other != name)
+                .find_map(|other| {
+                    let cp = read_checkpoint(&dir.join(other)).ok().flatten()?;
+                    Writer::shown_by(other, &cp.entries)
+                })
+            })
+            .unwrap_or(Writer::Kafka4)
+    }
+}
+
 /// `entries`, the content of the checkpoint file `name`, in the order Kafka 4.0 writes it
 /// (`OffsetCheckpointFile.write` lists its map's entries in iteration order); None where that
 /// order depends on more than the entries (insertion history) and is not modelled.
@@ -149,7 +235,7 @@ fn entry_hash(e: &OffsetCheckpointEntry) -> i32 {
 ///   (`.collect`, size unknown: grown from 16 slots).
 /// - `cleaner-offset-checkpoint`: `LogCleanerManager.updateCheckpoints` writes an immutable
 ///   map (`toMap`, then `+`/`-`): a CHAMP trie past 4 entries; up to 4 a `Map1`..`Map4`, in
-///   insertion order (what was read, then the partition updated last).
+///   insertion order ([`cleaner_update`]).
 /// - `replication-offset-checkpoint`: `ReplicaManager.checkpointHighWatermarks` writes an
 ///   `AnyRefMap` filled in the order `allPartitions` (a `ConcurrentHashMap`, whose table
 ///   never shrinks) yields the partitions: a function of that table's history, not of the
@@ -180,77 +266,127 @@ fn kafka_order(
     }
 }
 
-/// Whether `entries` (more than 4) are in the order of a Scala 2.12 immutable map (a hash
-/// trie), as Kafka builds on Scala 2.12 (before 4.0; the reference corpora's brokers) wrote
-/// the log manager's checkpoints (`collection.Map.map` there builds an immutable map), and
-/// not in Kafka 4.0's order for the file `name`.
-fn written_by_scala_212(name: &str, entries: &[OffsetCheckpointEntry]) -> bool {
-    if entries.len() <= 4 {
-        return false;
+/// `entries` with the partition `(topic, partition)`'s entry set to `after` in its place,
+/// added last, or removed (`None`): an immutable `Map1`..`Map4`'s `+` and `-`.
+fn edit(
+    mut entries: Vec<OffsetCheckpointEntry>,
+    (topic, partition): &(String, i32),
+    after: Option<i64>,
+) -> Vec<OffsetCheckpointEntry> {
+    let at = entries
+        .iter()
+        .position(|e| &e.topic == topic && e.partition == *partition);
+    match (at, after) {
+        (Some(i), Some(offset)) => entries[i].offset = offset,
+        (Some(i), None) => {
+            entries.remove(i);
+        }
+        (None, Some(offset)) => entries.push(OffsetCheckpointEntry {
+            topic: topic.clone(),
+            partition: *partition,
+            offset,
+        }),
+        (None, None) => {}
     }
-    let mut trie = entries.to_vec();
-    scala_212_trie_order(&mut trie, entry_hash);
-    trie == entries && kafka_order(name, entries.to_vec()).as_deref() != Some(entries)
+    entries
 }
 
-/// `entries` after this partition's entry was added or removed, in the order the broker that
-/// wrote `before` (the file's entries as read) writes them: the hash order of its build, or,
-/// where that is not modelled, the entries kept in their place with a new one last.
-fn broker_order(
-    name: &str,
+/// `cleaner-offset-checkpoint` after `LogCleanerManager.updateCheckpoints` set, added or
+/// removed one partition's entry, from the file's entries `before` as `writer` does it: it
+/// reads the file into a map, filters it into another, turns that into an immutable map
+/// (`toMap`: `Map1`..`Map4` in the order it is given, a hash trie past 4), removes or adds the
+/// partition (`-`, `+`: in place, or last; a fifth entry makes a hash trie, and a trie stays
+/// one below 5) and writes that map's order.
+///
+/// - Kafka 4.0: `OffsetCheckpointFile.read` fills a `java.util.HashMap`; `asScala.filter`
+///   builds a Scala 2.13 `mutable.HashMap` of the default 16 slots
+///   (`mutable.Map`'s `mapFactory`, whose builder takes no size hint), whose order is a
+///   function of the keys: up to 4 entries are read back in that order.
+/// - Kafka 2.x to 3.4 (Scala 2.12): `read()` is `checkpoint.read().toMap` of the file's lines
+///   (2.1: `.filterKeys(logs.keys) ++ update`, the same order): up to 4 entries in file order.
+///   (3.5 to 3.9 read into a `mutable.Map` first; a Scala 2.12 build of those orders up to 4
+///   entries by 2.12's `mutable.HashMap`, which a file does not tell apart: not modelled.)
+/// - Kafka 0.10 (Scala 2.10/2.11): `OffsetCheckpoint.read` fills a `mutable.HashMap` in file
+///   order, and `filterKeys(logs.keys) ++ update` builds the immutable map in its order.
+///
+/// The broker also drops the entries of partitions it does not host (`logs.keys`); kseg keeps
+/// every entry (it does not know the broker's other log dirs).
+fn cleaner_update(
+    writer: Writer,
     before: &[OffsetCheckpointEntry],
-    entries: Vec<OffsetCheckpointEntry>,
+    topic_partition: &(String, i32),
+    after: Option<i64>,
 ) -> Vec<OffsetCheckpointEntry> {
-    if written_by_scala_212(name, before) {
-        // Up to 4 entries, Scala 2.12's `Map1`..`Map4` keep insertion order, not modelled.
-        let mut entries = entries;
-        if entries.len() > 4 {
-            scala_212_trie_order(&mut entries, entry_hash);
+    let mut read = before.to_vec();
+    if read.len() <= 4 {
+        match writer {
+            Writer::Kafka4 => {
+                let table = scala_mutable_table_after_inserts(read.len());
+                scala_mutable_order(&mut read, table, entry_hash);
+            }
+            Writer::Kafka010 => read = scala_211_hash_table_order(read, writer.hash()),
+            Writer::Scala212 => {}
         }
-        return entries;
     }
-    match kafka_order(name, entries.clone()) {
-        Some(ordered) => ordered,
-        None => entries,
+    let edited = edit(read, topic_partition, after);
+    if before.len() > 4 || edited.len() > 4 {
+        writer.immutable_order(edited)
+    } else {
+        edited
+    }
+}
+
+/// `before`, the file `name`'s entries as read, after this partition's entry became `after`,
+/// in the order the broker build that wrote the file (`writer`) writes them. An entry whose
+/// value changes in a file of more than 4 keeps its place (the set of partitions, which
+/// decides the order, is unchanged); `cleaner-offset-checkpoint` is what
+/// [`cleaner_update`] leaves; an entry added to or removed from another file puts the file in
+/// its writer's hash order, or, where that is not modelled (up to 4 entries before 4.0, the
+/// high watermarks), leaves the others in their place and a new one last.
+fn broker_update(
+    name: &str,
+    writer: Writer,
+    before: &[OffsetCheckpointEntry],
+    topic_partition: &(String, i32),
+    after: Option<i64>,
+) -> Vec<OffsetCheckpointEntry> {
+    let edited = edit(before.to_vec(), topic_partition, after);
+    if edited.len() == before.len() && before.len() > 4 {
+        return edited;
+    }
+    if name == CLEANER_OFFSET_CHECKPOINT_FILE_NAME {
+        return cleaner_update(writer, before, topic_partition, after);
+    }
+    if edited.len() == before.len() {
+        return edited;
+    }
+    match writer {
+        Writer::Kafka4 => kafka_order(name, edited.clone()).unwrap_or(edited),
+        Writer::Kafka010 | Writer::Scala212 if edited.len() > 4 => writer.immutable_order(edited),
+        Writer::Kafka010 | Writer::Scala212 => edited,
     }
 }
 
 /// The writes that carry out `updates` for the partition `topic_partition`, staged in
-/// `scratch`: an updated entry keeps its place (the set of partitions, which decides the
-/// broker's order, is unchanged); when the entry is added or removed, the file takes the order
-/// of the broker build that wrote it ([`broker_order`]).
+/// `scratch`, each file in the order of the broker build that wrote it ([`broker_update`]).
 pub fn checkpoint_writes(
     updates: &[CheckpointUpdate],
     topic_partition: &(String, i32),
     scratch: &Path,
 ) -> Result<Vec<Change>> {
-    let (topic, partition) = topic_partition;
     let mut out = Vec::new();
     for u in updates {
         let mut cp = read_checkpoint(&u.file)?.unwrap_or_default();
         let size_before = std::fs::metadata(&u.file).ok().map(|m| m.len());
-        let at = cp
-            .entries
-            .iter()
-            .position(|e| &e.topic == topic && e.partition == *partition);
-        let before = cp.entries.clone();
-        match (at, u.after) {
-            (Some(i), Some(offset)) => cp.entries[i].offset = offset,
-            (Some(i), None) => {
-                cp.entries.remove(i);
-            }
-            (None, Some(offset)) => cp.entries.push(OffsetCheckpointEntry {
-                topic: topic.clone(),
-                partition: *partition,
-                offset,
-            }),
-            (None, None) => {}
-        }
         let name = u.file.file_name().unwrap_or_default();
-        if cp.entries.len() != before.len() {
-            let entries = std::mem::take(&mut cp.entries);
-            cp.entries = broker_order(&name.to_string_lossy(), &before, entries);
-        }
+        let writer = Writer::of(&u.file, &cp.entries);
+        cp.entries = broker_update(
+            &name.to_string_lossy(),
+            writer,
+            &cp.entries,
+            topic_partition,
+            u.after,
+        );
         let source = scratch.join(name);
         let text = cp.encode();
         std::fs::write(&source, &text).map_err(|e| Error::io(&source, e))?;

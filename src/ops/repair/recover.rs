@@ -12,7 +12,9 @@ use serde_json::json;
 
 use super::apply::{self, ApplyOptions, Change};
 use super::dropped::{dropped, event_lines};
-use super::log_dir::{checkpoint_writes, shutdown_checkpoint_updates, ShutdownOffsets};
+use super::log_dir::{
+    checkpoint_writes, shutdown_checkpoint_updates, unrecorded_log_start, ShutdownOffsets,
+};
 use crate::error::Result;
 use crate::format::names::{
     parse_partition_dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME, RECOVERY_POINT_CHECKPOINT_FILE_NAME,
@@ -41,6 +43,8 @@ pub struct RecoverPlan {
     pub recovery_point: i64,
     pub recovery_point_source: &'static str,
     pub report: LoadReport,
+    /// The log's offsets after recovery and the clean close.
+    pub offsets: ShutdownOffsets,
     pub changes: Vec<Change>,
     /// How long loading the staged directory took: the recovery walk the broker's start-up
     /// does too (the staging and the comparison around it are kseg's own).
@@ -195,6 +199,7 @@ fn plan_load(dir: &Path, opts: &RecoverOptions, had_clean_shutdown: bool) -> Res
         recovery_point,
         recovery_point_source,
         report,
+        offsets,
         changes,
         load_time,
         remains: None,
@@ -233,6 +238,14 @@ impl RecoverPlan {
 
     pub fn is_empty(&self) -> bool {
         self.changes.is_empty()
+    }
+
+    /// Why the log start offset recovery leaves is recorded nowhere, when it is not
+    /// ([`unrecorded_log_start`], as retention says it). The loader takes the larger of the
+    /// log-start-offset-checkpoint's entry (none outside a log dir) and the first segment's
+    /// base (`LogLoader.load`), so outside a log dir recovery leaves the log start at a base.
+    pub fn unrecorded_log_start(&self) -> Option<String> {
+        unrecorded_log_start(&self.dir, &self.offsets)
     }
 
     /// The log end offset, when the recovery point lies past it: the broker's loader takes
