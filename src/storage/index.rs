@@ -869,4 +869,73 @@ mod tests {
         idx.trim_to_valid_size().unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 36);
     }
+
+    /// The engine's lookups answer as Kafka's whole-index lookup (`largestLowerBoundSlotFor`
+    /// in storage/src/main/java/org/apache/kafka/storage/internals/log/AbstractIndex.java, the
+    /// warm section searched first) on sorted entries and on damaged, unsorted ones alike,
+    /// reading a few pages per lookup, none kept.
+    #[test]
+    fn lookups_are_kafkas_search_over_the_pages_they_probe() {
+        use crate::format::index::{
+            offset_index_entries, offset_index_lookup, time_index_entries, time_index_lookup,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let n = 20_000u64;
+        let mut offsets = Vec::new();
+        let mut times = Vec::new();
+        for i in 0..n {
+            let (offset, position) = (100 + 3 * (i as i64 + 1), 4096 * (i as i32 + 1));
+            let e = OffsetIndexEntry { offset, position };
+            offsets.extend(encode_offset_index_entry(&e, 100).unwrap());
+            let t = TimeIndexEntry {
+                timestamp: 1_700_000_000_000 + 7 * i as i64,
+                offset,
+            };
+            times.extend(encode_time_index_entry(&t, 100).unwrap());
+        }
+        for damaged in [false, true] {
+            let (mut offsets, mut times) = (offsets.clone(), times.clone());
+            if damaged {
+                // Swapped and out-of-order slots, at the head, the middle and the warm section.
+                for (a, b) in [(3, 9), (n / 2, n / 2 + 700), (n - 40, n - 2)] {
+                    let (a, b) = (a as usize, b as usize);
+                    for (bytes, w) in [(&mut offsets, 8), (&mut times, 12)] {
+                        let x = bytes[a * w..(a + 1) * w].to_vec();
+                        let y = bytes[b * w..(b + 1) * w].to_vec();
+                        bytes[a * w..(a + 1) * w].copy_from_slice(&y);
+                        bytes[b * w..(b + 1) * w].copy_from_slice(&x);
+                    }
+                }
+            }
+            let op = dir.path().join(format!("{damaged}.index"));
+            let tp = dir.path().join(format!("{damaged}.timeindex"));
+            std::fs::write(&op, &offsets).unwrap();
+            std::fs::write(&tp, &times).unwrap();
+            let oi = OffsetIndex::open_existing(&op, 100).unwrap();
+            let ti = TimeIndex::open_existing(&tp, 100).unwrap();
+            let oe: Vec<_> = offset_index_entries(&offsets, 100).collect();
+            let te: Vec<_> = time_index_entries(&times, 100).collect();
+            // Where the damage makes Kafka's search and a plain partition point part ways.
+            let mut parted = false;
+            for k in (0..n as i64 * 3 + 200)
+                .step_by(97)
+                .chain([i64::MIN, 99, 100, i64::MAX])
+            {
+                let before = oi.pages_read();
+                let o = k.saturating_add(100);
+                let kafka = offset_index_lookup(&oe, 100, o);
+                assert_eq!(oi.lookup(o).unwrap(), kafka, "{k}");
+                let n = oe.partition_point(|e| e.offset <= o);
+                parted |= n.checked_sub(1).map(|i| oe[i]) != Some(kafka) && n > 0;
+                assert!(
+                    oi.pages_read() - before <= 20,
+                    "{k}: {}",
+                    oi.pages_read() - before
+                );
+                let t = k.saturating_mul(2).saturating_add(1_700_000_000_000);
+                assert_eq!(ti.lookup(t).unwrap(), time_index_lookup(&te, 100, t), "{k}");
+            }
+            assert_eq!(parted, damaged);
+        }
+    }
 }
