@@ -376,6 +376,13 @@ impl<'a> PageReads<'a> {
         }
     }
 
+    /// Reads through `fd`, the file already opened.
+    fn with_fd(file: &'a IndexFile, fd: File) -> Self {
+        let reads = PageReads::new(file);
+        *reads.fd.borrow_mut() = Some(fd);
+        reads
+    }
+
     /// Page `page` of the file (shorter at its end), read on first need.
     fn with_page<R>(&self, page: u64, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
         use std::os::unix::fs::FileExt;
@@ -515,7 +522,6 @@ impl<K: IndexKind> Index<K> {
         };
         let len = fd.metadata().map_err(|e| Error::io(path, e))?.len();
         let data_slots = super::files::data_end(&fd, len).div_ceil(K::ENTRY_BYTES as u64);
-        drop(fd);
         let mut file = IndexFile::read_only(path, K::ENTRY_BYTES as u64, len);
         file.entries = (len / K::ENTRY_BYTES as u64).min(data_slots + 2);
         let mut index = Index {
@@ -523,7 +529,7 @@ impl<K: IndexKind> Index<K> {
             file,
             last: None,
         };
-        let reads = PageReads::new(&index.file);
+        let reads = PageReads::with_fd(&index.file, fd);
         let entries = index.zero_tail_start(&reads)?;
         let mut ends = Vec::new();
         for slot in [0, entries.saturating_sub(1)]
