@@ -202,3 +202,91 @@ fn a_planted_backup_link_is_refused() {
     assert!(std::fs::read_dir(&elsewhere).unwrap().next().is_none());
     assert_eq!(common::dir_contents(&dir), before);
 }
+
+/// An entry named like a segment file that does not lead to a file — a link to nowhere, a link
+/// to a directory, a directory — is neither read nor skipped: verify, dump, a recovery dry run
+/// and rebuild-index stop with exit 2 naming it and saying what it is, and change nothing. The
+/// broker's load skips such an entry (`LogLoader` filters the listing with `File.isFile`) and
+/// deletes the indexes of a `.log` that does not `exists()` as orphans
+/// (storage/src/main/java/org/apache/kafka/storage/internals/log/LogLoader.java), which for
+/// the active segment (case 1) loses it; kseg leaves that decision to the operator.
+#[test]
+fn an_entry_named_like_a_segment_that_is_no_file_is_reported() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let active = "00000000000000001294.log";
+    let beyond = "00000000000000005000.log";
+    type Plant = fn(&Path, &Path);
+    let cases: [(&str, &str, Plant); 4] = [
+        // The active segment's link whose file is gone (an unmounted disk).
+        (
+            active,
+            "a symbolic link that leads to no file",
+            |dir, tmp| {
+                std::fs::remove_file(dir.join("00000000000000001294.log")).unwrap();
+                std::os::unix::fs::symlink(
+                    tmp.join("gone/00000000000000001294.log"),
+                    dir.join("00000000000000001294.log"),
+                )
+                .unwrap();
+            },
+        ),
+        (
+            beyond,
+            "a symbolic link that leads to no file",
+            |dir, tmp| {
+                std::os::unix::fs::symlink(
+                    tmp.join("gone/00000000000000005000.log"),
+                    dir.join("00000000000000005000.log"),
+                )
+                .unwrap();
+            },
+        ),
+        (beyond, "a symbolic link to a directory", |dir, tmp| {
+            std::fs::create_dir_all(tmp.join("a-dir")).unwrap();
+            std::os::unix::fs::symlink(tmp.join("a-dir"), dir.join("00000000000000005000.log"))
+                .unwrap();
+        }),
+        (beyond, "a directory", |dir, _| {
+            std::fs::create_dir(dir.join("00000000000000005000.log")).unwrap();
+        }),
+    ];
+    // Names and, for files, bytes: what a run must leave as it was.
+    let state = |dir: &Path| -> Vec<(PathBuf, Option<Vec<u8>>)> {
+        common::listing(dir)
+            .into_iter()
+            .map(|p| {
+                let file = std::fs::symlink_metadata(&p).unwrap().is_file();
+                let bytes = file.then(|| std::fs::read(&p).unwrap());
+                (p, bytes)
+            })
+            .collect()
+    };
+    for (named, what, plant) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("logs/orders-0");
+        common::copy_dir(&root.join("a-plain-v2/input/orders-0"), &dir);
+        plant(&dir, tmp.path());
+        let before = state(&dir);
+        for args in [
+            &["verify", "--deep"][..],
+            &["verify", "--json"][..],
+            &["dump"][..],
+            &["recover", "--now", NOW][..],
+            &["rebuild-index"][..],
+        ] {
+            let (code, out, err) = kseg(args, &[&dir]);
+            assert_eq!(code, 2, "{named} {what}, {args:?}: {out}{err}");
+            let path = dir.join(named).display().to_string();
+            assert!(
+                err.contains(&path) && err.contains(what) && err.contains("named like a segment"),
+                "{named} {what}, {args:?}: {err}"
+            );
+            assert!(
+                state(&dir) == before,
+                "{named} {what}, {args:?} changed nothing"
+            );
+        }
+    }
+}

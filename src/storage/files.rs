@@ -14,7 +14,8 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let p = e.path();
-        if p.is_dir() {
+        // A non-file named like a segment file is an error naming it ([`is_regular_file`]).
+        if !is_regular_file(&e)? && p.is_dir() {
             dirs.push(p);
         } else {
             files.push(p);
@@ -33,7 +34,8 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// The `.log` segments of a partition directory with their base offsets, oldest first. One
-/// listing, by name: no file is opened or stat'ed (what a seek's cost starts with).
+/// listing, by name: no file is opened or stat'ed (what a seek's cost starts with), but a
+/// symbolic link, which is followed ([`is_regular_file`]).
 pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
     let mut logs = Vec::new();
     for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
@@ -42,8 +44,8 @@ pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
         if let crate::format::names::FileKind::Log { base_offset } =
             crate::format::names::classify(&name.to_string_lossy())
         {
-            // The entry's own type, from the listing: a directory named like a segment is none.
-            if !e.file_type().map_err(|err| Error::io(dir, err))?.is_dir() {
+            // Anything but a file (or a link to one) named like a `.log` is an error naming it.
+            if is_regular_file(&e)? {
                 logs.push((base_offset, e.path()));
             }
         }
@@ -434,15 +436,56 @@ pub fn materialize(p: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Whether a file of this name holds segment data (staged as a placeholder for planning).
-/// Whether the directory entry `e` is a regular file, a symbolic link to one included: every
-/// command reads a link inside a partition directory as the file it names, as the broker's
-/// `File.isFile` does (repairs refuse to change one: `ops::repair::apply`).
+/// Whether the directory entry `e` of a partition directory is a file the commands read: a
+/// regular file or a symbolic link to one. Every command reads a link as the file it names, as
+/// the broker's `File.isFile` does (repairs refuse to change one: `ops::repair::apply`).
+///
+/// A directory, a link to one, a link leading nowhere or any other entry is not a file; one
+/// named like a segment file (`.log`, `.index`, `.timeindex`, `.txnindex`) is an error naming
+/// it and what it is, never skipped: the broker's load skips it as not a file (`LogLoader`'s
+/// `File.isFile` filters), and deletes an index whose `.log` does not exist (`exists()`, which
+/// a dangling link fails) as an orphan, so what the entry stands for is the operator's to
+/// decide before anything reads or repairs it.
 pub fn is_regular_file(e: &std::fs::DirEntry) -> Result<bool> {
-    let t = e.file_type().map_err(|err| Error::io(&e.path(), err))?;
-    Ok(t.is_file() || (t.is_symlink() && std::fs::metadata(e.path()).is_ok_and(|m| m.is_file())))
+    let p = e.path();
+    let t = e.file_type().map_err(|err| Error::io(&p, err))?;
+    if t.is_file() {
+        return Ok(true);
+    }
+    let what = if t.is_symlink() {
+        let to = std::fs::read_link(&p).map_err(|err| Error::io(&p, err))?;
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_file() => return Ok(true),
+            Ok(m) if m.is_dir() => format!("a symbolic link to a directory ({})", to.display()),
+            Ok(_) => format!(
+                "a symbolic link to something not a regular file ({})",
+                to.display()
+            ),
+            Err(err) => format!(
+                "a symbolic link that leads to no file ({}: {err})",
+                to.display()
+            ),
+        }
+    } else if t.is_dir() {
+        "a directory".to_string()
+    } else {
+        "not a regular file".to_string()
+    };
+    if crate::format::names::classify(&e.file_name().to_string_lossy()).is_segment_file() {
+        return Err(Error::invalid(
+            &p,
+            format!(
+                "named like a segment file but {what}: the broker's load would skip it as not a \
+                 file (and, for a .log leading nowhere, delete its segment's indexes as \
+                 orphans); restore the file it stands for or move it out of the partition \
+                 directory"
+            ),
+        ));
+    }
+    Ok(false)
 }
 
+/// Whether a file of this name holds segment data (staged as a placeholder for planning).
 fn is_segment_data(name: &str) -> bool {
     use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
     let base = [CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX]

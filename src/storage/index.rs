@@ -3,28 +3,180 @@
 //! §7.1): a new index file is created on first access and preallocated to
 //! `segment.index.bytes` rounded down to whole slots, entries are written in place, and the file
 //! is trimmed to its entries on roll and close. Opening an existing file counts every whole slot
-//! as an entry, zero-filled tail included, exactly as Kafka does.
+//! as an entry, zero-filled tail included, exactly as Kafka does; a seek opens it with its
+//! entries ending where the preallocated zero tail starts ([`Index::open_for_seek`]).
+//!
+//! The one on-demand reader of both: an entry is read when asked for, by the page
+//! ([`INDEX_PAGE_BYTES`]) holding it, and a lookup is Kafka's search (`format::index`'s
+//! [`largest_lower_bound_slot`]) reading only the pages it probes. What tells the two indexes
+//! apart is an [`IndexKind`].
 //!
 //! Owns the files (the entries are read from them when asked for); not the entry layout (`format::index`) nor the
 //! rule of when to add an entry (that is [`super::segment::Segment::append`]'s).
 
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::index::{
     decode_offset_index_entry_bytes, decode_time_index_entry_bytes, encode_offset_index_entry,
-    encode_time_index_entry, OffsetIndexEntry, RelativeOffsetOverflow, TimeIndexEntry,
-    NO_TIMESTAMP, OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
+    encode_time_index_entry, largest_lower_bound_slot, offset_index_is_full,
+    offset_index_sanity_check, time_index_is_full, time_index_sanity_check, OffsetIndexEntry,
+    RelativeOffsetOverflow, TimeIndexEntry, INDEX_WARM_SECTION_BYTES, NO_TIMESTAMP,
+    OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
 };
+
+/// Bytes per read of an index file: a page, as the broker's mapped index faults them in.
+pub const INDEX_PAGE_BYTES: u64 = 4096;
+
+/// What tells an offset index from a time index to the one reader.
+pub trait IndexKind {
+    type Entry: Copy + std::fmt::Debug + PartialEq;
+    /// Bytes per slot.
+    const ENTRY_BYTES: usize;
+    /// Whether a zero slot 0 followed by the zero tail (or alone) is an empty preallocated file
+    /// rather than an entry: for an offset index (the broker never indexes position 0); a time
+    /// index's lone `(0, base)` may be an entry (records stamped 0), two zero slots never are.
+    const LONE_ZERO_SLOT_IS_EMPTY: bool;
+    /// The entry's bytes (one slot) decoded against the segment's base offset.
+    fn decode(slot: &[u8], base: i64) -> Self::Entry;
+    /// The entry's slot bytes into `out` (one slot long).
+    fn encode(
+        e: &Self::Entry,
+        base: i64,
+        out: &mut [u8],
+    ) -> std::result::Result<(), RelativeOffsetOverflow>;
+    /// What the binary search compares.
+    fn key(e: &Self::Entry) -> i64;
+    /// The offset the entry names (its relative offset is 0 where the zero tail starts).
+    fn offset(e: &Self::Entry) -> i64;
+    /// The entry as printed in a damage message.
+    fn pair(e: &Self::Entry) -> (i64, i64);
+    /// Whether `b` may follow `a` in an undamaged index.
+    fn ascends(a: &Self::Entry, b: &Self::Entry) -> bool;
+    /// What a lookup below the first entry answers.
+    fn before_first(base: i64) -> Self::Entry;
+    /// Kafka's `isFull`.
+    fn is_full(entries: u64, max_entries: u64) -> bool;
+    /// Kafka's `sanityCheck` on `ends`, the bytes of the first and the last entry laid out as
+    /// an index of those one or two entries, and the file's length.
+    fn sanity_check(
+        ends: &[u8],
+        len: u64,
+        base: i64,
+        file: &str,
+    ) -> std::result::Result<(), String>;
+}
+
+/// `.index`'s [`IndexKind`].
+#[derive(Debug)]
+pub struct OffsetKind;
+
+/// `.timeindex`'s [`IndexKind`].
+#[derive(Debug)]
+pub struct TimeKind;
+
+impl IndexKind for OffsetKind {
+    type Entry = OffsetIndexEntry;
+    const ENTRY_BYTES: usize = OFFSET_INDEX_ENTRY_BYTES;
+    const LONE_ZERO_SLOT_IS_EMPTY: bool = true;
+    fn decode(slot: &[u8], base: i64) -> OffsetIndexEntry {
+        decode_offset_index_entry_bytes(slot.try_into().expect("one slot"), base)
+    }
+    fn encode(
+        e: &OffsetIndexEntry,
+        base: i64,
+        out: &mut [u8],
+    ) -> std::result::Result<(), RelativeOffsetOverflow> {
+        out.copy_from_slice(&encode_offset_index_entry(e, base)?);
+        Ok(())
+    }
+    fn key(e: &OffsetIndexEntry) -> i64 {
+        e.offset
+    }
+    fn offset(e: &OffsetIndexEntry) -> i64 {
+        e.offset
+    }
+    fn pair(e: &OffsetIndexEntry) -> (i64, i64) {
+        (e.offset, e.position.into())
+    }
+    fn ascends(a: &OffsetIndexEntry, b: &OffsetIndexEntry) -> bool {
+        b.offset > a.offset && b.position > a.position
+    }
+    fn before_first(base: i64) -> OffsetIndexEntry {
+        OffsetIndexEntry {
+            offset: base,
+            position: 0,
+        }
+    }
+    fn is_full(entries: u64, max_entries: u64) -> bool {
+        offset_index_is_full(entries as usize, max_entries as usize)
+    }
+    fn sanity_check(
+        ends: &[u8],
+        len: u64,
+        base: i64,
+        file: &str,
+    ) -> std::result::Result<(), String> {
+        offset_index_sanity_check(ends, len as usize, base, file)
+    }
+}
+
+impl IndexKind for TimeKind {
+    type Entry = TimeIndexEntry;
+    const ENTRY_BYTES: usize = TIME_INDEX_ENTRY_BYTES;
+    const LONE_ZERO_SLOT_IS_EMPTY: bool = false;
+    fn decode(slot: &[u8], base: i64) -> TimeIndexEntry {
+        decode_time_index_entry_bytes(slot.try_into().expect("one slot"), base)
+    }
+    fn encode(
+        e: &TimeIndexEntry,
+        base: i64,
+        out: &mut [u8],
+    ) -> std::result::Result<(), RelativeOffsetOverflow> {
+        out.copy_from_slice(&encode_time_index_entry(e, base)?);
+        Ok(())
+    }
+    fn key(e: &TimeIndexEntry) -> i64 {
+        e.timestamp
+    }
+    fn offset(e: &TimeIndexEntry) -> i64 {
+        e.offset
+    }
+    fn pair(e: &TimeIndexEntry) -> (i64, i64) {
+        (e.timestamp, e.offset)
+    }
+    fn ascends(a: &TimeIndexEntry, b: &TimeIndexEntry) -> bool {
+        b.timestamp > a.timestamp && b.offset >= a.offset
+    }
+    fn before_first(base: i64) -> TimeIndexEntry {
+        TimeIndexEntry {
+            timestamp: NO_TIMESTAMP,
+            offset: base,
+        }
+    }
+    fn is_full(entries: u64, max_entries: u64) -> bool {
+        time_index_is_full(entries as usize, max_entries as usize)
+    }
+    fn sanity_check(
+        ends: &[u8],
+        len: u64,
+        base: i64,
+        file: &str,
+    ) -> std::result::Result<(), String> {
+        time_index_sanity_check(ends, len as usize, base, file)
+    }
+}
 
 /// The file side shared by both indexes, as Kafka's lazy index: nothing happens to the file
 /// until first access; then an existing file is opened as it is (every whole slot counts as an
 /// entry and the file is full), a missing one is created preallocated to `max_index_bytes`.
 ///
 /// The entries live in the file, as in Kafka's mapped index, not in memory: an entry is read
-/// when asked for (a lookup reads the slots its binary search visits), so an index of any
-/// size (a sparse 2 GiB one included) costs a few slots of memory.
+/// when asked for (a lookup reads the pages its search visits, [`PageReads`]), so an index of
+/// any size (a sparse 2 GiB one included) costs a few pages of memory.
 #[derive(Debug)]
 struct IndexFile {
     path: PathBuf,
@@ -44,6 +196,8 @@ struct IndexFile {
     pending: Vec<u8>,
     /// The slot of `pending`'s first byte.
     pending_slot: u64,
+    /// Pages read from the file so far.
+    pages_read: Cell<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,18 +229,18 @@ impl IndexFile {
             entries: 0,
             pending: Vec::new(),
             pending_slot: 0,
+            pages_read: Cell::new(0),
         }
     }
 
-    /// An existing file opened read-only for lookups: every whole slot is an entry.
-    fn open_existing(path: &Path, entry_bytes: u64) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    /// An existing file opened read-only for lookups, of `len` bytes: every whole slot is an
+    /// entry.
+    fn read_only(path: &Path, entry_bytes: u64, len: u64) -> Self {
         let mut index = IndexFile::new(path.to_path_buf(), entry_bytes, 0);
         index.entries = len / entry_bytes;
         index.max_entries = index.entries;
         index.opened = Some(Access::Read);
-        Ok(index)
+        index
     }
 
     fn is_open(&self) -> bool {
@@ -135,50 +289,6 @@ impl IndexFile {
             .write(access == Access::ReadWrite)
             .open(&self.path)
             .map_err(|e| Error::io(&self.path, e))
-    }
-
-    /// The bytes of entry `slot` (below [`Self::entries`]) into `out`: from the entries
-    /// gathered for writing, else from the file.
-    fn read_slot(&self, slot: u64, out: &mut [u8]) -> Result<()> {
-        use std::os::unix::fs::FileExt;
-        let gathered = (self.pending.len() as u64) / self.entry_bytes;
-        if slot >= self.pending_slot && slot - self.pending_slot < gathered {
-            let at = ((slot - self.pending_slot) * self.entry_bytes) as usize;
-            out.copy_from_slice(&self.pending[at..at + out.len()]);
-            return Ok(());
-        }
-        let file = self.file()?;
-        let pos = slot * self.entry_bytes;
-        file.read_exact_at(out, pos).map_err(|e| {
-            Error::io(
-                &self.path,
-                std::io::Error::new(e.kind(), format!("entry at byte {pos}: {e}")),
-            )
-        })
-    }
-
-    /// The number of entries for which `pred` holds at the start of the index, found by the
-    /// same binary search as `slice::partition_point` (so a damaged, unsorted index gives
-    /// the same answer as its entries held in memory would), reading only the slots visited.
-    fn partition_point<E>(
-        &self,
-        decode: impl Fn(&IndexFile, u64) -> Result<E>,
-        pred: impl Fn(&E) -> bool,
-    ) -> Result<u64> {
-        let mut size = self.entries;
-        if size == 0 {
-            return Ok(0);
-        }
-        let mut base = 0u64;
-        while size > 1 {
-            let half = size / 2;
-            let mid = base + half;
-            if pred(&decode(self, mid)?) {
-                base = mid;
-            }
-            size -= half;
-        }
-        Ok(base + u64::from(pred(&decode(self, base)?)))
     }
 
     /// Puts `bytes` in slot `slot`: gathered with the entries appended just before, written
@@ -247,58 +357,234 @@ impl IndexFile {
     }
 }
 
+/// One operation's reads of an index file (a lookup, an open): the pages it touches, each read
+/// once by positioned reads of one descriptor opened at the first page, all dropped with it, so
+/// an index keeps neither pages nor a descriptor between operations. Entries appended but not
+/// yet written are read from where they are gathered.
+struct PageReads<'a> {
+    file: &'a IndexFile,
+    fd: RefCell<Option<File>>,
+    pages: RefCell<BTreeMap<u64, Vec<u8>>>,
+}
+
+impl<'a> PageReads<'a> {
+    fn new(file: &'a IndexFile) -> Self {
+        PageReads {
+            file,
+            fd: RefCell::new(None),
+            pages: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// Reads through `fd`, the file already opened.
+    fn with_fd(file: &'a IndexFile, fd: File) -> Self {
+        let reads = PageReads::new(file);
+        *reads.fd.borrow_mut() = Some(fd);
+        reads
+    }
+
+    /// Page `page` of the file (shorter at its end), read on first need.
+    fn with_page<R>(&self, page: u64, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+        use std::os::unix::fs::FileExt;
+        let mut pages = self.pages.borrow_mut();
+        if let std::collections::btree_map::Entry::Vacant(slot) = pages.entry(page) {
+            let mut fd = self.fd.borrow_mut();
+            if fd.is_none() {
+                *fd = Some(self.file.file()?);
+            }
+            let fd = fd.as_ref().expect("opened above");
+            let mut buf = vec![0u8; INDEX_PAGE_BYTES as usize];
+            let mut got = 0;
+            while got < buf.len() {
+                match fd.read_at(&mut buf[got..], page * INDEX_PAGE_BYTES + got as u64) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(Error::io(&self.file.path, e)),
+                }
+            }
+            buf.truncate(got);
+            slot.insert(buf);
+            self.file.pages_read.set(self.file.pages_read.get() + 1);
+        }
+        Ok(f(&pages[&page]))
+    }
+
+    /// The bytes of slot `slot` (below the index's entries) into `out`.
+    fn slot(&self, slot: u64, out: &mut [u8]) -> Result<()> {
+        let file = self.file;
+        let gathered = (file.pending.len() as u64) / file.entry_bytes;
+        if slot >= file.pending_slot && slot - file.pending_slot < gathered {
+            let at = ((slot - file.pending_slot) * file.entry_bytes) as usize;
+            out.copy_from_slice(&file.pending[at..at + out.len()]);
+            return Ok(());
+        }
+        let at = slot * file.entry_bytes;
+        let end = at + out.len() as u64;
+        let mut pos = at;
+        while pos < end {
+            let page = pos / INDEX_PAGE_BYTES;
+            let from = (pos - page * INDEX_PAGE_BYTES) as usize;
+            let upto = (end.min((page + 1) * INDEX_PAGE_BYTES) - page * INDEX_PAGE_BYTES) as usize;
+            let into = &mut out[(pos - at) as usize..(pos - at) as usize + (upto - from)];
+            let whole = self.with_page(page, |bytes| {
+                (upto <= bytes.len())
+                    .then(|| into.copy_from_slice(&bytes[from..upto]))
+                    .is_some()
+            })?;
+            if !whole {
+                return Err(Error::invalid(
+                    &file.path,
+                    format!("index slot {slot} ends past the file, which shrank while read"),
+                ));
+            }
+            pos = (page + 1) * INDEX_PAGE_BYTES;
+        }
+        Ok(())
+    }
+
+    fn entry<K: IndexKind>(&self, slot: u64, base: i64) -> Result<K::Entry> {
+        let mut raw = [0u8; 16];
+        let raw = &mut raw[..K::ENTRY_BYTES];
+        self.slot(slot, raw)?;
+        Ok(K::decode(raw, base))
+    }
+
+    fn is_zero(&self, slot: u64) -> Result<bool> {
+        let mut raw = [0u8; 16];
+        let raw = &mut raw[..self.file.entry_bytes as usize];
+        self.slot(slot, raw)?;
+        Ok(raw.iter().all(|&b| b == 0))
+    }
+}
+
 fn overflow(path: &Path, e: RelativeOffsetOverflow) -> Error {
     Error::invalid(path, e.to_string())
 }
 
-/// Entry `slot` of an offset index file.
-fn offset_entry(file: &IndexFile, base_offset: i64, slot: u64) -> Result<OffsetIndexEntry> {
-    let mut raw = [0u8; OFFSET_INDEX_ENTRY_BYTES];
-    file.read_slot(slot, &mut raw)?;
-    Ok(decode_offset_index_entry_bytes(&raw, base_offset))
-}
+/// The entries a search read, by slot.
+type Probed<K> = BTreeMap<u64, <K as IndexKind>::Entry>;
 
-/// Entry `slot` of a time index file.
-fn time_entry(file: &IndexFile, base_offset: i64, slot: u64) -> Result<TimeIndexEntry> {
-    let mut raw = [0u8; TIME_INDEX_ENTRY_BYTES];
-    file.read_slot(slot, &mut raw)?;
-    Ok(decode_time_index_entry_bytes(&raw, base_offset))
-}
-
-/// `.index`: the largest offset of an append call → where that call started in the `.log`.
+/// One index file of kind `K`: [`OffsetIndex`] or [`TimeIndex`].
 #[derive(Debug)]
-pub struct OffsetIndex {
+pub struct Index<K: IndexKind> {
     base_offset: i64,
     file: IndexFile,
     /// The last entry, kept for the checks of every append.
-    last: Option<OffsetIndexEntry>,
+    last: Option<K::Entry>,
 }
 
-impl OffsetIndex {
+/// `.index`: the largest offset of an append call → where that call started in the `.log`.
+pub type OffsetIndex = Index<OffsetKind>;
+
+/// `.timeindex`: the segment's max timestamp so far → the last offset of the batch (or call)
+/// that carried it. Full one slot early: the last slot is kept for the entry written on roll.
+pub type TimeIndex = Index<TimeKind>;
+
+/// An index a seek opened: None when the file is missing, else the index or why Kafka's sanity
+/// check refuses it.
+pub type SeekIndex<K> = Option<std::result::Result<Index<K>, String>>;
+
+impl<K: IndexKind> Index<K> {
     /// A new, not yet materialised index for a new segment.
     pub fn new(path: PathBuf, base_offset: i64, max_index_bytes: u64) -> Self {
-        OffsetIndex {
+        Index {
             base_offset,
-            file: IndexFile::new(path, OFFSET_INDEX_ENTRY_BYTES as u64, max_index_bytes),
+            file: IndexFile::new(path, K::ENTRY_BYTES as u64, max_index_bytes),
             last: None,
         }
     }
 
     /// Opens an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
     pub fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
-        let mut index = OffsetIndex {
+        let len = std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .len();
+        let mut index = Index {
             base_offset,
-            file: IndexFile::open_existing(path, OFFSET_INDEX_ENTRY_BYTES as u64)?,
+            file: IndexFile::read_only(path, K::ENTRY_BYTES as u64, len),
             last: None,
         };
-        index.last = index.read_last()?;
+        index.last = index.read_last(&PageReads::new(&index.file))?;
         Ok(index)
     }
 
-    fn read_last(&self) -> Result<Option<OffsetIndexEntry>> {
+    /// Opens an existing file for a seek, page by page: its entries end where the zero-filled
+    /// tail a preallocated file ends in starts (past the data of a sparse file, whose holes read
+    /// as zeros, then by binary search), and it passes Kafka's sanity check (its first and last
+    /// entries, its length) or says why not. The entries' order is not checked here but where
+    /// lookups read them ([`Self::lookup_checked`]).
+    pub fn open_for_seek(path: &Path, base_offset: i64) -> Result<SeekIndex<K>> {
+        let fd = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let len = fd.metadata().map_err(|e| Error::io(path, e))?.len();
+        let data_slots = super::files::data_end(&fd, len).div_ceil(K::ENTRY_BYTES as u64);
+        let mut file = IndexFile::read_only(path, K::ENTRY_BYTES as u64, len);
+        file.entries = (len / K::ENTRY_BYTES as u64).min(data_slots + 2);
+        let mut index = Index {
+            base_offset,
+            file,
+            last: None,
+        };
+        let reads = PageReads::with_fd(&index.file, fd);
+        let entries = index.zero_tail_start(&reads)?;
+        let mut ends = Vec::new();
+        for slot in [0, entries.saturating_sub(1)]
+            .into_iter()
+            .take(entries.min(2) as usize)
+        {
+            let mut raw = [0u8; 16];
+            let raw = &mut raw[..K::ENTRY_BYTES];
+            reads.slot(slot, raw)?;
+            ends.extend_from_slice(raw);
+        }
+        let last = match entries {
+            0 => None,
+            n => Some(reads.entry::<K>(n - 1, base_offset)?),
+        };
+        drop(reads);
+        let name = path.display().to_string();
+        if let Err(why) = K::sanity_check(&ends, len, base_offset, &name) {
+            return Ok(Some(Err(why)));
+        }
+        index.file.entries = entries;
+        index.file.max_entries = entries;
+        index.last = last;
+        Ok(Some(Ok(index)))
+    }
+
+    /// `offset_index_zero_tail_start` / `time_index_zero_tail_start`'s rule (the first slot
+    /// past slot 0 holding the base offset; slot 0 itself when zero-filled and followed by the
+    /// tail, or alone), found by binary search: in an index whose offsets ascend, the slots
+    /// holding the base offset past slot 0 are a suffix.
+    fn zero_tail_start(&self, reads: &PageReads<'_>) -> Result<u64> {
+        let n = self.file.entries;
+        if n == 0 {
+            return Ok(0);
+        }
+        let (mut lo, mut hi) = (1, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if K::offset(&reads.entry::<K>(mid, self.base_offset)?) == self.base_offset {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let tail = lo;
+        let empty = tail == 1
+            && reads.is_zero(0)?
+            && (K::LONE_ZERO_SLOT_IS_EMPTY || (n > 1 && reads.is_zero(1)?));
+        Ok(if empty { 0 } else { tail })
+    }
+
+    fn read_last(&self, reads: &PageReads<'_>) -> Result<Option<K::Entry>> {
         match self.file.entries {
             0 => Ok(None),
-            n => offset_entry(&self.file, self.base_offset, n - 1).map(Some),
+            n => reads.entry::<K>(n - 1, self.base_offset).map(Some),
         }
     }
 
@@ -316,17 +602,22 @@ impl OffsetIndex {
     }
 
     /// The entry in slot `slot` (below [`Self::len`]), read from the file.
-    pub fn entry(&self, slot: u64) -> Result<OffsetIndexEntry> {
-        offset_entry(&self.file, self.base_offset, slot)
+    pub fn entry(&self, slot: u64) -> Result<K::Entry> {
+        PageReads::new(&self.file).entry::<K>(slot, self.base_offset)
     }
 
     /// The last entry, if any.
-    pub fn last_entry(&self) -> Option<OffsetIndexEntry> {
+    pub fn last(&self) -> Option<K::Entry> {
         self.last
     }
 
+    /// Index pages read from the file so far.
+    pub fn pages_read(&self) -> u64 {
+        self.file.pages_read.get()
+    }
+
     pub fn is_full(&self) -> bool {
-        self.file.entries >= self.file.max_entries
+        K::is_full(self.file.entries, self.file.max_entries)
     }
 
     pub fn is_materialized(&self) -> bool {
@@ -338,7 +629,7 @@ impl OffsetIndex {
     pub fn touch(&mut self) -> Result<()> {
         if !self.file.is_open() {
             self.file.materialize(true)?;
-            self.last = self.read_last()?;
+            self.last = self.read_last(&PageReads::new(&self.file))?;
         }
         Ok(())
     }
@@ -357,13 +648,97 @@ impl OffsetIndex {
         self.file.resize(self.file.max_index_bytes)
     }
 
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync()
+    }
+
+    pub fn trim_to_valid_size(&mut self) -> Result<()> {
+        self.touch()?;
+        self.file.trim()
+    }
+
+    /// Appends `entry` in the next slot (the caller has checked it may follow the last one).
+    fn push(&mut self, entry: K::Entry) -> Result<()> {
+        let mut raw = [0u8; 16];
+        let raw = &mut raw[..K::ENTRY_BYTES];
+        K::encode(&entry, self.base_offset, raw).map_err(|e| overflow(&self.file.path, e))?;
+        self.file.write_slot(self.file.entries, raw)?;
+        self.file.entries += 1;
+        self.last = Some(entry);
+        Ok(())
+    }
+
+    /// Kafka's search for `target` (`largestLowerBoundSlotFor`, warm section first), reading
+    /// only the pages it probes: the slot it answers and every entry it read, by slot.
+    fn search(&self, reads: &PageReads<'_>, target: i64) -> Result<(Option<u64>, Probed<K>)> {
+        let seen = RefCell::new(BTreeMap::new());
+        let error = RefCell::new(None);
+        let key = |i: usize| {
+            let i = i as u64;
+            if let Some(e) = seen.borrow().get(&i) {
+                return K::key(e);
+            }
+            match reads.entry::<K>(i, self.base_offset) {
+                Ok(e) => {
+                    seen.borrow_mut().insert(i, e);
+                    K::key(&e)
+                }
+                Err(err) => {
+                    error.borrow_mut().get_or_insert(err);
+                    i64::MAX
+                }
+            }
+        };
+        let warm = INDEX_WARM_SECTION_BYTES / K::ENTRY_BYTES;
+        let slot = largest_lower_bound_slot(self.file.entries as usize, warm, key, target);
+        if let Some(e) = error.into_inner() {
+            return Err(e);
+        }
+        Ok((slot.map(|s| s as u64), seen.into_inner()))
+    }
+
+    /// Kafka's lookup: the entry with the largest key `<= target`, else the one below the first
+    /// (behavior.md §7.1).
+    pub fn lookup(&self, target: i64) -> Result<K::Entry> {
+        let (slot, seen) = self.search(&PageReads::new(&self.file), target)?;
+        Ok(slot.map_or(K::before_first(self.base_offset), |s| seen[&s]))
+    }
+
+    /// [`Self::lookup`] for a seek, which must not trust a damaged index: the probed slots and
+    /// the answer's neighbours must ascend, else why they do not.
+    pub fn lookup_checked(&self, target: i64) -> Result<std::result::Result<K::Entry, String>> {
+        let reads = PageReads::new(&self.file);
+        let (slot, mut seen) = self.search(&reads, target)?;
+        let slots = self.file.entries;
+        let around = slot.map_or(0..1.min(slots), |s| s.saturating_sub(1)..(s + 2).min(slots));
+        for i in around {
+            if let std::collections::btree_map::Entry::Vacant(v) = seen.entry(i) {
+                v.insert(reads.entry::<K>(i, self.base_offset)?);
+            }
+        }
+        let found: Vec<_> = seen.values().collect();
+        if let Some(w) = found.windows(2).find(|w| !K::ascends(w[0], w[1])) {
+            let (a, b) = (K::pair(w[0]), K::pair(w[1]));
+            return Ok(Err(format!(
+                "entry ({}, {}) does not ascend after ({}, {})",
+                b.0, b.1, a.0, a.1
+            )));
+        }
+        Ok(Ok(
+            slot.map_or(K::before_first(self.base_offset), |s| seen[&s])
+        ))
+    }
+}
+
+impl OffsetIndex {
+    /// The last entry, if any.
+    pub fn last_entry(&self) -> Option<OffsetIndexEntry> {
+        self.last
+    }
+
     /// The largest offset indexed, or the base offset (`lastOffset`).
     pub fn last_offset(&self) -> i64 {
         self.last.map_or(self.base_offset, |e| e.offset)
-    }
-
-    pub fn sync(&mut self) -> Result<()> {
-        self.file.sync()
     }
 
     pub fn append(&mut self, offset: i64, position: i32) -> Result<()> {
@@ -388,132 +763,21 @@ impl OffsetIndex {
                 ));
             }
         }
-        let entry = OffsetIndexEntry { offset, position };
-        let slot = encode_offset_index_entry(&entry, self.base_offset)
-            .map_err(|e| overflow(&self.file.path, e))?;
-        self.file.write_slot(self.file.entries, &slot)?;
-        self.file.entries += 1;
-        self.last = Some(entry);
-        Ok(())
+        self.push(OffsetIndexEntry { offset, position })
     }
-
-    /// The entry with the largest offset `<= target`, else `(base, 0)` (behavior.md §7.1).
-    pub fn lookup(&self, target: i64) -> Result<OffsetIndexEntry> {
-        let base = self.base_offset;
-        let n = self
-            .file
-            .partition_point(|f, i| offset_entry(f, base, i), |e| e.offset <= target)?;
-        match n {
-            0 => Ok(OffsetIndexEntry {
-                offset: self.base_offset,
-                position: 0,
-            }),
-            _ => self.entry(n - 1),
-        }
-    }
-
-    pub fn trim_to_valid_size(&mut self) -> Result<()> {
-        self.touch()?;
-        self.file.trim()
-    }
-}
-
-/// `.timeindex`: the segment's max timestamp so far → the last offset of the batch (or call)
-/// that carried it. Full one slot early: the last slot is kept for the entry written on roll.
-#[derive(Debug)]
-pub struct TimeIndex {
-    base_offset: i64,
-    file: IndexFile,
-    /// The last entry, kept for the checks of every append.
-    last: Option<TimeIndexEntry>,
 }
 
 impl TimeIndex {
-    pub fn new(path: PathBuf, base_offset: i64, max_index_bytes: u64) -> Self {
-        TimeIndex {
-            base_offset,
-            file: IndexFile::new(path, TIME_INDEX_ENTRY_BYTES as u64, max_index_bytes),
-            last: None,
-        }
-    }
-
-    /// Opens an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
-    pub fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
-        let mut index = TimeIndex {
-            base_offset,
-            file: IndexFile::open_existing(path, TIME_INDEX_ENTRY_BYTES as u64)?,
-            last: None,
-        };
-        index.last = index.read_last()?;
-        Ok(index)
-    }
-
-    fn read_last(&self) -> Result<Option<TimeIndexEntry>> {
-        match self.file.entries {
-            0 => Ok(None),
-            n => time_entry(&self.file, self.base_offset, n - 1).map(Some),
-        }
-    }
-
-    /// How many entries the index holds (every whole slot of an existing file).
-    pub fn len(&self) -> u64 {
-        self.file.entries
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.file.entries == 0
-    }
-
-    /// The entry in slot `slot` (below [`Self::len`]), read from the file.
-    pub fn entry(&self, slot: u64) -> Result<TimeIndexEntry> {
-        time_entry(&self.file, self.base_offset, slot)
-    }
-
-    pub fn is_materialized(&self) -> bool {
-        self.file.is_open()
-    }
-
-    pub fn touch(&mut self) -> Result<()> {
-        if !self.file.is_open() {
-            self.file.materialize(true)?;
-            self.last = self.read_last()?;
-        }
-        Ok(())
-    }
-
-    /// `reset`: no entries, the file sized back to `segment.index.bytes` (recovery).
-    pub fn reset(&mut self) -> Result<()> {
-        self.file.materialize(false)?;
-        self.file.entries = 0;
-        self.last = None;
-        self.file.resize(self.file.max_index_bytes)
-    }
-
     /// `resize(0)`: what the loader does to a time index it had to create.
     pub fn resize_to_empty(&mut self) -> Result<()> {
         self.touch()?;
         self.file.resize(0)
     }
 
-    pub fn resize_to_max(&mut self) -> Result<()> {
-        self.touch()?;
-        self.file.resize(self.file.max_index_bytes)
-    }
-
-    pub fn sync(&mut self) -> Result<()> {
-        self.file.sync()
-    }
-
-    pub fn is_full(&self) -> bool {
-        self.file.entries >= self.file.max_entries.saturating_sub(1)
-    }
-
     /// The last entry, or `(-1, base)` while there is none.
     pub fn last_entry(&self) -> TimeIndexEntry {
-        self.last.unwrap_or(TimeIndexEntry {
-            timestamp: NO_TIMESTAMP,
-            offset: self.base_offset,
-        })
+        self.last
+            .unwrap_or(TimeKind::before_first(self.base_offset))
     }
 
     /// Appends `(timestamp, offset)` only if `timestamp` is greater than the last entry's;
@@ -547,34 +811,9 @@ impl TimeIndex {
             ));
         }
         if timestamp > last.timestamp {
-            let entry = TimeIndexEntry { timestamp, offset };
-            let slot = encode_time_index_entry(&entry, self.base_offset)
-                .map_err(|e| overflow(&self.file.path, e))?;
-            self.file.write_slot(self.file.entries, &slot)?;
-            self.file.entries += 1;
-            self.last = Some(entry);
+            self.push(TimeIndexEntry { timestamp, offset })?;
         }
         Ok(())
-    }
-
-    /// The entry with the largest timestamp `<= target`, else `(-1, base)` (behavior.md §7.1).
-    pub fn lookup(&self, target: i64) -> Result<TimeIndexEntry> {
-        let base = self.base_offset;
-        let n = self
-            .file
-            .partition_point(|f, i| time_entry(f, base, i), |e| e.timestamp <= target)?;
-        match n {
-            0 => Ok(TimeIndexEntry {
-                timestamp: NO_TIMESTAMP,
-                offset: self.base_offset,
-            }),
-            _ => self.entry(n - 1),
-        }
-    }
-
-    pub fn trim_to_valid_size(&mut self) -> Result<()> {
-        self.touch()?;
-        self.file.trim()
     }
 }
 
@@ -635,5 +874,74 @@ mod tests {
         assert_eq!(idx.lookup(25).unwrap().offset, 9);
         idx.trim_to_valid_size().unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), 36);
+    }
+
+    /// The engine's lookups answer as Kafka's whole-index lookup (`largestLowerBoundSlotFor`
+    /// in storage/src/main/java/org/apache/kafka/storage/internals/log/AbstractIndex.java, the
+    /// warm section searched first) on sorted entries and on damaged, unsorted ones alike,
+    /// reading a few pages per lookup, none kept.
+    #[test]
+    fn lookups_are_kafkas_search_over_the_pages_they_probe() {
+        use crate::format::index::{
+            offset_index_entries, offset_index_lookup, time_index_entries, time_index_lookup,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let n = 20_000u64;
+        let mut offsets = Vec::new();
+        let mut times = Vec::new();
+        for i in 0..n {
+            let (offset, position) = (100 + 3 * (i as i64 + 1), 4096 * (i as i32 + 1));
+            let e = OffsetIndexEntry { offset, position };
+            offsets.extend(encode_offset_index_entry(&e, 100).unwrap());
+            let t = TimeIndexEntry {
+                timestamp: 1_700_000_000_000 + 7 * i as i64,
+                offset,
+            };
+            times.extend(encode_time_index_entry(&t, 100).unwrap());
+        }
+        for damaged in [false, true] {
+            let (mut offsets, mut times) = (offsets.clone(), times.clone());
+            if damaged {
+                // Swapped and out-of-order slots, at the head, the middle and the warm section.
+                for (a, b) in [(3, 9), (n / 2, n / 2 + 700), (n - 40, n - 2)] {
+                    let (a, b) = (a as usize, b as usize);
+                    for (bytes, w) in [(&mut offsets, 8), (&mut times, 12)] {
+                        let x = bytes[a * w..(a + 1) * w].to_vec();
+                        let y = bytes[b * w..(b + 1) * w].to_vec();
+                        bytes[a * w..(a + 1) * w].copy_from_slice(&y);
+                        bytes[b * w..(b + 1) * w].copy_from_slice(&x);
+                    }
+                }
+            }
+            let op = dir.path().join(format!("{damaged}.index"));
+            let tp = dir.path().join(format!("{damaged}.timeindex"));
+            std::fs::write(&op, &offsets).unwrap();
+            std::fs::write(&tp, &times).unwrap();
+            let oi = OffsetIndex::open_existing(&op, 100).unwrap();
+            let ti = TimeIndex::open_existing(&tp, 100).unwrap();
+            let oe: Vec<_> = offset_index_entries(&offsets, 100).collect();
+            let te: Vec<_> = time_index_entries(&times, 100).collect();
+            // Where the damage makes Kafka's search and a plain partition point part ways.
+            let mut parted = false;
+            for k in (0..n as i64 * 3 + 200)
+                .step_by(97)
+                .chain([i64::MIN, 99, 100, i64::MAX])
+            {
+                let before = oi.pages_read();
+                let o = k.saturating_add(100);
+                let kafka = offset_index_lookup(&oe, 100, o);
+                assert_eq!(oi.lookup(o).unwrap(), kafka, "{k}");
+                let n = oe.partition_point(|e| e.offset <= o);
+                parted |= n.checked_sub(1).map(|i| oe[i]) != Some(kafka) && n > 0;
+                assert!(
+                    oi.pages_read() - before <= 20,
+                    "{k}: {}",
+                    oi.pages_read() - before
+                );
+                let t = k.saturating_mul(2).saturating_add(1_700_000_000_000);
+                assert_eq!(ti.lookup(t).unwrap(), time_index_lookup(&te, 100, t), "{k}");
+            }
+            assert_eq!(parted, damaged);
+        }
     }
 }

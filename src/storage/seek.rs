@@ -9,15 +9,12 @@
 
 use std::path::{Path, PathBuf};
 
+use super::index::{Index, IndexKind, OffsetIndex, TimeIndex};
 use super::log_reader::{LogReader, Step};
 use crate::error::{Error, Result};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::entry::Entry;
-use crate::format::index::{
-    decode_offset_index_entry_bytes, decode_time_index_entry_bytes, largest_lower_bound_slot,
-    offset_index_sanity_check, time_index_sanity_check, OffsetIndexEntry, TimeIndexEntry,
-    INDEX_WARM_SECTION_BYTES, NO_TIMESTAMP, OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
-};
+use crate::format::index::{OffsetIndexEntry, TimeIndexEntry, NO_TIMESTAMP};
 use crate::format::names::{index_file_name, time_index_file_name};
 
 /// Bytes per read while seeking: a few index intervals (4 KiB by default), so a seek costs about
@@ -158,10 +155,7 @@ impl Seeker {
             .flat_map(|s| {
                 let o = s.offset_index.as_ref().and_then(|r| r.as_ref().ok());
                 let t = s.time_index.as_ref().and_then(|r| r.as_ref().ok());
-                [
-                    o.map(|i| i.pages.pages_read()),
-                    t.map(|i| i.pages.pages_read()),
-                ]
+                [o.map(Index::pages_read), t.map(Index::pages_read)]
             })
             .flatten()
             .sum()
@@ -224,7 +218,7 @@ impl Seeker {
         let last = self.segments.len() - 1;
         let base = self.segments[last].base;
         let from = match self.offset_index(last)? {
-            Some(index) => index.last()?.map_or(base, |e| e.offset),
+            Some(index) => index.last().map_or(base, |e| e.offset),
             None => base,
         };
         let (mut reader, _) = self.start_at(last, from)?;
@@ -341,7 +335,7 @@ impl Seeker {
         };
         let last = match self.time_index(i)? {
             Some(index) => {
-                let last = index.last()?.unwrap_or(none);
+                let last = index.last().unwrap_or(none);
                 if i + 1 < self.segments.len() {
                     return Ok(last);
                 }
@@ -380,7 +374,7 @@ impl Seeker {
         if self.segments[i].offset_index.is_none() {
             let base = self.segments[i].base;
             let path = self.dir.join(index_file_name(base));
-            let loaded = read_offset_index(&path, base)?;
+            let loaded = read_index(&path, base)?;
             if let Err(problem) = &loaded {
                 self.note(path, problem.clone());
             }
@@ -402,13 +396,12 @@ impl Seeker {
         let Some(index) = self.offset_index(i)? else {
             return Ok(None);
         };
-        match index.lookup(offset)? {
+        match index.lookup_checked(offset)? {
             Ok(e) => Ok(Some(e)),
-            Err(IndexProblem::Damaged(why)) => {
+            Err(why) => {
                 self.refuse_offset_index(i, why);
                 Ok(None)
             }
-            Err(IndexProblem::Missing) => Ok(None),
         }
     }
 
@@ -426,7 +419,7 @@ impl Seeker {
         if self.segments[i].time_index.is_none() {
             let base = self.segments[i].base;
             let path = self.dir.join(time_index_file_name(base));
-            let loaded = read_time_index(&path, base)?;
+            let loaded = read_index(&path, base)?;
             if let Err(problem) = &loaded {
                 self.note(path, problem.clone());
             }
@@ -443,9 +436,10 @@ impl Seeker {
         let Some(index) = self.time_index(i)? else {
             return Ok(None);
         };
-        match index.lookup(target)? {
+        match index.lookup_checked(target)? {
             Ok(e) => Ok(Some(e)),
-            Err(problem) => {
+            Err(why) => {
+                let problem = IndexProblem::Damaged(why);
                 let path = self.dir.join(time_index_file_name(self.segments[i].base));
                 self.note(path, problem.clone());
                 self.segments[i].time_index = Some(Err(problem));
@@ -491,362 +485,18 @@ pub fn scan_to_end(reader: &mut LogReader, base: i64) -> Result<TailScan> {
     Ok(tail)
 }
 
-/// Bytes per read of an index file: a page, as the broker's mapped index faults them in.
-pub const INDEX_PAGE_BYTES: u64 = 4096;
-
-/// One index file read page by page: a lookup reads the pages its binary search touches (and
-/// keeps them), never the whole file, so a seek costs O(log n) index pages.
-#[derive(Debug)]
-struct IndexPages {
-    path: PathBuf,
-    file: std::fs::File,
-    /// Whole slots before the zero-filled tail a preallocated file ends in: the entries.
-    slots: usize,
-    slot: usize,
-    /// Pages read so far, by page number.
-    pages: std::cell::RefCell<std::collections::BTreeMap<u64, Vec<u8>>>,
-}
-
-impl IndexPages {
-    /// Opens `path` (None when missing) and finds where its entries end: past the data of a
-    /// sparse file (its holes read as zeros), then the zero tail's start by binary search.
-    fn open(path: &Path, slot: usize) -> Result<Option<(Self, u64)>> {
-        let file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(path, e)),
-        };
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        let data_slots = crate::storage::files::data_end(&file, len).div_ceil(slot as u64);
-        let mut index = IndexPages {
-            path: path.to_path_buf(),
-            file,
-            slots: (len / slot as u64).min(data_slots + 2) as usize,
-            slot,
-            pages: Default::default(),
-        };
-        index.slots = index.zero_tail_start()?;
-        Ok(Some((index, len)))
-    }
-
-    /// The `slot` bytes of slot `i` (`i < slots`).
-    fn bytes(&self, i: usize) -> Result<Vec<u8>> {
-        use std::os::unix::fs::FileExt;
-        let at = (i * self.slot) as u64;
-        let mut out = Vec::with_capacity(self.slot);
-        let mut pages = self.pages.borrow_mut();
-        let mut pos = at;
-        while pos < at + self.slot as u64 {
-            let page = pos / INDEX_PAGE_BYTES;
-            if let std::collections::btree_map::Entry::Vacant(slot) = pages.entry(page) {
-                let mut buf = vec![0u8; INDEX_PAGE_BYTES as usize];
-                let mut got = 0;
-                while got < buf.len() {
-                    match self
-                        .file
-                        .read_at(&mut buf[got..], page * INDEX_PAGE_BYTES + got as u64)
-                    {
-                        Ok(0) => break,
-                        Ok(n) => got += n,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(Error::io(&self.path, e)),
-                    }
-                }
-                buf.truncate(got);
-                slot.insert(buf);
-            }
-            let bytes = &pages[&page];
-            let from = (pos - page * INDEX_PAGE_BYTES) as usize;
-            let upto = ((at + self.slot as u64).min((page + 1) * INDEX_PAGE_BYTES)
-                - page * INDEX_PAGE_BYTES) as usize;
-            if upto > bytes.len() {
-                return Err(Error::invalid(
-                    &self.path,
-                    format!("index slot {i} ends past the file, which shrank while read"),
-                ));
-            }
-            out.extend_from_slice(&bytes[from..upto]);
-            pos = (page + 1) * INDEX_PAGE_BYTES;
-        }
-        Ok(out)
-    }
-
-    fn is_zero(&self, i: usize) -> Result<bool> {
-        Ok(self.bytes(i)?.iter().all(|&b| b == 0))
-    }
-
-    /// The relative offset (first 4 bytes) of slot `i`.
-    fn relative_offset(&self, i: usize) -> Result<i32> {
-        let b = self.bytes(i)?;
-        let rel = if self.slot == crate::format::index::TIME_INDEX_ENTRY_BYTES {
-            &b[8..12]
-        } else {
-            &b[..4]
-        };
-        Ok(i32::from_be_bytes(rel.try_into().expect("4 bytes")))
-    }
-
-    /// `offset_index_zero_tail_start` / `time_index_zero_tail_start`'s rule (the first slot
-    /// past slot 0 holding the base offset; slot 0 itself when zero-filled and followed by the
-    /// tail, or alone), found by binary search: in an index whose offsets ascend, the slots
-    /// holding the base offset past slot 0 are a suffix.
-    fn zero_tail_start(&self) -> Result<usize> {
-        let n = self.slots;
-        if n == 0 {
-            return Ok(0);
-        }
-        let (mut lo, mut hi) = (1, n);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.relative_offset(mid)? == 0 {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        let tail = lo;
-        let time = self.slot == crate::format::index::TIME_INDEX_ENTRY_BYTES;
-        // A lone zero slot 0 is the start of an empty preallocated offset index; a time index's
-        // lone `(0, base)` may be an entry (records stamped 0), two zero slots never are.
-        let empty = self.is_zero(0)?
-            && if time {
-                tail == 1 && n > 1 && self.is_zero(1)?
-            } else {
-                tail == 1
-            };
-        Ok(if empty { 0 } else { tail })
-    }
-
-    /// The bytes of the first and the last entry, what Kafka's sanity checks look at, laid out
-    /// as an index of those one or two entries.
-    fn ends(&self) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        if self.slots > 0 {
-            out.extend(self.bytes(0)?);
-        }
-        if self.slots > 1 {
-            out.extend(self.bytes(self.slots - 1)?);
-        }
-        Ok(out)
-    }
-
-    fn pages_read(&self) -> u64 {
-        self.pages.borrow().len() as u64
-    }
-}
-
-/// One index file of kind `K` read through [`IndexPages`].
-#[derive(Debug)]
-struct PagedIndex<K> {
-    pages: IndexPages,
-    base: i64,
-    kind: std::marker::PhantomData<K>,
-}
-
-/// What tells an offset index from a time index to the one paged lookup.
-trait IndexKind {
-    type Entry: Copy;
-    /// The entry's bytes (one slot) decoded against the segment's base offset.
-    fn decode(slot: &[u8], base: i64) -> Self::Entry;
-    /// What the binary search compares.
-    fn key(e: &Self::Entry) -> i64;
-    /// The entry as printed in a damage message.
-    fn pair(e: &Self::Entry) -> (i64, i64);
-    /// Whether `b` may follow `a` in an undamaged index.
-    fn ascends(a: &Self::Entry, b: &Self::Entry) -> bool;
-    /// What a lookup below the first entry answers.
-    fn before_first(base: i64) -> Self::Entry;
-}
-
-#[derive(Debug)]
-struct OffsetKind;
-
-#[derive(Debug)]
-struct TimeKind;
-
-impl IndexKind for OffsetKind {
-    type Entry = OffsetIndexEntry;
-    fn decode(slot: &[u8], base: i64) -> OffsetIndexEntry {
-        decode_offset_index_entry_bytes(slot.try_into().expect("one slot"), base)
-    }
-    fn key(e: &OffsetIndexEntry) -> i64 {
-        e.offset
-    }
-    fn pair(e: &OffsetIndexEntry) -> (i64, i64) {
-        (e.offset, e.position.into())
-    }
-    fn ascends(a: &OffsetIndexEntry, b: &OffsetIndexEntry) -> bool {
-        b.offset > a.offset && b.position > a.position
-    }
-    fn before_first(base: i64) -> OffsetIndexEntry {
-        OffsetIndexEntry {
-            offset: base,
-            position: 0,
-        }
-    }
-}
-
-impl IndexKind for TimeKind {
-    type Entry = TimeIndexEntry;
-    fn decode(slot: &[u8], base: i64) -> TimeIndexEntry {
-        decode_time_index_entry_bytes(slot.try_into().expect("one slot"), base)
-    }
-    fn key(e: &TimeIndexEntry) -> i64 {
-        e.timestamp
-    }
-    fn pair(e: &TimeIndexEntry) -> (i64, i64) {
-        (e.timestamp, e.offset)
-    }
-    fn ascends(a: &TimeIndexEntry, b: &TimeIndexEntry) -> bool {
-        b.timestamp > a.timestamp && b.offset >= a.offset
-    }
-    fn before_first(base: i64) -> TimeIndexEntry {
-        TimeIndexEntry {
-            timestamp: NO_TIMESTAMP,
-            offset: base,
-        }
-    }
-}
-
-/// A segment's `.index`.
-type OffsetIndex = PagedIndex<OffsetKind>;
-
-/// A segment's `.timeindex`.
-type TimeIndex = PagedIndex<TimeKind>;
-
+/// A segment's index opened for seeks, or why it cannot be used.
 type Loaded<T> = std::result::Result<T, IndexProblem>;
 
-/// Kafka's sanity check (its last entry, its length) on a `.index` opened page by page, with
-/// entries before a preallocated zero tail. The entries' order is checked where lookups read
-/// them ([`checked_ascending`]), the positions where the scan starts.
-fn read_offset_index(path: &Path, base: i64) -> Result<Loaded<OffsetIndex>> {
-    let Some((pages, len)) = IndexPages::open(path, OFFSET_INDEX_ENTRY_BYTES)? else {
-        return Ok(Err(IndexProblem::Missing));
-    };
-    let name = path.display().to_string();
-    let last = match pages.slots {
-        0 => Vec::new(),
-        n => pages.bytes(n - 1)?,
-    };
-    if let Err(why) = offset_index_sanity_check(&last, len as usize, base, &name) {
-        return Ok(Err(IndexProblem::Damaged(why)));
-    }
-    Ok(Ok(PagedIndex::new(pages, base)))
-}
-
-/// Kafka's sanity check on a `.timeindex` opened page by page (first and last entries, length).
-fn read_time_index(path: &Path, base: i64) -> Result<Loaded<TimeIndex>> {
-    let Some((pages, len)) = IndexPages::open(path, TIME_INDEX_ENTRY_BYTES)? else {
-        return Ok(Err(IndexProblem::Missing));
-    };
-    let name = path.display().to_string();
-    if let Err(why) = time_index_sanity_check(&pages.ends()?, len as usize, base, &name) {
-        return Ok(Err(IndexProblem::Damaged(why)));
-    }
-    Ok(Ok(PagedIndex::new(pages, base)))
-}
-
-impl<K: IndexKind> PagedIndex<K> {
-    fn new(pages: IndexPages, base: i64) -> Self {
-        PagedIndex {
-            pages,
-            base,
-            kind: std::marker::PhantomData,
-        }
-    }
-
-    fn entry(&self, i: usize) -> Result<K::Entry> {
-        Ok(K::decode(&self.pages.bytes(i)?, self.base))
-    }
-
-    fn last(&self) -> Result<Option<K::Entry>> {
-        match self.pages.slots {
-            0 => Ok(None),
-            n => self.entry(n - 1).map(Some),
-        }
-    }
-
-    /// Kafka's lookup (`offset_index_lookup`'s and `time_index_lookup`'s search) reading only
-    /// the slots it probes; the probed slots and the answer's neighbours must ascend, else the
-    /// index is damaged.
-    fn lookup(&self, target: i64) -> Result<Loaded<K::Entry>> {
-        let warm = INDEX_WARM_SECTION_BYTES / self.pages.slot;
-        let probed = Probes::default();
-        let slot = largest_lower_bound_slot(
-            self.pages.slots,
-            warm,
-            |i| probed.key(i, || self.entry(i), K::key),
-            target,
-        );
-        let found = probed.finish(slot, self.pages.slots, |i| self.entry(i))?;
-        if let Some(w) = found.windows(2).find(|w| !K::ascends(&w[0].1, &w[1].1)) {
-            return Ok(Err(not_ascending(K::pair(&w[0].1), K::pair(&w[1].1))));
-        }
-        Ok(Ok(slot.map_or(K::before_first(self.base), |s| {
-            found.iter().find(|(i, _)| *i == s).expect("probed").1
-        })))
-    }
-}
-
-fn not_ascending(a: (i64, i64), b: (i64, i64)) -> IndexProblem {
-    IndexProblem::Damaged(format!(
-        "entry ({}, {}) does not ascend after ({}, {})",
-        b.0, b.1, a.0, a.1
-    ))
-}
-
-/// The slots a binary search read, with the first read error (the search's key function
-/// cannot fail).
-struct Probes<E> {
-    seen: std::cell::RefCell<std::collections::BTreeMap<usize, E>>,
-    error: std::cell::RefCell<Option<Error>>,
-}
-
-impl<E> Default for Probes<E> {
-    fn default() -> Self {
-        Probes {
-            seen: Default::default(),
-            error: Default::default(),
-        }
-    }
-}
-
-impl<E: Copy> Probes<E> {
-    fn key(&self, i: usize, read: impl FnOnce() -> Result<E>, key: impl Fn(&E) -> i64) -> i64 {
-        if let Some(e) = self.seen.borrow().get(&i) {
-            return key(e);
-        }
-        match read() {
-            Ok(e) => {
-                self.seen.borrow_mut().insert(i, e);
-                key(&e)
-            }
-            Err(err) => {
-                self.error.borrow_mut().get_or_insert(err);
-                i64::MAX
-            }
-        }
-    }
-
-    /// The probed slots in slot order, with the answer's neighbours read too.
-    fn finish(
-        self,
-        slot: Option<usize>,
-        slots: usize,
-        read: impl Fn(usize) -> Result<E>,
-    ) -> Result<Vec<(usize, E)>> {
-        if let Some(e) = self.error.into_inner() {
-            return Err(e);
-        }
-        let mut seen = self.seen.into_inner();
-        let around = slot.map_or(0..1.min(slots), |s| s.saturating_sub(1)..(s + 2).min(slots));
-        for i in around {
-            if let std::collections::btree_map::Entry::Vacant(v) = seen.entry(i) {
-                v.insert(read(i)?);
-            }
-        }
-        Ok(seen.into_iter().collect())
-    }
+/// A segment's `.index` or `.timeindex` opened page by page for seeks: Kafka's sanity check (its
+/// first and last entries, its length) on the entries before a preallocated zero tail. The
+/// entries' order is checked where lookups read them ([`Index::lookup_checked`]), the offset
+/// index's positions where the scan starts.
+fn read_index<K: IndexKind>(path: &Path, base: i64) -> Result<Loaded<Index<K>>> {
+    Ok(match Index::<K>::open_for_seek(path, base)? {
+        None => Err(IndexProblem::Missing),
+        Some(loaded) => loaded.map_err(IndexProblem::Damaged),
+    })
 }
 
 /// The first offset of an entry (a legacy wrapper's first inner offset).
@@ -965,7 +615,9 @@ mod tests {
     use crate::format::index::{
         encode_offset_index_entry, encode_time_index_entry, offset_index_entries,
         offset_index_lookup, offset_index_zero_tail_start, time_index_zero_tail_start,
+        OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
     };
+    use crate::storage::index::{OffsetKind, TimeKind};
 
     /// `n` offset-index entries (every 10th offset, 4 KiB apart) from base 1000, then
     /// `zero_slots` zero slots (a sparse preallocated tail past the data).
@@ -1004,11 +656,15 @@ mod tests {
         ] {
             let (path, bytes) = offset_index_file(tmp.path(), n, zeros);
             let want = offset_index_zero_tail_start(&bytes, 1000).unwrap_or(n + zeros);
-            let index = match read_offset_index(&path, 1000).unwrap() {
+            let index = match read_index::<OffsetKind>(&path, 1000).unwrap() {
                 Ok(i) => i,
                 Err(p) => panic!("{n}+{zeros}: {p:?}"),
             };
-            assert_eq!(index.pages.slots, want, "{n} entries, {zeros} zero slots");
+            assert_eq!(
+                index.len() as usize,
+                want,
+                "{n} entries, {zeros} zero slots"
+            );
             let entries: Vec<_> = offset_index_entries(&bytes[..want * 8], 1000).collect();
             for target in [
                 999,
@@ -1019,11 +675,11 @@ mod tests {
                 1000 + 10 * n as i64 / 2 + 3,
                 i64::MAX,
             ] {
-                let fresh = match read_offset_index(&path, 1000).unwrap() {
+                let fresh = match read_index::<OffsetKind>(&path, 1000).unwrap() {
                     Ok(i) => i,
                     Err(p) => panic!("{p:?}"),
                 };
-                let got = fresh.lookup(target).unwrap().unwrap();
+                let got = fresh.lookup_checked(target).unwrap().unwrap();
                 assert_eq!(
                     got,
                     offset_index_lookup(&entries, 1000, target),
@@ -1033,9 +689,9 @@ mod tests {
                 // page per probe at most.
                 let bound = 2 * (usize::BITS - (n + zeros + 1).leading_zeros()) as u64 + 4;
                 assert!(
-                    fresh.pages.pages_read() <= bound,
+                    fresh.pages_read() <= bound,
                     "{n}: {} pages read for {target}",
-                    fresh.pages.pages_read()
+                    fresh.pages_read()
                 );
             }
         }
@@ -1048,11 +704,8 @@ mod tests {
         let (path, mut bytes) = offset_index_file(tmp.path(), 3, 0);
         bytes[8..24].rotate_left(8);
         std::fs::write(&path, &bytes).unwrap();
-        let index = read_offset_index(&path, 1000).unwrap().unwrap();
-        assert!(matches!(
-            index.lookup(1035).unwrap(),
-            Err(IndexProblem::Damaged(_))
-        ));
+        let index = read_index::<OffsetKind>(&path, 1000).unwrap().unwrap();
+        assert!(index.lookup_checked(1035).unwrap().is_err());
     }
 
     /// A time index's zero tail as the format's rule finds it, found by binary search.
@@ -1071,11 +724,13 @@ mod tests {
             bytes.resize((n + zeros) * TIME_INDEX_ENTRY_BYTES, 0);
             let path = tmp.path().join(format!("{n}-{zeros}.timeindex"));
             std::fs::write(&path, &bytes).unwrap();
-            let (pages, _) = IndexPages::open(&path, TIME_INDEX_ENTRY_BYTES)
-                .unwrap()
-                .unwrap();
+            let index = read_index::<TimeKind>(&path, 1000).unwrap().unwrap();
             let want = time_index_zero_tail_start(&bytes, 1000).unwrap_or(n + zeros);
-            assert_eq!(pages.slots, want, "{n} entries, {zeros} zero slots");
+            assert_eq!(
+                index.len() as usize,
+                want,
+                "{n} entries, {zeros} zero slots"
+            );
         }
     }
 }
