@@ -7,8 +7,11 @@
 //! this build (and of `KSEG_BASE_BIN` when set, in the same run): `verify`, `dump` of the
 //! directory, `recover` and `rebuild-index` dry runs and `--apply`, `retention`, `compact`
 //! (dry run), `ls`, `stats`, `offsets`. Prints the median wall time of `KSEG_BENCH_SCALE_RUNS`
-//! runs (default 3; one for `--apply`, which changes the directory) and the ratio of each
-//! count to the first. A child is killed after `KSEG_BENCH_SCALE_LIMIT` seconds (default 120).
+//! runs (default 3; one for `--apply`, which changes the directory, and at 100,000 segments or
+//! more), the cost per segment and the ratio of each count's time to the first count's (linear:
+//! the ratio of the counts). A child is killed after `KSEG_BENCH_SCALE_LIMIT` seconds (default
+//! 120). `KSEG_BENCH_SCALE_COMMANDS` (labels, comma-separated) runs only those commands;
+//! `KSEG_BENCH_DIR` is where the partitions are generated (default: the temporary directory).
 //!
 //! Part 2: partitions of `KSEG_BENCH_SCALE_MIB` MiB (default `256,4096`; 0 skips) in 1 GiB
 //! segments, written through the engine and closed cleanly; prints the peak RSS of `verify
@@ -96,7 +99,16 @@ fn main() {
     if let Ok(base) = std::env::var("KSEG_BASE_BIN") {
         bins.insert(0, ("baseline", PathBuf::from(base)));
     }
-    let root = tempfile::tempdir().unwrap();
+    let only: Option<Vec<String>> = std::env::var("KSEG_BENCH_SCALE_COMMANDS")
+        .ok()
+        .map(|s| s.split(',').map(|c| c.trim().to_string()).collect());
+    let root = match std::env::var_os("KSEG_BENCH_DIR") {
+        Some(d) => {
+            std::fs::create_dir_all(&d).unwrap();
+            tempfile::tempdir_in(d).unwrap()
+        }
+        None => tempfile::tempdir().unwrap(),
+    };
 
     for (name, bin) in &bins {
         for with_indexes in [false, true] {
@@ -104,27 +116,30 @@ fn main() {
                 "== {name}: empty segments {} index files",
                 if with_indexes { "with" } else { "without" }
             );
-            let mut first: Vec<Option<f64>> = Vec::new();
+            // Each command's time at the first count.
+            let mut first: std::collections::HashMap<&str, Option<f64>> = Default::default();
             for &count in &counts {
                 let log_dir = root.path().join(format!("empty-{count}"));
                 let dir = empty_segments(&log_dir, count, with_indexes);
-                for (i, (label, args, changes)) in commands(&dir, &log_dir).iter().enumerate() {
-                    let (secs, rss) = measure(bin, args, if *changes { 1 } else { runs }, limit);
-                    if first.len() <= i {
-                        first.push(secs);
+                for (label, args, changes) in commands(&dir, &log_dir) {
+                    if only.as_ref().is_some_and(|o| !o.iter().any(|c| c == label)) {
+                        continue;
                     }
+                    let once = changes || count >= 100_000;
+                    let (secs, rss) = measure(bin, &args, if once { 1 } else { runs }, limit);
+                    let at_first = *first.entry(label).or_insert(secs);
                     let time = secs.map_or(format!(">{} s (killed)", limit.as_secs()), |s| {
                         format!("{s:.3} s")
                     });
-                    let ratio = match (secs, first[i]) {
+                    let ratio = match (secs, at_first) {
                         (Some(s), Some(f)) if count != counts[0] => {
                             format!("  {:.1}x of {}", s / f, counts[0])
                         }
                         _ => String::new(),
                     };
                     println!(
-                        "{count:>7} segs  {label:<22} {time:>18}  {:>6.1} s/10k  RSS {:>6.1} MiB{ratio}",
-                        secs.map_or(f64::NAN, |s| s / count as f64 * 10_000.0),
+                        "{count:>7} segs  {label:<22} {time:>18}  {:>8.3} ms/segment  RSS {:>6.1} MiB{ratio}",
+                        secs.map_or(f64::NAN, |s| s / count as f64 * 1000.0),
                         mib(rss)
                     );
                 }

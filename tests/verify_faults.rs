@@ -335,3 +335,61 @@ fn a_temporary_file_of_an_interrupted_apply_is_reported() {
     );
     assert_eq!(r.findings().count(), 1);
 }
+
+/// A real backup of a repair (the executor's copies and its `plan.json`, in the default root
+/// `<log dir>.kseg-backup`), moved into the partition directory and then the root moved into
+/// the log dir: the first is a warning (the loader reads files only), the second an error (the
+/// broker takes every directory of a log dir for a partition's and fails the log dir).
+#[test]
+fn a_kseg_backup_moved_into_the_partition_or_the_log_dir_is_reported() {
+    use kseg::ops::repair::apply::{ApplyOptions, Backup};
+    use kseg::ops::repair::recover::{plan, RecoverOptions};
+    let (tmp, fixture_dir) = fixture("orders", "orders-0");
+    let log_dir = tmp.path().join("logs");
+    std::fs::create_dir(&log_dir).unwrap();
+    let dir = log_dir.join("orders-0");
+    std::fs::rename(&fixture_dir, &dir).unwrap();
+    // A torn tail for recovery to cut: a change, so a backup.
+    let active = dir.join("00000000000000000175.log");
+    let mut bytes = std::fs::read(&active).unwrap();
+    bytes.extend_from_slice(&[0, 0, 0]);
+    std::fs::write(&active, bytes).unwrap();
+    let opts = RecoverOptions {
+        config: kseg::storage::LogConfig::default(),
+        now_ms: 1_700_000_000_000,
+        recovery_point: None,
+        producer_id_expiration_ms: 86_400_000,
+    };
+    let root = tmp.path().join("logs.kseg-backup");
+    let backup = root.join("orders-0-1700000000000");
+    let p = plan(&dir, &opts).unwrap();
+    assert!(!p.is_empty());
+    p.apply(&ApplyOptions {
+        backup: Backup::Dir(backup.clone()),
+        fail_before_step: None,
+        before_step: None,
+    })
+    .unwrap();
+    assert!(backup.join("plan.json").is_file());
+    let stray = |r: &Report| {
+        r.findings()
+            .filter(|f| f.check == "leftover.kseg-backup")
+            .map(|f| (f.severity, f.file.clone()))
+            .collect::<Vec<_>>()
+    };
+    // Beside the log dir, where kseg puts it: nothing to say.
+    assert_eq!(stray(&verify(&log_dir)), vec![]);
+
+    let moved = dir.join("orders-0-1700000000000");
+    std::fs::rename(&backup, &moved).unwrap();
+    for r in [verify(&dir), verify(&log_dir)] {
+        assert_eq!(stray(&r), vec![(Severity::Warning, moved.clone())]);
+        assert_eq!(error_checks(&r), vec![]);
+    }
+    std::fs::rename(&moved, &backup).unwrap();
+
+    let moved_root = log_dir.join("logs.kseg-backup");
+    std::fs::rename(&root, &moved_root).unwrap();
+    let r = verify(&log_dir);
+    assert_eq!(stray(&r), vec![(Severity::Error, moved_root)]);
+}

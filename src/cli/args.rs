@@ -101,7 +101,7 @@ fn backup_for(no_backup: bool, backup_dir: Option<&Path>, dir: &Path) -> Backup 
         let abs = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
         let log_dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
         let mut root = log_dir.into_os_string();
-        root.push(".kseg-backup");
+        root.push(crate::ops::repair::apply::BACKUP_ROOT_SUFFIX);
         let name = format!(
             "{}-{}",
             abs.file_name().unwrap_or_default().to_string_lossy(),

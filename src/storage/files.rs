@@ -2,16 +2,46 @@
 //! replace protocol's suffixes, measured, copied and stamped with modification times.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
+
+/// What the engine did to directories and staging, counted over the process: the work of a
+/// plan grows with its segments as the broker's does (a listing per directory and pass, a few
+/// files per segment), and tests hold it to that.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FsCounts {
+    /// Directory listings ([`read_dir`]).
+    pub listings: u64,
+    /// Files a [`Staging`] made (placeholders and copies).
+    pub staged: u64,
+}
+
+static LISTINGS: AtomicU64 = AtomicU64::new(0);
+static STAGED: AtomicU64 = AtomicU64::new(0);
+
+/// The counts so far (see [`FsCounts`]).
+pub fn fs_counts() -> FsCounts {
+    FsCounts {
+        listings: LISTINGS.load(Ordering::Relaxed),
+        staged: STAGED.load(Ordering::Relaxed),
+    }
+}
+
+/// Lists the directory `dir`, counted ([`FsCounts::listings`]): the engine's listings go
+/// through here.
+pub fn read_dir(dir: &Path) -> Result<std::fs::ReadDir> {
+    LISTINGS.fetch_add(1, Ordering::Relaxed);
+    std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))
+}
 
 /// The regular files of `dir`, in base-offset order (per-segment files grouped), followed by
 /// sub-directories (partition directories of a log dir).
 pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut dirs = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+    for e in read_dir(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let p = e.path();
         // A non-file named like a segment file is an error naming it ([`is_regular_file`]).
@@ -531,7 +561,7 @@ impl Staging {
             work,
         };
         staged_dirs().push(staging.work.clone());
-        for e in std::fs::read_dir(from).map_err(|e| Error::io(from, e))? {
+        for e in read_dir(from)? {
             let e = e.map_err(|e| Error::io(from, e))?;
             let p = e.path();
             let name = e.file_name();
@@ -547,6 +577,7 @@ impl Staging {
                 stage_placeholder(&p, &to, meta.len(), mtime)?;
             } else {
                 copy_writable(&p, &to, mtime)?;
+                STAGED.fetch_add(1, Ordering::Relaxed);
             }
         }
         Ok(staging)
@@ -600,6 +631,7 @@ fn stage_placeholder(
             f.set_modified(mtime)
         })
         .map_err(|err| Error::io(to, err))?;
+    STAGED.fetch_add(1, Ordering::Relaxed);
     placeholders().insert(to.to_path_buf(), original.to_path_buf());
     Ok(())
 }

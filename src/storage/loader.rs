@@ -127,7 +127,7 @@ fn file_name(p: &Path) -> String {
 /// The regular files of `dir`, sorted by name as `File.compareTo` does.
 fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+    for e in super::files::read_dir(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let p = e.path();
         if super::files::is_regular_file(&e)? {

@@ -841,7 +841,7 @@ fn lock_listing(
 /// The offsets of the `.snapshot` files in `dir`.
 fn list_snapshots(dir: &Path) -> Result<BTreeSet<i64>> {
     let mut out = BTreeSet::new();
-    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+    for e in super::files::read_dir(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         if !super::files::is_regular_file(&e)? {
             continue;

@@ -8,7 +8,7 @@
 //! producer state (see [`super::log::Log`]).
 
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::files;
@@ -25,6 +25,14 @@ use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::names::{
     index_file_name, log_file_name, time_index_file_name, txn_index_file_name,
 };
+
+fn open_for_writes(p: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(p)
+        .map_err(|e| Error::io(p, e))
+}
 
 /// The segment settings of `LogConfig` that a segment itself applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,7 +94,11 @@ pub enum RecoverStopped {
 pub struct Segment {
     base_offset: i64,
     log_path: PathBuf,
-    log: File,
+    /// The `.log` open for writing, from the first write (an append or a cut) until the segment
+    /// becomes inactive or closes; reads open the file themselves ([`LogReader`]). A loaded
+    /// partition of 100,000 segments holds no descriptor per segment: the broker opens every
+    /// one, but an offline tool must not fail on a partition larger than `ulimit -n`.
+    log: Option<File>,
     size: u64,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
@@ -120,45 +132,27 @@ impl Segment {
             files::remove_file(&stale)?;
         }
         let log = files::create_truncated(&log_path)?;
-        Ok(Segment::create_unchecked(
-            dir,
-            base_offset,
-            config,
-            now_ms,
-            log,
-        ))
+        let mut segment = Segment::create_unchecked(dir, base_offset, config, now_ms);
+        segment.log = Some(log);
+        Ok(segment)
     }
 
     /// Opens the existing segment of `base_offset` in `dir`; its indexes stay untouched until
     /// first used, as Kafka's lazy indexes do.
     pub fn open(dir: &Path, base_offset: i64, config: SegmentConfig, now_ms: i64) -> Result<Self> {
         let log_path = dir.join(log_file_name(base_offset));
-        let log = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&log_path)
-            .map_err(|e| Error::io(&log_path, e))?;
-        let size = log.metadata().map_err(|e| Error::io(&log_path, e))?.len();
-        // Appends go after what is there.
-        (&log)
-            .seek(SeekFrom::End(0))
-            .map_err(|e| Error::io(&log_path, e))?;
-        let mut segment = Segment::create_unchecked(dir, base_offset, config, now_ms, log);
+        // One stat, no descriptor kept (see `Segment::log`).
+        let size = files::file_len(&log_path)?;
+        let mut segment = Segment::create_unchecked(dir, base_offset, config, now_ms);
         segment.size = size;
         Ok(segment)
     }
 
-    fn create_unchecked(
-        dir: &Path,
-        base_offset: i64,
-        config: SegmentConfig,
-        now_ms: i64,
-        log: File,
-    ) -> Self {
+    fn create_unchecked(dir: &Path, base_offset: i64, config: SegmentConfig, now_ms: i64) -> Self {
         Segment {
             base_offset,
             log_path: dir.join(log_file_name(base_offset)),
-            log,
+            log: None,
             size: 0,
             offset_index: OffsetIndex::new(
                 dir.join(index_file_name(base_offset)),
@@ -314,10 +308,7 @@ impl Segment {
         // Only a real cut touches the file, as `FileRecords.truncateTo`: the mtime of a
         // segment without timestamps is what retention goes by.
         if truncated_bytes > 0 {
-            self.log
-                .set_len(valid_bytes)
-                .map_err(|e| Error::io(&self.log_path, e))?;
-            super::files::sync_all(&self.log, &self.log_path)?;
+            self.cut_log(valid_bytes)?;
         }
         self.size = valid_bytes;
         self.offset_index.trim_to_valid_size()?;
@@ -371,10 +362,7 @@ impl Segment {
         let cut = match mapping {
             Some(m) => {
                 let cut = self.size - m.position;
-                self.log
-                    .set_len(m.position)
-                    .map_err(|e| Error::io(&self.log_path, e))?;
-                super::files::sync_all(&self.log, &self.log_path)?;
+                self.cut_log(m.position)?;
                 self.size = m.position;
                 cut
             }
@@ -535,8 +523,9 @@ impl Segment {
         }
         let position = i32::try_from(physical_position)
             .map_err(|_| Error::invalid(&self.log_path, "segment position exceeds 2^31 - 1"))?;
-        self.log
-            .write_all(records)
+        // At the segment's end, wherever a cut left the file offset.
+        self.log_for_writes()?
+            .write_all_at(records, physical_position)
             .map_err(|e| Error::io(&self.log_path, e))?;
         self.size += records.len() as u64;
         super::progress::wrote(records.len() as u64);
@@ -570,7 +559,10 @@ impl Segment {
             .maybe_append(max.timestamp, max.offset, true)?;
         self.offset_index.trim_to_valid_size()?;
         self.time_index.trim_to_valid_size()?;
-        self.flush()
+        self.flush()?;
+        // No more appends: the descriptor goes (see `Segment::log`).
+        self.log = None;
+        Ok(())
     }
 
     /// Clean close: the final time-index entry if the max timestamp was ever needed, then the
@@ -590,7 +582,34 @@ impl Segment {
     }
 
     pub fn flush(&mut self) -> Result<()> {
-        self.log.flush().map_err(|e| Error::io(&self.log_path, e))
+        use std::io::Write;
+        match &mut self.log {
+            Some(log) => log.flush().map_err(|e| Error::io(&self.log_path, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// The `.log` open for writing, opened now if it is not (see `Segment::log`).
+    fn log_for_writes(&mut self) -> Result<&File> {
+        if self.log.is_none() {
+            self.log = Some(open_for_writes(&self.log_path)?);
+        }
+        Ok(self.log.as_ref().expect("opened just now"))
+    }
+
+    /// Cuts the `.log` to `len` bytes and syncs it, as `FileRecords.truncateTo` does; a
+    /// descriptor opened for the cut alone is closed after it.
+    fn cut_log(&self, len: u64) -> Result<()> {
+        let opened;
+        let log = match &self.log {
+            Some(log) => log,
+            None => {
+                opened = open_for_writes(&self.log_path)?;
+                &opened
+            }
+        };
+        log.set_len(len).map_err(|e| Error::io(&self.log_path, e))?;
+        super::files::sync_all(log, &self.log_path)
     }
 
     /// `LogSegment.flush` as the shutdown's flush calls it: it reaches both indexes, which

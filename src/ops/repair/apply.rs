@@ -19,6 +19,10 @@ use crate::storage::files::{file_len, is_regular_file, materialize, same_prefix,
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
+/// Suffix of the default backup root, `<log dir>.kseg-backup`, beside the log dir.
+pub const BACKUP_ROOT_SUFFIX: &str = ".kseg-backup";
+/// The plan the executor records in every backup directory, beside the files' copies.
+pub const BACKUP_PLAN_FILE_NAME: &str = "plan.json";
 /// Kafka's lock file in every log directory.
 pub const LOCK_FILE_NAME: &str = ".lock";
 
@@ -140,7 +144,7 @@ pub struct ApplyOptions {
 /// a rerun plans from, and the rerun writes them again.
 pub fn leftover_tmp_files(dir: &Path) -> Result<Vec<Change>> {
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+    for e in crate::storage::files::read_dir(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         if e.file_name().to_string_lossy().ends_with(TMP_SUFFIX) {
             let file = e.path();
@@ -166,7 +170,7 @@ pub fn interrupted_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
         SWAP_FILE_SUFFIX,
     };
     let mut names = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+    for e in crate::storage::files::read_dir(dir)? {
         names.push(e.map_err(|e| Error::io(dir, e))?.file_name());
     }
     let bases: std::collections::BTreeSet<i64> = names
@@ -204,6 +208,15 @@ pub fn interrupted_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// Whether the directory `d` is a kseg backup: a backup root (named `…` + [`BACKUP_ROOT_SUFFIX`])
+/// or one backup (a directory holding the executor's [`BACKUP_PLAN_FILE_NAME`]). Moved into a
+/// log dir or a partition directory it is a stray: `verify` reports it.
+pub fn is_backup_dir(d: &Path) -> bool {
+    d.file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(BACKUP_ROOT_SUFFIX))
+        || d.join(BACKUP_PLAN_FILE_NAME).is_file()
 }
 
 /// Sorts changes into the executor's order.
@@ -523,7 +536,7 @@ pub fn apply(
                     .and_then(|_| File::open(&to)?.sync_all())
                     .map_err(|e| Error::io(&to, e))?;
             }
-            let plan = b.join("plan.json");
+            let plan = b.join(BACKUP_PLAN_FILE_NAME);
             steps.next(&plan)?;
             File::create(&plan)
                 .and_then(|mut f| {
@@ -618,7 +631,7 @@ pub fn diff_dirs(
 ) -> Result<Vec<Change>> {
     let names = |d: &Path| -> Result<std::collections::BTreeSet<String>> {
         let mut out = std::collections::BTreeSet::new();
-        for e in std::fs::read_dir(d).map_err(|e| Error::io(d, e))? {
+        for e in crate::storage::files::read_dir(d)? {
             let e = e.map_err(|e| Error::io(d, e))?;
             let n = e.file_name().to_string_lossy().into_owned();
             if is_regular_file(&e)? && keep(&n) {

@@ -259,7 +259,7 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
             Some(b) => b,
             None => {
                 let mut b = Vec::new();
-                for e in std::fs::read_dir(&dir).map_err(|e| Error::io(&dir, e))? {
+                for e in crate::storage::files::read_dir(&dir)? {
                     let e = e.map_err(|e| Error::io(&dir, e))?;
                     if let FileKind::Log { base_offset } =
                         classify(&e.file_name().to_string_lossy())

@@ -391,6 +391,16 @@ struct Unit {
     named: Option<Vec<PathBuf>>,
     /// The log dir this partition lives in, when the log dir was given.
     log_dir: Option<PathBuf>,
+    /// Its sub-directories that are kseg backups ([`crate::ops::repair::apply::is_backup_dir`]).
+    backups: Vec<PathBuf>,
+}
+
+/// The kseg backups among the directories `dirs`.
+fn backups_among(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    dirs.iter()
+        .filter(|d| crate::ops::repair::apply::is_backup_dir(d))
+        .cloned()
+        .collect()
 }
 
 fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
@@ -455,14 +465,20 @@ fn files_unit(dir: &Path, named: Vec<PathBuf>, base_offset: Option<i64>) -> Resu
         files,
         named: (!all).then_some(named),
         log_dir: None,
+        backups: Vec::new(),
     })
 }
 
 /// Sorts the paths given into partition directories, log dirs and the directories of the
-/// files named (a file is judged with its segment and partition).
-fn plan(paths: &[PathBuf], base_offset: Option<i64>) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
+/// files named (a file is judged with its segment and partition); with the findings on the log
+/// dirs' own directories.
+fn plan(
+    paths: &[PathBuf],
+    base_offset: Option<i64>,
+) -> Result<(Vec<Unit>, Vec<PathBuf>, Vec<Finding>)> {
     let mut units = Vec::new();
     let mut log_dirs = Vec::new();
+    let mut log_dir_findings = Vec::new();
     // The files named, by directory in the order first named.
     let mut named: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
     for p in paths {
@@ -482,6 +498,7 @@ fn plan(paths: &[PathBuf], base_offset: Option<i64>) -> Result<(Vec<Unit>, Vec<P
             units.push(Unit {
                 path: p.clone(),
                 partition,
+                backups: backups_among(&dirs),
                 files,
                 named: None,
                 log_dir: None,
@@ -491,22 +508,30 @@ fn plan(paths: &[PathBuf], base_offset: Option<i64>) -> Result<(Vec<Unit>, Vec<P
         log_dirs.push(p.clone());
         for d in dirs {
             let Some(partition) = parse_partition_dir(&file_name(&d)) else {
+                if crate::ops::repair::apply::is_backup_dir(&d) {
+                    log_dir_findings.push(Finding::error(
+                        "leftover.kseg-backup",
+                        &d,
+                        "a kseg backup directory inside the log dir: the broker takes every directory of a log dir for a partition directory and fails the whole log dir at start-up on this name (UnifiedLog.parseTopicPartitionName in LogManager.loadLogs); move it out of the log dir",
+                    ));
+                }
                 continue;
             };
-            let (files, _) = regular_files(&d)?;
+            let (files, sub_dirs) = regular_files(&d)?;
             units.push(Unit {
                 path: d,
                 partition: Some(partition),
                 files,
                 named: None,
                 log_dir: Some(p.clone()),
+                backups: backups_among(&sub_dirs),
             });
         }
     }
     for (dir, files) in named {
         units.push(files_unit(&dir, files, base_offset)?);
     }
-    Ok((units, log_dirs))
+    Ok((units, log_dirs, log_dir_findings))
 }
 
 /// Verifies every path; `progress` is called with the bytes of each file once it is checked.
@@ -515,7 +540,7 @@ pub fn verify_paths(
     opts: &VerifyOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Report> {
-    let (units, log_dirs) = plan(paths, opts.base_offset)?;
+    let (units, log_dirs, stray_backups) = plan(paths, opts.base_offset)?;
     let tasks = tasks(&units, &log_dirs, opts.base_offset);
     // Each task's size, taken once: the total up front and the progress as tasks finish.
     let sized: Vec<(Task, u64)> = tasks
@@ -569,7 +594,8 @@ pub fn verify_paths(
         .zip(per_unit)
         .map(|(u, scans)| check_partition(u, scans, opts))
         .collect();
-    let log_dir_findings = check_log_dirs(&units, &mut partitions, log_dir_scans);
+    let mut log_dir_findings = check_log_dirs(&units, &mut partitions, log_dir_scans);
+    log_dir_findings.extend(stray_backups);
     Ok(Report {
         partitions,
         log_dir_findings,
@@ -631,6 +657,13 @@ fn check_partition(
                 .or_default()
                 .push((kind.clone(), path, scan));
         }
+    }
+    for b in &u.backups {
+        findings.push(Finding::warning(
+            "leftover.kseg-backup",
+            b,
+            "a kseg backup directory inside the partition directory: the broker ignores it, but it holds copies of the partition's files and the plan of a repair; move it out of the log dir",
+        ));
     }
     segments.sort_by_key(|s| s.base_offset);
     let active_base = segments.last().map(|s| s.base_offset);
