@@ -739,3 +739,39 @@ fn rebuild_index_rebuilds_a_renamed_segment_beside_it() {
     let (code, stdout, stderr) = run(&["rebuild-index".as_ref(), copy.as_os_str()]);
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
+
+/// Output into a pipe whose reader is gone (`kseg … | head` after head exits) ends quietly:
+/// no panic, and the exit code the command gives with its output read, for the commands that
+/// judge before they print; `dump` stops at the closed pipe, with 0 (the reader took what it
+/// wanted, nothing after was read). The reader is closed before the child starts, so every
+/// write meets EPIPE.
+#[test]
+fn a_closed_pipe_on_stdout_is_no_panic() {
+    let Some(root) = common::reference_dir() else {
+        return;
+    };
+    let dir = root.join("g-corrupt-middle/input/orders-0");
+    for args in [&["recover"][..], &["recover", "--json"], &["verify"], &["dump"]] {
+        let read = Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args(args)
+            .arg(&dir)
+            .output()
+            .unwrap();
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args(args)
+            .arg(&dir)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        let want = if args[0] == "dump" {
+            Some(0)
+        } else {
+            read.status.code()
+        };
+        assert_eq!(out.status.code(), want, "{args:?}: {stderr}");
+    }
+}

@@ -265,7 +265,7 @@ pub fn finish_many<'d>(
     apply: impl Fn(&'d Path, &ApplyOptions) -> crate::Result<Option<PathBuf>>,
 ) -> u8 {
     if !repair.json {
-        println!(
+        crate::cli::render::outln!(
             "total: {partitions} partition(s), {} with changes, {files} file(s) change",
             changing.len()
         );

@@ -107,10 +107,10 @@ pub fn run(args: CompactArgs) -> u8 {
     match plan_resolve_leftovers(&args.path, &opts) {
         Ok(None) => {}
         Ok(Some(recovery)) => {
-            println!(
+            crate::cli::render::outln!(
                 "leftovers of an interrupted swap are resolved first, as the broker's loader does:"
             );
-            print!("{}", recovery.render_text(args.repair.verbose));
+            crate::cli::render::out!("{}", recovery.render_text(args.repair.verbose));
             if !args.repair.apply {
                 return would_change(
                     files_changed(&recovery.changes),

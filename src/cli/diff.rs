@@ -42,9 +42,9 @@ pub fn run(args: DiffArgs) -> u8 {
         }
     }
     if args.json {
-        println!("{}", report.to_json());
+        crate::cli::render::outln!("{}", report.to_json());
     } else {
-        print!("{}", report.render_text());
+        crate::cli::render::out!("{}", report.render_text());
     }
     if report.identical() {
         EXIT_OK

@@ -51,9 +51,9 @@ pub fn run(args: DigestArgs) -> u8 {
         Err(e) => return fail(&e),
     };
     if args.json {
-        println!("{}", report.to_json());
+        crate::cli::render::outln!("{}", report.to_json());
     } else {
-        print!("{}", report.render_text());
+        crate::cli::render::out!("{}", report.render_text());
     }
     match &report.stopped {
         Some(st) => {

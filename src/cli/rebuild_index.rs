@@ -69,9 +69,9 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
     let files: usize = plans.iter().map(|p| files_changed(&p.changes)).sum();
     for p in &plans {
         if args.repair.json {
-            println!("{}", document(&p.to_json()));
+            crate::cli::render::outln!("{}", document(&p.to_json()));
         } else {
-            print!("{}", p.render_text(args.repair.verbose));
+            crate::cli::render::out!("{}", p.render_text(args.repair.verbose));
         }
         if !expanded {
             code = code.max(finish(

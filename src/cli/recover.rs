@@ -131,9 +131,9 @@ pub fn run(args: RecoverArgs) -> u8 {
                 Err(code) => return code,
             };
             if args.repair.json {
-                println!("{}", document(&plan.to_json()));
+                crate::cli::render::outln!("{}", document(&plan.to_json()));
             } else {
-                print!(
+                crate::cli::render::out!(
                     "{}{}",
                     plan.render_text(args.repair.verbose),
                     remains_text(&plan)
@@ -203,11 +203,11 @@ pub fn run(args: RecoverArgs) -> u8 {
             "partitionsChanging": plans.iter().filter(|p| !p.is_empty()).count(),
             "filesChanging": files,
         });
-        println!("{}", document(&doc));
+        crate::cli::render::outln!("{}", document(&doc));
     } else {
-        print!("{}", estimate.render_text());
+        crate::cli::render::out!("{}", estimate.render_text());
         for p in &plans {
-            print!("{}{}", p.render_text(args.repair.verbose), remains_text(p));
+            crate::cli::render::out!("{}{}", p.render_text(args.repair.verbose), remains_text(p));
         }
     }
     // Partition by partition, each through the crash-safe executor with its own backup. The

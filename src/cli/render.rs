@@ -172,6 +172,34 @@ pub fn print_json_or_text<T: Serialize>(
     quiet_broken_pipe(written)
 }
 
+/// Writes to standard output as `print!` does, except that a closed pipe (`kseg … | head`)
+/// ends the output quietly instead of panicking, and another write error is said on stderr
+/// and exits with 2. Used through [`out!`] and [`outln!`].
+pub fn print_fmt(args: std::fmt::Arguments<'_>) {
+    if let Err(e) = quiet_broken_pipe(io::stdout().lock().write_fmt(args)) {
+        eprintln!("error: writing standard output: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// `print!` through [`print_fmt`].
+macro_rules! out {
+    ($($t:tt)*) => {
+        $crate::cli::render::print_fmt(format_args!($($t)*))
+    };
+}
+
+/// `println!` through [`print_fmt`].
+macro_rules! outln {
+    () => {
+        $crate::cli::render::print_fmt(format_args!("\n"))
+    };
+    ($($t:tt)*) => {
+        $crate::cli::render::print_fmt(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+pub(crate) use {out, outln};
+
 /// `written`, with a closed pipe counted as success: the reader has all it wanted.
 pub fn quiet_broken_pipe(written: io::Result<()>) -> io::Result<()> {
     match written {

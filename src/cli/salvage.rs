@@ -52,9 +52,9 @@ pub fn run(args: SalvageArgs) -> u8 {
     match save(&plan, &opts, &args.out) {
         Ok(report) => {
             if args.json {
-                println!("{}", report.to_json());
+                crate::cli::render::outln!("{}", report.to_json());
             } else {
-                print!("{}", report.render_text());
+                crate::cli::render::out!("{}", report.render_text());
             }
             if report.dropped_bytes == 0 {
                 EXIT_OK

@@ -174,12 +174,16 @@ pub fn run(args: WriteArgs) -> u8 {
         }
         Ok(AnySpec::LogDir(spec)) => bar().run(|| write_log_dir(&spec, out_dir)).map(|summary| {
             if args.json {
-                println!("{}", document(&summary.report(out_dir)));
+                crate::cli::render::outln!("{}", document(&summary.report(out_dir)));
             } else {
                 for p in &summary.partitions {
                     print_summary(&out_dir.join(&p.topic_partition), p, false);
                 }
-                println!("wrote {}: {}", out_dir.display(), summary.files.join(", "));
+                crate::cli::render::outln!(
+                    "wrote {}: {}",
+                    out_dir.display(),
+                    summary.files.join(", ")
+                );
             }
         }),
         Err(e) => Err(e),
@@ -196,10 +200,10 @@ fn report(result: crate::Result<()>) -> u8 {
 
 fn print_summary(dir: &Path, summary: &WriteSummary, json: bool) {
     if json {
-        println!("{}", document(&summary.report(dir)));
+        crate::cli::render::outln!("{}", document(&summary.report(dir)));
         return;
     }
-    println!(
+    crate::cli::render::outln!(
         "wrote {}: log end offset {}, {} segment(s) at base offsets {:?}, {} event(s){}",
         dir.display(),
         summary.log_end_offset,
