@@ -314,18 +314,7 @@ impl<'a> Headers<'a> {
         let start = b.position();
         let bytes = b.rest();
         for _ in 0..count {
-            let klen_pos = b.position();
-            let klen = b.varint("header key length")?;
-            if klen < 0 {
-                return Err(DecodeError::new(
-                    ErrorKind::BadLength,
-                    klen_pos,
-                    format!("Invalid negative header key size {klen}"),
-                ));
-            }
-            b.take(klen as usize, "header key")?;
-            let vlen = b.varint("header value length")?;
-            b.nullable_bytes(i64::from(vlen), "header value")?;
+            read_header(b)?;
         }
         Ok(Headers {
             bytes: &bytes[..b.position() - start],
@@ -358,6 +347,23 @@ impl<'a> IntoIterator for &Headers<'a> {
     }
 }
 
+/// One header at the cursor: key length (never negative), key, value length, value.
+fn read_header<'a>(b: &mut Cursor<'a>) -> Result<RecordHeader<'a>> {
+    let klen_pos = b.position();
+    let klen = b.varint("header key length")?;
+    if klen < 0 {
+        return Err(DecodeError::new(
+            ErrorKind::BadLength,
+            klen_pos,
+            format!("Invalid negative header key size {klen}"),
+        ));
+    }
+    let key = b.take(klen as usize, "header key")?;
+    let vlen = b.varint("header value length")?;
+    let value = b.nullable_bytes(i64::from(vlen), "header value")?;
+    Ok(RecordHeader { key, value })
+}
+
 /// The headers of one record, in order.
 pub struct HeaderIter<'a> {
     cursor: Cursor<'a>,
@@ -372,15 +378,7 @@ impl<'a> Iterator for HeaderIter<'a> {
             return None;
         }
         self.remaining -= 1;
-        let checked = "checked when the record was decoded";
-        let c = &mut self.cursor;
-        let klen = c.varint("header key length").expect(checked);
-        let key = c.take(klen as usize, "header key").expect(checked);
-        let vlen = c.varint("header value length").expect(checked);
-        let value = c
-            .nullable_bytes(i64::from(vlen), "header value")
-            .expect(checked);
-        Some(RecordHeader { key, value })
+        Some(read_header(&mut self.cursor).expect("checked when the record was decoded"))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::index::{
-    decode_txn_index, encode_aborted_txn, txn_index_entries, txn_index_sanity_check, AbortedTxn,
-    ABORTED_TXN_ENTRY_BYTES,
+    aborted_txn_version_message, decode_txn_index, encode_aborted_txn, txn_index_entries,
+    txn_index_sanity_check, AbortedTxn, ABORTED_TXN_ENTRY_BYTES,
 };
 use crate::format::names::txn_index_file_name;
 
@@ -49,15 +49,10 @@ impl TxnIndex {
     /// `sanityCheck`: every entry ends at or after the segment's base offset. The error is
     /// Kafka's CorruptIndexException text.
     pub fn sanity_check(&self, base_offset: i64) -> Result<std::result::Result<(), String>> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => Ok(txn_index_sanity_check(
-                &bytes,
-                base_offset,
-                &self.path.display().to_string(),
-            )),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ok(())),
-            Err(e) => Err(Error::io(&self.path, e)),
+        if !self.path.exists() {
+            return Ok(Ok(()));
         }
+        sanity_check_file(&self.path, base_offset, &self.path.display().to_string())
     }
 
     pub fn sync(&mut self) -> Result<()> {
@@ -185,6 +180,38 @@ impl Iterator for TxnIndexEntries {
             Error::decode(&self.path, base, e)
         }))
     }
+}
+
+/// Kafka's `TransactionIndex.sanityCheck` over the file at `path`, streamed
+/// ([`txn_index_sanity_check`]'s rule and texts, `file` naming it in them).
+pub fn sanity_check_file(
+    path: &Path,
+    base_offset: i64,
+    file: &str,
+) -> Result<std::result::Result<(), String>> {
+    let mut entries = TxnIndexEntries::open(path)?;
+    while let Some(entry) = entries.next() {
+        let txn = match entry {
+            Ok(txn) => txn,
+            // The entry at `position`, whose version byte is its first.
+            Err(Error::Decode { position, .. }) => {
+                let mut version = [0u8; 1];
+                std::os::unix::fs::FileExt::read_exact_at(&entries.file, &mut version, position)
+                    .map_err(|e| Error::io(path, e))?;
+                return Ok(Err(aborted_txn_version_message(version[0] as i8, file)));
+            }
+            Err(e) => return Err(e),
+        };
+        if txn.last_offset < base_offset {
+            // The rule and text of the format's whole-bytes check, on this one entry.
+            return Ok(txn_index_sanity_check(
+                &encode_aborted_txn(&txn),
+                base_offset,
+                file,
+            ));
+        }
+    }
+    Ok(Ok(()))
 }
 
 /// Every `.txnindex` of a partition, by segment, for `collectAbortedTransactions` (a missing
