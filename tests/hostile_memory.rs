@@ -32,6 +32,15 @@ fn hostile_partition(tmp: &Path, file: &str, tail: &[u8]) -> Option<PathBuf> {
     Some(dir)
 }
 
+/// Every test here holds this for its whole run. A child's peak RSS as `wait4` reports it is at
+/// least this test process's own peak (Linux carries the parent's high-water mark into a
+/// child spawned with vfork or fork), and the hostile-record tests build batches of tens of
+/// MB here: run one at a time, the process's peak stays that of one test's data.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn kseg() -> &'static Path {
     Path::new(env!("CARGO_BIN_EXE_kseg"))
 }
@@ -51,6 +60,7 @@ const TIME_TAIL: [u8; 12] = [0, 0, 0, 0, 0, 0, 0, 0x10, 0, 0, 0, 0x20];
 
 #[test]
 fn a_sparse_2_gib_offset_index_costs_no_memory() {
+    let _one = serial();
     let tmp = tempfile::tempdir().unwrap();
     let index = "00000000000000000000.index";
     let Some(dir) = hostile_partition(tmp.path(), index, &OFFSET_TAIL) else {
@@ -110,6 +120,7 @@ fn a_sparse_2_gib_offset_index_costs_no_memory() {
 
 #[test]
 fn a_sparse_2_gib_time_index_costs_no_memory() {
+    let _one = serial();
     let tmp = tempfile::tempdir().unwrap();
     let index = "00000000000000000000.timeindex";
     let Some(dir) = hostile_partition(tmp.path(), index, &TIME_TAIL) else {
@@ -136,6 +147,7 @@ fn a_sparse_2_gib_time_index_costs_no_memory() {
 /// memory. (Measured at 128 MiB before this change: `verify` 2.75 GB, the others 140 MB.)
 #[test]
 fn a_sparse_2_gib_txn_index_is_streamed() {
+    let _one = serial();
     let Some(reference) = common::reference_dir() else {
         return;
     };
@@ -329,6 +341,7 @@ fn every_reader(dir: &Path, out: &Path, codes: [i32; 6], batch_bytes: usize) {
 /// under 64 MB plus those 20 MB. zstd through every reader; the other codecs through verify.
 #[test]
 fn a_record_of_ten_million_headers_is_read_in_bounded_memory() {
+    let _one = serial();
     const HEADERS: i32 = 10_000_000;
     let raw = record_with_headers(HEADERS);
     // Length varint (4 bytes for 20,000,010) + body: 6 + the count's varint (4) + 2 per header.
@@ -354,6 +367,7 @@ fn a_record_of_ten_million_headers_is_read_in_bounded_memory() {
 /// this change, a Vec of every record's view and of every kept record's copy.)
 #[test]
 fn a_batch_of_two_million_tiny_records_is_read_in_bounded_memory() {
+    let _one = serial();
     const RECORDS: i32 = 2_000_000;
     let raw = tiny_records(RECORDS);
     // Each record: a 1-byte length + 6 bytes + the offset delta's varint (1 byte below 64,
@@ -388,6 +402,7 @@ fn varint(v: i32) -> Vec<u8> {
 /// before anything of that size is allocated, as `batch.records` errors.
 #[test]
 fn declared_lengths_past_the_bytes_allocate_nothing() {
+    let _one = serial();
     let null_kv = [1u8, 1];
     let cases: Vec<(&str, Vec<u8>)> = vec![
         // A key of i32::MAX bytes, then one byte.
@@ -442,13 +457,14 @@ fn declared_lengths_past_the_bytes_allocate_nothing() {
     }
 }
 
-/// Batches that decompress past the user's `--max-batch-bytes` (32 MiB of zeros against a
-/// 16 MiB limit), in every codec: not damage but `batch.unchecked` (a warning), the decoders
+/// Batches that decompress past the user's `--max-batch-bytes` (16 MiB of zeros against an
+/// 8 MiB limit), in every codec: not damage but `batch.unchecked` (a warning), the decoders
 /// stopping at the limit, so each command stays under 64 MB plus the limit.
 #[test]
 fn decompression_bombs_stop_at_the_users_limit() {
-    const LIMIT: usize = 16 << 20;
-    let zeros = vec![0u8; 32 << 20];
+    let _one = serial();
+    const LIMIT: usize = 8 << 20;
+    let zeros = vec![0u8; 16 << 20];
     for codec in [
         Compression::Gzip,
         Compression::Snappy,
@@ -486,7 +502,7 @@ fn decompression_bombs_stop_at_the_users_limit() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("batch.unchecked"), "{codec:?}: {text}");
         // The limit is the user's: with room for the batch it is checked (and is damage: its
-        // one declared record is not 32 MiB of zeros).
+        // one declared record is not 16 MiB of zeros).
         let out = common::kseg(&["verify", "--deep", "--json", dir.to_str().unwrap()]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!text.contains("batch.unchecked"), "{codec:?}: {text}");

@@ -623,6 +623,24 @@ fn write_nullable(out: &mut Vec<u8>, b: Option<&[u8]>) -> Result<()> {
     Ok(())
 }
 
+/// A record's offset delta from its batch's base offset, refused unless it is in 0..=i32::MAX
+/// (the builder appends at increasing offsets from the base).
+pub fn offset_delta(base_offset: i64, offset: i64) -> Result<i32> {
+    offset
+        .checked_sub(base_offset)
+        .and_then(|d| i32::try_from(d).ok())
+        .filter(|d| *d >= 0)
+        .ok_or_else(|| {
+            DecodeError::new(
+                ErrorKind::BadValue,
+                0,
+                format!(
+                    "record offset {offset} cannot be stored relative to base offset {base_offset}"
+                ),
+            )
+        })
+}
+
 /// Builds the exact bytes of a v2 batch, as Kafka's `MemoryRecordsBuilder` would: the base
 /// timestamp is the first record's timestamp (or the delete horizon), the max timestamp the
 /// largest record timestamp (or the append time for LogAppendTime).
@@ -632,26 +650,8 @@ pub fn build_batch(spec: &BatchSpec, records: &[RecordSpec]) -> Result<Vec<u8>> 
     let mut raw = Vec::new();
     let mut max_timestamp = -1i64;
     for r in records {
-        let delta = r
-            .offset
-            .checked_sub(spec.base_offset)
-            .filter(|d| (0..=i64::from(i32::MAX)).contains(d));
-        let Some(delta) = delta else {
-            return Err(DecodeError::new(
-                ErrorKind::BadValue,
-                0,
-                format!(
-                    "record offset {} cannot be stored relative to base offset {}",
-                    r.offset, spec.base_offset
-                ),
-            ));
-        };
-        encode_record(
-            &mut raw,
-            delta as i32,
-            r.timestamp.wrapping_sub(base_timestamp),
-            r,
-        )?;
+        let delta = offset_delta(spec.base_offset, r.offset)?;
+        encode_record(&mut raw, delta, r.timestamp.wrapping_sub(base_timestamp), r)?;
         max_timestamp = max_timestamp.max(r.timestamp);
     }
     let last_offset = spec

@@ -4,8 +4,8 @@
 
 use super::clean::Kept;
 use crate::format::batch::{
-    attributes, build_batch_of_records, encode_record_parts, BatchHeader, BatchSpec, RecordSpec,
-    CRC_COVERAGE_START, LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES,
+    attributes, build_batch_of_records, encode_record_parts, offset_delta, BatchHeader, BatchSpec,
+    RecordSpec, CRC_COVERAGE_START, LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES,
 };
 use crate::format::entry::{Entry, RecordIter};
 use crate::format::index::NO_TIMESTAMP;
@@ -74,7 +74,7 @@ pub(super) fn rebuild(
                 let headers = r.headers.iter().map(|h| (h.key, h.value));
                 encode_record_parts(
                     &mut raw,
-                    r.offset.wrapping_sub(h.base_offset) as i32,
+                    offset_delta(h.base_offset, r.offset)?,
                     r.timestamp.wrapping_sub(base_timestamp),
                     (r.key, r.value),
                     headers,
