@@ -929,7 +929,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__stats)
-            opts="-h -V --deep --by --now --top --json --time-format --help --version"
+            opts="-h -V --deep --by --now --top --json --max-batch-bytes --time-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -944,6 +944,10 @@ _kseg() {
                     return 0
                     ;;
                 --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-batch-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -989,7 +993,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__verify)
-            opts="-q -h -V --deep --json --format --strict --base-offset --quiet --help --version"
+            opts="-q -h -V --deep --json --format --strict --base-offset --max-batch-bytes --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1000,6 +1004,10 @@ _kseg() {
                     return 0
                     ;;
                 --base-offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-batch-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -47,7 +47,7 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this mess
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-bytes -d 'Log files: read at most this many bytes from the start of each file' -r
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (memory use is bounded by this plus a constant)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l decode -d '`auto`: decode each internal topic\'s records with its decoder, chosen from the partition directory\'s name (`__consumer_offsets`, `__transaction_state`, `__cluster_metadata`, `__share_group_state`, `__remote_log_metadata`); implies --print-data-log. Default `none`: kafka-dump-log\'s output' -r -f -a "none\t''
 auto\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-decoder-class -d 'kafka-dump-log\'s key decoder class (implies --print-data-log): `StringDecoder`, `IntegerDecoder`, `LongDecoder` or `DefaultDecoder` of `org.apache.kafka.tools.api` (or `kafka.serializer`); DefaultDecoder\'s bytes print as hex' -r
@@ -121,6 +121,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand verify" -l format -r -f -a "ta
 json\t'The full report as one JSON document (schema in README.md)'
 github\t'GitHub Actions workflow commands (`::error file=…::…`), one per finding'"
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l base-offset -d 'The offset of a segment file whose name carries none (an index renamed without its log); a renamed log\'s is its first batch\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l deep -d 'Decode every record (decompressing), not only batch headers'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l json -d 'Short for --format json'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l strict -d 'Warnings make the exit status 1 too'
@@ -243,6 +244,7 @@ topic\t''
 producer\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l now -d 'Timestamps after this (epoch ms or RFC 3339) count as in the future; default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l top -d 'How many producers the top lists name' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
 rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
 local\t'RFC 3339 in this machine\'s time zone, with its offset'"

@@ -169,7 +169,7 @@ fn a_batch_past_the_decompression_limit_is_unchecked_not_damaged() {
     let mut sink = Positions(Vec::new());
     let opts = DumpOptions {
         deep: true,
-        max_decompressed_bytes: 64,
+        max_batch_bytes: 64,
         ..Default::default()
     };
     let o = dump_paths(&[f], &opts, &mut sink).unwrap();

@@ -41,7 +41,7 @@ pub fn dump_options() -> DumpOptions {
         print_data: true,
         index_sanity_check: true,
         auto_decoder: true,
-        max_decompressed_bytes: BATCH_LIMIT,
+        max_batch_bytes: BATCH_LIMIT,
         ..DumpOptions::default()
     }
 }
@@ -83,6 +83,7 @@ pub fn verify(dir: &Path) -> kseg::Result<kseg::ops::check::verify::Report> {
     let opts = VerifyOptions {
         deep: true,
         base_offset: None,
+        max_batch_bytes: BATCH_LIMIT,
     };
     let report = verify_paths(&[dir.to_path_buf()], &opts, &|_| {});
     let limit = kseg::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;

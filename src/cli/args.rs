@@ -9,6 +9,7 @@ use clap::Args;
 
 use super::progress::{Bar, Counting};
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::ops::repair::apply::{ApplyOptions, Backup};
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 use crate::storage::LogConfig;
@@ -20,6 +21,17 @@ pub const LONG_MAX: i64 = i64::MAX;
 /// The least `segment.bytes` Kafka accepts: the overhead of one v0 record (crc, magic,
 /// attributes, key and value lengths).
 pub const MIN_SEGMENT_BYTES: i64 = 4 + 1 + 1 + 4 + 4;
+
+/// `--max-batch-bytes`, for every command that decompresses batches (`dump`, `verify`,
+/// `stats`): one flag, one meaning.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct BatchLimitArgs {
+    /// The most bytes one batch may decompress to; a larger one is reported unchecked
+    /// (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant.
+    #[arg(long, default_value_t = DEFAULT_MAX_DECOMPRESSED_BYTES, value_name = "BYTES",
+          value_parser = clap::value_parser!(usize))]
+    pub max_batch_bytes: usize,
+}
 
 /// What every command that changes files shares: applying, backups, the clock and topic
 /// settings.

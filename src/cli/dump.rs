@@ -9,12 +9,12 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 
-use super::args::{offset, parse_now};
+use super::args::{offset, parse_now, BatchLimitArgs};
 use super::progress::{bytes_below, Bar, Counting};
 use super::render::{document, BytesFormat};
 use super::time::TimeFormat;
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
-use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
+use crate::format::batch::Headers;
 use crate::format::internal::Decoder;
 use crate::format::payload::{AvroSchemas, Payload, PayloadDecoder, ProtoSchemas, DECODER_CLASSES};
 use crate::ops::inspect::dump::{
@@ -55,11 +55,8 @@ pub struct DumpArgs {
     /// Log files: read at most this many bytes from the start of each file.
     #[arg(long, default_value_t = DEFAULT_MAX_BYTES, value_name = "BYTES")]
     pub max_bytes: u64,
-    /// The most bytes one batch may decompress to; a larger one is reported unchecked (memory
-    /// use is bounded by this plus a constant).
-    #[arg(long, default_value_t = DEFAULT_MAX_DECOMPRESSED_BYTES, value_name = "BYTES",
-          value_parser = clap::value_parser!(usize))]
-    pub max_batch_bytes: usize,
+    #[command(flatten)]
+    pub batch_limit: BatchLimitArgs,
     /// Decode `__consumer_offsets` records (implies --print-data-log).
     #[arg(long, group = "decoder")]
     pub offsets_decoder: bool,
@@ -437,7 +434,7 @@ pub fn run(args: DumpArgs) -> u8 {
         auto_decoder,
         key_decoder,
         value_decoder,
-        max_decompressed_bytes: args.max_batch_bytes,
+        max_batch_bytes: args.batch_limit.max_batch_bytes,
         range: args.range(),
         base_offset: args.base_offset,
         filter,
@@ -912,9 +909,32 @@ struct JsonHeader {
     value: Option<Option<Encoded>>,
 }
 
+/// A record's headers, each encoded as it is written: a record may carry millions of them.
+struct JsonHeaders<'a> {
+    headers: Headers<'a>,
+    with_data: bool,
+    value_format: BytesFormat,
+}
+
+impl Serialize for JsonHeaders<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.headers.iter().map(|h| JsonHeader {
+            key: crate::format::java_utf8::lossy(h.key).into_owned(),
+            value: self.with_data.then(|| encoded(h.value, self.value_format)),
+        }))
+    }
+}
+
+fn encoded(b: Option<&[u8]>, f: BytesFormat) -> Option<Encoded> {
+    b.map(|b| {
+        let (data, encoding) = f.encode(b);
+        Encoded { data, encoding }
+    })
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct JsonRecord {
+struct JsonRecord<'a> {
     offset: i64,
     timestamp: i64,
     timestamp_type: &'static str,
@@ -927,7 +947,7 @@ struct JsonRecord {
     key: Option<Option<Encoded>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<Option<Encoded>>,
-    headers: Vec<JsonHeader>,
+    headers: JsonHeaders<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     legacy: Option<JsonLegacy>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -973,12 +993,6 @@ impl<W: Write> JsonSink<'_, W> {
 
     fn record(&mut self, r: &RecordInfo<'_>) -> io::Result<()> {
         let v = &r.view;
-        let encode = |b: Option<&[u8]>, f: BytesFormat| {
-            b.map(|b| {
-                let (data, encoding) = f.encode(b);
-                Encoded { data, encoding }
-            })
-        };
         let with_data = self.opts.print_data || r.is_control_batch;
         let rec = JsonRecord {
             offset: v.offset,
@@ -988,16 +1002,13 @@ impl<W: Write> JsonSink<'_, W> {
             size_in_bytes: v.size_in_bytes,
             key_size: v.key.map_or(-1, |k| k.len() as i64),
             value_size: v.value.map_or(-1, |x| x.len() as i64),
-            key: with_data.then(|| encode(v.key, self.key_format)),
-            value: with_data.then(|| encode(v.value, self.value_format)),
-            headers: v
-                .headers
-                .iter()
-                .map(|h| JsonHeader {
-                    key: crate::format::java_utf8::lossy(h.key).into_owned(),
-                    value: with_data.then(|| encode(h.value, self.value_format)),
-                })
-                .collect(),
+            key: with_data.then(|| encoded(v.key, self.key_format)),
+            value: with_data.then(|| encoded(v.value, self.value_format)),
+            headers: JsonHeaders {
+                headers: v.headers,
+                with_data,
+                value_format: self.value_format,
+            },
             legacy: v.legacy.map(|l| JsonLegacy {
                 magic: l.magic,
                 attributes: l.attributes,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use comfy_table::Cell;
 
-use super::args::{parse_now, wall_clock_ms};
+use super::args::{parse_now, wall_clock_ms, BatchLimitArgs};
 use super::render::{opt, print_json_or_text, right, table};
 use super::time::{TimeArgs, TimeFormat};
 use super::{fail, skipped, EXIT_FAILURE, EXIT_OK};
@@ -44,6 +44,8 @@ pub struct StatsArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub batch_limit: BatchLimitArgs,
+    #[command(flatten)]
     pub time: TimeArgs,
 }
 
@@ -60,7 +62,7 @@ pub fn run(args: StatsArgs) -> u8 {
         },
         now_ms,
         top: args.top,
-        ..StatsOptions::default()
+        max_batch_bytes: args.batch_limit.max_batch_bytes,
     };
     let report = match stats(&args.paths, &opts) {
         Ok(r) => r,

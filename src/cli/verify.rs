@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::args::BatchLimitArgs;
 use super::progress::{bytes_below, Bar, Counting};
 
 use super::render::{keep_whole, opt, quiet_broken_pipe, table, write_document};
@@ -45,6 +46,8 @@ pub struct VerifyArgs {
     /// log); a renamed log's is its first batch's.
     #[arg(long, value_name = "OFFSET")]
     pub base_offset: Option<i64>,
+    #[command(flatten)]
+    pub batch_limit: BatchLimitArgs,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -60,6 +63,7 @@ pub fn run(args: VerifyArgs) -> u8 {
     let opts = VerifyOptions {
         deep: args.deep,
         base_offset: args.base_offset,
+        max_batch_bytes: args.batch_limit.max_batch_bytes,
     };
     // Verify counts each file as it finishes checking it (the bytes the report counts).
     let report = verify_paths(&args.paths, &opts, &|n| bar.inc(n));

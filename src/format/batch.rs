@@ -288,12 +288,105 @@ impl<'a> BatchV2<'a> {
     }
 }
 
+/// The fewest bytes one record header takes: a one-byte key length and a one-byte value length.
+const MIN_HEADER_BYTES: usize = 2;
+
 /// A header of a v2 record; the value is null when Kafka wrote length -1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordHeader<'a> {
     pub key: &'a [u8],
     pub value: Option<&'a [u8]>,
 }
+
+/// A v2 record's headers, borrowed from the record's bytes and decoded as they are iterated:
+/// a record may declare millions of them, and nothing is allocated per header. The bytes were
+/// checked when the record was decoded, so iterating cannot fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Headers<'a> {
+    bytes: &'a [u8],
+    count: usize,
+}
+
+impl<'a> Headers<'a> {
+    /// Checks `count` headers at the cursor (`DefaultRecord.readHeaders`' checks) and returns
+    /// them, the cursor moved past them. The count was bounded by the caller.
+    fn decode(b: &mut Cursor<'a>, count: usize) -> Result<Self> {
+        let start = b.position();
+        let bytes = b.rest();
+        for _ in 0..count {
+            read_header(b)?;
+        }
+        Ok(Headers {
+            bytes: &bytes[..b.position() - start],
+            count,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn iter(&self) -> HeaderIter<'a> {
+        HeaderIter {
+            cursor: Cursor::new(self.bytes),
+            remaining: self.count,
+        }
+    }
+}
+
+impl<'a> IntoIterator for &Headers<'a> {
+    type Item = RecordHeader<'a>;
+    type IntoIter = HeaderIter<'a>;
+
+    fn into_iter(self) -> HeaderIter<'a> {
+        self.iter()
+    }
+}
+
+/// One header at the cursor: key length (never negative), key, value length, value.
+fn read_header<'a>(b: &mut Cursor<'a>) -> Result<RecordHeader<'a>> {
+    let klen_pos = b.position();
+    let klen = b.varint("header key length")?;
+    if klen < 0 {
+        return Err(DecodeError::new(
+            ErrorKind::BadLength,
+            klen_pos,
+            format!("Invalid negative header key size {klen}"),
+        ));
+    }
+    let key = b.take(klen as usize, "header key")?;
+    let vlen = b.varint("header value length")?;
+    let value = b.nullable_bytes(i64::from(vlen), "header value")?;
+    Ok(RecordHeader { key, value })
+}
+
+/// The headers of one record, in order.
+pub struct HeaderIter<'a> {
+    cursor: Cursor<'a>,
+    remaining: usize,
+}
+
+impl<'a> Iterator for HeaderIter<'a> {
+    type Item = RecordHeader<'a>;
+
+    fn next(&mut self) -> Option<RecordHeader<'a>> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        Some(read_header(&mut self.cursor).expect("checked when the record was decoded"))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for HeaderIter<'_> {}
 
 /// One v2 record as stored: deltas relative to its batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -303,7 +396,7 @@ pub struct Record<'a> {
     pub offset_delta: i32,
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
-    pub headers: Vec<RecordHeader<'a>>,
+    pub headers: Headers<'a>,
     /// The length varint plus the body it announces.
     pub size_in_bytes: usize,
 }
@@ -352,29 +445,16 @@ impl<'a> Record<'a> {
         let value = b.nullable_bytes(i64::from(value_len), "value")?;
         let header_count_pos = b.position();
         let header_count = b.varint("header count")?;
-        if header_count < 0 || header_count as usize > b.remaining() {
+        // Each header takes at least 2 bytes (a key length and a value length), so a count
+        // the record's remaining bytes cannot hold is refused before any header is read.
+        if header_count < 0 || header_count as usize > b.remaining() / MIN_HEADER_BYTES {
             return Err(DecodeError::new(
                 ErrorKind::BadLength,
                 header_count_pos,
                 format!("Invalid number of record headers {header_count}"),
             ));
         }
-        let mut headers = Vec::with_capacity(header_count as usize);
-        for _ in 0..header_count {
-            let klen_pos = b.position();
-            let klen = b.varint("header key length")?;
-            if klen < 0 {
-                return Err(DecodeError::new(
-                    ErrorKind::BadLength,
-                    klen_pos,
-                    format!("Invalid negative header key size {klen}"),
-                ));
-            }
-            let key = b.take(klen as usize, "header key")?;
-            let vlen = b.varint("header value length")?;
-            let value = b.nullable_bytes(i64::from(vlen), "header value")?;
-            headers.push(RecordHeader { key, value });
-        }
+        let headers = Headers::decode(b, header_count as usize)?;
         Ok(Record {
             attributes,
             timestamp_delta,
@@ -388,7 +468,9 @@ impl<'a> Record<'a> {
 }
 
 /// Iterator over the records of one batch. After `count` records it checks that nothing is
-/// left, as Kafka does ("records still remaining").
+/// left, as Kafka does ("records still remaining"). A clone reads the same records again
+/// (without decompressing again).
+#[derive(Clone)]
 pub struct Records<'s> {
     cursor: Cursor<'s>,
     remaining: i32,
@@ -494,19 +576,32 @@ pub fn encode_record(
     timestamp_delta: i64,
     r: &RecordSpec,
 ) -> Result<()> {
-    let mut body = Vec::with_capacity(
-        16 + r.key.as_ref().map_or(0, Vec::len) + r.value.as_ref().map_or(0, Vec::len),
-    );
+    let headers = r.headers.iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
+    let parts = (r.key.as_deref(), r.value.as_deref());
+    encode_record_parts(out, offset_delta, timestamp_delta, parts, headers)
+}
+
+/// [`encode_record`] from borrowed parts: the key and value, and the headers as they are
+/// iterated (a decoded record's, re-encoded without copying them first).
+pub fn encode_record_parts<'h>(
+    out: &mut Vec<u8>,
+    offset_delta: i32,
+    timestamp_delta: i64,
+    (key, value): (Option<&[u8]>, Option<&[u8]>),
+    headers: impl ExactSizeIterator<Item = (&'h [u8], Option<&'h [u8]>)>,
+) -> Result<()> {
+    let mut body =
+        Vec::with_capacity(16 + key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len));
     body.push(0); // record attributes are unused and written as 0
     varint::write_varlong(&mut body, timestamp_delta);
     varint::write_varint(&mut body, offset_delta);
-    write_nullable(&mut body, r.key.as_deref())?;
-    write_nullable(&mut body, r.value.as_deref())?;
-    varint::write_varint(&mut body, len_i32(r.headers.len())?);
-    for (k, v) in &r.headers {
+    write_nullable(&mut body, key)?;
+    write_nullable(&mut body, value)?;
+    varint::write_varint(&mut body, len_i32(headers.len())?);
+    for (k, v) in headers {
         varint::write_varint(&mut body, len_i32(k.len())?);
         body.extend_from_slice(k);
-        write_nullable(&mut body, v.as_deref())?;
+        write_nullable(&mut body, v)?;
     }
     varint::write_varint(out, len_i32(body.len())?);
     out.extend_from_slice(&body);
@@ -528,6 +623,24 @@ fn write_nullable(out: &mut Vec<u8>, b: Option<&[u8]>) -> Result<()> {
     Ok(())
 }
 
+/// A record's offset delta from its batch's base offset, refused unless it is in 0..=i32::MAX
+/// (the builder appends at increasing offsets from the base).
+pub fn offset_delta(base_offset: i64, offset: i64) -> Result<i32> {
+    offset
+        .checked_sub(base_offset)
+        .and_then(|d| i32::try_from(d).ok())
+        .filter(|d| *d >= 0)
+        .ok_or_else(|| {
+            DecodeError::new(
+                ErrorKind::BadValue,
+                0,
+                format!(
+                    "record offset {offset} cannot be stored relative to base offset {base_offset}"
+                ),
+            )
+        })
+}
+
 /// Builds the exact bytes of a v2 batch, as Kafka's `MemoryRecordsBuilder` would: the base
 /// timestamp is the first record's timestamp (or the delete horizon), the max timestamp the
 /// largest record timestamp (or the append time for LogAppendTime).
@@ -537,35 +650,41 @@ pub fn build_batch(spec: &BatchSpec, records: &[RecordSpec]) -> Result<Vec<u8>> 
     let mut raw = Vec::new();
     let mut max_timestamp = -1i64;
     for r in records {
-        let delta = r
-            .offset
-            .checked_sub(spec.base_offset)
-            .filter(|d| (0..=i64::from(i32::MAX)).contains(d));
-        let Some(delta) = delta else {
-            return Err(DecodeError::new(
-                ErrorKind::BadValue,
-                0,
-                format!(
-                    "record offset {} cannot be stored relative to base offset {}",
-                    r.offset, spec.base_offset
-                ),
-            ));
-        };
-        encode_record(
-            &mut raw,
-            delta as i32,
-            r.timestamp.wrapping_sub(base_timestamp),
-            r,
-        )?;
+        let delta = offset_delta(spec.base_offset, r.offset)?;
+        encode_record(&mut raw, delta, r.timestamp.wrapping_sub(base_timestamp), r)?;
         max_timestamp = max_timestamp.max(r.timestamp);
-    }
-    if spec.timestamp_type == TimestampType::LogAppendTime {
-        max_timestamp = spec.log_append_time;
     }
     let last_offset = spec
         .last_offset
         .or_else(|| records.last().map(|r| r.offset))
         .unwrap_or(spec.base_offset);
+    let count = len_i32(records.len())?;
+    build_batch_of_records(
+        spec,
+        &raw,
+        count,
+        base_timestamp,
+        max_timestamp,
+        last_offset,
+    )
+}
+
+/// Builds a v2 batch around `raw`, the records area before compression (`count` records
+/// encoded as [`encode_record`] does), with the given header timestamps and last offset; the
+/// max timestamp becomes the append time for LogAppendTime. [`build_batch`] is this after
+/// encoding its records; tests build records no [`RecordSpec`] can hold cheaply through it
+/// (a record of millions of headers).
+pub fn build_batch_of_records(
+    spec: &BatchSpec,
+    raw: &[u8],
+    count: i32,
+    base_timestamp: i64,
+    mut max_timestamp: i64,
+    last_offset: i64,
+) -> Result<Vec<u8>> {
+    if spec.timestamp_type == TimestampType::LogAppendTime {
+        max_timestamp = spec.log_append_time;
+    }
     let mut attrs = i16::from(spec.compression.id());
     if spec.timestamp_type == TimestampType::LogAppendTime {
         attrs |= attributes::TIMESTAMP_TYPE_LOG_APPEND_TIME;
@@ -581,14 +700,14 @@ pub fn build_batch(spec: &BatchSpec, records: &[RecordSpec]) -> Result<Vec<u8>> 
     }
     let mut out = vec![0u8; RECORD_BATCH_OVERHEAD_BYTES];
     if spec.compression == Compression::None {
-        out.extend_from_slice(&raw);
+        out.extend_from_slice(raw);
     } else {
         let mut compressed = Vec::new();
         codec::compress(
             spec.compression,
             spec.compression_level,
             MAGIC_V2,
-            &raw,
+            raw,
             &mut compressed,
         )?;
         out.extend_from_slice(&compressed);
@@ -606,7 +725,7 @@ pub fn build_batch(spec: &BatchSpec, records: &[RecordSpec]) -> Result<Vec<u8>> 
         producer_id: spec.producer_id,
         producer_epoch: spec.producer_epoch,
         base_sequence: spec.base_sequence,
-        record_count: len_i32(records.len())?,
+        record_count: count,
     };
     header.encode_into(&mut out);
     let crc = crc32c::crc32c(&out[CRC_COVERAGE_START..]);
@@ -619,6 +738,46 @@ pub fn build_batch(spec: &BatchSpec, records: &[RecordSpec]) -> Result<Vec<u8>> 
 mod tests {
     use super::*;
     use crate::format::test_util::hex;
+
+    /// One record body (attributes, timestamp delta, offset delta, null key, null value) with
+    /// the header count `count` followed by `tail`.
+    fn record_with_header_bytes(count: i32, tail: &[u8]) -> Vec<u8> {
+        let mut body = vec![0, 0, 0, 1, 1];
+        varint::write_varint(&mut body, count);
+        body.extend_from_slice(tail);
+        let mut out = Vec::new();
+        varint::write_varint(&mut out, body.len() as i32);
+        out.extend_from_slice(&body);
+        out
+    }
+
+    #[test]
+    fn header_counts_are_bounded_by_the_bytes_that_can_hold_them() {
+        // Three headers of 2 bytes each (key length 0, value length -1): exactly enough.
+        let ok = record_with_header_bytes(3, &[0, 1, 0, 1, 0, 1]);
+        let r = Record::decode(&mut Cursor::new(&ok)).unwrap();
+        assert_eq!(r.headers.len(), 3);
+        let all: Vec<_> = r.headers.iter().collect();
+        assert!(all.iter().all(|h| h.key.is_empty() && h.value.is_none()));
+        assert_eq!(r.size_in_bytes, ok.len());
+        // Four in 6 bytes, or 100 M (the hostile count) in 6 bytes: refused at the
+        // count, before any header is read (the count's position is byte 6 of the record).
+        for count in [4, 100_000_000, i32::MAX] {
+            let bad = record_with_header_bytes(count, &[0, 1, 0, 1, 0, 1]);
+            let e = Record::decode(&mut Cursor::new(&bad)).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::BadLength, "{count}");
+            assert!(
+                e.message.contains("number of record headers"),
+                "{}",
+                e.message
+            );
+            assert_eq!(e.pos, 6, "{count}");
+        }
+        // A header whose key length runs past the record: the header's own error.
+        let long_key = record_with_header_bytes(1, &[0x7e, 1]);
+        let e = Record::decode(&mut Cursor::new(&long_key)).unwrap_err();
+        assert!(e.message.contains("header key"), "{}", e.message);
+    }
 
     /// Batch A of formats.md §3.6, byte for byte.
     fn batch_a_bytes() -> Vec<u8> {
@@ -651,7 +810,7 @@ mod tests {
         assert_eq!(recs[0].key, Some(&b"k0"[..]));
         assert_eq!(recs[0].value, Some(&b"v0"[..]));
         assert_eq!(
-            recs[0].headers,
+            recs[0].headers.iter().collect::<Vec<_>>(),
             vec![RecordHeader {
                 key: b"h",
                 value: Some(b"x")

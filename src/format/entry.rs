@@ -5,9 +5,8 @@
 //! layout. [`frame_at`] applies Kafka's file-reader rules; [`Entry`] is what upper layers see.
 
 use super::batch::{
-    BatchV2, Record, RecordHeader, RecordSpec, Records, TimestampType,
-    HEADER_SIZE_UP_TO_MAGIC_BYTES, LOG_OVERHEAD_BYTES, MAGIC_V2, MIN_ENTRY_SIZE_FIELD,
-    RECORD_BATCH_OVERHEAD_BYTES,
+    BatchV2, Headers, Record, RecordSpec, Records, TimestampType, HEADER_SIZE_UP_TO_MAGIC_BYTES,
+    LOG_OVERHEAD_BYTES, MAGIC_V2, MIN_ENTRY_SIZE_FIELD, RECORD_BATCH_OVERHEAD_BYTES,
 };
 use super::codec::Compression;
 use super::error::{DecodeError, ErrorKind, Result};
@@ -313,7 +312,7 @@ pub struct RecordView<'a> {
     pub sequence: i32,
     pub key: Option<&'a [u8]>,
     pub value: Option<&'a [u8]>,
-    pub headers: Vec<RecordHeader<'a>>,
+    pub headers: Headers<'a>,
     pub size_in_bytes: usize,
     pub legacy: Option<LegacyRecordInfo>,
 }
@@ -335,6 +334,8 @@ impl RecordView<'_> {
     }
 }
 
+/// The records of an entry; a clone reads them again without decompressing again.
+#[derive(Clone)]
 pub enum RecordIter<'s> {
     V2 {
         records: Records<'s>,
@@ -385,7 +386,7 @@ impl<'s> Iterator for RecordIter<'s> {
                     sequence: -1,
                     key: m.message.key,
                     value: m.message.value,
-                    headers: Vec::new(),
+                    headers: Headers::default(),
                     size_in_bytes: m.message.size_in_bytes(),
                     legacy: Some(LegacyRecordInfo {
                         magic: m.message.magic,

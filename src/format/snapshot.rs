@@ -165,7 +165,10 @@ pub fn decode(bytes: &[u8]) -> Result<ProducerSnapshot> {
             ),
         ));
     }
-    let mut entries = Vec::with_capacity(count as usize);
+    // Kafka's check above counts bytes; each entry takes 46 of them, so no more entries than
+    // that are reserved for.
+    let mut entries =
+        Vec::with_capacity((count as usize).min(c.remaining() / PRODUCER_SNAPSHOT_ENTRY_BYTES));
     for _ in 0..count {
         entries.push(decode_entry(&mut c).map_err(underflow)?);
     }

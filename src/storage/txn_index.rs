@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::index::{
-    decode_txn_index, encode_aborted_txn, txn_index_sanity_check, AbortedTxn,
+    aborted_txn_version_message, decode_txn_index, encode_aborted_txn, txn_index_entries,
+    txn_index_sanity_check, AbortedTxn, ABORTED_TXN_ENTRY_BYTES,
 };
 use crate::format::names::txn_index_file_name;
 
@@ -48,15 +49,10 @@ impl TxnIndex {
     /// `sanityCheck`: every entry ends at or after the segment's base offset. The error is
     /// Kafka's CorruptIndexException text.
     pub fn sanity_check(&self, base_offset: i64) -> Result<std::result::Result<(), String>> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => Ok(txn_index_sanity_check(
-                &bytes,
-                base_offset,
-                &self.path.display().to_string(),
-            )),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Ok(())),
-            Err(e) => Err(Error::io(&self.path, e)),
+        if !self.path.exists() {
+            return Ok(Ok(()));
         }
+        sanity_check_file(&self.path, base_offset, &self.path.display().to_string())
     }
 
     pub fn sync(&mut self) -> Result<()> {
@@ -92,6 +88,130 @@ impl TxnIndex {
         self.last_offset = Some(txn.last_offset);
         Ok(())
     }
+}
+
+/// Entries read per window by [`TxnIndexEntries`]: 68 KiB at a time, whatever the file's size.
+const WINDOW_ENTRIES: usize = 2048;
+
+/// The entries of a `.txnindex` file read in bounded windows, as Kafka's reader does: whole
+/// 34-byte entries (a partial trailing entry is not one), ending after the first entry whose
+/// version is unknown (a `Decode` error at its position) or at a read error. For the walks
+/// that visit every entry of a file of any size, a hostile one of gigabytes included.
+pub struct TxnIndexEntries {
+    file: File,
+    path: PathBuf,
+    len: u64,
+    whole_bytes: u64,
+    window: Vec<u8>,
+    /// File position of `window`'s first byte, and the next entry's index in it.
+    window_pos: u64,
+    next: usize,
+    done: bool,
+}
+
+impl TxnIndexEntries {
+    pub fn open(path: &Path) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(TxnIndexEntries {
+            file,
+            path: path.to_path_buf(),
+            len,
+            whole_bytes: len - len % ABORTED_TXN_ENTRY_BYTES as u64,
+            window: Vec::new(),
+            window_pos: 0,
+            next: 0,
+            done: false,
+        })
+    }
+
+    /// Bytes after the last whole entry (0 to 33), and where they begin.
+    pub fn partial_tail(&self) -> (u64, u64) {
+        (self.len - self.whole_bytes, self.whole_bytes)
+    }
+
+    /// The byte position of the entry `next` will return.
+    pub fn next_position(&self) -> u64 {
+        self.window_pos + (self.next * ABORTED_TXN_ENTRY_BYTES) as u64
+    }
+
+    fn fill(&mut self) -> Result<bool> {
+        let pos = self.next_position();
+        if pos >= self.whole_bytes {
+            return Ok(false);
+        }
+        let n = (self.whole_bytes - pos).min((WINDOW_ENTRIES * ABORTED_TXN_ENTRY_BYTES) as u64);
+        self.window.resize(n as usize, 0);
+        std::os::unix::fs::FileExt::read_exact_at(&self.file, &mut self.window, pos)
+            .map_err(|e| Error::io(&self.path, e))?;
+        self.window_pos = pos;
+        self.next = 0;
+        Ok(true)
+    }
+}
+
+impl Iterator for TxnIndexEntries {
+    type Item = Result<AbortedTxn>;
+
+    fn next(&mut self) -> Option<Result<AbortedTxn>> {
+        if self.done {
+            return None;
+        }
+        if self.next * ABORTED_TXN_ENTRY_BYTES >= self.window.len() {
+            match self.fill() {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        let at = self.next * ABORTED_TXN_ENTRY_BYTES;
+        let one = &self.window[at..at + ABORTED_TXN_ENTRY_BYTES];
+        let entry = txn_index_entries(one).next().expect("one whole entry");
+        let base = self.next_position();
+        self.next += 1;
+        Some(entry.map_err(|e| {
+            self.done = true;
+            Error::decode(&self.path, base, e)
+        }))
+    }
+}
+
+/// Kafka's `TransactionIndex.sanityCheck` over the file at `path`, streamed
+/// ([`txn_index_sanity_check`]'s rule and texts, `file` naming it in them).
+pub fn sanity_check_file(
+    path: &Path,
+    base_offset: i64,
+    file: &str,
+) -> Result<std::result::Result<(), String>> {
+    let mut entries = TxnIndexEntries::open(path)?;
+    while let Some(entry) = entries.next() {
+        let txn = match entry {
+            Ok(txn) => txn,
+            // The entry at `position`, whose version byte is its first.
+            Err(Error::Decode { position, .. }) => {
+                let mut version = [0u8; 1];
+                std::os::unix::fs::FileExt::read_exact_at(&entries.file, &mut version, position)
+                    .map_err(|e| Error::io(path, e))?;
+                return Ok(Err(aborted_txn_version_message(version[0] as i8, file)));
+            }
+            Err(e) => return Err(e),
+        };
+        if txn.last_offset < base_offset {
+            // The rule and text of the format's whole-bytes check, on this one entry.
+            return Ok(txn_index_sanity_check(
+                &encode_aborted_txn(&txn),
+                base_offset,
+                file,
+            ));
+        }
+    }
+    Ok(Ok(()))
 }
 
 /// Every `.txnindex` of a partition, by segment, for `collectAbortedTransactions` (a missing

@@ -16,7 +16,6 @@ use crate::error::{Error, Expected, Result, Work};
 use crate::format::index::{
     offset_index_entries, offset_index_sanity_check, offset_index_zero_tail_start,
     time_index_entries, time_index_sanity_check, time_index_zero_tail_start,
-    txn_index_sanity_check,
 };
 use crate::format::names::{
     classify, index_file_name, log_file_name, time_index_file_name, txn_index_file_name, FileKind,
@@ -116,8 +115,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     let name = txn_index_file_name(base);
     let path = dir.join(&name);
     if path.exists() {
-        let txn = crate::storage::files::map_whole(&path)?;
-        if let Err(m) = txn_index_sanity_check(&txn, base, &name) {
+        if let Err(m) = crate::storage::txn_index::sanity_check_file(&path, base, &name)? {
             return Ok(Some((name.clone(), m)));
         }
     }

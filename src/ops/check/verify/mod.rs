@@ -17,20 +17,35 @@ use serde::Serialize;
 
 use crate::error::{Expected, Result};
 use crate::format::checkpoint::{EpochEntry, OffsetCheckpointEntry};
+use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
 use crate::ops::input::{examine, kind_of, sibling, Input};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
+use crate::storage::txn_index::TxnIndexEntries;
 use producers::{SegmentReplay, StartState};
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct VerifyOptions {
     /// Decode every record (decompressing), not only batch headers.
     pub deep: bool,
     /// The offset of a segment file whose name carries none (`--base-offset`).
     pub base_offset: Option<i64>,
+    /// The most bytes one batch may decompress to (`--max-batch-bytes`); a larger batch is
+    /// `batch.unchecked` and left out of the producer-state replay's record reads.
+    pub max_batch_bytes: usize,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        VerifyOptions {
+            deep: false,
+            base_offset: None,
+            max_batch_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+        }
+    }
 }
 
 /// What one `.log` holds, as far as the checks need it.
@@ -121,7 +136,6 @@ struct FileScan {
     epochs: Vec<(i32, i64)>,
     /// Slots of a zero-filled index tail.
     zero_tail_slots: Option<usize>,
-    txn_entries: Vec<AbortedTxn>,
     snapshot_entries: Vec<ProducerSnapshotEntry>,
     epoch_entries: Vec<EpochEntry>,
     checkpoint_entries: Vec<OffsetCheckpointEntry>,
@@ -149,7 +163,6 @@ impl Sink for FileScan {
             Event::Record(_) => self.records += 1,
             Event::Finding(f) => self.findings.push((*f).clone()),
             Event::ZeroTail { slots, .. } => self.zero_tail_slots = Some(*slots),
-            Event::TxnEntry(t) => self.txn_entries.push(**t),
             Event::SnapshotEntry(s) => self.snapshot_entries.push(**s),
             Event::LeaderEpochEntry(l) => self.epoch_entries.push(**l),
             Event::OffsetCheckpointEntry(c) => self.checkpoint_entries.push((*c).clone()),
@@ -229,6 +242,7 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         // Shallow: time-index entries are checked against batch headers, whose max --deep checks.
         exact_time_index: opts.deep,
         base_offset: opts.base_offset,
+        max_batch_bytes: opts.max_batch_bytes,
         ..DumpOptions::default()
     };
     let mut scans = Scans::default();
@@ -261,9 +275,17 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
     // Entries past a decoding failure are unknown: that damage is reported already.
     let txn_readable =
         txn.is_none_or(|(_, s)| !s.findings.iter().any(|f| f.check == "txnindex.decode"));
+    // The `.txnindex` is read again, streamed, rather than its entries kept from the walk: a
+    // hostile one holds millions.
+    let mut entries = match txn {
+        Some((p, _)) => Some((p.as_path(), TxnIndexEntries::open(p)?.map_while(Result::ok))),
+        None => None,
+    };
     let mut found = replay.map_or_else(Vec::new, |r| {
         r.finish(
-            txn.map(|(p, s)| (p.as_path(), s.txn_entries.as_slice())),
+            entries
+                .as_mut()
+                .map(|(p, e)| (*p, e as &mut dyn Iterator<Item = AbortedTxn>)),
             seg.next_base.unwrap_or(log_end),
         )
     });

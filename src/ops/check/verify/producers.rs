@@ -259,9 +259,11 @@ impl SegmentReplay {
     /// The findings, given the segment's `.txnindex` (path and entries decoded) if it has one
     /// and the offset the segment ends at: the next segment's base offset, or the log end
     /// offset for the last segment.
+    /// `txn_index`: the segment's `.txnindex` and its entries, streamed (a hostile file can
+    /// hold millions of entries).
     pub fn finish(
         mut self,
-        txn_index: Option<(&Path, &[AbortedTxn])>,
+        txn_index: Option<(&Path, &mut dyn Iterator<Item = AbortedTxn>)>,
         segment_end_offset: i64,
     ) -> Vec<Finding> {
         if segment_end_offset > self.next_offset {
@@ -622,13 +624,14 @@ impl SegmentReplay {
 
     fn check_txn_index(
         mut self,
-        txn_index: Option<(&Path, &[AbortedTxn])>,
+        txn_index: Option<(&Path, &mut dyn Iterator<Item = AbortedTxn>)>,
         relaxed: bool,
     ) -> Vec<Finding> {
         let default_path = self
             .log_path
             .with_file_name(txn_index_file_name(self.base_offset));
-        let (path, entries) = txn_index.unwrap_or((default_path.as_path(), &[]));
+        let mut none = std::iter::empty();
+        let (path, entries) = txn_index.unwrap_or((default_path.as_path(), &mut none));
         let log_name = self
             .log_path
             .file_name()
@@ -642,9 +645,9 @@ impl SegmentReplay {
             .collect();
         let base = self.base_offset;
         let start_known = self.start_known;
-        let mut findings = Vec::new();
+        let mut findings = EntryFindings::default();
         let mut last_matched: Option<i64> = None;
-        for (i, t) in entries.iter().enumerate() {
+        for (i, t) in entries.enumerate() {
             let (pid, last) = (t.producer_id, t.last_offset);
             let error = |check: &'static str, m: String| {
                 Finding::error(check, path, m)
@@ -733,7 +736,38 @@ impl SegmentReplay {
                 findings.push(Finding::error("txnindex.missing", path, m).offset(a.offset));
             }
         }
-        findings
+        findings.finish(path)
+    }
+}
+
+/// The most findings one `.txnindex` lists; a hostile file of millions of entries gets the
+/// rest counted in one more finding.
+const MAX_TXN_INDEX_FINDINGS: usize = 100;
+
+#[derive(Default)]
+struct EntryFindings {
+    listed: Vec<Finding>,
+    unlisted: u64,
+}
+
+impl EntryFindings {
+    fn push(&mut self, f: Finding) {
+        if self.listed.len() < MAX_TXN_INDEX_FINDINGS {
+            self.listed.push(f);
+        } else {
+            self.unlisted += 1;
+        }
+    }
+
+    fn finish(mut self, path: &Path) -> Vec<Finding> {
+        if self.unlisted > 0 {
+            let m = format!(
+                "{} more finding(s) on this index's entries are not listed (the first {MAX_TXN_INDEX_FINDINGS} are)",
+                self.unlisted
+            );
+            self.listed.push(Finding::error("txnindex.entry", path, m));
+        }
+        self.listed
     }
 }
 
@@ -837,10 +871,13 @@ mod tests {
             }
             let expected = replay.expected_entries();
             let txn_path = self.dir.join(txn_index_file_name(base));
-            let txn = self
-                .txn_indexes
-                .get(&base)
-                .map(|t| (txn_path.as_path(), t.as_slice()));
+            let mut entries = self.txn_indexes.get(&base).map(|t| t.iter().copied());
+            let txn = entries.as_mut().map(|t| {
+                (
+                    txn_path.as_path(),
+                    t as &mut dyn Iterator<Item = AbortedTxn>,
+                )
+            });
             (expected, replay.finish(txn, next.unwrap_or(end)))
         }
 
@@ -1240,7 +1277,10 @@ mod tests {
                     Err(e) => assert!(e.message.contains("no offset follows"), "{e:?}"),
                 }
             }
-            let found = r.finish(Some((Path::new("x/0.txnindex"), &txns)), i64::MIN);
+            let found = r.finish(
+                Some((Path::new("x/0.txnindex"), &mut txns.iter().copied())),
+                i64::MIN,
+            );
             assert!(!found.is_empty());
         }
     }

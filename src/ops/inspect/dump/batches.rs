@@ -117,7 +117,7 @@ pub(super) struct Tap<'s> {
     exact: bool,
     /// Whether records are walked (then the timestamps come from their events).
     deep: bool,
-    max_decompressed_bytes: usize,
+    max_batch_bytes: usize,
     /// How many landings (the last ones) are on the batch whose records are being walked,
     /// and the largest record timestamp so far.
     open: usize,
@@ -136,7 +136,7 @@ impl<'s> Tap<'s> {
             last: None,
             exact: opts.exact_time_index,
             deep: opts.deep,
-            max_decompressed_bytes: opts.max_decompressed_bytes,
+            max_batch_bytes: opts.max_batch_bytes,
             open: 0,
             open_max: -1,
         }
@@ -179,8 +179,8 @@ impl<'s> Tap<'s> {
         if positions.get(self.next_position) == Some(&position) {
             self.walked.at.push((position, header));
         }
-        let max_record_timestamp = (self.exact && !self.deep)
-            .then(|| max_record_timestamp(entry, self.max_decompressed_bytes));
+        let max_record_timestamp =
+            (self.exact && !self.deep).then(|| max_record_timestamp(entry, self.max_batch_bytes));
         let landing = Landing {
             header,
             max_record_timestamp,

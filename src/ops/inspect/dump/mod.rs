@@ -46,7 +46,7 @@ pub struct DumpOptions {
     pub index_sanity_check: bool,
     pub verify_index_only: bool,
     /// Cap on what one batch may decompress to.
-    pub max_decompressed_bytes: usize,
+    pub max_batch_bytes: usize,
     /// Internal-topic decoder for keys and values (implies `print_data`).
     pub decoder: Option<Decoder>,
     /// Pick the internal-topic decoder of each file from its partition directory's topic
@@ -97,7 +97,7 @@ impl Default for DumpOptions {
             max_bytes: DEFAULT_MAX_BYTES,
             index_sanity_check: false,
             verify_index_only: false,
-            max_decompressed_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
+            max_batch_bytes: DEFAULT_MAX_DECOMPRESSED_BYTES,
             exact_time_index: true,
             decoder: None,
             auto_decoder: false,
@@ -791,7 +791,7 @@ impl<'o, 's> Walker<'o, 's> {
         last_offset: &mut Option<i64>,
         regressions: &mut Vec<(i64, i64)>,
     ) -> Result<()> {
-        let records = match entry.records(scratch, self.opts.max_decompressed_bytes) {
+        let records = match entry.records(scratch, self.opts.max_batch_bytes) {
             Ok(r) => r,
             Err(e) => {
                 self.emit(Event::Batch { info: &info, entry })?;
@@ -1008,7 +1008,7 @@ impl<'o, 's> Walker<'o, 's> {
                 file,
                 format!(
                     "The records of the batch at position {position} were not checked: it decompresses to more than {} bytes (--max-batch-bytes raises the limit)",
-                    self.opts.max_decompressed_bytes
+                    self.opts.max_batch_bytes
                 ),
             )
         } else {

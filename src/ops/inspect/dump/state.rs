@@ -4,29 +4,33 @@
 use std::path::Path;
 
 use super::{Event, Walker};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::checkpoint::{
     uuid_to_base64, LeaderEpochCheckpoint, MetaProperties, OffsetCheckpoint, PartitionMetadata,
 };
-use crate::format::index::{txn_index_entries, ABORTED_TXN_ENTRY_BYTES};
 use crate::format::snapshot;
 use crate::ops::finding::Finding;
+use crate::storage::txn_index::TxnIndexEntries;
 
 impl Walker<'_, '_> {
     pub(super) fn txn_index(&mut self, p: &Path) -> Result<()> {
-        let bytes = self.read_small(p)?;
-        for (i, entry) in txn_index_entries(&bytes).enumerate() {
+        // Streamed in windows: a `.txnindex` is not preallocated, but a hostile one can be of
+        // any size.
+        let mut entries = TxnIndexEntries::open(p)?;
+        for entry in entries.by_ref() {
             match entry {
                 Ok(t) => self.emit(Event::TxnEntry(&t))?,
-                Err(e) => {
-                    let at = (i * ABORTED_TXN_ENTRY_BYTES + e.pos) as u64;
-                    return self.finding(Finding::error("txnindex.decode", p, e.message).at(at));
+                Err(Error::Decode {
+                    position, message, ..
+                }) => {
+                    let f = Finding::error("txnindex.decode", p, message).at(position);
+                    return self.finding(f);
                 }
+                Err(e) => return Err(e),
             }
         }
-        let partial = bytes.len() % ABORTED_TXN_ENTRY_BYTES;
+        let (partial, at) = entries.partial_tail();
         if partial != 0 {
-            let at = (bytes.len() - partial) as u64;
             let m = format!(
                 "{partial} trailing byte(s) at position {at} are not a whole entry (34 bytes)"
             );

@@ -12,23 +12,70 @@ use super::rebuild::{empty_batch, rebuild};
 use super::txn::TxnTracker;
 use super::{CleanStats, CleanedSegment, CompactOptions, DEFAULT_MAX_MESSAGE_BYTES};
 use crate::error::{Error, Result};
-use crate::format::batch::{RecordSpec, MAGIC_V2};
+use crate::format::batch::MAGIC_V2;
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
-use crate::format::entry::{frame_at, Entry, Frame, RecordView};
+use crate::format::entry::{frame_at, Entry, Frame, RecordIter, RecordView};
 use crate::format::index::NO_TIMESTAMP;
 use crate::format::names::log_file_name;
+use crate::format::DecodeError;
 use crate::ops::partition::{PartitionView, SegmentView};
 use crate::storage::files::{segment_files, set_mtime};
 use crate::storage::segment::SegmentConfig;
 use crate::storage::txn_index::TxnIndexes;
 use crate::storage::Segment;
 
-/// Where a v2 or legacy batch's records go after the filter.
+/// Which records of a v2 or legacy batch the filter keeps: one bit per record in batch order
+/// (the records themselves are read again from the decompressed batch to rebuild it, so a
+/// batch of millions of records costs a bit each, not a copy).
 pub(super) struct Kept {
-    pub(super) records: Vec<RecordSpec>,
+    selected: Vec<u64>,
+    pub(super) count: usize,
+    /// The first kept record's timestamp, and the largest one.
+    pub(super) first_timestamp: Option<i64>,
+    pub(super) max_timestamp: i64,
     pub(super) all_kept: bool,
     pub(super) max_offset: i64,
     pub(super) contains_tombstones: bool,
+}
+
+impl Kept {
+    fn none(all_kept: bool) -> Self {
+        Kept {
+            selected: Vec::new(),
+            count: 0,
+            first_timestamp: None,
+            max_timestamp: NO_TIMESTAMP,
+            all_kept,
+            max_offset: -1,
+            contains_tombstones: false,
+        }
+    }
+
+    fn keep(&mut self, i: usize, r: &RecordView<'_>) {
+        if self.selected.len() <= i / 64 {
+            self.selected.resize(i / 64 + 1, 0);
+        }
+        self.selected[i / 64] |= 1 << (i % 64);
+        self.count += 1;
+        self.first_timestamp.get_or_insert(r.timestamp);
+        self.max_timestamp = self.max_timestamp.max(r.timestamp);
+        self.max_offset = self.max_offset.max(r.offset);
+    }
+
+    /// The kept records among `records` (the batch's records, read again), in order.
+    pub(super) fn of<'s>(
+        &'s self,
+        records: RecordIter<'s>,
+    ) -> impl Iterator<Item = std::result::Result<RecordView<'s>, DecodeError>> + 's {
+        records
+            .enumerate()
+            .filter(|(i, _)| {
+                self.selected
+                    .get(i / 64)
+                    .is_some_and(|w| w & (1 << (i % 64)) != 0)
+            })
+            .map(|(_, r)| r)
+    }
 }
 
 /// One source segment read in the cleaner's buffer-sized windows.
@@ -284,18 +331,24 @@ impl Cleaner<'_> {
         let pid = producer_id(entry);
         let mut scratch = std::mem::take(&mut self.scratch);
         let result = (|| -> Result<()> {
-            let records: Vec<RecordView<'_>> = entry
+            let records = entry
                 .records(&mut scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
-                .map_err(err)?
-                .collect::<std::result::Result<_, _>>()
                 .map_err(err)?;
+            // A first pass checks that every record decodes (nothing is kept from a batch
+            // that does not) and counts them; the records are not collected.
+            let (mut count, mut first) = (0usize, None);
+            for r in records.clone() {
+                let r = r.map_err(err)?;
+                count += 1;
+                first.get_or_insert(r);
+            }
             stats.batches_before += 1;
             stats.bytes_before += entry.size_in_bytes() as u64;
-            stats.records_before += records.len() as u64;
+            stats.records_before += count as u64;
             let can_discard = if entry.is_control() {
                 let (can, txn) = self
                     .txns
-                    .on_control(entry, pid, records.first())
+                    .on_control(entry, pid, first.as_ref())
                     .map_err(err)?;
                 if let Some(txn) = txn {
                     dest.append_aborted_txn(&txn)?;
@@ -324,43 +377,32 @@ impl Cleaner<'_> {
             let retain_empty =
                 last_of_producer || entry.last_offset() + 1 == self.upper_bound_of_round;
             let marker_for_empty_txn = can_discard && entry.is_control();
-            let count_removed = |stats: &mut CleanStats, records: &[RecordView<'_>]| {
+            let count_removed = |stats: &mut CleanStats| {
                 if entry.is_control() {
                     stats.markers_removed += 1;
                 } else if can_discard {
-                    stats.aborted_records_removed += records.len() as u64;
+                    stats.aborted_records_removed += count as u64;
                 }
             };
             if discard_records && !retain_empty {
-                count_removed(stats, &records);
+                count_removed(stats);
                 return Ok(());
             }
             let kept = if discard_records {
-                Kept {
-                    records: Vec::new(),
-                    all_kept: records.is_empty(),
-                    max_offset: -1,
-                    contains_tombstones: false,
-                }
+                Kept::none(count == 0)
             } else {
-                self.retained_records(entry, &records, retain_legacy_deletes, stats)
+                self.retained_records(entry, records.clone(), retain_legacy_deletes, stats, keys)
+                    .map_err(err)?
             };
             if discard_records {
-                count_removed(stats, &records);
+                count_removed(stats);
             }
-            if !kept.records.is_empty() {
-                for r in &kept.records {
-                    if !entry.is_control() {
-                        if let Some(k) = &r.key {
-                            keys.insert(key_hash(k));
-                        }
-                    }
-                }
+            if kept.count > 0 {
                 let need_horizon = entry.magic() >= MAGIC_V2
                     && (kept.contains_tombstones || marker_for_empty_txn)
                     && horizon.is_none();
                 stats.batches_after += 1;
-                stats.records_after += kept.records.len() as u64;
+                stats.records_after += kept.count as u64;
                 if kept.all_kept && !need_horizon {
                     chunk.retained(
                         entry.bytes(),
@@ -379,7 +421,7 @@ impl Cleaner<'_> {
                         horizon
                     };
                     let (bytes, max_ts, shallow) =
-                        rebuild(entry, &kept, new_horizon).map_err(err)?;
+                        rebuild(entry, records, &kept, new_horizon).map_err(err)?;
                     stats.bytes_after += bytes.len() as u64;
                     chunk.retained(&bytes, max_ts, shallow, kept.max_offset);
                 }
@@ -412,24 +454,22 @@ impl Cleaner<'_> {
     }
 
     /// The record-level rule for a batch that is not discarded whole.
+    /// The keys of kept data records go into `keys`.
     fn retained_records(
         &self,
         entry: &Entry<'_>,
-        records: &[RecordView<'_>],
+        records: RecordIter<'_>,
         retain_legacy_deletes: bool,
         stats: &mut CleanStats,
-    ) -> Kept {
-        let mut kept = Kept {
-            records: Vec::with_capacity(records.len()),
-            all_kept: true,
-            max_offset: -1,
-            contains_tombstones: false,
-        };
+        keys: &mut DigestSet,
+    ) -> std::result::Result<Kept, DecodeError> {
+        let mut kept = Kept::none(true);
         let horizon = match entry {
             Entry::V2(b) => b.header.delete_horizon_ms(),
             Entry::Legacy(_) => None,
         };
-        for r in records {
+        for (i, r) in records.enumerate() {
+            let r = r?;
             let keep = if entry.is_control() || r.offset > self.map.latest_offset {
                 true
             } else if let Some(key) = r.key {
@@ -448,14 +488,16 @@ impl Cleaner<'_> {
                 if r.legacy.is_some_and(|l| l.magic != entry.magic()) {
                     kept.all_kept = false;
                 }
-                kept.max_offset = kept.max_offset.max(r.offset);
                 if r.value.is_none() {
                     kept.contains_tombstones = true;
                 }
                 if is_tombstone {
                     stats.tombstones_kept += 1;
                 }
-                kept.records.push(r.to_spec());
+                if let Some(k) = r.key.filter(|_| !entry.is_control()) {
+                    keys.insert(key_hash(k));
+                }
+                kept.keep(i, &r);
             } else {
                 kept.all_kept = false;
                 if is_tombstone && r.key.is_some() {
@@ -463,7 +505,7 @@ impl Cleaner<'_> {
                 }
             }
         }
-        kept
+        Ok(kept)
     }
 }
 

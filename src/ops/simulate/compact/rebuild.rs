@@ -4,10 +4,10 @@
 
 use super::clean::Kept;
 use crate::format::batch::{
-    attributes, build_batch, BatchHeader, BatchSpec, CRC_COVERAGE_START, LOG_OVERHEAD_BYTES,
-    RECORD_BATCH_OVERHEAD_BYTES,
+    attributes, build_batch_of_records, encode_record_parts, offset_delta, BatchHeader, BatchSpec,
+    RecordSpec, CRC_COVERAGE_START, LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES,
 };
-use crate::format::entry::Entry;
+use crate::format::entry::{Entry, RecordIter};
 use crate::format::index::NO_TIMESTAMP;
 use crate::format::legacy::{build_message_set, LegacySetSpec};
 
@@ -36,6 +36,7 @@ pub(super) fn empty_batch(h: &BatchHeader) -> Vec<u8> {
 /// offsets). Returns the bytes, the max timestamp and the offset that goes with it.
 pub(super) fn rebuild(
     entry: &Entry<'_>,
+    records: RecordIter<'_>,
     kept: &Kept,
     horizon: Option<i64>,
 ) -> std::result::Result<(Vec<u8>, i64, i64), crate::format::DecodeError> {
@@ -64,7 +65,30 @@ pub(super) fn rebuild(
                 delete_horizon_ms: horizon,
                 last_offset: Some(h.last_offset()),
             };
-            let bytes = build_batch(&spec, &kept.records)?;
+            // As `build_batch` encodes them: deltas from the base offset and from the base
+            // timestamp (the horizon when one is set, else the first kept record's).
+            let base_timestamp = horizon.unwrap_or(kept.first_timestamp.unwrap_or(NO_TIMESTAMP));
+            let mut raw = Vec::new();
+            for r in kept.of(records) {
+                let r = r?;
+                let headers = r.headers.iter().map(|h| (h.key, h.value));
+                encode_record_parts(
+                    &mut raw,
+                    offset_delta(h.base_offset, r.offset)?,
+                    r.timestamp.wrapping_sub(base_timestamp),
+                    (r.key, r.value),
+                    headers,
+                )?;
+            }
+            let count = i32::try_from(kept.count).expect("a batch's record count is an i32");
+            let bytes = build_batch_of_records(
+                &spec,
+                &raw,
+                count,
+                base_timestamp,
+                kept.max_timestamp,
+                h.last_offset(),
+            )?;
             let max_ts = BatchHeader::decode(&bytes)?.max_timestamp;
             let shallow = if max_ts == NO_TIMESTAMP && !log_append {
                 -1
@@ -85,14 +109,18 @@ pub(super) fn rebuild(
                     NO_TIMESTAMP
                 },
             };
-            let bytes = build_message_set(&spec, &kept.records)?;
-            let last = kept.records.last().map_or(-1, |r| r.offset);
+            let kept_records = kept
+                .of(records)
+                .map(|r| r.map(|r| r.to_spec()))
+                .collect::<Result<Vec<RecordSpec>, _>>()?;
+            let bytes = build_message_set(&spec, &kept_records)?;
+            let last = kept_records.last().map_or(-1, |r| r.offset);
             let max_ts = if log_append {
                 m.timestamp
             } else if m.magic == 0 {
                 NO_TIMESTAMP
             } else {
-                kept.records
+                kept_records
                     .iter()
                     .map(|r| r.timestamp)
                     .max()
