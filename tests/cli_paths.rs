@@ -751,7 +751,12 @@ fn a_closed_pipe_on_stdout_is_no_panic() {
         return;
     };
     let dir = root.join("g-corrupt-middle/input/orders-0");
-    for args in [&["recover"][..], &["recover", "--json"], &["verify"], &["dump"]] {
+    for args in [
+        &["recover"][..],
+        &["recover", "--json"],
+        &["verify"],
+        &["dump"],
+    ] {
         let read = Command::new(env!("CARGO_BIN_EXE_kseg"))
             .args(args)
             .arg(&dir)
