@@ -157,12 +157,11 @@ fn main() {
         let dir = log_dir.join("bench-0");
         let d = || dir.as_os_str().to_owned();
         let a = |s: &str| OsString::from(s);
-        let last_log = big_segment::segment_logs_of(&dir).pop().unwrap();
         let cmds: Vec<(&str, Vec<OsString>)> = vec![
             ("verify --deep", vec![a("verify"), a("--deep"), d()]),
             (
                 "dump --deep-iteration",
-                vec![a("dump"), a("--deep-iteration"), last_log.into_os_string()],
+                vec![a("dump"), a("--deep-iteration"), d()],
             ),
             ("recover", vec![a("recover"), d()]),
             (
