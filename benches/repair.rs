@@ -185,53 +185,31 @@ fn main() {
     let mut baseline: [Option<(f64, f64)>; 6] = [None; 6];
     let limit = Some(Duration::from_secs(125));
     for (name, bin) in &bins {
+        // The recovery first without index files, then with the ones a crash leaves. Without
+        // them the broker recovers the segment twice (`loadSegmentFiles` rebuilds the missing
+        // indexes, then `recoverLog` recovers from the recovery point), with them once: the
+        // case the "2x of one read" target is about.
+        let recover = |keep_indexes: bool| {
+            let prepare = || restore(&dir, &log, whole, &tail, keep_indexes);
+            let apply = [
+                OsStr::new("recover"),
+                OsStr::new("--apply"),
+                OsStr::new("--no-backup"),
+                d,
+            ];
+            [
+                measure(bin, &[OsStr::new("recover"), d], runs, None, prepare),
+                measure(bin, &apply, runs, None, prepare),
+            ]
+        };
+        let [dry, applied] = recover(false);
+        let [dry_kept, applied_kept] = recover(true);
+        // The last apply left the segment recovered, with its indexes.
         let figures = [
-            (
-                "recover (dry run)",
-                measure(bin, &[OsStr::new("recover"), d], runs, None, || {
-                    restore(&dir, &log, whole, &tail, false)
-                }),
-            ),
-            (
-                "recover --apply",
-                measure(
-                    bin,
-                    &[
-                        OsStr::new("recover"),
-                        OsStr::new("--apply"),
-                        OsStr::new("--no-backup"),
-                        d,
-                    ],
-                    runs,
-                    None,
-                    || restore(&dir, &log, whole, &tail, false),
-                ),
-            ),
-            // The last apply left the segment recovered, with its indexes; a crash leaves them
-            // too. Without them the broker recovers the segment twice (`loadSegmentFiles`
-            // rebuilds the missing indexes, then `recoverLog` recovers from the recovery
-            // point), with them once: the case the "2x of one read" target is about.
-            (
-                "recover (dry run), indexes present",
-                measure(bin, &[OsStr::new("recover"), d], runs, None, || {
-                    restore(&dir, &log, whole, &tail, true)
-                }),
-            ),
-            (
-                "recover --apply, indexes present",
-                measure(
-                    bin,
-                    &[
-                        OsStr::new("recover"),
-                        OsStr::new("--apply"),
-                        OsStr::new("--no-backup"),
-                        d,
-                    ],
-                    runs,
-                    None,
-                    || restore(&dir, &log, whole, &tail, true),
-                ),
-            ),
+            ("recover (dry run)", dry),
+            ("recover --apply", applied),
+            ("recover (dry run), indexes present", dry_kept),
+            ("recover --apply, indexes present", applied_kept),
             (
                 "rebuild-index --all (dry run)",
                 measure(
