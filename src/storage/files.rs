@@ -68,7 +68,7 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
 /// symbolic link, which is followed ([`is_regular_file`]).
 pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
     let mut logs = Vec::new();
-    for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+    for e in read_dir(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let name = e.file_name();
         if let crate::format::names::FileKind::Log { base_offset } =
