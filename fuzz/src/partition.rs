@@ -18,7 +18,8 @@ use std::path::Path;
 use arbitrary::{Arbitrary, Unstructured};
 use serde_json::{json, Value};
 
-use kseg::ops::repair::apply::{ApplyOptions, Backup};
+use kseg::format::names::LEADER_EPOCH_CHECKPOINT_FILE_NAME;
+use kseg::ops::repair::apply::{ApplyOptions, Backup, Change};
 use kseg::ops::repair::recover::{plan, RecoverOptions};
 use kseg::ops::write::damage::{apply_all, Damage};
 use kseg::ops::write::spec::{write_spec, Spec};
@@ -365,9 +366,32 @@ pub fn check(dir: &Path) {
         "after recover --apply, verify still reports what recovery removes: {left:#?}"
     );
     let again = plan(dir, &recover_options()).expect("recover after recover --apply");
+    if again.is_empty() {
+        return;
+    }
+    // Kafka's recovery is not idempotent in one respect: `LogSegment.recover` assigns a batch's
+    // epoch only when it is above the cache's latest, and the loader truncates the cache to the
+    // new log end only after the walk. A checkpoint whose later epochs lie past the torn tail
+    // thus blocks the earlier batches' epochs once; the next recovery from the same point (none
+    // is recorded outside a log dir) assigns them. Only that rewrite may follow, and nothing
+    // after it.
+    let epochs_only = again.changes.iter().all(|c| {
+        matches!(c, Change::Write { file, .. }
+            if file.file_name().is_some_and(|n| n == LEADER_EPOCH_CHECKPOINT_FILE_NAME))
+    });
     assert!(
-        again.is_empty(),
-        "a second recover still plans: {}",
+        epochs_only,
+        "a second recover still plans more than the epochs the first could not assign: {}",
         again.render_text(true)
+    );
+    again
+        .apply(&apply)
+        .expect("the second recover --apply on a scratch copy");
+    drop(again);
+    let third = plan(dir, &recover_options()).expect("a third recover");
+    assert!(
+        third.is_empty(),
+        "a third recover still plans: {}",
+        third.render_text(true)
     );
 }
