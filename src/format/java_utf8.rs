@@ -59,22 +59,23 @@ pub fn replace_into(bytes: &[u8], out: &mut Vec<u8>) {
     // At most three bytes out for each byte in, and room for a replacement written past the end.
     out.resize(start + bytes.len() * 3 + 3, 0);
     let buf = &mut out[start..];
-    let (mut o, mut seq, mut state, mut i) = (0usize, 0usize, START, 0usize);
+    // States are kept as their row's start in `NEXT`, so that a step is one load.
+    let (mut o, mut seq, mut row, mut i) = (0usize, 0usize, 0usize, 0usize);
     while let Some(&b) = bytes.get(i) {
         buf[o] = b;
-        let next = STEP[state as usize * CLASSES + CLASS[b as usize] as usize];
-        let reject = next >= REJECT;
+        let next = usize::from(NEXT[row + usize::from(b)]);
+        let reject = next >= ROW_REJECT;
         let at = if reject { seq } else { o + 1 };
         buf[at..at + 3].copy_from_slice(REPLACEMENT.as_bytes());
         o = if reject { seq + 3 } else { o + 1 };
-        state = if reject { START } else { next };
-        if state == START {
+        row = if reject { 0 } else { next };
+        if row == 0 {
             seq = o;
         }
         // A byte that cannot continue the sequence starts the next one.
-        i += usize::from(next != REJECT_AND_REREAD);
+        i += usize::from(next != ROW_REJECT_AND_REREAD);
     }
-    if state != START {
+    if row != 0 {
         // Cut short by the end of the input: what is left, as one.
         buf[seq..seq + 3].copy_from_slice(REPLACEMENT.as_bytes());
         o = seq + 3;
@@ -150,6 +151,20 @@ const STEP: [u8; STATES * CLASSES] = {
     }
     flat
 };
+
+/// [`STEP`] by byte rather than by class, each state (and rejection) as the start of its row:
+/// `NEXT[state * 256 + byte]` is the next state times 256.
+const NEXT: [u16; STATES * 256] = {
+    let mut t = [0u16; STATES * 256];
+    let mut k = 0;
+    while k < t.len() {
+        t[k] = STEP[(k / 256) * CLASSES + CLASS[k % 256] as usize] as u16 * 256;
+        k += 1;
+    }
+    t
+};
+const ROW_REJECT: usize = REJECT as usize * 256;
+const ROW_REJECT_AND_REREAD: usize = REJECT_AND_REREAD as usize * 256;
 
 #[cfg(test)]
 mod tests {
