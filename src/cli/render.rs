@@ -56,9 +56,12 @@ impl BytesFormat {
             BytesFormat::Auto | BytesFormat::Utf8 => match std::str::from_utf8(b) {
                 Ok(_) => out.write_all(b),
                 Err(_) => {
-                    scratch.clear();
-                    java_utf8::replace_into(b, scratch);
-                    out.write_all(scratch)
+                    let room = java_utf8::max_replaced_len(b.len());
+                    if scratch.len() < room {
+                        scratch.resize(room, 0);
+                    }
+                    let n = java_utf8::replace_into_slice(b, scratch);
+                    out.write_all(&scratch[..n])
                 }
             },
             BytesFormat::Hex | BytesFormat::Base64 => out.write_all(self.encode(b).0.as_bytes()),

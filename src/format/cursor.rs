@@ -45,6 +45,12 @@ impl<'a> Cursor<'a> {
         Ok(out)
     }
 
+    /// Moves past `n` bytes that a reader of [`Cursor::rest`] consumed (at most what remains).
+    #[inline]
+    pub fn skip(&mut self, n: usize) {
+        self.pos += n.min(self.remaining());
+    }
+
     /// The error of a read of `n` bytes past the end, out of the readers' way.
     #[cold]
     #[inline(never)]

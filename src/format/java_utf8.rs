@@ -56,9 +56,22 @@ pub fn lossy(bytes: &[u8]) -> Cow<'_, str> {
 /// whole.
 pub fn replace_into(bytes: &[u8], out: &mut Vec<u8>) {
     let start = out.len();
-    // At most three bytes out for each byte in, and room for a replacement written past the end.
-    out.resize(start + bytes.len() * 3 + 3, 0);
-    let buf = &mut out[start..];
+    out.resize(start + max_replaced_len(bytes.len()), 0);
+    let n = replace_into_slice(bytes, &mut out[start..]);
+    out.truncate(start + n);
+}
+
+/// The most bytes [`replace_into_slice`] may write for `len` bytes in: three out for each byte
+/// in, and room for a replacement written past the end.
+pub const fn max_replaced_len(len: usize) -> usize {
+    len * 3 + 3
+}
+
+/// [`replace_into`] into the start of `buf`, which must hold at least
+/// [`max_replaced_len`]`(bytes.len())` bytes (what it held before is overwritten, so a buffer
+/// reused from call to call is not cleared each time); returns how many bytes of text it wrote.
+pub fn replace_into_slice(bytes: &[u8], buf: &mut [u8]) -> usize {
+    assert!(buf.len() >= max_replaced_len(bytes.len()));
     // States are kept as their row's start in `NEXT`, so that a step is one load.
     let (mut o, mut seq, mut row, mut i) = (0usize, 0usize, 0usize, 0usize);
     while let Some(&b) = bytes.get(i) {
@@ -80,7 +93,7 @@ pub fn replace_into(bytes: &[u8], out: &mut Vec<u8>) {
         buf[seq..seq + 3].copy_from_slice(REPLACEMENT.as_bytes());
         o = seq + 3;
     }
-    out.truncate(start + o);
+    o
 }
 
 /// Byte classes: ASCII; continuation bytes 80..8F, 90..9F, A0..BF (the ranges the second byte
