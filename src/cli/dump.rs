@@ -475,6 +475,7 @@ pub fn run(args: DumpArgs) -> u8 {
             value_format: args.value_format,
             time_format: args.time_format,
             line: String::new(),
+            text: Vec::new(),
         };
         let r = bar.run(|| dump_paths(&paths, &opts, &mut sink));
         finish(sink.out, r)
@@ -624,6 +625,8 @@ struct TextSink<'o, W: Write> {
     value_format: BytesFormat,
     time_format: TimeFormat,
     line: String,
+    /// Where keys and values that are not valid UTF-8 are decoded.
+    text: Vec<u8>,
 }
 
 impl<W: Write> TextSink<'_, W> {
@@ -713,7 +716,7 @@ impl<W: Write> TextSink<'_, W> {
                         if i > 0 {
                             out.write_all(b",")?;
                         }
-                        BytesFormat::Utf8.write_text(out, h.key)?;
+                        BytesFormat::Utf8.write_text(out, h.key, &mut self.text)?;
                     }
                     out.write_all(b"]")?;
                 }
@@ -728,13 +731,14 @@ impl<W: Write> TextSink<'_, W> {
         }
         if self.opts.print_data && !r.is_control_batch {
             let out = &mut self.out;
-            let side = |out: &mut W,
-                        b: &[u8],
-                        read: &Option<Result<Payload, String>>,
-                        f: BytesFormat| match read {
+            let text = &mut self.text;
+            let mut side = |out: &mut W,
+                            b: &[u8],
+                            read: &Option<Result<Payload, String>>,
+                            f: BytesFormat| match read {
                 Some(Ok(p)) => out.write_all(p.text.as_bytes()),
                 Some(Err(e)) => write!(out, "[not decoded: {e}] {}", super::render::hex(b)),
-                None => f.write_text(out, b),
+                None => f.write_text(out, b, text),
             };
             match &r.decoded {
                 Some(d) => {
@@ -792,6 +796,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
                 writeln!(self.out, "{}", self.line)
             }
             Event::Record(r) => self.record_line(r),
+            Event::BatchRecords { .. } => Ok(()),
             Event::Finding(f) => {
                 // Damage inside a log is explained where it occurs; problems with other
                 // files go to stderr, as kafka-dump-log reports snapshot corruption.
@@ -1064,6 +1069,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             Event::QuorumState(v) => self.line("quorum_state", json!({"state": v})),
             Event::Batch { info, .. } => self.line("batch", info),
             Event::Record(r) => self.record(r),
+            Event::BatchRecords { .. } => Ok(()),
             Event::Finding(f) => write_line(
                 &mut self.out,
                 Line {

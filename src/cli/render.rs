@@ -43,16 +43,25 @@ impl BytesFormat {
 
 impl BytesFormat {
     /// Writes the text `dump` prints: kafka-dump-log's lossy UTF-8 for `auto` and `utf8` (so
-    /// the default output stays its; valid runs go straight from `b` to `out`), the encoding
-    /// itself for `hex` and `base64`.
-    pub fn write_text(self, out: &mut impl Write, b: &[u8]) -> io::Result<()> {
+    /// the default output stays its; valid UTF-8 goes straight from `b` to `out`, other bytes
+    /// are decoded in `scratch`, reused from call to call), the encoding itself for `hex` and
+    /// `base64`.
+    pub fn write_text(
+        self,
+        out: &mut impl Write,
+        b: &[u8],
+        scratch: &mut Vec<u8>,
+    ) -> io::Result<()> {
         match self {
             BytesFormat::Auto | BytesFormat::Utf8 => match std::str::from_utf8(b) {
                 Ok(_) => out.write_all(b),
                 Err(_) => {
-                    let mut text = Vec::new();
-                    java_utf8::replace_into(b, &mut text);
-                    out.write_all(&text)
+                    let room = java_utf8::max_replaced_len(b.len());
+                    if scratch.len() < room {
+                        scratch.resize(room, 0);
+                    }
+                    let n = java_utf8::replace_into_slice(b, scratch);
+                    out.write_all(&scratch[..n])
                 }
             },
             BytesFormat::Hex | BytesFormat::Base64 => out.write_all(self.encode(b).0.as_bytes()),

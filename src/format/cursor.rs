@@ -38,12 +38,24 @@ impl<'a> Cursor<'a> {
     /// Takes the next `n` bytes; `what` names the field for the error message.
     #[inline]
     pub fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        if self.remaining() < n {
-            return Err(DecodeError::truncated(self.pos, n, self.remaining(), what));
-        }
-        let out = &self.buf[self.pos..self.pos + n];
+        let Some(out) = self.buf[self.pos..].get(..n) else {
+            return Err(self.truncated(n, what));
+        };
         self.pos += n;
         Ok(out)
+    }
+
+    /// Moves past `n` bytes that a reader of [`Cursor::rest`] consumed (at most what remains).
+    #[inline]
+    pub fn skip(&mut self, n: usize) {
+        self.pos += n.min(self.remaining());
+    }
+
+    /// The error of a read of `n` bytes past the end, out of the readers' way.
+    #[cold]
+    #[inline(never)]
+    fn truncated(&self, n: usize, what: &str) -> DecodeError {
+        DecodeError::truncated(self.pos, n, self.remaining(), what)
     }
 
     #[inline]

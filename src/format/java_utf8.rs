@@ -56,30 +56,44 @@ pub fn lossy(bytes: &[u8]) -> Cow<'_, str> {
 /// whole.
 pub fn replace_into(bytes: &[u8], out: &mut Vec<u8>) {
     let start = out.len();
-    // At most three bytes out for each byte in, and room for a replacement written past the end.
-    out.resize(start + bytes.len() * 3 + 3, 0);
-    let buf = &mut out[start..];
-    let (mut o, mut seq, mut state, mut i) = (0usize, 0usize, START, 0usize);
+    out.resize(start + max_replaced_len(bytes.len()), 0);
+    let n = replace_into_slice(bytes, &mut out[start..]);
+    out.truncate(start + n);
+}
+
+/// The most bytes [`replace_into_slice`] may write for `len` bytes in: three out for each byte
+/// in, and room for a replacement written past the end.
+pub const fn max_replaced_len(len: usize) -> usize {
+    len * 3 + 3
+}
+
+/// [`replace_into`] into the start of `buf`, which must hold at least
+/// [`max_replaced_len`]`(bytes.len())` bytes (what it held before is overwritten, so a buffer
+/// reused from call to call is not cleared each time); returns how many bytes of text it wrote.
+pub fn replace_into_slice(bytes: &[u8], buf: &mut [u8]) -> usize {
+    assert!(buf.len() >= max_replaced_len(bytes.len()));
+    // States are kept as their row's start in `NEXT`, so that a step is one load.
+    let (mut o, mut seq, mut row, mut i) = (0usize, 0usize, 0usize, 0usize);
     while let Some(&b) = bytes.get(i) {
         buf[o] = b;
-        let next = STEP[state as usize * CLASSES + CLASS[b as usize] as usize];
-        let reject = next >= REJECT;
+        let next = usize::from(NEXT[row + usize::from(b)]);
+        let reject = next >= ROW_REJECT;
         let at = if reject { seq } else { o + 1 };
         buf[at..at + 3].copy_from_slice(REPLACEMENT.as_bytes());
         o = if reject { seq + 3 } else { o + 1 };
-        state = if reject { START } else { next };
-        if state == START {
+        row = if reject { 0 } else { next };
+        if row == 0 {
             seq = o;
         }
         // A byte that cannot continue the sequence starts the next one.
-        i += usize::from(next != REJECT_AND_REREAD);
+        i += usize::from(next != ROW_REJECT_AND_REREAD);
     }
-    if state != START {
+    if row != 0 {
         // Cut short by the end of the input: what is left, as one.
         buf[seq..seq + 3].copy_from_slice(REPLACEMENT.as_bytes());
         o = seq + 3;
     }
-    out.truncate(start + o);
+    o
 }
 
 /// Byte classes: ASCII; continuation bytes 80..8F, 90..9F, A0..BF (the ranges the second byte
@@ -150,6 +164,20 @@ const STEP: [u8; STATES * CLASSES] = {
     }
     flat
 };
+
+/// [`STEP`] by byte rather than by class, each state (and rejection) as the start of its row:
+/// `NEXT[state * 256 + byte]` is the next state times 256.
+const NEXT: [u16; STATES * 256] = {
+    let mut t = [0u16; STATES * 256];
+    let mut k = 0;
+    while k < t.len() {
+        t[k] = STEP[(k / 256) * CLASSES + CLASS[k % 256] as usize] as u16 * 256;
+        k += 1;
+    }
+    t
+};
+const ROW_REJECT: usize = REJECT as usize * 256;
+const ROW_REJECT_AND_REREAD: usize = REJECT_AND_REREAD as usize * 256;
 
 #[cfg(test)]
 mod tests {

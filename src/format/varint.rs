@@ -12,14 +12,16 @@ pub const MAX_VARLONG_BYTES: usize = 10;
 /// continuation bit set is an error.
 #[inline]
 pub fn decode_unsigned_varint(buf: &[u8]) -> Result<(u32, usize)> {
-    // Most record fields (deltas, lengths, counts) fit in one byte.
-    match buf.first() {
-        Some(&b) if b & 0x80 == 0 => Ok((u32::from(b), 1)),
+    // Most record fields (deltas, lengths, counts) fit in one or two bytes.
+    match buf {
+        [b, ..] if b & 0x80 == 0 => Ok((u32::from(*b), 1)),
+        [b0, b1, ..] if b1 & 0x80 == 0 => Ok((u32::from(b0 & 0x7f) | (u32::from(*b1) << 7), 2)),
         _ => decode_unsigned_varint_bytes(buf),
     }
 }
 
 /// The loop of [`decode_unsigned_varint`], out of line.
+#[inline(never)]
 fn decode_unsigned_varint_bytes(buf: &[u8]) -> Result<(u32, usize)> {
     let mut value: u32 = 0;
     for i in 0..MAX_VARINT_BYTES {
@@ -45,14 +47,16 @@ fn decode_unsigned_varint_bytes(buf: &[u8]) -> Result<(u32, usize)> {
 /// Decodes an unsigned varlong; at most 10 bytes.
 #[inline]
 pub fn decode_unsigned_varlong(buf: &[u8]) -> Result<(u64, usize)> {
-    // Most record fields (deltas, lengths, counts) fit in one byte.
-    match buf.first() {
-        Some(&b) if b & 0x80 == 0 => Ok((u64::from(b), 1)),
+    // Most record fields (deltas, lengths, counts) fit in one or two bytes.
+    match buf {
+        [b, ..] if b & 0x80 == 0 => Ok((u64::from(*b), 1)),
+        [b0, b1, ..] if b1 & 0x80 == 0 => Ok((u64::from(b0 & 0x7f) | (u64::from(*b1) << 7), 2)),
         _ => decode_unsigned_varlong_bytes(buf),
     }
 }
 
 /// The loop of [`decode_unsigned_varlong`], out of line.
+#[inline(never)]
 fn decode_unsigned_varlong_bytes(buf: &[u8]) -> Result<(u64, usize)> {
     let mut value: u64 = 0;
     for i in 0..MAX_VARLONG_BYTES {

@@ -160,7 +160,7 @@ impl Sink for FileScan {
                     }
                 }
             }
-            Event::Record(_) => self.records += 1,
+            Event::BatchRecords { shown, .. } => self.records += shown,
             Event::Finding(f) => self.findings.push((*f).clone()),
             Event::ZeroTail { slots, .. } => self.zero_tail_slots = Some(*slots),
             Event::SnapshotEntry(s) => self.snapshot_entries.push(**s),
@@ -202,6 +202,11 @@ impl Sink for Scans {
             Some((_, scan)) => scan.event(e),
             None => Ok(()),
         }
+    }
+
+    /// Records are counted from [`Event::BatchRecords`]; none is shown.
+    fn wants_records(&self) -> bool {
+        false
     }
 }
 

@@ -206,10 +206,16 @@ impl Sink for Tap<'_> {
     fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
         match e {
             Event::Batch { info, entry } => self.batch(info.position, entry),
-            Event::Record(r) => self.open_max = self.open_max.max(r.view.timestamp),
+            Event::BatchRecords { max_timestamp, .. } => {
+                self.open_max = self.open_max.max(*max_timestamp);
+            }
             _ => {}
         }
         self.inner.event(e)
+    }
+
+    fn wants_records(&self) -> bool {
+        self.inner.wants_records()
     }
 }
 

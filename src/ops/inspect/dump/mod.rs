@@ -207,6 +207,13 @@ pub enum Event<'a> {
         entry: &'a Entry<'a>,
     },
     Record(&'a RecordInfo<'a>),
+    /// After the records of a batch in a deep iteration: how many of them were shown (each an
+    /// [`Event::Record`] for a sink that [wants them](Sink::wants_records)) and the largest of
+    /// their timestamps (-1 with none).
+    BatchRecords {
+        shown: u64,
+        max_timestamp: i64,
+    },
     /// Something wrong, explained: damage in a log, a bad index entry, an undecodable file.
     Finding(&'a Finding),
     /// Bytes after the last complete batch, which Kafka's reader skips silently.
@@ -260,6 +267,13 @@ pub enum Event<'a> {
 pub trait Sink {
     /// Receives each event; an error (e.g. a closed pipe) stops the dump.
     fn event(&mut self, event: &Event<'_>) -> std::io::Result<()>;
+
+    /// Whether the sink reads [`Event::Record`]s. The walk of one that does not (`verify`
+    /// counts records, it shows none) checks every record as it would for a dump but builds no
+    /// event for it: the batch's [`Event::BatchRecords`] says what a dump would have shown.
+    fn wants_records(&self) -> bool {
+        true
+    }
 }
 
 /// Problems kafka-dump-log reports at the end of a run, kept per file in discovery order.
@@ -315,6 +329,8 @@ fn io_err(e: std::io::Error) -> Error {
 struct Walker<'o, 's> {
     opts: &'o DumpOptions,
     sink: &'s mut dyn Sink,
+    /// Whether the sink reads record events ([`Sink::wants_records`]).
+    record_events: bool,
     outcome: Outcome,
     /// The file being dumped.
     current: PathBuf,
@@ -394,6 +410,7 @@ impl<'o, 's> Walker<'o, 's> {
     fn new(opts: &'o DumpOptions, sink: &'s mut dyn Sink) -> Self {
         Walker {
             opts,
+            record_events: sink.wants_records(),
             sink,
             outcome: Outcome::default(),
             current: PathBuf::new(),
@@ -810,10 +827,13 @@ impl<'o, 's> Walker<'o, 's> {
                         let shown = batch_matches && self.in_bounds(view.offset);
                         self.deep_record(&mut batch, view, shown, last_offset, regressions)?;
                     }
-                    Err(e) => return self.records_error(position, info.last_offset, &e, "records"),
+                    Err(e) => {
+                        self.batch_records(&batch)?;
+                        return self.records_error(position, info.last_offset, &e, "records");
+                    }
                 }
             }
-            return Ok(());
+            return self.batch_records(&batch);
         }
         // Collect first: a legacy wrapper's base offset is its first inner offset, and with a
         // filter the batch line is shown only when a record of it is.
@@ -849,6 +869,7 @@ impl<'o, 's> Walker<'o, 's> {
         for (view, shown) in views.into_iter().zip(shown) {
             self.deep_record(&mut batch, view, shown, last_offset, regressions)?;
         }
+        self.batch_records(&batch)?;
         if let Some(e) = error {
             self.records_error(position, info.last_offset, &e, "records")?;
         }
@@ -923,6 +944,11 @@ impl<'o, 's> Walker<'o, 's> {
         if !shown || !self.take_record(view.offset) {
             return Ok(());
         }
+        batch.shown += 1;
+        batch.max_shown_timestamp = batch.max_shown_timestamp.max(view.timestamp);
+        if !self.record_events {
+            return Ok(());
+        }
         let rec = RecordInfo {
             view,
             batch_magic: batch.magic,
@@ -934,6 +960,14 @@ impl<'o, 's> Walker<'o, 's> {
             value_payload,
         };
         self.emit(Event::Record(&rec))
+    }
+
+    /// What the deep iteration of `batch` showed.
+    fn batch_records(&mut self, batch: &DeepBatch) -> Result<()> {
+        self.emit(Event::BatchRecords {
+            shown: batch.shown,
+            max_timestamp: batch.max_shown_timestamp,
+        })
     }
 
     /// Header-level checks of one batch: CRC, magic, count, offsets against the previous
@@ -1059,6 +1093,9 @@ struct DeepBatch {
     max_timestamp: Option<i64>,
     magic: i8,
     is_control: bool,
+    /// The records shown so far, and the largest of their timestamps (-1 with none).
+    shown: u64,
+    max_shown_timestamp: i64,
 }
 
 impl DeepBatch {
@@ -1074,6 +1111,8 @@ impl DeepBatch {
             },
             magic: info.magic,
             is_control: info.is_control,
+            shown: 0,
+            max_shown_timestamp: -1,
         }
     }
 }
