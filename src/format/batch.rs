@@ -813,6 +813,66 @@ mod tests {
     use super::*;
     use crate::format::test_util::hex;
 
+    /// A record's bytes from its fields as `DefaultRecord.writeTo` lays them out, with `flip`
+    /// (position, xor) applied afterwards: mostly the small varints of the fast path, and
+    /// every kind of damage one byte can do to them.
+    fn record_bytes(
+        ts: i64,
+        od: i32,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        headers: i32,
+        flip: Option<(usize, u8)>,
+    ) -> Vec<u8> {
+        let mut body = vec![0];
+        varint::write_varlong(&mut body, ts);
+        varint::write_varint(&mut body, od);
+        for field in [key, value] {
+            match field {
+                None => varint::write_varint(&mut body, -1),
+                Some(b) => {
+                    varint::write_varint(&mut body, b.len() as i32);
+                    body.extend_from_slice(b);
+                }
+            }
+        }
+        varint::write_varint(&mut body, headers);
+        for _ in 0..headers {
+            body.extend_from_slice(&[2, b'h', 2]);
+        }
+        let mut out = Vec::new();
+        varint::write_varint(&mut out, body.len() as i32);
+        out.extend_from_slice(&body);
+        if let Some((at, x)) = flip {
+            let at = at % out.len();
+            out[at] ^= x;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// The fast path agrees with the checked reader wherever it answers: the same record,
+        /// the same bytes consumed (and it may only decline, never accept what is refused).
+        #[test]
+        fn the_common_record_path_reads_as_the_checked_reader(
+            ts in proptest::prop_oneof![-70_000i64..70_000, proptest::num::i64::ANY],
+            od in proptest::prop_oneof![0i32..70_000, proptest::num::i32::ANY],
+            key in proptest::option::of(proptest::collection::vec(proptest::num::u8::ANY, 0..300)),
+            value in proptest::option::of(proptest::collection::vec(proptest::num::u8::ANY, 0..300)),
+            headers in 0i32..3,
+            flip in proptest::option::of((0usize..1000, 1u8..=255)),
+            tail in proptest::collection::vec(proptest::num::u8::ANY, 0..4),
+        ) {
+            let mut bytes = record_bytes(ts, od, key.as_deref(), value.as_deref(), headers, flip);
+            bytes.extend_from_slice(&tail);
+            let checked = Record::decode_checked(&mut Cursor::new(&bytes));
+            if let Some(fast) = Record::decode_common(&bytes) {
+                let checked = checked.expect("the checked reader accepts what the fast path does");
+                proptest::prop_assert_eq!(fast, checked);
+            }
+        }
+    }
+
     /// One record body (attributes, timestamp delta, offset delta, null key, null value) with
     /// the header count `count` followed by `tail`.
     fn record_with_header_bytes(count: i32, tail: &[u8]) -> Vec<u8> {
