@@ -380,7 +380,7 @@ pub fn dump_segment(
     let mut w = Walker::new(opts, &mut tap);
     w.path(log)?;
     let outcome = w.outcome;
-    let walked = tap.finish();
+    let walked = tap.finish(log, opts)?;
     let mut w = Walker::new(opts, sink);
     w.walked = Some((log.to_path_buf(), walked));
     w.outcome = outcome;
