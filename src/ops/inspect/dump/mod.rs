@@ -435,7 +435,7 @@ impl<'o, 's> Walker<'o, 's> {
             let first = base == start.segment_base;
             // Each segment is read as one fetch: from the range's start, then from its base.
             self.isolation
-                .start_fetch(if first { from } else { base }, bases.get(i + 1).copied());
+                .start_fetch(if first { from } else { base }, bases.get(i + 1).copied())?;
             let done = if first {
                 self.log_from(p, base, start.position, seeker.take_reader(p))?
             } else {
