@@ -800,8 +800,12 @@ impl<'o, 's> Walker<'o, 's> {
         };
         let filter = &self.opts.filter;
         // Streamed when nothing needs the whole batch first: the batch line comes before its
-        // records whatever they hold (no filter), and a v2 batch's base offset is its header's.
-        if filter.is_empty() && self.opts.deep && matches!(entry, Entry::V2(_)) {
+        // records whatever they hold (no filter); a v2 batch's base offset is its header's, a
+        // legacy wrapper's its first inner offset (read from a clone of the records).
+        if filter.is_empty() && self.opts.deep {
+            if let (Entry::Legacy(_), Some(Ok(first))) = (entry, records.clone().next()) {
+                info.base_offset = Some(first.offset);
+            }
             self.emit(Event::Batch { info: &info, entry })?;
             let mut batch = DeepBatch::new(position, entry, &info);
             for r in records {
