@@ -10,7 +10,7 @@ use super::batch::{
 };
 use super::codec::Compression;
 use super::error::{DecodeError, ErrorKind, Result};
-use super::legacy::{InnerMessage, LegacyMessage};
+use super::legacy::{InnerMessage, InnerMessages, LegacyMessage};
 use super::snapshot::increment_sequence;
 
 const MAGIC_OFFSET: usize = 16;
@@ -277,16 +277,15 @@ impl<'a> Entry<'a> {
                 batch: *b,
             }),
             Entry::Legacy(m) if !m.is_compressed() => Ok(RecordIter::Legacy {
-                items: vec![InnerMessage {
+                items: LegacyItems::One(Some(InnerMessage {
                     message: *m,
                     absolute_offset: m.offset,
                     timestamp: m.timestamp,
-                }]
-                .into_iter(),
+                })),
                 timestamp_type: m.timestamp_type(),
             }),
             Entry::Legacy(m) => Ok(RecordIter::Legacy {
-                items: m.inner_messages(scratch, limit)?.into_iter(),
+                items: LegacyItems::Inner(m.inner_messages(scratch, limit)?),
                 timestamp_type: m.timestamp_type(),
             }),
         }
@@ -342,9 +341,27 @@ pub enum RecordIter<'s> {
         batch: BatchV2<'s>,
     },
     Legacy {
-        items: std::vec::IntoIter<InnerMessage<'s>>,
+        items: LegacyItems<'s>,
         timestamp_type: TimestampType,
     },
+}
+
+/// The messages of a legacy entry: itself, or a wrapper's inner messages.
+#[derive(Clone)]
+pub enum LegacyItems<'s> {
+    One(Option<InnerMessage<'s>>),
+    Inner(InnerMessages<'s>),
+}
+
+impl<'s> Iterator for LegacyItems<'s> {
+    type Item = InnerMessage<'s>;
+
+    fn next(&mut self) -> Option<InnerMessage<'s>> {
+        match self {
+            LegacyItems::One(m) => m.take(),
+            LegacyItems::Inner(inner) => inner.next(),
+        }
+    }
 }
 
 impl<'s> Iterator for RecordIter<'s> {

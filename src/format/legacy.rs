@@ -127,14 +127,17 @@ impl<'a> LegacyMessage<'a> {
         self.attributes & ATTRIBUTE_CODEC_MASK != 0
     }
 
-    /// Unpacks a compressed wrapper: decompresses its value into `scratch` and returns the
+    /// Unpacks a compressed wrapper: decompresses its value into `scratch` and returns its
     /// inner messages with absolute offsets (v1: relative to `wrapper offset − last inner
-    /// offset`, where a wrapper offset of 0 means base 0) and reader timestamps.
+    /// offset`, where a wrapper offset of 0 means base 0) and reader timestamps. Every check
+    /// Kafka makes of the set is made here, in one pass over the decompressed bytes that keeps
+    /// nothing; the messages are then decoded again as they are iterated, so a set of
+    /// millions of tiny messages costs its decompressed bytes only.
     pub fn inner_messages<'s>(
         &self,
         scratch: &'s mut Vec<u8>,
         limit: usize,
-    ) -> Result<Vec<InnerMessage<'s>>> {
+    ) -> Result<InnerMessages<'s>> {
         let codec = self.compression()?;
         if codec == Compression::Zstd {
             return Err(DecodeError::new(
@@ -153,46 +156,21 @@ impl<'a> LegacyMessage<'a> {
         let value_pos = self.bytes.len() - value.len();
         codec::decompress(codec, self.magic, value, limit, scratch)
             .map_err(|e| e.shifted(value_pos))?;
-        let data: &'s [u8] = scratch.as_slice();
-        let mut inner = Vec::new();
-        let mut pos = 0usize;
-        while data.len() - pos >= LOG_OVERHEAD_BYTES {
-            let size = i32::from_be_bytes(data[pos + 8..pos + 12].try_into().expect("4 bytes"));
-            if size < MIN_ENTRY_SIZE_FIELD {
-                return Err(DecodeError::new(
-                    ErrorKind::BadLength,
-                    value_pos,
-                    format!(
-                        "inner message at decompressed byte {pos}: record size {size} is smaller than the minimum record overhead (14)"
-                    ),
-                ));
-            }
-            let end = pos + LOG_OVERHEAD_BYTES + size as usize;
-            if end > data.len() {
-                break; // an incomplete inner entry silently ends the set, as in Kafka
-            }
-            let m = LegacyMessage::decode(&data[pos..end]).map_err(|e| {
-                DecodeError::new(
-                    e.kind,
-                    value_pos,
-                    format!("inner message at decompressed byte {pos}: {}", e.message),
-                )
-            })?;
-            if m.is_compressed() {
-                return Err(DecodeError::new(
-                    ErrorKind::BadValue,
-                    value_pos,
-                    "Inner messages must not be compressed",
-                ));
-            }
-            inner.push(InnerMessage {
-                message: m,
-                absolute_offset: m.offset,
-                timestamp: m.timestamp,
-            });
-            pos = end;
+        let mut inner = InnerMessages {
+            data: scratch.as_slice(),
+            pos: 0,
+            value_pos,
+            base: None,
+            wrapper_timestamp: (self.timestamp_type() == TimestampType::LogAppendTime)
+                .then_some(self.timestamp),
+        };
+        let (mut last, mut largest) = (None, i64::MIN);
+        let mut check = inner.clone();
+        while let Some(m) = check.next_message()? {
+            last = Some(m.offset);
+            largest = largest.max(m.offset);
         }
-        let Some(last) = inner.last() else {
+        let Some(last_relative) = last else {
             return Err(DecodeError::new(
                 ErrorKind::BadValue,
                 value_pos,
@@ -200,7 +178,6 @@ impl<'a> LegacyMessage<'a> {
             ));
         };
         if self.magic > 0 {
-            let last_relative = last.message.offset;
             let base = if self.offset == 0 {
                 0
             } else if self.offset < last_relative {
@@ -218,19 +195,89 @@ impl<'a> LegacyMessage<'a> {
                     .checked_sub(last_relative)
                     .ok_or_else(|| inner_offset_error(value_pos, last_relative, self.offset))?
             };
-            for m in &mut inner {
-                m.absolute_offset = base
-                    .checked_add(m.message.offset)
-                    .ok_or_else(|| inner_offset_error(value_pos, m.message.offset, self.offset))?;
+            // base ≥ 0: only offsets above i64::MAX − base have no absolute offset; the first
+            // of them is the one named.
+            if base.checked_add(largest).is_none() {
+                let mut find = inner.clone();
+                while let Some(m) = find.next_message()? {
+                    if base.checked_add(m.offset).is_none() {
+                        return Err(inner_offset_error(value_pos, m.offset, self.offset));
+                    }
+                }
             }
-        }
-        let wrapper_log_append = self.timestamp_type() == TimestampType::LogAppendTime;
-        for m in &mut inner {
-            if wrapper_log_append {
-                m.timestamp = self.timestamp;
-            }
+            inner.base = Some(base);
         }
         Ok(inner)
+    }
+}
+
+/// The inner messages of a compressed wrapper, decoded from its decompressed bytes as they
+/// are iterated ([`LegacyMessage::inner_messages`] checked them all). A clone iterates them
+/// again.
+#[derive(Debug, Clone)]
+pub struct InnerMessages<'s> {
+    data: &'s [u8],
+    pos: usize,
+    /// Where the wrapper's value starts in the wrapper, the position errors name.
+    value_pos: usize,
+    /// v1: the base of the relative inner offsets.
+    base: Option<i64>,
+    /// The wrapper's timestamp when the wrapper is LogAppendTime.
+    wrapper_timestamp: Option<i64>,
+}
+
+impl<'s> InnerMessages<'s> {
+    /// The next inner message, its offset as written; None at the end of the set (an
+    /// incomplete inner entry silently ends it, as in Kafka).
+    fn next_message(&mut self) -> Result<Option<LegacyMessage<'s>>> {
+        let (data, pos) = (self.data, self.pos);
+        if data.len() - pos < LOG_OVERHEAD_BYTES {
+            return Ok(None);
+        }
+        let size = i32::from_be_bytes(data[pos + 8..pos + 12].try_into().expect("4 bytes"));
+        if size < MIN_ENTRY_SIZE_FIELD {
+            return Err(DecodeError::new(
+                ErrorKind::BadLength,
+                self.value_pos,
+                format!(
+                    "inner message at decompressed byte {pos}: record size {size} is smaller than the minimum record overhead (14)"
+                ),
+            ));
+        }
+        let end = pos + LOG_OVERHEAD_BYTES + size as usize;
+        if end > data.len() {
+            return Ok(None);
+        }
+        let m = LegacyMessage::decode(&data[pos..end]).map_err(|e| {
+            DecodeError::new(
+                e.kind,
+                self.value_pos,
+                format!("inner message at decompressed byte {pos}: {}", e.message),
+            )
+        })?;
+        if m.is_compressed() {
+            return Err(DecodeError::new(
+                ErrorKind::BadValue,
+                self.value_pos,
+                "Inner messages must not be compressed",
+            ));
+        }
+        self.pos = end;
+        Ok(Some(m))
+    }
+}
+
+impl<'s> Iterator for InnerMessages<'s> {
+    type Item = InnerMessage<'s>;
+
+    fn next(&mut self) -> Option<InnerMessage<'s>> {
+        // Checked when the set was unpacked: no error comes here.
+        let m = self.next_message().ok()??;
+        Some(InnerMessage {
+            message: m,
+            absolute_offset: self.base.map_or(m.offset, |b| b.saturating_add(m.offset)),
+            timestamp: self.wrapper_timestamp.unwrap_or(m.timestamp),
+        })
     }
 }
 

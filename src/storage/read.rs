@@ -234,10 +234,12 @@ impl IsolationView {
     }
 
     /// Starts a segment's fetch at `fetch_offset`; `next_base` is the next segment's base.
-    pub fn start_fetch(&mut self, fetch_offset: i64, next_base: Option<i64>) {
+    pub fn start_fetch(&mut self, fetch_offset: i64, next_base: Option<i64>) -> Result<()> {
         if let Some((txns, _, view)) = self.committed.as_mut() {
-            *view = CommittedView::new(txns.for_fetch(fetch_offset, next_base.unwrap_or(i64::MAX)));
+            *view =
+                CommittedView::new(txns.for_fetch(fetch_offset, next_base.unwrap_or(i64::MAX))?);
         }
+        Ok(())
     }
 
     /// Whether the consumer is returned this batch of the segment being fetched (every batch
@@ -383,7 +385,7 @@ impl PartitionRecords {
                 };
                 self.started = true;
                 let next_base = self.segments.front().map(|(b, _, _)| *b);
-                self.isolation.start_fetch(fetch, next_base);
+                self.isolation.start_fetch(fetch, next_base)?;
                 self.reader = Some((log, reader, before));
             }
             let (log, reader, _) = self.reader.as_mut().expect("just set");

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::format::index::{
-    aborted_txn_version_message, decode_txn_index, encode_aborted_txn, txn_index_entries,
-    txn_index_sanity_check, AbortedTxn, ABORTED_TXN_ENTRY_BYTES,
+    aborted_txn_version_message, encode_aborted_txn, txn_index_entries, txn_index_sanity_check,
+    AbortedTxn, ABORTED_TXN_ENTRY_BYTES,
 };
 use crate::format::names::txn_index_file_name;
 
@@ -215,22 +215,32 @@ pub fn sanity_check_file(
 }
 
 /// Every `.txnindex` of a partition, by segment, for `collectAbortedTransactions` (a missing
-/// file holds no entry). Small: 34 bytes per aborted transaction.
+/// file holds no entry). Nothing is kept of the files but their paths: each collection streams
+/// them through [`TxnIndexEntries`]' bounded window, and an entry that repeats the one before
+/// it (a sparse file's zero entries, a file appended twice) is collected once, which changes
+/// nothing for the readers of the entries (an aborted producer is marked once).
 #[derive(Debug, Clone, Default)]
-pub struct TxnIndexes(Vec<(i64, Vec<AbortedTxn>)>);
+pub struct TxnIndexes(Vec<(i64, Option<PathBuf>)>);
 
 impl TxnIndexes {
-    /// The `.txnindex` of each segment base offset of `dir`, oldest first.
+    /// The `.txnindex` of each segment base offset of `dir`, oldest first: every entry is read
+    /// once here, so a file that does not decode fails now, not when a fetch reaches it.
     pub fn load(dir: &Path, bases: impl IntoIterator<Item = i64>) -> Result<Self> {
         let mut out = Vec::new();
         for base in bases {
             let path = dir.join(txn_index_file_name(base));
-            let txns = match std::fs::read(&path) {
-                Ok(b) => decode_txn_index(&b).map_err(|e| Error::decode(&path, 0, e))?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-                Err(e) => return Err(Error::io(&path, e)),
+            let entries = match TxnIndexEntries::open(&path) {
+                Ok(entries) => entries,
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                    out.push((base, None));
+                    continue;
+                }
+                Err(e) => return Err(e),
             };
-            out.push((base, txns));
+            for entry in entries {
+                entry?;
+            }
+            out.push((base, Some(path)));
         }
         out.sort_by_key(|(b, _)| *b);
         Ok(TxnIndexes(out))
@@ -238,9 +248,9 @@ impl TxnIndexes {
 
     /// `UnifiedLog.collectAbortedTransactions(start, upper)` as the cleaner calls it: the
     /// entries from the segment holding `start` on, as seen by a fetch from that segment's base.
-    pub fn collect(&self, start: i64, upper: i64) -> Vec<AbortedTxn> {
+    pub fn collect(&self, start: i64, upper: i64) -> Result<Vec<AbortedTxn>> {
         let Some(floor) = self.floor(start) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         self.collect_from(floor, self.0[floor].0, upper)
     }
@@ -249,9 +259,9 @@ impl TxnIndexes {
     /// `addAbortedTransactions`, `TransactionIndex.collectAbortedTxns`): from the segment
     /// holding `fetch_offset` on, entries whose last offset is `>= fetch_offset` and whose first
     /// offset is `< upper`, until an entry's last stable offset reaches `upper`.
-    pub fn for_fetch(&self, fetch_offset: i64, upper: i64) -> Vec<AbortedTxn> {
+    pub fn for_fetch(&self, fetch_offset: i64, upper: i64) -> Result<Vec<AbortedTxn>> {
         let Some(floor) = self.floor(fetch_offset) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
         self.collect_from(floor, fetch_offset, upper)
     }
@@ -260,19 +270,25 @@ impl TxnIndexes {
         self.0.iter().rposition(|(b, _)| *b <= offset)
     }
 
-    fn collect_from(&self, floor: usize, fetch: i64, upper: i64) -> Vec<AbortedTxn> {
-        let mut out = Vec::new();
-        for (_, txns) in &self.0[floor..] {
-            for t in txns {
+    fn collect_from(&self, floor: usize, fetch: i64, upper: i64) -> Result<Vec<AbortedTxn>> {
+        let mut out: Vec<AbortedTxn> = Vec::new();
+        for path in self.0[floor..].iter().filter_map(|(_, p)| p.as_ref()) {
+            let mut prev = None;
+            for t in TxnIndexEntries::open(path)? {
+                let t = t?;
+                if prev == Some(t) {
+                    continue;
+                }
+                prev = Some(t);
                 if t.last_offset >= fetch && t.first_offset < upper {
-                    out.push(*t);
+                    out.push(t);
                 }
                 if t.last_stable_offset >= upper {
-                    return out;
+                    return Ok(out);
                 }
             }
         }
-        out
+        Ok(out)
     }
 }
 

@@ -1,55 +1,73 @@
-//! Where index checks find the batches their entries name: recorded by a walk of the segment's
-//! log, which `verify` makes anyway (so each segment is read once) and `dump` of an index file
-//! makes for the purpose. A walk, unlike hops from header to header at the positions an index
-//! names, knows where batches really start, and judges each index on its own: a damaged
-//! offset index does not make the time index look wrong.
+//! Where index checks find the batches their entries name: judged during a walk of the
+//! segment's log, which `verify` makes anyway (so each segment is read once) and `dump` of an
+//! index file makes for the purpose. A walk, unlike hops from header to header at the positions
+//! an index names, knows where batches really start, and judges each index on its own: a
+//! damaged offset index does not make the time index look wrong.
+//!
+//! The check streams in step with the walk: an undamaged index's entries ascend (positions,
+//! offsets) as the log's batches do, so each entry is judged when the walk passes what it names,
+//! reading the index as it goes, and only the entries found wrong are kept. Memory is a
+//! constant plus those entries, whatever the segment's size. Entries out of order (which name
+//! something the walk has passed) are kept aside and judged by a second walk, in sorted order,
+//! so the verdicts are those of a lookup of every entry, as before.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::{DumpOptions, Event, Sink};
+use super::{DumpOptions, Event, Sink, Walker};
+use crate::error::Result;
 use crate::format::entry::{peek_header, Entry, EntryHeader};
 use crate::format::index::{
-    offset_index_entries, offset_index_entry_count, offset_index_zero_tail_start,
-    time_index_entries, time_index_entry_count, time_index_zero_tail_start,
+    decode_offset_index_entry_bytes, decode_time_index_entry_bytes, offset_index_entry_count,
+    offset_index_zero_tail_start, time_index_entry_count, time_index_zero_tail_start,
+    OffsetIndexEntry, TimeIndexEntry, OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
 };
 use crate::format::names::FileKind;
-use crate::storage::files::{read_index, IndexBytes};
+use crate::storage::files::{read_index, IndexBytes, IndexData};
 
-/// The batch a lookup of an offset lands on: the first batch whose last offset reaches it
-/// (or, when none does, the last batch there is), as the broker's forward search finds it.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Landing {
-    pub header: EntryHeader,
-    /// The largest record timestamp (-1 when no record has one), when it was asked for.
-    pub max_record_timestamp: Option<i64>,
+/// What the log says of an offset-index entry found wrong: the first and last offset of the
+/// batch at its position (which starts past the entry's offset), or None when no batch starts
+/// there.
+pub(super) type WrongPosition = Option<(Option<i64>, i64)>;
+
+/// What the log says of a time-index entry found wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum WrongTime {
+    /// Its offset is past every batch; the last batch's last offset (-1: the log has none).
+    PastEnd(i64),
+    /// Its batch's largest timestamp (of the records with an exact check, else the header's)
+    /// differs from the entry's.
+    Timestamp(i64),
 }
 
-/// What the walk of a segment's log recorded for the checks of its indexes: bounded by the
-/// indexes' entry counts, not by the log's batch count.
+/// The verdicts of a walk on a segment's index entries: the wrong ones, by slot (sorted).
+/// An index the walk did not read is judged as one whose entries name nothing in the log.
 #[derive(Debug, Default)]
 pub(super) struct WalkedBatches {
-    /// The header of the batch at each position an offset-index entry names, if one starts
-    /// there, by position (sorted: filled in walk order).
-    at: Vec<(u64, EntryHeader)>,
-    /// Where a lookup of each offset a time-index entry names lands, by offset (sorted).
-    landings: Vec<(i64, Landing)>,
+    offsets: Option<Vec<(usize, WrongPosition)>>,
+    times: Option<Vec<(usize, WrongTime)>>,
 }
 
 /// The value of `key` in a sorted list of pairs.
-fn find<K: Ord + Copy, V: Copy>(pairs: &[(K, V)], key: K) -> Option<V> {
+fn find<V: Copy>(pairs: &[(usize, V)], key: usize) -> Option<V> {
     let i = pairs.partition_point(|(k, _)| *k < key);
     pairs.get(i).filter(|(k, _)| *k == key).map(|(_, v)| *v)
 }
 
 impl WalkedBatches {
-    /// The header of the batch starting at `position`, if the walk met one there.
-    pub(super) fn batch_at(&self, position: u64) -> Option<EntryHeader> {
-        find(&self.at, position)
+    /// Whether the offset-index entry in `slot` is wrong, and what the log says then.
+    pub(super) fn wrong_position(&self, slot: usize) -> Option<WrongPosition> {
+        match &self.offsets {
+            Some(wrong) => find(wrong, slot),
+            None => Some(None),
+        }
     }
 
-    /// Where a lookup of `offset` lands, for an offset a time-index entry names.
-    pub(super) fn landing(&self, offset: i64) -> Option<Landing> {
-        find(&self.landings, offset)
+    /// Whether the time-index entry in `slot` is wrong, and what the log says then.
+    pub(super) fn wrong_time(&self, slot: usize) -> Option<WrongTime> {
+        match &self.times {
+            Some(wrong) => find(wrong, slot),
+            None => Some(WrongTime::PastEnd(-1)),
+        }
     }
 }
 
@@ -62,143 +80,339 @@ fn max_record_timestamp(entry: &Entry<'_>, limit: usize) -> i64 {
     })
 }
 
-/// The positions and offsets a segment's index entries name, read before its log is walked.
-#[derive(Debug, Default)]
-struct Targets {
-    positions: Vec<u64>,
-    offsets: Vec<i64>,
+/// An index's entries in slot order, with their slots: the file's (up to its zero tail, read
+/// as the walk goes), or those of a list.
+enum Source<E> {
+    File {
+        data: IndexData,
+        entry_bytes: usize,
+        count: usize,
+        decode: fn(&[u8], i64) -> E,
+        base_offset: i64,
+    },
+    Listed(Vec<(usize, E)>),
 }
 
-impl Targets {
-    /// Unreadable index files name nothing here; the index's own check reports them.
-    fn read(indexes: &[PathBuf], base_offset: Option<i64>) -> Self {
-        let mut t = Targets::default();
-        for p in indexes {
-            let kind = crate::ops::input::kind_of(p, base_offset).kind;
-            let Ok(IndexBytes { data: bytes, .. }) = read_index(p) else {
-                continue;
-            };
-            // Entries past `bytes` are zero slots of the tail: the counts stop at its end.
-            match kind {
-                FileKind::OffsetIndex { base_offset } => {
-                    let n = offset_index_zero_tail_start(&bytes, base_offset)
-                        .unwrap_or(offset_index_entry_count(bytes.len()));
-                    let entries = offset_index_entries(&bytes, base_offset).take(n);
-                    t.positions
-                        .extend(entries.map(|e| e.position.max(0) as u64));
-                }
-                FileKind::TimeIndex { base_offset } => {
-                    let n = time_index_zero_tail_start(&bytes, base_offset)
-                        .unwrap_or(time_index_entry_count(bytes.len()));
-                    let entries = time_index_entries(&bytes, base_offset).take(n);
-                    t.offsets.extend(entries.map(|e| e.offset));
-                }
-                _ => {}
-            }
+impl<E: Copy> Source<E> {
+    fn get(&self, i: usize) -> Option<(usize, E)> {
+        match self {
+            Source::File {
+                data,
+                entry_bytes: n,
+                count,
+                decode,
+                base_offset,
+            } => (i < *count).then(|| (i, decode(&data[i * n..(i + 1) * n], *base_offset))),
+            Source::Listed(entries) => entries.get(i).copied(),
         }
-        t.positions.sort_unstable();
-        t.positions.dedup();
-        t.offsets.sort_unstable();
-        t.offsets.dedup();
-        t
     }
 }
 
-/// Stands between a log's walk and its sink, recording the batches the segment's index
-/// entries name as they go by.
+fn offset_entry(slot: &[u8], base_offset: i64) -> OffsetIndexEntry {
+    decode_offset_index_entry_bytes(slot.try_into().expect("8-byte slot"), base_offset)
+}
+
+fn time_entry(slot: &[u8], base_offset: i64) -> TimeIndexEntry {
+    decode_time_index_entry_bytes(slot.try_into().expect("12-byte slot"), base_offset)
+}
+
+/// The file's entries up to its zero tail (entries past it are zero slots), or None when it
+/// cannot be read (the index's own check reports that).
+fn file_source<E>(
+    p: &Path,
+    base_offset: i64,
+    entry_bytes: usize,
+    count: fn(&[u8], i64) -> usize,
+    decode: fn(&[u8], i64) -> E,
+) -> Option<Source<E>> {
+    let IndexBytes { data, .. } = read_index(p).ok()?;
+    let count = count(&data, base_offset);
+    Some(Source::File {
+        data,
+        entry_bytes,
+        count,
+        decode,
+        base_offset,
+    })
+}
+
+/// The offset index's entries, judged as the walk meets the positions they name.
+struct PositionCheck {
+    source: Source<OffsetIndexEntry>,
+    next: usize,
+    /// The position of the last batch the walk met.
+    last: Option<u64>,
+    wrong: Vec<(usize, WrongPosition)>,
+    late: Vec<(usize, OffsetIndexEntry)>,
+}
+
+impl PositionCheck {
+    fn new(source: Source<OffsetIndexEntry>) -> Self {
+        PositionCheck {
+            source,
+            next: 0,
+            last: None,
+            wrong: Vec::new(),
+            late: Vec::new(),
+        }
+    }
+
+    fn judge(&mut self, slot: usize, entry: OffsetIndexEntry, found: Option<&EntryHeader>) {
+        let verdict = match found {
+            // The broker scans forward from the indexed position: a batch that starts after
+            // the indexed offset would hide it.
+            Some(h) if h.first_offset.is_some_and(|f| f > entry.offset) => {
+                Some((h.first_offset, h.last_offset))
+            }
+            Some(_) => return,
+            None => None,
+        };
+        self.wrong.push((slot, verdict));
+    }
+
+    /// Judges the entries naming positions up to `position`, where the batch `header` starts
+    /// (None: past the log's end).
+    fn batch(&mut self, position: Option<u64>, header: Option<&EntryHeader>) {
+        let prev = self.last;
+        while let Some((slot, entry)) = self.source.get(self.next) {
+            let p = entry.position.max(0) as u64;
+            if position.is_some_and(|q| p > q) {
+                break;
+            }
+            if position == Some(p) {
+                self.judge(slot, entry, header);
+            } else if prev.is_none_or(|q| p > q) {
+                // Between two batches the walk met: no batch starts there.
+                self.judge(slot, entry, None);
+            } else {
+                self.late.push((slot, entry));
+            }
+            self.next += 1;
+        }
+        if position.is_some() {
+            self.last = position;
+        }
+    }
+}
+
+/// The time index's entries, judged on the batch a lookup of their offsets lands on: the first
+/// batch whose last offset reaches it (or, when none does, the last batch there is), as the
+/// broker's forward search finds it.
+struct TimeCheck {
+    source: Source<TimeIndexEntry>,
+    next: usize,
+    /// The largest last offset of the batches met, and the last batch.
+    max_last_offset: Option<i64>,
+    last: Option<EntryHeader>,
+    wrong: Vec<(usize, WrongTime)>,
+    late: Vec<(usize, TimeIndexEntry)>,
+    /// With a deep exact check: the entries landing on the batch whose records are being
+    /// walked, judged when its records are done.
+    open: Vec<(usize, TimeIndexEntry)>,
+}
+
+impl TimeCheck {
+    fn new(source: Source<TimeIndexEntry>) -> Self {
+        TimeCheck {
+            source,
+            next: 0,
+            max_last_offset: None,
+            last: None,
+            wrong: Vec::new(),
+            late: Vec::new(),
+            open: Vec::new(),
+        }
+    }
+
+    /// Judges an entry landing on the batch `h` whose largest timestamp is `max`.
+    fn judge(&mut self, slot: usize, entry: TimeIndexEntry, h: &EntryHeader, max: i64) {
+        // kafka-dump-log compares with the records, but a batch the cleaner emptied keeps its
+        // header's max timestamp, which the broker indexed: wrong only when really wrong, as
+        // `verify` judges it.
+        let emptied = h.record_count == Some(0) && h.max_timestamp == entry.timestamp;
+        if max != entry.timestamp && !emptied {
+            self.wrong.push((slot, WrongTime::Timestamp(max)));
+        }
+    }
+
+    /// Judges the open entries, their batch's records being done with largest timestamp `max`.
+    fn close(&mut self, max: i64) {
+        if let Some(h) = self.last {
+            for (slot, entry) in std::mem::take(&mut self.open) {
+                self.judge(slot, entry, &h, max);
+            }
+        }
+    }
+
+    /// Judges the entries landing on the batch `header`; `max` gives its largest timestamp
+    /// (None: known when its records are done).
+    fn batch(&mut self, header: &EntryHeader, mut max: impl FnMut() -> Option<i64>) {
+        let before = self.max_last_offset;
+        let mut known = None;
+        while let Some((slot, entry)) = self.source.get(self.next) {
+            if before.is_some_and(|m| entry.offset <= m) {
+                self.late.push((slot, entry));
+            } else if entry.offset <= header.last_offset {
+                match *known.get_or_insert_with(&mut max) {
+                    Some(max) => self.judge(slot, entry, header, max),
+                    None => self.open.push((slot, entry)),
+                }
+            } else {
+                break;
+            }
+            self.next += 1;
+        }
+        self.max_last_offset =
+            Some(before.map_or(header.last_offset, |m| m.max(header.last_offset)));
+        self.last = Some(*header);
+    }
+
+    /// Offsets past every batch land on the last one, as a search from disk does.
+    fn finish(&mut self) {
+        while let Some((slot, entry)) = self.source.get(self.next) {
+            if self.max_last_offset.is_some_and(|m| entry.offset <= m) {
+                self.late.push((slot, entry));
+            } else {
+                let found = self.last.map_or(-1, |h| h.last_offset);
+                self.wrong.push((slot, WrongTime::PastEnd(found)));
+            }
+            self.next += 1;
+        }
+    }
+}
+
+/// Entries in the order of what they name (`key`), slots in order among equals.
+fn sorted<E>(mut entries: Vec<(usize, E)>, key: impl Fn(&E) -> i64) -> Vec<(usize, E)> {
+    entries.sort_by_key(|(_, e)| key(e));
+    entries
+}
+
+/// Stands between a log's walk and its sink, judging the segment's index entries as the
+/// batches they name go by.
 pub(super) struct Tap<'s> {
     inner: &'s mut dyn Sink,
-    targets: Targets,
-    next_position: usize,
-    next_offset: usize,
-    walked: WalkedBatches,
-    last: Option<Landing>,
+    positions: Option<PositionCheck>,
+    times: Option<TimeCheck>,
     /// Whether time-index checks need the largest record timestamp of each landing.
     exact: bool,
     /// Whether records are walked (then the timestamps come from their events).
     deep: bool,
     max_batch_bytes: usize,
-    /// How many landings (the last ones) are on the batch whose records are being walked,
-    /// and the largest record timestamp so far.
-    open: usize,
+    /// The largest record timestamp so far of the batch whose records are being walked.
     open_max: i64,
 }
 
 impl<'s> Tap<'s> {
-    /// Records what the entries of `indexes` name, while `opts` walks the log into `inner`.
+    /// Judges the entries of `indexes` while `opts` walks the log into `inner`.
     pub fn new(inner: &'s mut dyn Sink, indexes: &[PathBuf], opts: &DumpOptions) -> Self {
+        let (mut positions, mut times) = (None, None);
+        for p in indexes {
+            match crate::ops::input::kind_of(p, opts.base_offset).kind {
+                FileKind::OffsetIndex { base_offset } if positions.is_none() => {
+                    let count = |d: &[u8], b: i64| {
+                        offset_index_zero_tail_start(d, b)
+                            .unwrap_or(offset_index_entry_count(d.len()))
+                    };
+                    positions = file_source(
+                        p,
+                        base_offset,
+                        OFFSET_INDEX_ENTRY_BYTES,
+                        count,
+                        offset_entry,
+                    )
+                    .map(PositionCheck::new);
+                }
+                FileKind::TimeIndex { base_offset } if times.is_none() => {
+                    let count = |d: &[u8], b: i64| {
+                        time_index_zero_tail_start(d, b).unwrap_or(time_index_entry_count(d.len()))
+                    };
+                    times = file_source(p, base_offset, TIME_INDEX_ENTRY_BYTES, count, time_entry)
+                        .map(TimeCheck::new);
+                }
+                _ => {}
+            }
+        }
+        Self::with(inner, positions, times, opts)
+    }
+
+    fn with(
+        inner: &'s mut dyn Sink,
+        positions: Option<PositionCheck>,
+        times: Option<TimeCheck>,
+        opts: &DumpOptions,
+    ) -> Self {
         Tap {
             inner,
-            targets: Targets::read(indexes, opts.base_offset),
-            next_position: 0,
-            next_offset: 0,
-            walked: WalkedBatches::default(),
-            last: None,
+            positions,
+            times,
             exact: opts.exact_time_index,
             deep: opts.deep,
             max_batch_bytes: opts.max_batch_bytes,
-            open: 0,
             open_max: -1,
         }
     }
 
-    /// What was recorded; offsets past the last batch land on it, as a search from disk does.
-    pub fn finish(mut self) -> WalkedBatches {
-        self.close_open();
-        if let Some(last) = self.last {
-            let rest = &self.targets.offsets[self.next_offset..];
-            self.walked.landings.extend(rest.iter().map(|&o| (o, last)));
+    /// The verdicts, once the walk of `log` (with `opts`) is done. Entries out of order are
+    /// judged by a second walk, in sorted order, made only when there are any.
+    pub fn finish(mut self, log: &Path, opts: &DumpOptions) -> Result<WalkedBatches> {
+        let mut positions = self.positions.take();
+        let mut times = self.times.take();
+        if let Some(t) = times.as_mut() {
+            t.close(self.open_max);
+            t.finish();
         }
-        self.walked
-    }
-
-    fn close_open(&mut self) {
-        let n = self.walked.landings.len();
-        for (_, l) in &mut self.walked.landings[n - self.open..] {
-            l.max_record_timestamp = Some(self.open_max);
+        if let Some(p) = positions.as_mut() {
+            p.batch(None, None);
         }
-        self.open = 0;
-        if let Some(l) = self.last.as_mut().filter(|_| self.deep && self.exact) {
-            l.max_record_timestamp = Some(self.open_max);
+        let late_positions = positions.as_mut().map(|p| std::mem::take(&mut p.late));
+        let late_times = times.as_mut().map(|t| std::mem::take(&mut t.late));
+        let any = |n: Option<usize>| n.is_some_and(|n| n > 0);
+        if any(late_positions.as_ref().map(Vec::len)) || any(late_times.as_ref().map(Vec::len)) {
+            let again_positions = late_positions
+                .map(|l| sorted(l, |e| i64::from(e.position.max(0))))
+                .map(|l| PositionCheck::new(Source::Listed(l)));
+            let again_times = late_times
+                .map(|l| sorted(l, |e| e.offset))
+                .map(|l| TimeCheck::new(Source::Listed(l)));
+            let mut discard = Discard;
+            let mut tap = Tap::with(&mut discard, again_positions, again_times, opts);
+            Walker::new(opts, &mut tap).path(log)?;
+            let again = tap.finish(log, opts)?;
+            if let (Some(p), Some(w)) = (positions.as_mut(), again.offsets) {
+                p.wrong.extend(w);
+                p.wrong.sort_by_key(|(slot, _)| *slot);
+            }
+            if let (Some(t), Some(w)) = (times.as_mut(), again.times) {
+                t.wrong.extend(w);
+                t.wrong.sort_by_key(|(slot, _)| *slot);
+            }
         }
+        Ok(WalkedBatches {
+            offsets: positions.map(|p| p.wrong),
+            times: times.map(|t| t.wrong),
+        })
     }
 
     fn batch(&mut self, position: u64, entry: &Entry<'_>) {
-        self.close_open();
+        if let Some(t) = self.times.as_mut() {
+            t.close(self.open_max);
+        }
+        self.open_max = -1;
         let bytes = entry.bytes();
         let Some(header) = peek_header(bytes, bytes.len() as u64) else {
             return;
         };
-        let positions = &self.targets.positions;
-        while positions
-            .get(self.next_position)
-            .is_some_and(|&p| p < position)
-        {
-            self.next_position += 1;
+        if let Some(p) = self.positions.as_mut() {
+            p.batch(Some(position), Some(&header));
         }
-        if positions.get(self.next_position) == Some(&position) {
-            self.walked.at.push((position, header));
+        if let Some(t) = self.times.as_mut() {
+            let (exact, deep, limit) = (self.exact, self.deep, self.max_batch_bytes);
+            t.batch(&header, || match (exact, deep) {
+                (false, _) => Some(header.max_timestamp),
+                (true, false) => Some(max_record_timestamp(entry, limit)),
+                (true, true) => None,
+            });
         }
-        let max_record_timestamp =
-            (self.exact && !self.deep).then(|| max_record_timestamp(entry, self.max_batch_bytes));
-        let landing = Landing {
-            header,
-            max_record_timestamp,
-        };
-        self.open_max = -1;
-        while let Some(&o) = self
-            .targets
-            .offsets
-            .get(self.next_offset)
-            .filter(|&&o| o <= header.last_offset)
-        {
-            self.walked.landings.push((o, landing));
-            if self.exact && self.deep {
-                self.open += 1;
-            }
-            self.next_offset += 1;
-        }
-        self.last = Some(landing);
     }
 }
 
@@ -219,7 +433,7 @@ impl Sink for Tap<'_> {
     }
 }
 
-/// A sink for a walk made only to record batches.
+/// A sink for a walk made only to judge index entries.
 pub(super) struct Discard;
 
 impl Sink for Discard {

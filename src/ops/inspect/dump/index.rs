@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::batches::{Discard, Tap, WalkedBatches};
+use super::batches::{Discard, Tap, WalkedBatches, WrongTime};
 use super::{DumpOptions, Event, Walker, DEFAULT_MAX_BYTES};
 use crate::error::{Error, Result};
 use crate::format::index::{
@@ -57,7 +57,8 @@ impl Walker<'_, '_> {
         let mut discard = Discard;
         let mut tap = Tap::new(&mut discard, &indexes, &opts);
         Walker::new(&opts, &mut tap).path(&log)?;
-        Ok(Some((log, tap.finish())))
+        let walked = tap.finish(&log, &opts)?;
+        Ok(Some((log, walked)))
     }
 
     /// Reports an index whose length is not a whole number of entries (Kafka's readers
@@ -131,10 +132,9 @@ impl Walker<'_, '_> {
                 }
                 continue;
             }
-            // Whether the log contradicts this entry as `verify` judges it (a finding below):
-            // only those go into the end-of-run `Mismatches in` list. (Entries out of order
-            // are findings of their own; kafka-dump-log does not list them either.)
-            let mut wrong = false;
+            // Only the entries the log contradicts as `verify` judges them (a finding below)
+            // go into the end-of-run `Mismatches in` list. (Entries out of order are findings
+            // of their own; kafka-dump-log does not list them either.)
             if let Some((o, pos)) = prev {
                 if entry.offset <= o || i64::from(entry.position) < pos {
                     let m = format!(
@@ -146,29 +146,21 @@ impl Walker<'_, '_> {
                 }
             }
             prev = Some((entry.offset, i64::from(entry.position)));
-            if let Some(walked) = walked {
-                let found = walked
-                    .batch_at(entry.position.max(0) as u64)
-                    .map(|h| (h.first_offset, h.last_offset));
+            if let Some(found) = walked.and_then(|w| w.wrong_position(slot)) {
                 match found {
+                    // The broker scans forward from the indexed position: a batch that
+                    // starts after the indexed offset would hide it.
                     Some((first, _)) => {
-                        // The broker scans forward from the indexed position: a batch that
-                        // starts after the indexed offset would hide it.
-                        if first.is_some_and(|f| f > entry.offset) {
-                            wrong = true;
-                            let m = format!(
-                                "entry {slot} maps offset {} to position {}, where the batch starts at offset {}: a lookup would skip it",
-                                entry.offset,
-                                entry.position,
-                                first.unwrap_or_default()
-                            );
-                            let f =
-                                Finding::error("index.offset-hidden", p, m).at(slot_position(slot));
-                            self.finding(f.offset(entry.offset))?;
-                        }
+                        let m = format!(
+                            "entry {slot} maps offset {} to position {}, where the batch starts at offset {}: a lookup would skip it",
+                            entry.offset,
+                            entry.position,
+                            first.unwrap_or_default()
+                        );
+                        let f = Finding::error("index.offset-hidden", p, m).at(slot_position(slot));
+                        self.finding(f.offset(entry.offset))?;
                     }
                     None => {
-                        wrong = true;
                         let m = format!(
                             "entry {slot} (offset {}) points at position {}, where no valid batch starts",
                             entry.offset, entry.position
@@ -181,9 +173,7 @@ impl Walker<'_, '_> {
                 // batch at its position, which is true of every entry made for a multi-batch
                 // append too (`LogSegment.append` indexes the append's largest offset at its
                 // first batch's position): only the entries found wrong above are listed.
-                if wrong {
-                    mismatches.push((entry.offset, found.map_or(-1, |(_, last)| last)));
-                }
+                mismatches.push((entry.offset, found.map_or(-1, |(_, last)| last)));
             }
             if !self.opts.verify_index_only {
                 self.emit(Event::OffsetIndexEntry { slot, entry })?;
@@ -225,43 +215,30 @@ impl Walker<'_, '_> {
             .enumerate()
         {
             if let Some(walked) = walked.filter(|_| slot < entries) {
-                let landing = walked.landing(entry.offset);
                 // Kafka 4.0 names the batch's last offset; brokers up to 3.7 named the record
                 // with the largest timestamp, anywhere in the batch (changed by KAFKA-16310).
                 // A lookup lands on the right batch through either, so only an offset past
                 // every batch is wrong.
-                let found = match landing.as_ref() {
-                    None => Some(-1),
-                    Some(l) if l.header.last_offset < entry.offset => Some(l.header.last_offset),
-                    Some(_) => None,
-                };
-                if let Some(found) = found {
-                    self.outcome
-                        .summary
-                        .time_offsets_not_found
-                        .push((entry.offset, found));
-                    let m = format!(
-                        "entry {slot} (timestamp {}, offset {}) names an offset past every batch of the log (the last batch ends at offset {found}): a time lookup through it finds nothing",
-                        entry.timestamp, entry.offset
-                    );
-                    let at = (slot * TIME_INDEX_ENTRY_BYTES) as u64;
-                    let f = Finding::error("timeindex.offset", p, m).at(at);
-                    self.finding(f.offset(entry.offset))?;
-                } else if let Some(l) = landing {
-                    // kafka-dump-log takes the largest record timestamp (a deep read); a
-                    // shallow verify trusts the header, whose max --deep checks.
-                    let max = if self.opts.exact_time_index {
-                        l.max_record_timestamp.unwrap_or(-1)
-                    } else {
-                        l.header.max_timestamp
-                    };
-                    if max != entry.timestamp {
-                        // kafka-dump-log compares with the records, but a batch the cleaner
-                        // emptied keeps its header's max timestamp, which the broker indexed:
-                        // listed only when really wrong, as `verify` judges it.
-                        let emptied = l.header.record_count == Some(0)
-                            && l.header.max_timestamp == entry.timestamp;
-                        if !emptied {
+                match walked.wrong_time(slot) {
+                    Some(WrongTime::PastEnd(found)) => {
+                        self.outcome
+                            .summary
+                            .time_offsets_not_found
+                            .push((entry.offset, found));
+                        let m = format!(
+                            "entry {slot} (timestamp {}, offset {}) names an offset past every batch of the log (the last batch ends at offset {found}): a time lookup through it finds nothing",
+                            entry.timestamp, entry.offset
+                        );
+                        let at = (slot * TIME_INDEX_ENTRY_BYTES) as u64;
+                        let f = Finding::error("timeindex.offset", p, m).at(at);
+                        self.finding(f.offset(entry.offset))?;
+                    }
+                    wrong => {
+                        // kafka-dump-log takes the largest record timestamp (a deep read); a
+                        // shallow verify trusts the header, whose max --deep checks. A batch
+                        // the cleaner emptied keeps the header's max timestamp the broker
+                        // indexed: not wrong.
+                        if let Some(WrongTime::Timestamp(max)) = wrong {
                             mismatches.push((entry.timestamp, max));
                             let m = format!(
                                 "entry {slot} (timestamp {}, offset {}): the largest record timestamp of its batch is {max}",
@@ -271,9 +248,9 @@ impl Walker<'_, '_> {
                             let f = Finding::error("timeindex.timestamp", p, m).at(at);
                             self.finding(f.offset(entry.offset))?;
                         }
-                    }
-                    if prev_timestamp >= entry.timestamp {
-                        out_of_order.push((entry.timestamp, prev_timestamp));
+                        if prev_timestamp >= entry.timestamp {
+                            out_of_order.push((entry.timestamp, prev_timestamp));
+                        }
                     }
                 }
             }

@@ -396,7 +396,7 @@ pub fn dump_segment(
     let mut w = Walker::new(opts, &mut tap);
     w.path(log)?;
     let outcome = w.outcome;
-    let walked = tap.finish();
+    let walked = tap.finish(log, opts)?;
     let mut w = Walker::new(opts, sink);
     w.walked = Some((log.to_path_buf(), walked));
     w.outcome = outcome;
@@ -452,7 +452,7 @@ impl<'o, 's> Walker<'o, 's> {
             let first = base == start.segment_base;
             // Each segment is read as one fetch: from the range's start, then from its base.
             self.isolation
-                .start_fetch(if first { from } else { base }, bases.get(i + 1).copied());
+                .start_fetch(if first { from } else { base }, bases.get(i + 1).copied())?;
             let done = if first {
                 self.log_from(p, base, start.position, seeker.take_reader(p))?
             } else {
@@ -817,8 +817,12 @@ impl<'o, 's> Walker<'o, 's> {
         };
         let filter = &self.opts.filter;
         // Streamed when nothing needs the whole batch first: the batch line comes before its
-        // records whatever they hold (no filter), and a v2 batch's base offset is its header's.
-        if filter.is_empty() && self.opts.deep && matches!(entry, Entry::V2(_)) {
+        // records whatever they hold (no filter); a v2 batch's base offset is its header's, a
+        // legacy wrapper's its first inner offset (read from a clone of the records).
+        if filter.is_empty() && self.opts.deep {
+            if let (Entry::Legacy(_), Some(Ok(first))) = (entry, records.clone().next()) {
+                info.base_offset = Some(first.offset);
+            }
             self.emit(Event::Batch { info: &info, entry })?;
             let mut batch = DeepBatch::new(position, entry, &info);
             for r in records {

@@ -235,7 +235,7 @@ impl Cleaner<'_> {
                 Some(n) => n.base_offset,
                 None => crate::ops::partition::next_offset_of_log(&path, s.base_offset)?,
             };
-            let aborted = self.txn_indexes.collect(s.base_offset, upper);
+            let aborted = self.txn_indexes.collect(s.base_offset, upper)?;
             self.txns.add(&aborted);
             let retain_legacy_deletes = s.mtime_ms > self.legacy_delete_horizon_ms;
             self.clean_into(
