@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::storage::files::{file_len, is_regular_file, materialize, same_prefix, Staging};
+use crate::storage::files::{file_len, materialize, same_prefix, Staging};
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
@@ -629,16 +629,19 @@ pub fn diff_dirs(
     updated: &Path,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Change>> {
+    // A staged directory's files not yet made are listed too: unchanged, they compare equal
+    // to their originals without a read (`same_prefix`).
     let names = |d: &Path| -> Result<std::collections::BTreeSet<String>> {
-        let mut out = std::collections::BTreeSet::new();
-        for e in crate::storage::files::read_dir(d)? {
-            let e = e.map_err(|e| Error::io(d, e))?;
-            let n = e.file_name().to_string_lossy().into_owned();
-            if is_regular_file(&e)? && keep(&n) {
-                out.insert(n);
-            }
-        }
-        Ok(out)
+        Ok(crate::storage::files::regular_files(d)?
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|n| keep(n))
+            .collect())
     };
     let (before, after) = (names(original)?, names(updated)?);
     let mut changes = Vec::new();
