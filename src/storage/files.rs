@@ -411,14 +411,21 @@ pub fn mtime_ms(path: &Path) -> Result<i64> {
 /// the engine writes is a real file in the staging directory. The map from placeholder to
 /// original lives here, in the one place through which the engine opens, renames and deletes
 /// segment data ([`open_data`], [`rename`], [`remove_file`], [`create_truncated`]).
-static PLACEHOLDERS: std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>> =
-    std::sync::Mutex::new(std::collections::BTreeMap::new());
+static PLACEHOLDERS: PathMap = PathMap::new(std::collections::BTreeMap::new());
+
+/// A process-wide map of staged paths to the original files they stand for.
+type PathMap = std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>>;
+
+fn locked(
+    map: &'static PathMap,
+) -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+    // A panic elsewhere cannot leave a map half-changed: every change is one call.
+    map.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 fn placeholders() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
-    // A panic elsewhere cannot leave the map half-changed: every change is one call.
-    PLACEHOLDERS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    locked(&PLACEHOLDERS)
 }
 
 /// The original file whose bytes the placeholder `p` stands for, if `p` is one.
@@ -576,13 +583,10 @@ pub fn is_regular_file(e: &std::fs::DirEntry) -> Result<bool> {
 /// original. Every function here that reads, stats or lists a staged path answers from the
 /// original; the first that changes one makes it ([`prepare_write`]); a rename moves the
 /// entry and a deletion drops it, no file made.
-static UNSTAGED: std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>> =
-    std::sync::Mutex::new(std::collections::BTreeMap::new());
+static UNSTAGED: PathMap = PathMap::new(std::collections::BTreeMap::new());
 
 fn unstaged() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
-    UNSTAGED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    locked(&UNSTAGED)
 }
 
 /// The path whose bytes and metadata `p` has: for a staged file not yet made, its original;
