@@ -30,14 +30,7 @@ use std::time::Duration;
 mod big_segment;
 use big_segment::{closed_partition, empty_segments, run_measured_within, torn_segment};
 mod common;
-use common::{cpu_seconds, load_average, median};
-
-fn env(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(default)
-}
+use common::{cpu_seconds, env_u64 as env, load_average, median};
 
 /// Median seconds and largest peak RSS of `runs` runs, `prepare` called before each.
 struct Figure {

@@ -43,7 +43,9 @@ fn counted(work: impl FnOnce()) -> FsCounts {
 }
 
 /// The plans' counts on `n` empty segments without index files: the loader recovers every one
-/// of them (no `.index`: `LogSegment.sanityCheck` fails), and rebuild-index rebuilds each.
+/// of them (no `.index`: `LogSegment.sanityCheck` fails), and rebuild-index rebuilds each. The
+/// rebuilt indexes are new files of the engine's; nothing of the segments is staged (their
+/// `.log`s are read where they are, none is cut).
 fn plan_counts(n: u64) -> (FsCounts, FsCounts) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = empty_segments(tmp.path(), n, false);
@@ -51,12 +53,35 @@ fn plan_counts(n: u64) -> (FsCounts, FsCounts) {
         let plan = recover::plan(&dir, &recover_options()).unwrap();
         // Every segment recovered; the snapshot at the end written.
         assert_eq!(plan.report.log_end_offset, n as i64 - 1);
+        // Its rebuilt `.index` and `.timeindex` written for each.
+        assert!(plan.changes.len() as u64 >= 2 * n, "{}", plan.changes.len());
     });
     let rebuild = counted(|| {
         let plans = rebuild_index::plan(std::slice::from_ref(&dir), &rebuild_options()).unwrap();
         assert_eq!(plans[0].segments.len() as u64, n);
     });
     (recover, rebuild)
+}
+
+/// The recovery's counts on `n` empty segments with their index files, in a log dir whose
+/// recovery point is the last segment's base: only that segment is recovered. With `torn`, the
+/// last `.log` ends in a few bytes of a torn write, which recovery cuts. Returns the counts and
+/// the plan's changes.
+fn clean_counts(n: u64, torn: bool) -> (FsCounts, usize) {
+    let tmp = tempfile::tempdir().unwrap();
+    let log_dir = tmp.path().join("logs");
+    let dir = empty_segments(&log_dir, n, true);
+    recovery_point(&log_dir, n - 1);
+    if torn {
+        let last = dir.join(kseg::format::names::log_file_name(n as i64 - 1));
+        std::fs::write(last, [0u8; 5]).unwrap();
+    }
+    let mut changes = 0;
+    let counts = counted(|| {
+        let plan = recover::plan(&dir, &recover_options()).unwrap();
+        changes = plan.changes.len();
+    });
+    (counts, changes)
 }
 
 /// One test, so that no other test of this binary moves the process-wide counters meanwhile.
@@ -71,14 +96,31 @@ fn planning_work_is_linear_in_segments() {
             s.listings, l.listings,
             "{what}: listings grow with the segments"
         );
-        // One placeholder per `.log` (no index files to copy here) plus what is not a
-        // segment's: the same fixed part at both sizes.
-        assert_eq!(
-            l.staged - s.staged,
-            large - small,
-            "{what}: staged files per segment"
-        );
+        // Staging is lazy: a file is made in the staging directory only when the plan changes
+        // it, so what is staged is the same fixed part at both sizes (a copy of what the
+        // close rewrites), never a file per segment.
+        assert_eq!(s.staged, l.staged, "{what}: files staged per segment");
+        assert!(l.staged <= 4, "{what}: {} files staged", l.staged);
     }
+    // Clean segments below the recovery point: the plan stages nothing of them, and changes
+    // nothing of them.
+    let ((clean_s, changes_s), (clean_l, changes_l)) =
+        (clean_counts(small, false), clean_counts(large, false));
+    assert_eq!(clean_s.listings, clean_l.listings);
+    assert_eq!(clean_s.staged, clean_l.staged, "clean segments staged");
+    assert_eq!(changes_s, changes_l, "clean segments changed");
+    // One torn `.log`: that one file more is staged (a placeholder, to be cut), whatever the
+    // number of segments around it.
+    let ((torn_s, _), (torn_l, _)) = (clean_counts(small, true), clean_counts(large, true));
+    assert_eq!(
+        torn_s.staged, torn_l.staged,
+        "torn: files staged per segment"
+    );
+    assert_eq!(
+        torn_l.staged,
+        clean_l.staged + 1,
+        "torn: the cut .log staged"
+    );
 }
 
 /// Runs the binary under `ulimit -n limit` (the shell sets it, then becomes kseg); returns

@@ -157,6 +157,14 @@ pub fn verify(dir: &Path, deep: bool, threads: Option<usize>) {
 }
 
 /// The median of `v` (the upper one of an even count).
+/// The number in the environment variable `name`, or `default`.
+pub fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]

@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 pub struct FsCounts {
     /// Directory listings ([`read_dir`]).
     pub listings: u64,
-    /// Files a [`Staging`] made (placeholders and copies).
+    /// Files a [`Staging`] made (placeholders and copies): only those the engine writes,
+    /// renames away from or reads as files of their own (see [`resolve`]).
     pub staged: u64,
 }
 
@@ -36,6 +37,20 @@ pub fn read_dir(dir: &Path) -> Result<std::fs::ReadDir> {
     std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))
 }
 
+/// The regular files of `dir` (a staged directory's files not yet made included, [`resolve`]),
+/// unsorted: one counted listing.
+pub fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in read_dir(dir)? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        if is_regular_file(&e)? {
+            out.push(e.path());
+        }
+    }
+    out.extend(unstaged_in(dir));
+    Ok(out)
+}
+
 /// The regular files of `dir`, in base-offset order (per-segment files grouped), followed by
 /// sub-directories (partition directories of a log dir).
 pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -51,6 +66,7 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
             files.push(p);
         }
     }
+    files.extend(unstaged_in(dir));
     files.sort_by_cached_key(|p| {
         crate::format::names::sort_key(
             &p.file_name()
@@ -80,6 +96,13 @@ pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
             }
         }
     }
+    for p in unstaged_in(dir) {
+        if let crate::format::names::FileKind::Log { base_offset } =
+            crate::format::names::classify(&p.file_name().unwrap_or_default().to_string_lossy())
+        {
+            logs.push((base_offset, p));
+        }
+    }
     logs.sort();
     Ok(logs)
 }
@@ -104,13 +127,14 @@ pub fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
     ]
     .into_iter()
     .map(|n| dir.join(n))
-    .filter(|p| p.is_file())
+    .filter(|p| is_file(p))
     .collect()
 }
 
 /// Sets the modification time of the file `p`: the engine reads mtimes (retention falls back
 /// on them), so a rewritten or split segment keeps the one of the segment it comes from.
 pub fn set_mtime(p: &Path, mtime: SystemTime) -> Result<()> {
+    prepare_write(p, true)?;
     std::fs::File::options()
         .write(true)
         .open(p)
@@ -134,7 +158,23 @@ pub fn copy_writable(from: &Path, to: &Path, mtime: SystemTime) -> Result<()> {
 }
 
 pub fn file_len(p: &Path) -> Result<u64> {
-    Ok(std::fs::metadata(p).map_err(|e| Error::io(p, e))?.len())
+    Ok(metadata(p)?.len())
+}
+
+/// The metadata of the file `p` (links followed), a staged file not yet made answered by its
+/// original ([`resolve`]).
+pub fn metadata(p: &Path) -> Result<std::fs::Metadata> {
+    std::fs::metadata(resolve(p)).map_err(|e| Error::io(p, e))
+}
+
+/// Whether `p` exists (links followed), a staged file not yet made included ([`resolve`]).
+pub fn exists(p: &Path) -> bool {
+    resolve(p).exists()
+}
+
+/// Whether `p` is a regular file (links followed), a staged file not yet made included.
+pub fn is_file(p: &Path) -> bool {
+    resolve(p).is_file()
 }
 
 /// The leading bytes of an index file that can hold entries, and the file's length: a running
@@ -175,7 +215,7 @@ pub fn read_index(p: &Path) -> Result<IndexBytes> {
 
 /// The whole file `p` (a `.txnindex`: every byte counts) mapped read-only, as [`IndexData`].
 pub fn map_whole(p: &Path) -> Result<IndexData> {
-    let f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    let f = std::fs::File::open(resolve(p)).map_err(|e| Error::io(p, e))?;
     let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
     map_prefix(&f, p, len)
 }
@@ -271,6 +311,7 @@ pub fn data_end(f: &std::fs::File, len: u64) -> u64 {
 pub fn copy_sparse(from: &Path, to: &Path) -> Result<std::fs::File> {
     use std::os::unix::fs::FileExt;
     let (src, len, end) = open_sparse(from)?;
+    unstaged().remove(to);
     let dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
     let mut buf = Vec::new();
     for (start, stop) in data_extents(&src, end) {
@@ -325,13 +366,14 @@ fn data_extents(f: &std::fs::File, end: u64) -> Vec<(u64, u64)> {
 }
 
 /// Whether the first `n` bytes of `a` and `b` are equal (both must be that long), read in
-/// chunks; what lies past both files' data extents is zero in both and is not read. A
-/// placeholder and its original are not read at all: the first's bytes are a prefix of the
-/// second's.
+/// chunks; what lies past both files' data extents is zero in both and is not read. Two names
+/// of the same bytes are not read at all: a placeholder's bytes are a prefix of its
+/// original's, and a staged file not yet made is its original ([`resolve`]).
 pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
     use std::io::Read;
     const CHUNK: usize = 1 << 16;
-    if placeholder_origin(b).as_deref() == Some(a) || placeholder_origin(a).as_deref() == Some(b) {
+    let bytes_of = |p: &Path| placeholder_origin(p).unwrap_or_else(|| resolve(p));
+    if bytes_of(a) == bytes_of(b) {
         return Ok(true);
     }
     let ((mut fa, _, end_a), (mut fb, _, end_b)) = (open_sparse(a)?, open_sparse(b)?);
@@ -351,7 +393,7 @@ pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
 
 /// Milliseconds since the epoch of a file's mtime.
 pub fn mtime_ms(path: &Path) -> Result<i64> {
-    let modified = std::fs::metadata(path)
+    let modified = std::fs::metadata(resolve(path))
         .and_then(|m| m.modified())
         .map_err(|e| Error::io(path, e))?;
     Ok(match modified.duration_since(UNIX_EPOCH) {
@@ -369,14 +411,21 @@ pub fn mtime_ms(path: &Path) -> Result<i64> {
 /// the engine writes is a real file in the staging directory. The map from placeholder to
 /// original lives here, in the one place through which the engine opens, renames and deletes
 /// segment data ([`open_data`], [`rename`], [`remove_file`], [`create_truncated`]).
-static PLACEHOLDERS: std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>> =
-    std::sync::Mutex::new(std::collections::BTreeMap::new());
+static PLACEHOLDERS: PathMap = PathMap::new(std::collections::BTreeMap::new());
+
+/// A process-wide map of staged paths to the original files they stand for.
+type PathMap = std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>>;
+
+fn locked(
+    map: &'static PathMap,
+) -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+    // A panic elsewhere cannot leave a map half-changed: every change is one call.
+    map.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 fn placeholders() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
-    // A panic elsewhere cannot leave the map half-changed: every change is one call.
-    PLACEHOLDERS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    locked(&PLACEHOLDERS)
 }
 
 /// The original file whose bytes the placeholder `p` stands for, if `p` is one.
@@ -390,7 +439,7 @@ pub fn open_data(p: &Path) -> Result<(std::fs::File, u64)> {
     let origin = placeholder_origin(p);
     let len = file_len(p)?;
     let Some(origin) = origin else {
-        let f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+        let f = std::fs::File::open(resolve(p)).map_err(|e| Error::io(p, e))?;
         return Ok((f, len));
     };
     let f = std::fs::File::open(&origin).map_err(|e| Error::io(&origin, e))?;
@@ -412,7 +461,17 @@ pub fn open_data(p: &Path) -> Result<(std::fs::File, u64)> {
 /// Renames `from` to `to` (the engine's renames: swaps, `.deleted`, split segments moved in),
 /// a placeholder keeping what it stands for.
 pub fn rename(from: &Path, to: &Path) -> Result<()> {
+    let unmade = unstaged().get(from).cloned();
+    if let Some(original) = unmade {
+        // Nothing on disk to move: the name the original is staged under moves.
+        remove_file(to)?;
+        let mut map = unstaged();
+        map.remove(from);
+        map.insert(to.to_path_buf(), original);
+        return Ok(());
+    }
     std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+    unstaged().remove(to);
     let mut map = placeholders();
     map.remove(to);
     if let Some(origin) = map.remove(from) {
@@ -423,6 +482,9 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
 
 /// Unlinks `p` if it exists (a missing file is no error), a placeholder included.
 pub fn remove_file(p: &Path) -> Result<()> {
+    if unstaged().remove(p).is_some() {
+        return Ok(());
+    }
     match std::fs::remove_file(p) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(p, e)),
         _ => {}
@@ -434,6 +496,7 @@ pub fn remove_file(p: &Path) -> Result<()> {
 /// Creates `p` empty for reading and writing (replacing what held the name: a placeholder
 /// becomes an ordinary new file).
 pub fn create_truncated(p: &Path) -> Result<std::fs::File> {
+    unstaged().remove(p);
     placeholders().remove(p);
     std::fs::OpenOptions::new()
         .create(true)
@@ -448,6 +511,7 @@ pub fn create_truncated(p: &Path) -> Result<std::fs::File> {
 /// executor copies from must hold them.
 pub fn materialize(p: &Path) -> Result<()> {
     use std::io::Read;
+    prepare_write(p, true)?;
     let Some(origin) = placeholder_origin(p) else {
         return Ok(());
     };
@@ -515,6 +579,61 @@ pub fn is_regular_file(e: &std::fs::DirEntry) -> Result<bool> {
     Ok(false)
 }
 
+/// The files of the [`Staging`]s alive that are staged but not yet made: staged path ->
+/// original. Every function here that reads, stats or lists a staged path answers from the
+/// original; the first that changes one makes it ([`prepare_write`]); a rename moves the
+/// entry and a deletion drops it, no file made.
+static UNSTAGED: PathMap = PathMap::new(std::collections::BTreeMap::new());
+
+fn unstaged() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+    locked(&UNSTAGED)
+}
+
+/// The path whose bytes and metadata `p` has: for a staged file not yet made, its original;
+/// else `p` itself. What the engine opens for reading goes through here.
+pub fn resolve(p: &Path) -> PathBuf {
+    unstaged()
+        .get(p)
+        .cloned()
+        .unwrap_or_else(|| p.to_path_buf())
+}
+
+/// The staged files not yet made in the directory `dir` (none outside a [`Staging`]).
+fn unstaged_in(dir: &Path) -> Vec<PathBuf> {
+    unstaged()
+        .keys()
+        .filter(|k| k.parent() == Some(dir))
+        .cloned()
+        .collect()
+}
+
+/// Makes the staged file `p` (if it is one not yet made) before the engine changes it: segment
+/// data as a placeholder of its original, any other file as a writable copy (`keep`), or, when
+/// the change drops the bytes anyway (a reset), an empty file; each with the original's mtime.
+/// Nothing for any other path.
+pub fn prepare_write(p: &Path, keep: bool) -> Result<()> {
+    let Some(original) = unstaged().get(p).cloned() else {
+        return Ok(());
+    };
+    let meta = std::fs::metadata(&original).map_err(|e| Error::io(&original, e))?;
+    let mtime = meta.modified().map_err(|e| Error::io(&original, e))?;
+    let name = p.file_name().unwrap_or_default().to_string_lossy();
+    if keep && is_segment_data(&name) {
+        stage_placeholder(&original, p, meta.len(), mtime)?;
+    } else {
+        if keep {
+            copy_writable(&original, p, mtime)?;
+        } else {
+            std::fs::File::create(p)
+                .and_then(|f| f.set_modified(mtime))
+                .map_err(|e| Error::io(p, e))?;
+        }
+        STAGED.fetch_add(1, Ordering::Relaxed);
+    }
+    unstaged().remove(p);
+    Ok(())
+}
+
 /// Whether a file of this name holds segment data (staged as a placeholder for planning).
 fn is_segment_data(name: &str) -> bool {
     use crate::format::names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFFIX};
@@ -548,10 +667,13 @@ impl Staging {
         Ok(staging)
     }
 
-    /// Stages the partition directory `from` as `<scratch>/<sub>/<name of from>`: its
-    /// segment data files as placeholders, its other regular files (indexes, snapshots,
-    /// checkpoints, metadata: small next to the data) copied writable with their mtimes,
-    /// leaving out files whose names end in `skip_suffix` (the executor's temporary files).
+    /// Stages the partition directory `from` as `<scratch>/<sub>/<name of from>`, lazily: its
+    /// regular files (leaving out those whose names end in `skip_suffix`, the executor's
+    /// temporary files) are staged under their names but made there only when the engine
+    /// changes them ([`prepare_write`]: segment data as a placeholder, any other file as a
+    /// writable copy with its mtime); until then every read, stat and listing of the staged
+    /// name is answered from the original ([`resolve`]). So a plan costs what it changes, not
+    /// what the directory holds.
     pub fn within(scratch: &Path, sub: &str, from: &Path, skip_suffix: &str) -> Result<Self> {
         let work = scratch.join(sub).join(from.file_name().unwrap_or_default());
         std::fs::create_dir_all(&work).map_err(|e| Error::io(&work, e))?;
@@ -561,26 +683,27 @@ impl Staging {
             work,
         };
         staged_dirs().push(staging.work.clone());
+        let mut names = Vec::new();
         for e in read_dir(from)? {
             let e = e.map_err(|e| Error::io(from, e))?;
-            let p = e.path();
-            let name = e.file_name();
-            let name_str = name.to_string_lossy();
-            if !is_regular_file(&e)? || name_str.ends_with(skip_suffix) {
+            if !is_regular_file(&e)? || e.file_name().to_string_lossy().ends_with(skip_suffix) {
                 continue;
             }
-            // The engine reads mtimes (a split segment keeps the original's).
-            let meta = std::fs::metadata(&p).map_err(|err| Error::io(&p, err))?;
-            let mtime = meta.modified().map_err(|err| Error::io(&p, err))?;
-            let to = staging.work.join(&name);
-            if is_segment_data(&name_str) {
-                stage_placeholder(&p, &to, meta.len(), mtime)?;
-            } else {
-                copy_writable(&p, &to, mtime)?;
-                STAGED.fetch_add(1, Ordering::Relaxed);
-            }
+            names.push((staging.work.join(e.file_name()), e.path()));
         }
+        unstaged().extend(names);
         Ok(staging)
+    }
+
+    /// Makes every staged file not yet made (for readers that open the staged directory's
+    /// files themselves, `verify`).
+    pub fn materialize_all(&self) -> Result<()> {
+        let unmade: Vec<PathBuf> = unstaged()
+            .keys()
+            .filter(|k| k.starts_with(&self.work))
+            .cloned()
+            .collect();
+        unmade.iter().try_for_each(|p| prepare_write(p, true))
     }
 
     /// An empty staging directory, for data files staged one by one ([`Staging::stage_data`]).
@@ -598,10 +721,8 @@ impl Staging {
     /// Stages the segment data file `original` as the placeholder `name` in the staged
     /// directory (a renamed segment, staged under the name the engine expects).
     pub fn stage_data(&self, original: &Path, name: &str) -> Result<PathBuf> {
-        let meta = std::fs::metadata(original).map_err(|e| Error::io(original, e))?;
-        let mtime = meta.modified().map_err(|e| Error::io(original, e))?;
         let to = self.work.join(name);
-        stage_placeholder(original, &to, meta.len(), mtime)?;
+        unstaged().insert(to.clone(), original.to_path_buf());
         Ok(to)
     }
 
@@ -639,6 +760,7 @@ fn stage_placeholder(
 impl Drop for Staging {
     fn drop(&mut self) {
         placeholders().retain(|k, _| !k.starts_with(&self.work));
+        unstaged().retain(|k, _| !k.starts_with(&self.work));
         let mut staged = staged_dirs();
         if let Some(i) = staged.iter().position(|d| *d == self.work) {
             staged.swap_remove(i);
@@ -692,19 +814,34 @@ mod tests {
         let staging = Staging::new(&dir, ".kseg-tmp").unwrap();
         let work = staging.work().to_path_buf();
         let staged = work.join("00000000000000000000.log");
-        // The placeholder has the length and no data blocks; its bytes are the original's.
+        let index = work.join("00000000000000000000.index");
+        // Staged lazily: nothing made yet, every read answered from the original.
+        let before = fs_counts().staged;
+        assert!(!staged.exists() && !index.exists());
+        assert!(exists(&staged) && is_file(&index));
+        assert_eq!(resolve(&staged), log);
+        assert_eq!(file_len(&staged).unwrap(), data.len() as u64);
+        assert_eq!(read_data(&staged), data);
+        assert!(same_prefix(&log, &staged, data.len() as u64).unwrap());
+        let mut listed = regular_files(&work).unwrap();
+        listed.sort();
+        assert_eq!(listed, [index.clone(), staged.clone()]);
+        // The executor's leftovers are not staged.
+        assert!(!exists(&work.join("x.kseg-tmp")));
+        // Changed, the index is made: a writable copy.
+        prepare_write(&index, true).unwrap();
+        assert_eq!(std::fs::read(&index).unwrap(), [7u8; 8]);
+        assert_eq!(resolve(&index), index);
+        // Changed, the log is made a placeholder: the length and no data blocks; its bytes
+        // are the original's.
+        prepare_write(&staged, true).unwrap();
+        assert_eq!(fs_counts().staged - before, 2);
         let meta = std::fs::metadata(&staged).unwrap();
         assert_eq!(meta.len(), data.len() as u64);
         assert_eq!(meta.blocks(), 0);
         assert_eq!(placeholder_origin(&staged).as_deref(), Some(log.as_path()));
         assert_eq!(read_data(&staged), data);
         assert!(same_prefix(&log, &staged, data.len() as u64).unwrap());
-        // Other files are copies; the executor's leftovers are not staged.
-        assert_eq!(
-            std::fs::read(work.join("00000000000000000000.index")).unwrap(),
-            [7u8; 8]
-        );
-        assert!(!work.join("x.kseg-tmp").exists());
         // A cut is the placeholder's length.
         std::fs::OpenOptions::new()
             .write(true)
@@ -735,5 +872,46 @@ mod tests {
         assert_eq!(std::fs::read(&log).unwrap(), data);
         drop(staging);
         assert!(placeholders().keys().all(|k| !k.starts_with(&work)));
+        assert!(unstaged().keys().all(|k| !k.starts_with(&work)));
+    }
+
+    #[test]
+    fn unmade_files_are_renamed_and_deleted_without_being_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t-0");
+        std::fs::create_dir_all(&dir).unwrap();
+        for n in [
+            "00000000000000000000.log",
+            "00000000000000000000.index",
+            "a.swap",
+        ] {
+            std::fs::write(dir.join(n), n).unwrap();
+        }
+        let staging = Staging::new(&dir, ".kseg-tmp").unwrap();
+        let work = staging.work().to_path_buf();
+        let (log, index, swap) = (
+            work.join("00000000000000000000.log"),
+            work.join("00000000000000000000.index"),
+            work.join("a.swap"),
+        );
+        let before = fs_counts().staged;
+        rename(&swap, &work.join("a")).unwrap();
+        remove_file(&index).unwrap();
+        assert_eq!(fs_counts().staged, before);
+        assert!(!exists(&swap) && !exists(&index));
+        assert_eq!(resolve(&work.join("a")), dir.join("a.swap"));
+        // A rename onto an unmade name replaces it; a real file renamed there too.
+        std::fs::write(work.join("b"), "new").unwrap();
+        rename(&work.join("b"), &log).unwrap();
+        assert_eq!(resolve(&log), log);
+        assert_eq!(std::fs::read(&log).unwrap(), b"new");
+        let mut listed = regular_files(&work).unwrap();
+        listed.sort();
+        assert_eq!(listed, [log.clone(), work.join("a")]);
+        // Made for the executor, it holds the original's bytes.
+        materialize(&work.join("a")).unwrap();
+        assert_eq!(std::fs::read(work.join("a")).unwrap(), b"a.swap");
+        staging.materialize_all().unwrap();
+        assert_eq!(std::fs::read(dir.join("a.swap")).unwrap(), b"a.swap");
     }
 }

@@ -253,7 +253,8 @@ impl IndexFile {
         if self.opened.is_some() {
             return Ok(());
         }
-        let existed = self.path.exists();
+        let existed = super::files::exists(&self.path);
+        super::files::prepare_write(&self.path, keep)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -287,7 +288,7 @@ impl IndexFile {
         OpenOptions::new()
             .read(true)
             .write(access == Access::ReadWrite)
-            .open(&self.path)
+            .open(super::files::resolve(&self.path))
             .map_err(|e| Error::io(&self.path, e))
     }
 
@@ -497,9 +498,7 @@ impl<K: IndexKind> Index<K> {
 
     /// Opens an existing file for lookups. Every whole slot is an entry, as Kafka counts them.
     pub fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
-        let len = std::fs::metadata(path)
-            .map_err(|e| Error::io(path, e))?
-            .len();
+        let len = super::files::file_len(path)?;
         let mut index = Index {
             base_offset,
             file: IndexFile::read_only(path, K::ENTRY_BYTES as u64, len),
@@ -515,7 +514,7 @@ impl<K: IndexKind> Index<K> {
     /// entries, its length) or says why not. The entries' order is not checked here but where
     /// lookups read them ([`Self::lookup_checked`]).
     pub fn open_for_seek(path: &Path, base_offset: i64) -> Result<SeekIndex<K>> {
-        let fd = match File::open(path) {
+        let fd = match File::open(super::files::resolve(path)) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(path, e)),

@@ -21,6 +21,7 @@ impl LeaderEpochCache {
     /// front, so a log that never saw a v2 batch still has a (0-byte) checkpoint.
     pub fn create(dir: &Path) -> Result<Self> {
         let path = dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
+        super::files::prepare_write(&path, false)?;
         std::fs::write(&path, b"").map_err(|e| Error::io(&path, e))?;
         Ok(LeaderEpochCache {
             path,
@@ -42,7 +43,7 @@ impl LeaderEpochCache {
     /// missing file (None then): for commands that only read.
     pub fn read(dir: &Path) -> Result<Option<Self>> {
         let path = dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match std::fs::read(super::files::resolve(&path)) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&path, e)),
@@ -162,7 +163,7 @@ impl LeaderEpochCache {
         .encode();
         let tmp = self.path.with_extension("tmp");
         std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-        std::fs::rename(&tmp, &self.path).map_err(|e| Error::io(&self.path, e))
+        super::files::rename(&tmp, &self.path)
     }
 }
 

@@ -126,14 +126,7 @@ fn file_name(p: &Path) -> String {
 
 /// The regular files of `dir`, sorted by name as `File.compareTo` does.
 fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for e in super::files::read_dir(dir)? {
-        let e = e.map_err(|e| Error::io(dir, e))?;
-        let p = e.path();
-        if super::files::is_regular_file(&e)? {
-            out.push(p);
-        }
-    }
+    let mut out = super::files::regular_files(dir)?;
     out.sort();
     Ok(out)
 }
@@ -279,7 +272,7 @@ impl Loader<'_> {
         let mut cleaned = Vec::new();
         let mut min_cleaned = i64::MAX;
         for p in regular_files(self.dir)? {
-            std::fs::File::open(&p).map_err(|e| Error::io(&p, e))?;
+            std::fs::File::open(super::files::resolve(&p)).map_err(|e| Error::io(&p, e))?;
             let name = file_name(&p);
             let FileKind::Leftover { suffix, .. } = classify(&name) else {
                 continue;
@@ -401,7 +394,7 @@ impl Loader<'_> {
                 FileKind::OffsetIndex { base_offset }
                 | FileKind::TimeIndex { base_offset }
                 | FileKind::TxnIndex { base_offset }
-                    if !self.dir.join(log_file_name(base_offset)).exists() =>
+                    if !super::files::exists(&self.dir.join(log_file_name(base_offset))) =>
                 {
                     self.deleted(&p, "an index without its .log")?;
                 }
@@ -415,10 +408,11 @@ impl Loader<'_> {
                             ),
                         ));
                     }
-                    let time_index_newly_created = !self
-                        .dir
-                        .join(crate::format::names::time_index_file_name(base_offset))
-                        .exists();
+                    let time_index_newly_created = !super::files::exists(
+                        &self
+                            .dir
+                            .join(crate::format::names::time_index_file_name(base_offset)),
+                    );
                     let mut segment = Segment::open(
                         self.dir,
                         base_offset,

@@ -158,9 +158,8 @@ impl Log {
             topic_id,
         }
         .encode();
-        std::fs::write(&tmp, text)
-            .and_then(|_| std::fs::rename(&tmp, &meta))
-            .map_err(|e| Error::io(&meta, e))?;
+        std::fs::write(&tmp, text).map_err(|e| Error::io(&meta, e))?;
+        super::files::rename(&tmp, &meta)?;
         let leader_epochs = LeaderEpochCache::create(dir)?;
         let first = Segment::create(dir, start_offset, config.segment_config(), now_ms)?;
         Ok(Log {

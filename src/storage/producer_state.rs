@@ -384,12 +384,7 @@ impl ProducerStateManager {
     fn remove_and_delete_snapshot(&mut self, offset: i64) -> Result<()> {
         if self.snapshots.remove(&offset) {
             let path = self.dir.join(snapshot_file_name(offset));
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(Error::io(&path, e))
-                }
-                _ => {}
-            }
+            super::files::remove_file(&path)?;
             self.note_on_disk(offset, false);
         }
         Ok(())
@@ -420,7 +415,8 @@ impl ProducerStateManager {
     fn load_from_snapshot(&mut self, log_start: i64, now_ms: i64) -> Result<()> {
         while let Some(offset) = self.latest_snapshot_offset() {
             let path = self.dir.join(snapshot_file_name(offset));
-            let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            let bytes =
+                std::fs::read(super::files::resolve(&path)).map_err(|e| Error::io(&path, e))?;
             match snapshot::decode(&bytes) {
                 Ok(snap) => {
                     for e in &snap.entries {
@@ -659,6 +655,7 @@ impl ProducerStateManager {
         let path = self.dir.join(snapshot_file_name(self.map_end_offset));
         // Kafka opens the file CREATE + WRITE without truncating: bytes past the new content
         // of a longer file already there would stay.
+        super::files::prepare_write(&path, true)?;
         std::fs::OpenOptions::new()
             .create(true)
             .write(true)
@@ -841,12 +838,9 @@ fn lock_listing(
 /// The offsets of the `.snapshot` files in `dir`.
 fn list_snapshots(dir: &Path) -> Result<BTreeSet<i64>> {
     let mut out = BTreeSet::new();
-    for e in super::files::read_dir(dir)? {
-        let e = e.map_err(|e| Error::io(dir, e))?;
-        if !super::files::is_regular_file(&e)? {
-            continue;
-        }
-        if let FileKind::ProducerSnapshot { offset } = classify(&e.file_name().to_string_lossy()) {
+    for p in super::files::regular_files(dir)? {
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        if let FileKind::ProducerSnapshot { offset } = classify(&name) {
             out.insert(offset);
         }
     }

@@ -27,6 +27,7 @@ use crate::format::names::{
 };
 
 fn open_for_writes(p: &Path) -> Result<File> {
+    files::prepare_write(p, true)?;
     OpenOptions::new()
         .read(true)
         .write(true)
@@ -181,7 +182,7 @@ impl Segment {
     /// must be recovered (no `.index`, or a `.txnindex` entry ending before the base offset).
     /// A missing `.timeindex` is created empty and stays so.
     pub fn sanity_check(&mut self, time_index_newly_created: bool) -> Result<Option<String>> {
-        if !self.offset_index.path().exists() {
+        if !files::exists(self.offset_index.path()) {
             return Ok(Some(format!(
                 "offset index {} does not exist",
                 self.offset_index.path().display()

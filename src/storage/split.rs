@@ -89,8 +89,8 @@ pub fn split_overflowed_segment(
     let log = dir.join(log_file_name(base));
     let (file, log_len) = open_data(&log)?;
     // The file's own mtime (a placeholder's while planning), as a copy would have it.
-    let mtime = std::fs::metadata(&log)
-        .and_then(|m| m.modified())
+    let mtime = super::files::metadata(&log)?
+        .modified()
         .map_err(|e| Error::io(&log, e))?;
     let mut batches = Vec::new();
     let mut reader = LogReader::open(&log, None)?.with_max_entry_bytes(u64::MAX);

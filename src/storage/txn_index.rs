@@ -35,7 +35,8 @@ impl TxnIndex {
     pub fn reset(&mut self) -> Result<()> {
         self.last_offset = None;
         self.file = None;
-        if self.path.exists() {
+        if super::files::exists(&self.path) {
+            super::files::prepare_write(&self.path, false)?;
             let f = OpenOptions::new()
                 .append(true)
                 .open(&self.path)
@@ -49,7 +50,7 @@ impl TxnIndex {
     /// `sanityCheck`: every entry ends at or after the segment's base offset. The error is
     /// Kafka's CorruptIndexException text.
     pub fn sanity_check(&self, base_offset: i64) -> Result<std::result::Result<(), String>> {
-        if !self.path.exists() {
+        if !super::files::exists(&self.path) {
             return Ok(Ok(()));
         }
         sanity_check_file(&self.path, base_offset, &self.path.display().to_string())
@@ -75,6 +76,7 @@ impl TxnIndex {
             }
         }
         if self.file.is_none() {
+            super::files::prepare_write(&self.path, true)?;
             let f = OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -111,7 +113,7 @@ pub struct TxnIndexEntries {
 
 impl TxnIndexEntries {
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = File::open(super::files::resolve(path)).map_err(|e| Error::io(path, e))?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         Ok(TxnIndexEntries {
             file,

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::storage::files::{file_len, is_regular_file, materialize, same_prefix, Staging};
+use crate::storage::files::{file_len, materialize, same_prefix, Staging};
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
@@ -342,6 +342,15 @@ fn tmp_path(to: &Path) -> PathBuf {
 /// partial temporary file), the rest written (where an injected fault is the disk running
 /// full), and the temporary file complete but not renamed.
 fn replace_file(from: &Path, to: &Path, steps: &mut Steps) -> Result<()> {
+    let tmp = write_tmp(from, to, steps, true)?;
+    steps.next(&tmp)?;
+    std::fs::rename(&tmp, to).map_err(|e| Error::io(to, e))?;
+    sync_dir(parent(to))
+}
+
+/// The first two steps of [`replace_file`]: `from`'s bytes and mtime in the temporary file of
+/// `to`, fsynced when `sync`. Returns the temporary file.
+fn write_tmp(from: &Path, to: &Path, steps: &mut Steps, sync: bool) -> Result<PathBuf> {
     let tmp = tmp_path(to);
     let mtime = std::fs::metadata(from)
         .and_then(|m| m.modified())
@@ -357,7 +366,7 @@ fn replace_file(from: &Path, to: &Path, steps: &mut Steps) -> Result<()> {
                 .next_write(&tmp)
                 .and_then(|()| std::io::copy(&mut source, &mut out))
                 .and_then(|_| out.set_modified(mtime))
-                .and_then(|()| out.sync_all())
+                .and_then(|()| if sync { out.sync_all() } else { Ok(()) })
                 .map_err(|e| Error::io(&tmp, e))
         });
     match written {
@@ -365,13 +374,59 @@ fn replace_file(from: &Path, to: &Path, steps: &mut Steps) -> Result<()> {
             drop(out);
             // Best effort: the error that stopped the write is the one to report.
             let _ = std::fs::remove_file(&tmp);
-            return Err(e);
+            Err(e)
         }
-        other => other?,
+        other => other.map(|()| tmp),
     }
-    steps.next(&tmp)?;
-    std::fs::rename(&tmp, to).map_err(|e| Error::io(to, e))?;
-    sync_dir(parent(to))
+}
+
+/// [`replace_file`] for a run of writes into one directory (a plan rewriting the indexes of
+/// many segments): every temporary file written, then all made durable by one `syncfs` of
+/// the file system (each fsynced where that fails), then each renamed in the plan's order and
+/// the directory fsynced once. Crash safety is that of one write at a time: no rename happens
+/// before every temporary file is on disk, a crash before a rename leaves a temporary file for
+/// the rerun's plan to remove, and the renames of one directory reach the file system's
+/// journal in the order they were made (ext4's and XFS's journals commit in order), so a crash
+/// among them leaves a prefix of the plan done, as one fsync of the directory per rename
+/// would. The disk running full removes the temporary files of the run.
+fn replace_files(writes: &[(&Path, &Path)], steps: &mut Steps) -> Result<()> {
+    let mut tmps = Vec::with_capacity(writes.len());
+    for &(from, to) in writes {
+        steps.next(to)?;
+        match write_tmp(from, to, steps, false) {
+            Ok(tmp) => tmps.push(tmp),
+            Err(e) => {
+                if matches!(e, Error::Io { .. }) {
+                    for t in &tmps {
+                        let _ = std::fs::remove_file(t);
+                    }
+                }
+                return Err(e);
+            }
+        }
+    }
+    let dir = parent(writes[0].1);
+    sync_files(dir, &tmps)?;
+    for (tmp, &(_, to)) in tmps.iter().zip(writes) {
+        steps.next(tmp)?;
+        std::fs::rename(tmp, to).map_err(|e| Error::io(to, e))?;
+    }
+    sync_dir(dir)
+}
+
+/// Makes the files `files` (on the file system of `dir`) durable: one `syncfs`, or, where it
+/// fails, an fsync of each.
+fn sync_files(dir: &Path, files: &[PathBuf]) -> Result<()> {
+    let d = File::open(dir).map_err(|e| Error::io(dir, e))?;
+    // SAFETY: syncfs on a descriptor we own.
+    if unsafe { libc::syncfs(d.as_raw_fd()) } == 0 {
+        return Ok(());
+    }
+    files.iter().try_for_each(|f| {
+        File::open(f)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(f, e))
+    })
 }
 
 /// The one policy for links (README "Links"): commands read a symbolic or hard link inside a
@@ -525,6 +580,7 @@ pub fn apply(
         Backup::None => None,
         Backup::Dir(b) => {
             std::fs::create_dir_all(b).map_err(|e| Error::io(b, e))?;
+            let mut copies = Vec::new();
             for c in changes {
                 let f = c.file();
                 if !f.exists() {
@@ -532,23 +588,41 @@ pub fn apply(
                 }
                 steps.next(f)?;
                 let to = b.join(f.file_name().unwrap_or_default());
-                std::fs::copy(f, &to)
-                    .and_then(|_| File::open(&to)?.sync_all())
-                    .map_err(|e| Error::io(&to, e))?;
+                std::fs::copy(f, &to).map_err(|e| Error::io(&to, e))?;
+                copies.push(to);
             }
             let plan = b.join(BACKUP_PLAN_FILE_NAME);
             steps.next(&plan)?;
             File::create(&plan)
-                .and_then(|mut f| {
-                    f.write_all(plan_json.as_bytes())?;
-                    f.sync_all()
-                })
+                .and_then(|mut f| f.write_all(plan_json.as_bytes()))
                 .map_err(|e| Error::io(&plan, e))?;
+            copies.push(plan);
+            // Every copy durable before anything changes: one sync of the file system (each
+            // file's fsync where that fails), then the directory's.
+            sync_files(b, &copies)?;
             sync_dir(b)?;
             Some(b.clone())
         }
     };
-    for (i, c) in changes.iter().enumerate() {
+    let mut i = 0;
+    while i < changes.len() {
+        // A run of writes into one directory is carried out together ([`replace_files`]).
+        let run: Vec<(&Path, &Path)> = changes[i..]
+            .iter()
+            .map_while(|c| match c {
+                Change::Write { file, source, .. } if parent(file) == parent(changes[i].file()) => {
+                    Some((source.as_path(), file.as_path()))
+                }
+                _ => None,
+            })
+            .collect();
+        if run.len() > 1 {
+            replace_files(&run, &mut steps)?;
+            i += run.len();
+            continue;
+        }
+        let c = &changes[i];
+        i += 1;
         steps.next(c.file())?;
         match c {
             Change::Write { file, source, .. } => replace_file(source, file, &mut steps)?,
@@ -566,7 +640,7 @@ pub fn apply(
                 // Done by an earlier, interrupted run: `to` is there, or a later change of
                 // this plan (two-step deletion) already unlinked it.
                 let unlinked_later = || {
-                    changes[i + 1..]
+                    changes[i..]
                         .iter()
                         .any(|l| matches!(l, Change::Delete { file, .. } if file == to))
                 };
@@ -629,16 +703,19 @@ pub fn diff_dirs(
     updated: &Path,
     keep: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Change>> {
+    // A staged directory's files not yet made are listed too: unchanged, they compare equal
+    // to their originals without a read (`same_prefix`).
     let names = |d: &Path| -> Result<std::collections::BTreeSet<String>> {
-        let mut out = std::collections::BTreeSet::new();
-        for e in crate::storage::files::read_dir(d)? {
-            let e = e.map_err(|e| Error::io(d, e))?;
-            let n = e.file_name().to_string_lossy().into_owned();
-            if is_regular_file(&e)? && keep(&n) {
-                out.insert(n);
-            }
-        }
-        Ok(out)
+        Ok(crate::storage::files::regular_files(d)?
+            .iter()
+            .map(|p| {
+                p.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|n| keep(n))
+            .collect())
     };
     let (before, after) = (names(original)?, names(updated)?);
     let mut changes = Vec::new();

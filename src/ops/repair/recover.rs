@@ -110,7 +110,7 @@ fn swap_renames(
             continue;
         };
         let (from, to, fin) = (dir.join(from), dir.join(to), work.join(to));
-        if !fin.is_file() {
+        if !crate::storage::files::is_file(&fin) {
             continue;
         }
         let len = file_len(&from)?;
@@ -233,7 +233,13 @@ fn remains(work: &Path, dir: &Path) -> std::result::Result<Vec<Finding>, String>
 impl RecoverPlan {
     /// Fills [`RecoverPlan::remains`]: `verify --deep` of the directory as the plan leaves it.
     pub fn check_remains(&mut self) {
-        self.remains = Some(remains(&self.work(), &self.dir));
+        // `verify` opens the staged files itself: the ones not yet made are made first.
+        self.remains = Some(
+            self._scratch
+                .materialize_all()
+                .map_err(|e| e.to_string())
+                .and_then(|()| remains(&self.work(), &self.dir)),
+        );
     }
 
     pub fn is_empty(&self) -> bool {
