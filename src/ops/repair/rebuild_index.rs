@@ -5,7 +5,7 @@
 //! missing, a partial entry, out of order, pointing past the log, or left untrimmed (a
 //! zero-filled preallocated tail).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -270,7 +270,8 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
         };
         let mut segments = BTreeMap::new();
         // The index file whose state selected each segment: it is written last.
-        let mut selecting = Vec::new();
+        // (Sets: looked up once per planned change, which is per segment.)
+        let mut selecting = BTreeSet::new();
         for base in bases {
             let why = if opts.all {
                 Some((index_file_name(base), "--all".to_string()))
@@ -279,7 +280,7 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
             };
             if let Some((file, why)) = why {
                 segments.insert(base, why);
-                selecting.push(dir.join(file));
+                selecting.insert(dir.join(file));
             }
         }
         let leftovers = apply::leftover_tmp_files(&dir)?;
@@ -305,7 +306,7 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
         let list: Vec<(i64, String)> = segments.iter().map(|(b, w)| (*b, w.clone())).collect();
         let events = recover_segments(&work, opts.config, params, &list)
             .map_err(|e| e.rebased(&work, &dir))?;
-        let index_names: Vec<String> = segments
+        let index_names: BTreeSet<String> = segments
             .keys()
             .flat_map(|&b| {
                 [
@@ -316,13 +317,11 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
             })
             .collect();
         let mut changes = leftovers;
-        changes.extend(apply::diff_dirs(&dir, &work, &|n| {
-            index_names.iter().any(|i| i == n)
-        })?);
+        changes.extend(apply::diff_dirs(&dir, &work, &|n| index_names.contains(n))?);
         // A rerun plans from what it finds: while the file that made a segment's indexes
         // unsound is unchanged, the rerun selects the segment again and finishes its other
         // files too. So that file is changed last (stable: the rest keep their order).
-        changes.sort_by_key(|c| selecting.iter().any(|f| f == c.file()));
+        changes.sort_by_key(|c| selecting.contains(c.file()));
         plans.push(RebuildPlan {
             dir,
             segments,
