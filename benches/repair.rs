@@ -142,16 +142,7 @@ fn main() {
     let mib = env("KSEG_BENCH_REPAIR_MIB", 1024);
     let runs = env("KSEG_BENCH_REPAIR_RUNS", 3);
     let empty = env("KSEG_BENCH_REPAIR_EMPTY", 10_000);
-    let new_bin = PathBuf::from(env!("CARGO_BIN_EXE_kseg"));
-    let base_bin = PathBuf::from(
-        std::env::var("KSEG_BASE_BIN").unwrap_or_else(|_| "/tmp/kseg-base/kseg".into()),
-    );
-    let mut bins = vec![("this build", new_bin)];
-    if base_bin.is_file() {
-        bins.insert(0, ("baseline", base_bin));
-    } else {
-        println!("(no baseline binary at {}: skipped)", base_bin.display());
-    }
+    let bins = common::binaries(PathBuf::from(env!("CARGO_BIN_EXE_kseg")));
 
     let tmp = tempfile::tempdir().unwrap();
     let (dir, whole) = torn_segment(&tmp.path().join("data"), mib << 20);

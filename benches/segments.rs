@@ -153,16 +153,7 @@ fn main() {
     let base_max = env_u64("KSEG_BENCH_SEGMENTS_BASE_MAX", 10_000);
     let root = std::env::var("KSEG_BENCH_DIR").map_or_else(|_| std::env::temp_dir(), PathBuf::from);
     std::fs::create_dir_all(&root).unwrap();
-    let new_bin = PathBuf::from(env!("CARGO_BIN_EXE_kseg"));
-    let base_bin = PathBuf::from(
-        std::env::var("KSEG_BASE_BIN").unwrap_or_else(|_| "/tmp/kseg-base/kseg".into()),
-    );
-    let mut bins = vec![("this build", new_bin)];
-    if base_bin.is_file() {
-        bins.insert(0, ("baseline", base_bin));
-    } else {
-        println!("(no baseline binary at {}: skipped)", base_bin.display());
-    }
+    let bins = common::binaries(PathBuf::from(env!("CARGO_BIN_EXE_kseg")));
     println!(
         "medians of {runs} run(s), killed after {} s; load average {}",
         limit.as_secs(),

@@ -186,3 +186,18 @@ pub fn load_average() -> String {
         .and_then(|s| s.split_whitespace().next().map(str::to_owned))
         .unwrap_or_else(|| "?".to_owned())
 }
+
+/// The binaries a bench compares: the baseline (`KSEG_BASE_BIN`, default
+/// `/tmp/kseg-base/kseg`), when it is there, then this build's `kseg`.
+pub fn binaries(this_build: PathBuf) -> Vec<(&'static str, PathBuf)> {
+    let base_bin = PathBuf::from(
+        std::env::var("KSEG_BASE_BIN").unwrap_or_else(|_| "/tmp/kseg-base/kseg".into()),
+    );
+    let mut bins = vec![("this build", this_build)];
+    if base_bin.is_file() {
+        bins.insert(0, ("baseline", base_bin));
+    } else {
+        println!("(no baseline binary at {}: skipped)", base_bin.display());
+    }
+    bins
+}
