@@ -20,7 +20,9 @@
 //! an empty `.index`, as no batch starts `index.interval.bytes` past another, and one
 //! `.timeindex` entry). Commands (`KSEG_BENCH_SEGMENTS_COMMANDS`, default all): `verify`,
 //! `dump`, `recover` (dry run), `recover-apply` (`--apply --no-backup` on a fresh copy, the
-//! copy not timed), `rebuild-index` (`--all`, dry run), `retention` and `compact` (dry runs).
+//! copy not timed), `rebuild-index` (`--all`, dry run), `rebuild-index-apply` (`--all --apply
+//! --no-backup` on a fresh copy), `retention` and `compact` (dry runs), `ls` of the log dir,
+//! `stats` and `offsets`.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -42,14 +44,18 @@ fn env_list(name: &str, default: &[&str]) -> Vec<String> {
 }
 
 const LAYOUTS: [&str; 4] = ["empty", "empty+indexes", "batch", "batch+indexes"];
-const COMMANDS: [&str; 7] = [
+const COMMANDS: [&str; 11] = [
     "verify",
     "dump",
     "recover",
     "recover-apply",
     "rebuild-index",
+    "rebuild-index-apply",
     "retention",
     "compact",
+    "ls",
+    "stats",
+    "offsets",
 ];
 
 /// Writes `<log_dir>/bench-0` with `count` segments of one 100-record batch each (bases 0, 100,
@@ -187,6 +193,19 @@ fn main() {
                             limit,
                             || copy_tree(&log_dir, &copy_root),
                         ),
+                        "rebuild-index-apply" => measure(
+                            bin,
+                            &[
+                                OsStr::new("rebuild-index"),
+                                OsStr::new("--all"),
+                                OsStr::new("--apply"),
+                                OsStr::new("--no-backup"),
+                                copied_dir.as_os_str(),
+                            ],
+                            runs,
+                            limit,
+                            || copy_tree(&log_dir, &copy_root),
+                        ),
                         "rebuild-index" => measure(
                             bin,
                             &[OsStr::new("rebuild-index"), OsStr::new("--all"), d],
@@ -194,9 +213,15 @@ fn main() {
                             limit,
                             || {},
                         ),
-                        c @ ("verify" | "dump" | "recover" | "retention" | "compact") => {
-                            measure(bin, &[OsStr::new(c), d], runs, limit, || {})
-                        }
+                        "ls" => measure(
+                            bin,
+                            &[OsStr::new("ls"), log_dir.as_os_str()],
+                            runs,
+                            limit,
+                            || {},
+                        ),
+                        c @ ("verify" | "dump" | "recover" | "retention" | "compact" | "stats"
+                        | "offsets") => measure(bin, &[OsStr::new(c), d], runs, limit, || {}),
                         other => panic!("unknown command {other}"),
                     };
                     let time = if killed {
