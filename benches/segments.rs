@@ -180,50 +180,40 @@ fn main() {
                         continue;
                     }
                     let d = dir.as_os_str();
-                    let (wall, cpu, killed) = match command.as_str() {
-                        "recover-apply" => measure(
-                            bin,
-                            &[
-                                OsStr::new("recover"),
-                                OsStr::new("--apply"),
-                                OsStr::new("--no-backup"),
+                    let o = OsStr::new;
+                    // The arguments, and whether the command runs on a fresh copy (it changes
+                    // the directory).
+                    let (args, on_copy): (Vec<&OsStr>, bool) = match command.as_str() {
+                        "recover-apply" => (
+                            vec![
+                                o("recover"),
+                                o("--apply"),
+                                o("--no-backup"),
                                 copied_dir.as_os_str(),
                             ],
-                            runs,
-                            limit,
-                            || copy_tree(&log_dir, &copy_root),
+                            true,
                         ),
-                        "rebuild-index-apply" => measure(
-                            bin,
-                            &[
-                                OsStr::new("rebuild-index"),
-                                OsStr::new("--all"),
-                                OsStr::new("--apply"),
-                                OsStr::new("--no-backup"),
+                        "rebuild-index-apply" => (
+                            vec![
+                                o("rebuild-index"),
+                                o("--all"),
+                                o("--apply"),
+                                o("--no-backup"),
                                 copied_dir.as_os_str(),
                             ],
-                            runs,
-                            limit,
-                            || copy_tree(&log_dir, &copy_root),
+                            true,
                         ),
-                        "rebuild-index" => measure(
-                            bin,
-                            &[OsStr::new("rebuild-index"), OsStr::new("--all"), d],
-                            runs,
-                            limit,
-                            || {},
-                        ),
-                        "ls" => measure(
-                            bin,
-                            &[OsStr::new("ls"), log_dir.as_os_str()],
-                            runs,
-                            limit,
-                            || {},
-                        ),
+                        "rebuild-index" => (vec![o("rebuild-index"), o("--all"), d], false),
+                        "ls" => (vec![o("ls"), log_dir.as_os_str()], false),
                         c @ ("verify" | "dump" | "recover" | "retention" | "compact" | "stats"
-                        | "offsets") => measure(bin, &[OsStr::new(c), d], runs, limit, || {}),
+                        | "offsets") => (vec![o(c), d], false),
                         other => panic!("unknown command {other}"),
                     };
+                    let (wall, cpu, killed) = measure(bin, &args, runs, limit, || {
+                        if on_copy {
+                            copy_tree(&log_dir, &copy_root);
+                        }
+                    });
                     let time = if killed {
                         format!(">{wall:.2} s (killed)")
                     } else {
