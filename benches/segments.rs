@@ -219,7 +219,7 @@ fn main() {
                     } else {
                         format!("{wall:.2} s")
                     };
-                    println!("{command:<16} {name:<12} {time:>20}  CPU {cpu:>8.2} s");
+                    println!("{command:<20} {name:<12} {time:>20}  CPU {cpu:>8.2} s");
                     walls
                         .entry((layout.clone(), command.clone(), *name))
                         .or_default()
@@ -238,7 +238,7 @@ fn main() {
             })
             .collect();
         if !steps.is_empty() {
-            println!("{layout:<14} {command:<16} {name:<12} {}", steps.join("  "));
+            println!("{layout:<14} {command:<20} {name:<12} {}", steps.join("  "));
         }
     }
 }
