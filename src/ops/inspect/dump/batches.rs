@@ -17,12 +17,12 @@ use super::{DumpOptions, Event, Sink, Walker};
 use crate::error::Result;
 use crate::format::entry::{peek_header, Entry, EntryHeader};
 use crate::format::index::{
-    decode_offset_index_entry_bytes, decode_time_index_entry_bytes, offset_index_entry_count,
-    offset_index_zero_tail_start, time_index_entry_count, time_index_zero_tail_start,
-    OffsetIndexEntry, TimeIndexEntry, OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
+    offset_index_entry_count, offset_index_zero_tail_start, time_index_entry_count,
+    time_index_zero_tail_start, OffsetIndexEntry, TimeIndexEntry,
 };
 use crate::format::names::FileKind;
 use crate::storage::files::{read_index, IndexBytes, IndexData};
+use crate::storage::index::{IndexKind, OffsetKind, TimeKind};
 
 /// What the log says of an offset-index entry found wrong: the first and last offset of the
 /// batch at its position (which starts past the entry's offset), or None when no batch starts
@@ -81,64 +81,48 @@ fn max_record_timestamp(entry: &Entry<'_>, limit: usize) -> i64 {
 }
 
 /// An index's entries in slot order, with their slots: the file's (up to its zero tail, read
-/// as the walk goes), or those of a list.
-enum Source<E> {
+/// as the walk goes, decoded as the engine's index decodes them), or those of a list.
+enum Source<K: IndexKind> {
     File {
         data: IndexData,
-        entry_bytes: usize,
         count: usize,
-        decode: fn(&[u8], i64) -> E,
         base_offset: i64,
     },
-    Listed(Vec<(usize, E)>),
+    Listed(Vec<(usize, K::Entry)>),
 }
 
-impl<E: Copy> Source<E> {
-    fn get(&self, i: usize) -> Option<(usize, E)> {
+impl<K: IndexKind> Source<K>
+where
+    K::Entry: Copy,
+{
+    fn get(&self, i: usize) -> Option<(usize, K::Entry)> {
+        let n = K::ENTRY_BYTES;
         match self {
             Source::File {
                 data,
-                entry_bytes: n,
                 count,
-                decode,
                 base_offset,
-            } => (i < *count).then(|| (i, decode(&data[i * n..(i + 1) * n], *base_offset))),
+            } => (i < *count).then(|| (i, K::decode(&data[i * n..(i + 1) * n], *base_offset))),
             Source::Listed(entries) => entries.get(i).copied(),
         }
     }
-}
 
-fn offset_entry(slot: &[u8], base_offset: i64) -> OffsetIndexEntry {
-    decode_offset_index_entry_bytes(slot.try_into().expect("8-byte slot"), base_offset)
-}
-
-fn time_entry(slot: &[u8], base_offset: i64) -> TimeIndexEntry {
-    decode_time_index_entry_bytes(slot.try_into().expect("12-byte slot"), base_offset)
-}
-
-/// The file's entries up to its zero tail (entries past it are zero slots), or None when it
-/// cannot be read (the index's own check reports that).
-fn file_source<E>(
-    p: &Path,
-    base_offset: i64,
-    entry_bytes: usize,
-    count: fn(&[u8], i64) -> usize,
-    decode: fn(&[u8], i64) -> E,
-) -> Option<Source<E>> {
-    let IndexBytes { data, .. } = read_index(p).ok()?;
-    let count = count(&data, base_offset);
-    Some(Source::File {
-        data,
-        entry_bytes,
-        count,
-        decode,
-        base_offset,
-    })
+    /// The file's entries up to its zero tail (`count` of its bytes: entries past it are zero
+    /// slots), or None when it cannot be read (the index's own check reports that).
+    fn file(p: &Path, base_offset: i64, count: fn(&[u8], i64) -> usize) -> Option<Self> {
+        let IndexBytes { data, .. } = read_index(p).ok()?;
+        let count = count(&data, base_offset);
+        Some(Source::File {
+            data,
+            count,
+            base_offset,
+        })
+    }
 }
 
 /// The offset index's entries, judged as the walk meets the positions they name.
 struct PositionCheck {
-    source: Source<OffsetIndexEntry>,
+    source: Source<OffsetKind>,
     next: usize,
     /// The position of the last batch the walk met.
     last: Option<u64>,
@@ -147,7 +131,7 @@ struct PositionCheck {
 }
 
 impl PositionCheck {
-    fn new(source: Source<OffsetIndexEntry>) -> Self {
+    fn new(source: Source<OffsetKind>) -> Self {
         PositionCheck {
             source,
             next: 0,
@@ -199,7 +183,7 @@ impl PositionCheck {
 /// batch whose last offset reaches it (or, when none does, the last batch there is), as the
 /// broker's forward search finds it.
 struct TimeCheck {
-    source: Source<TimeIndexEntry>,
+    source: Source<TimeKind>,
     next: usize,
     /// The largest last offset of the batches met, and the last batch.
     max_last_offset: Option<i64>,
@@ -212,7 +196,7 @@ struct TimeCheck {
 }
 
 impl TimeCheck {
-    fn new(source: Source<TimeIndexEntry>) -> Self {
+    fn new(source: Source<TimeKind>) -> Self {
         TimeCheck {
             source,
             next: 0,
@@ -313,21 +297,13 @@ impl<'s> Tap<'s> {
                         offset_index_zero_tail_start(d, b)
                             .unwrap_or(offset_index_entry_count(d.len()))
                     };
-                    positions = file_source(
-                        p,
-                        base_offset,
-                        OFFSET_INDEX_ENTRY_BYTES,
-                        count,
-                        offset_entry,
-                    )
-                    .map(PositionCheck::new);
+                    positions = Source::file(p, base_offset, count).map(PositionCheck::new);
                 }
                 FileKind::TimeIndex { base_offset } if times.is_none() => {
                     let count = |d: &[u8], b: i64| {
                         time_index_zero_tail_start(d, b).unwrap_or(time_index_entry_count(d.len()))
                     };
-                    times = file_source(p, base_offset, TIME_INDEX_ENTRY_BYTES, count, time_entry)
-                        .map(TimeCheck::new);
+                    times = Source::file(p, base_offset, count).map(TimeCheck::new);
                 }
                 _ => {}
             }
