@@ -334,23 +334,14 @@ fn tmp_path(to: &Path) -> PathBuf {
     to.with_file_name(tmp_name)
 }
 
-/// Copies `from` to `to` through a temporary file beside `to`, fsynced and renamed. The copy
-/// keeps the source's modification time: a rewritten segment keeps the one the engine gave it
-/// (a split segment has the original's, which retention falls back on). A failed write (the
-/// disk full) removes its temporary file; a crash leaves it, for the rerun's plan to remove.
-/// Three of the executor's steps lie inside: half the bytes written (a crash there leaves a
-/// partial temporary file), the rest written (where an injected fault is the disk running
-/// full), and the temporary file complete but not renamed.
-fn replace_file(from: &Path, to: &Path, steps: &mut Steps) -> Result<()> {
-    let tmp = write_tmp(from, to, steps, true)?;
-    steps.next(&tmp)?;
-    std::fs::rename(&tmp, to).map_err(|e| Error::io(to, e))?;
-    sync_dir(parent(to))
-}
-
-/// The first two steps of [`replace_file`]: `from`'s bytes and mtime in the temporary file of
-/// `to`, fsynced when `sync`. Returns the temporary file.
-fn write_tmp(from: &Path, to: &Path, steps: &mut Steps, sync: bool) -> Result<PathBuf> {
+/// `from`'s bytes and mtime in the temporary file beside `to`, not yet synced; returns the
+/// temporary file. The copy keeps the source's modification time: a rewritten segment keeps
+/// the one the engine gave it (a split segment has the original's, which retention falls back
+/// on). A failed write (the disk full) removes its temporary file; a crash leaves it, for the
+/// rerun's plan to remove. Two of the executor's steps lie inside: half the bytes written (a
+/// crash there leaves a partial temporary file) and the rest written (where an injected fault
+/// is the disk running full).
+fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
     let tmp = tmp_path(to);
     let mtime = std::fs::metadata(from)
         .and_then(|m| m.modified())
@@ -366,7 +357,6 @@ fn write_tmp(from: &Path, to: &Path, steps: &mut Steps, sync: bool) -> Result<Pa
                 .next_write(&tmp)
                 .and_then(|()| std::io::copy(&mut source, &mut out))
                 .and_then(|_| out.set_modified(mtime))
-                .and_then(|()| if sync { out.sync_all() } else { Ok(()) })
                 .map_err(|e| Error::io(&tmp, e))
         });
     match written {
@@ -380,33 +370,25 @@ fn write_tmp(from: &Path, to: &Path, steps: &mut Steps, sync: bool) -> Result<Pa
     }
 }
 
-/// [`replace_file`] for a run of writes into one directory (a plan rewriting the indexes of
-/// many segments): every temporary file written, then all made durable by one `syncfs` of
-/// the file system (each fsynced where that fails), then each renamed in the plan's order and
-/// the directory fsynced once. Crash safety is that of one write at a time: no rename happens
-/// before every temporary file is on disk, a crash before a rename leaves a temporary file for
-/// the rerun's plan to remove, and the renames of one directory reach the file system's
-/// journal in the order they were made (ext4's and XFS's journals commit in order), so a crash
-/// among them leaves a prefix of the plan done, as one fsync of the directory per rename
-/// would. The disk running full removes the temporary files of the run.
+/// Copies each `from` to its `to`, a run of writes into one directory (one file, or a plan
+/// rewriting the indexes of many segments): every temporary file written ([`write_tmp`]),
+/// then all made durable ([`sync_files`]), then each renamed in the plan's order (the step
+/// before each rename: the temporary file complete but not renamed) and the directory fsynced
+/// once. Crash safety is that of one write at a time: no rename happens before every
+/// temporary file is on disk, a crash before a rename leaves a temporary file for the rerun's
+/// plan to remove, and the renames of one directory reach the file system's journal in the
+/// order they were made (ext4's and XFS's journals commit in order), so a crash among them
+/// leaves a prefix of the plan done, as one fsync of the directory per rename would. The disk
+/// running full removes the temporary files of the run.
 fn replace_files(writes: &[(&Path, &Path)], steps: &mut Steps) -> Result<()> {
     let mut tmps = Vec::with_capacity(writes.len());
     for &(from, to) in writes {
         steps.next(to)?;
-        match write_tmp(from, to, steps, false) {
-            Ok(tmp) => tmps.push(tmp),
-            Err(e) => {
-                if matches!(e, Error::Io { .. }) {
-                    for t in &tmps {
-                        let _ = std::fs::remove_file(t);
-                    }
-                }
-                return Err(e);
-            }
-        }
+        let written = write_tmp(from, to, steps).map(|tmp| tmps.push(tmp));
+        remove_on_io_error(written, &tmps)?;
     }
     let dir = parent(writes[0].1);
-    sync_files(dir, &tmps)?;
+    remove_on_io_error(sync_files(dir, &tmps), &tmps)?;
     for (tmp, &(_, to)) in tmps.iter().zip(writes) {
         steps.next(tmp)?;
         std::fs::rename(tmp, to).map_err(|e| Error::io(to, e))?;
@@ -417,6 +399,17 @@ fn replace_files(writes: &[(&Path, &Path)], steps: &mut Steps) -> Result<()> {
 /// Files above which one `syncfs` beats an fsync of each (about a millisecond apiece here);
 /// below it, the fsyncs, since `syncfs` also writes out whatever else is dirty on the disk.
 const SYNCFS_FROM_FILES: usize = 32;
+
+/// `r`, the temporary files `tmps` removed first when it is an I/O error (the disk full: best
+/// effort, the error that stopped the run is the one to report). An injected crash leaves them.
+fn remove_on_io_error(r: Result<()>, tmps: &[PathBuf]) -> Result<()> {
+    if let Err(Error::Io { .. }) = r {
+        for t in tmps {
+            let _ = std::fs::remove_file(t);
+        }
+    }
+    r
+}
 
 /// Makes the files `files` (on the file system of `dir`) durable: an fsync of each, or for
 /// many, one `syncfs` (the fsyncs where it fails).
@@ -622,7 +615,7 @@ pub fn apply(
                 _ => None,
             })
             .collect();
-        if run.len() > 1 {
+        if !run.is_empty() {
             replace_files(&run, &mut steps)?;
             i += run.len();
             continue;
@@ -631,7 +624,7 @@ pub fn apply(
         i += 1;
         steps.next(c.file())?;
         match c {
-            Change::Write { file, source, .. } => replace_file(source, file, &mut steps)?,
+            Change::Write { .. } => unreachable!("a write is carried out in its run, above"),
             Change::Truncate {
                 file, size_after, ..
             } => OpenOptions::new()
