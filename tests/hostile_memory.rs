@@ -613,3 +613,48 @@ fn a_legacy_wrapper_of_a_million_messages_is_read_in_bounded_memory() {
         set_bytes,
     );
 }
+
+/// An `.index` of a million entries in decreasing order (a-plain-v2's first segment's nine
+/// entries reversed, over and over: each names a real batch, each but the first of a run is out
+/// of order and set aside for the index check's second walk, and each is an `index.order`
+/// error). Before this change `verify` kept every set-aside entry (24 bytes) and every finding
+/// (about 500 bytes): 2 GB for four million entries. Now the second walk takes the first 65,536
+/// and counts the rest as not checked, and the findings on index entries are listed up to a
+/// bound and the rest counted, as a `.txnindex`'s are.
+#[test]
+fn an_index_of_a_million_entries_out_of_order_is_checked_in_bounded_memory() {
+    let _one = serial();
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&reference.join("a-plain-v2/input/orders-0"), &dir);
+    let index = dir.join("00000000000000000000.index");
+    let entries = std::fs::read(&index).unwrap();
+    let reversed: Vec<u8> = entries.chunks_exact(8).rev().flatten().copied().collect();
+    let runs = 1_000_000 / (reversed.len() / 8);
+    std::fs::write(&index, reversed.repeat(runs)).unwrap();
+    let entries = runs * reversed.len() / 8;
+    bounded(&[OsStr::new("verify"), dir.as_os_str()], 1);
+    let out = common::kseg(&["verify", "--json", dir.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let findings = report["partitions"][0]["findings"].as_array().unwrap();
+    let of = |check: &str| -> Vec<&serde_json::Value> {
+        findings.iter().filter(|f| f["check"] == check).collect()
+    };
+    let order = of("index.order");
+    assert_eq!(order.len(), 101, "listed, and one counting the rest");
+    // Every entry but the first of each run goes back: all of them but the listed 100.
+    let out_of_order = entries - runs;
+    let counted = format!("{} more finding(s)", out_of_order - 100);
+    let last = order.last().unwrap()["message"].as_str().unwrap();
+    assert!(last.starts_with(&counted), "{last}");
+    let unchecked = of("index.unchecked");
+    assert_eq!(unchecked.len(), 1, "{unchecked:?}");
+    let m = unchecked[0]["message"].as_str().unwrap();
+    assert!(
+        m.ends_with("past the first 65536 were not checked against the log"),
+        "{m}"
+    );
+}

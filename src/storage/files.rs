@@ -191,10 +191,67 @@ pub struct IndexBytes {
 
 /// The bytes of [`IndexBytes`]: the file mapped read-only, never read whole into memory, so
 /// only the pages a check visits become resident (a 2 GiB index whose data lies at both ends
-/// costs the pages at its ends; Kafka maps its indexes too). The file must not shrink while
-/// mapped: kseg works on partitions no broker has open.
+/// costs the pages at its ends; Kafka maps its indexes too), and a pass over it keeps only a
+/// window of them ([`IndexData::passed`]). The file must not shrink while mapped: kseg works on
+/// partitions no broker has open.
 #[derive(Debug)]
-pub struct IndexData(Option<memmap2::Mmap>);
+pub struct IndexData(Option<memmap2::Mmap>, std::cell::Cell<usize>);
+
+/// Bytes of an index a pass keeps resident behind where it reads (a multiple of the page).
+const INDEX_PASS_WINDOW: usize = 64 << 10;
+
+impl IndexData {
+    /// A reader of the bytes in order has reached byte `at`: the pages a window or more behind
+    /// it leave this process's memory (they stay in the page cache and a read brings them back),
+    /// so a pass over an index costs a window, not the index. A smaller `at` than before starts
+    /// a new pass.
+    pub fn passed(&self, at: usize) {
+        let from = self.1.get();
+        if at < from {
+            self.1.set(at - at % INDEX_PASS_WINDOW);
+        } else if at - from >= 2 * INDEX_PASS_WINDOW {
+            self.release(at - at % INDEX_PASS_WINDOW - INDEX_PASS_WINDOW);
+        }
+    }
+
+    /// Lets the pages of the bytes from the last release to `upto` go.
+    fn release(&self, upto: usize) {
+        let Some(map) = &self.0 else { return };
+        let (from, upto) = (self.1.get(), upto.min(map.len()));
+        if upto > from {
+            // SAFETY: a read-only shared file mapping: MADV_DONTNEED drops page-table entries
+            // only, and the next access reads the same file bytes again. Failing, it is a hint
+            // not taken.
+            let _ = unsafe {
+                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, upto - from)
+            };
+            self.1.set(upto);
+        }
+    }
+
+    /// `rule` (a zero-tail rule of `slot`-byte entries: the first slot past slot 0 of its bytes
+    /// that matches, else None; slot 0 only when the bytes' first slots say so) over the bytes a
+    /// window at a time, each let go once searched ([`IndexData::passed`]), so the search costs
+    /// a window of memory. Each window after the first starts one slot early: a match past its
+    /// slot 0 is a match past the previous window's last slot, and its slot 0 (a slot the
+    /// previous window searched) cannot match.
+    pub fn find_slot(&self, slot: usize, rule: impl Fn(&[u8]) -> Option<usize>) -> Option<usize> {
+        let window = INDEX_PASS_WINDOW / slot * slot;
+        let mut first: usize = 0;
+        loop {
+            let lo = first.saturating_sub(1) * slot;
+            let hi = (lo + window).min(self.len());
+            let found = rule(&self[lo..hi]).map(|i| lo / slot + i);
+            self.passed(hi);
+            if found.is_some() || hi == self.len() {
+                // The pass that follows starts at the front.
+                self.release(hi);
+                return found;
+            }
+            first = hi / slot;
+        }
+    }
+}
 
 impl std::ops::Deref for IndexData {
     type Target = [u8];
@@ -223,7 +280,7 @@ pub fn map_whole(p: &Path) -> Result<IndexData> {
 /// The first `n` bytes (all there) of the file `f` at `p`, mapped read-only.
 fn map_prefix(f: &std::fs::File, p: &Path, n: u64) -> Result<IndexData> {
     if n == 0 {
-        return Ok(IndexData(None));
+        return Ok(IndexData(None, Default::default()));
     }
     let n_usize =
         usize::try_from(n).map_err(|_| Error::invalid(p, format!("{n} bytes cannot be mapped")))?;
@@ -232,7 +289,7 @@ fn map_prefix(f: &std::fs::File, p: &Path, n: u64) -> Result<IndexData> {
     let map =
         unsafe { memmap2::MmapOptions::new().len(n_usize).map(f) }.map_err(|e| Error::io(p, e))?;
     super::progress::read(n);
-    Ok(IndexData(Some(map)))
+    Ok(IndexData(Some(map), Default::default()))
 }
 
 /// How many leading bytes of the index file `f` (of `len` bytes) [`read_index`] reads.
@@ -799,6 +856,60 @@ mod tests {
         let mut out = Vec::new();
         f.take(len).read_to_end(&mut out).unwrap();
         out
+    }
+
+    /// The windowed search finds what the rule finds on the whole file: matches on both sides
+    /// of window boundaries, at slots 0 and 1, all-zero slots, none.
+    #[test]
+    fn find_slot_is_the_rule_on_the_whole_file() {
+        use crate::format::index::{offset_index_zero_tail_start, time_index_zero_tail_start};
+        let dir = tempfile::tempdir().unwrap();
+        let rules: [(usize, fn(&[u8]) -> Option<usize>); 2] = [
+            (8, |b| offset_index_zero_tail_start(b, 0)),
+            (12, |b| time_index_zero_tail_start(b, 0)),
+        ];
+        for (slot, rule) in rules {
+            let window = INDEX_PASS_WINDOW / slot;
+            let n = 3 * window + 7;
+            let mut plants = vec![None, Some((0, true)), Some((1, true)), Some((1, false))];
+            for w in 1..=3 {
+                for d in [-2isize, -1, 0, 1] {
+                    let at = (w * window) as isize + d;
+                    plants.push(Some((at as usize, false)));
+                    plants.push(Some((at as usize, true)));
+                }
+            }
+            plants.push(Some((n - 1, true)));
+            for plant in plants {
+                // Slot i holds relative offset i + 1 (and more non-zero bytes); the planted slot
+                // relative offset 0, the rest of it zero or not.
+                let mut bytes = vec![0u8; n * slot + 3];
+                for (i, c) in bytes.chunks_exact_mut(slot).enumerate() {
+                    c.fill(1);
+                    c[slot - 4..].copy_from_slice(&(i as u32 + 1).to_be_bytes());
+                    if slot == 8 {
+                        c[..4].copy_from_slice(&(i as u32 + 1).to_be_bytes());
+                    }
+                }
+                if let Some((at, zero)) = plant {
+                    let c = &mut bytes[at * slot..(at + 1) * slot];
+                    c.fill(if zero { 0 } else { 1 });
+                    let rel = if slot == 8 { 0..4 } else { 8..12 };
+                    c[rel].fill(0);
+                    if plant == Some((0, true)) {
+                        bytes[slot..2 * slot].fill(0);
+                    }
+                }
+                let p = dir.path().join("index");
+                std::fs::write(&p, &bytes).unwrap();
+                let data = read_index(&p).unwrap().data;
+                assert_eq!(data.len(), bytes.len());
+                let whole = rule(&bytes);
+                assert_eq!(data.find_slot(slot, rule), whole, "slot {slot}, {plant:?}");
+                // And again: a second search of the same map starts at its front.
+                assert_eq!(data.find_slot(slot, rule), whole, "slot {slot}, {plant:?}");
+            }
+        }
     }
 
     #[test]

@@ -18,8 +18,10 @@ use crate::format::batch::{
 use crate::format::entry::{frame_at, peek_header, Entry, EntryHeader, Frame, PEEK_HEADER_BYTES};
 use crate::format::DecodeError;
 
-/// Bytes read from the file per call when scanning sequentially.
-pub const READ_CHUNK_BYTES: usize = 1 << 20;
+/// Bytes read from the file per call when scanning sequentially: enough to make the system calls
+/// a small part of a walk, small enough that the walks `verify` runs in parallel keep little
+/// resident (a megabyte each made its peak RSS grow with the segments' size).
+pub const READ_CHUNK_BYTES: usize = 128 << 10;
 /// Bytes read per call when jumping between positions (index checks): enough for a typical
 /// batch, without reading a megabyte for every entry.
 pub const RANDOM_READ_CHUNK_BYTES: usize = 64 << 10;

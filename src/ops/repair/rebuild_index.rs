@@ -65,7 +65,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     if let Err(m) = offset_index_sanity_check(&index, len as usize, base, &name) {
         return Ok(Some((name.clone(), m)));
     }
-    if let Some(slot) = offset_index_zero_tail_start(&index, base) {
+    if let Some(slot) = index.find_slot(8, |b| offset_index_zero_tail_start(b, base)) {
         return Ok(Some((
             name.clone(),
             format!("{name} is not trimmed: zero entries from byte {}", slot * 8),
@@ -74,6 +74,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     // Streamed from the mapped file, not collected: an index can be any size.
     let entries = || offset_index_entries(&index, base);
     for (i, (a, b)) in entries().zip(entries().skip(1)).enumerate() {
+        index.passed(i * 8);
         if b.offset <= a.offset || b.position <= a.position {
             return Ok(Some((
                 name.clone(),
@@ -81,7 +82,11 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
             )));
         }
     }
-    if let Some(e) = entries().find(|e| e.position < 0 || e.position as u64 >= log_len) {
+    let past_log = |(i, e): &(usize, crate::format::index::OffsetIndexEntry)| {
+        index.passed(i * 8);
+        e.position < 0 || e.position as u64 >= log_len
+    };
+    if let Some((_, e)) = entries().enumerate().find(past_log) {
         return Ok(Some((
             name.clone(),
             format!("{name}: entry for offset {} points past the log", e.offset),
@@ -94,7 +99,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     if let Err(m) = time_index_sanity_check(&time, len as usize, base, &name) {
         return Ok(Some((name.clone(), m)));
     }
-    if let Some(slot) = time_index_zero_tail_start(&time, base) {
+    if let Some(slot) = time.find_slot(12, |b| time_index_zero_tail_start(b, base)) {
         return Ok(Some((
             name.clone(),
             format!(
@@ -105,6 +110,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     }
     let entries = || time_index_entries(&time, base);
     for (i, (a, b)) in entries().zip(entries().skip(1)).enumerate() {
+        time.passed(i * 12);
         if b.offset < a.offset || b.timestamp <= a.timestamp {
             return Ok(Some((
                 name.clone(),

@@ -143,6 +143,47 @@ struct FileScan {
     skipped: bool,
     /// Not read: known by its name only.
     classified: bool,
+    /// Per check on single `.index`/`.timeindex` entries: the findings listed, and those past
+    /// [`MAX_INDEX_ENTRY_FINDINGS`], counted only (a hostile index has millions of entries).
+    entry_findings: Vec<(&'static str, usize, u64)>,
+}
+
+/// The findings of one check on single index entries one file lists; the rest are counted in
+/// one more finding, as a `.txnindex`'s are.
+const MAX_INDEX_ENTRY_FINDINGS: usize = 100;
+
+/// The checks made once per `.index` or `.timeindex` entry.
+const INDEX_ENTRY_CHECKS: [&str; 6] = [
+    "index.order",
+    "index.position",
+    "index.offset-hidden",
+    "timeindex.order",
+    "timeindex.offset",
+    "timeindex.timestamp",
+];
+
+impl FileScan {
+    /// Whether `f` is listed: not past the bound of its check on index entries.
+    fn listed(&mut self, f: &Finding) -> bool {
+        if !INDEX_ENTRY_CHECKS.contains(&f.check) {
+            return true;
+        }
+        let i = match self.entry_findings.iter().position(|(c, ..)| *c == f.check) {
+            Some(i) => i,
+            None => {
+                self.entry_findings.push((f.check, 0, 0));
+                self.entry_findings.len() - 1
+            }
+        };
+        let (_, listed, unlisted) = &mut self.entry_findings[i];
+        if *listed < MAX_INDEX_ENTRY_FINDINGS {
+            *listed += 1;
+            true
+        } else {
+            *unlisted += 1;
+            false
+        }
+    }
 }
 
 impl Sink for FileScan {
@@ -161,7 +202,14 @@ impl Sink for FileScan {
                 }
             }
             Event::BatchRecords { shown, .. } => self.records += shown,
-            Event::Finding(f) => self.findings.push((*f).clone()),
+            Event::Finding(f) if self.listed(f) => self.findings.push((*f).clone()),
+            Event::FileEnd { path, .. } => {
+                for &(check, _, n) in self.entry_findings.iter().filter(|e| e.2 > 0) {
+                    let f = producers::unlisted(check, path, n, MAX_INDEX_ENTRY_FINDINGS);
+                    self.findings.push(f);
+                }
+                self.entry_findings.clear();
+            }
             Event::ZeroTail { slots, .. } => self.zero_tail_slots = Some(*slots),
             Event::SnapshotEntry(s) => self.snapshot_entries.push(**s),
             Event::LeaderEpochEntry(l) => self.epoch_entries.push(**l),

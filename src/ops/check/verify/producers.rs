@@ -761,14 +761,25 @@ impl EntryFindings {
 
     fn finish(mut self, path: &Path) -> Vec<Finding> {
         if self.unlisted > 0 {
-            let m = format!(
-                "{} more finding(s) on this index's entries are not listed (the first {MAX_TXN_INDEX_FINDINGS} are)",
-                self.unlisted
+            let f = unlisted(
+                "txnindex.entry",
+                path,
+                self.unlisted,
+                MAX_TXN_INDEX_FINDINGS,
             );
-            self.listed.push(Finding::error("txnindex.entry", path, m));
+            self.listed.push(f);
         }
         self.listed
     }
+}
+
+/// The finding that counts the `n` findings on an index's entries left unlisted past the
+/// first `listed`.
+pub(super) fn unlisted(check: &'static str, path: &Path, n: u64, listed: usize) -> Finding {
+    let m = format!(
+        "{n} more finding(s) on this index's entries are not listed (the first {listed} are)"
+    );
+    Finding::error(check, path, m)
 }
 
 #[cfg(test)]

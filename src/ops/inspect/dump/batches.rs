@@ -18,7 +18,8 @@ use crate::error::Result;
 use crate::format::entry::{peek_header, Entry, EntryHeader};
 use crate::format::index::{
     offset_index_entry_count, offset_index_zero_tail_start, time_index_entry_count,
-    time_index_zero_tail_start, OffsetIndexEntry, TimeIndexEntry,
+    time_index_zero_tail_start, OffsetIndexEntry, TimeIndexEntry, OFFSET_INDEX_ENTRY_BYTES,
+    TIME_INDEX_ENTRY_BYTES,
 };
 use crate::format::names::FileKind;
 use crate::storage::files::{read_index, IndexBytes, IndexData};
@@ -45,6 +46,21 @@ pub(super) enum WrongTime {
 pub(super) struct WalkedBatches {
     offsets: Option<Vec<(usize, WrongPosition)>>,
     times: Option<Vec<(usize, WrongTime)>>,
+    /// Entries out of order past [`MAX_LATE_ENTRIES`], of each index: not judged.
+    pub(super) unchecked: (u64, u64),
+}
+
+/// The most entries out of order an index check keeps for its second walk (24 bytes each): a
+/// hostile index of millions in decreasing order gets the rest counted as not checked.
+pub(super) const MAX_LATE_ENTRIES: usize = 1 << 16;
+
+/// Keeps `entry` for the second walk, or counts it when `late` is full.
+fn set_aside<E>(late: &mut Vec<(usize, E)>, unchecked: &mut u64, entry: (usize, E)) {
+    if late.len() < MAX_LATE_ENTRIES {
+        late.push(entry);
+    } else {
+        *unchecked += 1;
+    }
 }
 
 /// The value of `key` in a sorted list of pairs.
@@ -102,14 +118,17 @@ where
                 data,
                 count,
                 base_offset,
-            } => (i < *count).then(|| (i, K::decode(&data[i * n..(i + 1) * n], *base_offset))),
+            } => (i < *count).then(|| {
+                data.passed(i * n);
+                (i, K::decode(&data[i * n..(i + 1) * n], *base_offset))
+            }),
             Source::Listed(entries) => entries.get(i).copied(),
         }
     }
 
     /// The file's entries up to its zero tail (`count` of its bytes: entries past it are zero
     /// slots), or None when it cannot be read (the index's own check reports that).
-    fn file(p: &Path, base_offset: i64, count: fn(&[u8], i64) -> usize) -> Option<Self> {
+    fn file(p: &Path, base_offset: i64, count: fn(&IndexData, i64) -> usize) -> Option<Self> {
         let IndexBytes { data, .. } = read_index(p).ok()?;
         let count = count(&data, base_offset);
         Some(Source::File {
@@ -128,6 +147,7 @@ struct PositionCheck {
     last: Option<u64>,
     wrong: Vec<(usize, WrongPosition)>,
     late: Vec<(usize, OffsetIndexEntry)>,
+    unchecked: u64,
 }
 
 impl PositionCheck {
@@ -138,6 +158,7 @@ impl PositionCheck {
             last: None,
             wrong: Vec::new(),
             late: Vec::new(),
+            unchecked: 0,
         }
     }
 
@@ -169,7 +190,7 @@ impl PositionCheck {
                 // Between two batches the walk met: no batch starts there.
                 self.judge(slot, entry, None);
             } else {
-                self.late.push((slot, entry));
+                set_aside(&mut self.late, &mut self.unchecked, (slot, entry));
             }
             self.next += 1;
         }
@@ -190,6 +211,7 @@ struct TimeCheck {
     last: Option<EntryHeader>,
     wrong: Vec<(usize, WrongTime)>,
     late: Vec<(usize, TimeIndexEntry)>,
+    unchecked: u64,
     /// With a deep exact check: the entries landing on the batch whose records are being
     /// walked, judged when its records are done.
     open: Vec<(usize, TimeIndexEntry)>,
@@ -204,6 +226,7 @@ impl TimeCheck {
             last: None,
             wrong: Vec::new(),
             late: Vec::new(),
+            unchecked: 0,
             open: Vec::new(),
         }
     }
@@ -235,7 +258,7 @@ impl TimeCheck {
         let mut known = None;
         while let Some((slot, entry)) = self.source.get(self.next) {
             if before.is_some_and(|m| entry.offset <= m) {
-                self.late.push((slot, entry));
+                set_aside(&mut self.late, &mut self.unchecked, (slot, entry));
             } else if entry.offset <= header.last_offset {
                 match *known.get_or_insert_with(&mut max) {
                     Some(max) => self.judge(slot, entry, header, max),
@@ -255,7 +278,7 @@ impl TimeCheck {
     fn finish(&mut self) {
         while let Some((slot, entry)) = self.source.get(self.next) {
             if self.max_last_offset.is_some_and(|m| entry.offset <= m) {
-                self.late.push((slot, entry));
+                set_aside(&mut self.late, &mut self.unchecked, (slot, entry));
             } else {
                 let found = self.last.map_or(-1, |h| h.last_offset);
                 self.wrong.push((slot, WrongTime::PastEnd(found)));
@@ -293,15 +316,18 @@ impl<'s> Tap<'s> {
         for p in indexes {
             match crate::ops::input::kind_of(p, opts.base_offset).kind {
                 FileKind::OffsetIndex { base_offset } if positions.is_none() => {
-                    let count = |d: &[u8], b: i64| {
-                        offset_index_zero_tail_start(d, b)
-                            .unwrap_or(offset_index_entry_count(d.len()))
+                    let count = |d: &IndexData, b: i64| {
+                        d.find_slot(OFFSET_INDEX_ENTRY_BYTES, |s| {
+                            offset_index_zero_tail_start(s, b)
+                        })
+                        .unwrap_or(offset_index_entry_count(d.len()))
                     };
                     positions = Source::file(p, base_offset, count).map(PositionCheck::new);
                 }
                 FileKind::TimeIndex { base_offset } if times.is_none() => {
-                    let count = |d: &[u8], b: i64| {
-                        time_index_zero_tail_start(d, b).unwrap_or(time_index_entry_count(d.len()))
+                    let count = |d: &IndexData, b: i64| {
+                        d.find_slot(TIME_INDEX_ENTRY_BYTES, |s| time_index_zero_tail_start(s, b))
+                            .unwrap_or(time_index_entry_count(d.len()))
                     };
                     times = Source::file(p, base_offset, count).map(TimeCheck::new);
                 }
@@ -363,9 +389,14 @@ impl<'s> Tap<'s> {
                 t.wrong.sort_by_key(|(slot, _)| *slot);
             }
         }
+        let unchecked = (
+            positions.as_ref().map_or(0, |p| p.unchecked),
+            times.as_ref().map_or(0, |t| t.unchecked),
+        );
         Ok(WalkedBatches {
             offsets: positions.map(|p| p.wrong),
             times: times.map(|t| t.wrong),
+            unchecked,
         })
     }
 

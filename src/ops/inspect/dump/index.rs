@@ -77,6 +77,18 @@ impl Walker<'_, '_> {
         self.finding(Finding::warning("index.partial-entry", p, m).at(at))
     }
 
+    /// Reports the `n` entries out of order that the check set aside no room for.
+    fn unchecked(&mut self, p: &Path, check: &'static str, n: u64) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let m = format!(
+            "{n} entries out of order past the first {} were not checked against the log",
+            super::batches::MAX_LATE_ENTRIES
+        );
+        self.finding(Finding::warning(check, p, m))
+    }
+
     /// Reports a preallocated zero-filled tail of `count - first_slot` slots, if there is one.
     fn zero_tail(
         &mut self,
@@ -115,7 +127,9 @@ impl Walker<'_, '_> {
         if count == 0 {
             return self.emit(Event::IndexEmpty { path: p });
         }
-        let zero_tail = offset_index_zero_tail_start(&bytes, base_offset);
+        let zero_tail = bytes.find_slot(OFFSET_INDEX_ENTRY_BYTES, |b| {
+            offset_index_zero_tail_start(b, base_offset)
+        });
         let entries = zero_tail.unwrap_or(count);
         let log = self.walked_for(p)?;
         let walked = log.as_ref().map(|(_, w)| w);
@@ -125,6 +139,7 @@ impl Walker<'_, '_> {
             .take(dump_tool_shown_slots(zero_tail, count))
             .enumerate()
         {
+            bytes.passed(slot * OFFSET_INDEX_ENTRY_BYTES);
             // A zero slot 0 is printed as kafka-dump-log prints it, but it is no entry.
             if slot >= entries {
                 if !self.opts.verify_index_only {
@@ -179,6 +194,7 @@ impl Walker<'_, '_> {
                 self.emit(Event::OffsetIndexEntry { slot, entry })?;
             }
         }
+        self.unchecked(p, "index.unchecked", walked.map_or(0, |w| w.unchecked.0))?;
         self.walked = log;
         self.zero_tail(p, zero_tail, count, OFFSET_INDEX_ENTRY_BYTES)?;
         if !mismatches.is_empty() {
@@ -204,7 +220,9 @@ impl Walker<'_, '_> {
         }
         let count = time_index_entry_count(len);
         self.partial_entry(p, len, TIME_INDEX_ENTRY_BYTES)?;
-        let zero_tail = time_index_zero_tail_start(&bytes, base_offset);
+        let zero_tail = bytes.find_slot(TIME_INDEX_ENTRY_BYTES, |b| {
+            time_index_zero_tail_start(b, base_offset)
+        });
         let entries = zero_tail.unwrap_or(count);
         let log = self.walked_for(p)?;
         let walked = log.as_ref().map(|(_, w)| w);
@@ -214,6 +232,7 @@ impl Walker<'_, '_> {
             .take(dump_tool_shown_slots(zero_tail, count))
             .enumerate()
         {
+            bytes.passed(slot * TIME_INDEX_ENTRY_BYTES);
             if let Some(walked) = walked.filter(|_| slot < entries) {
                 // Kafka 4.0 names the batch's last offset; brokers up to 3.7 named the record
                 // with the largest timestamp, anywhere in the batch (changed by KAFKA-16310).
@@ -259,6 +278,11 @@ impl Walker<'_, '_> {
             }
             prev_timestamp = entry.timestamp;
         }
+        self.unchecked(
+            p,
+            "timeindex.unchecked",
+            walked.map_or(0, |w| w.unchecked.1),
+        )?;
         self.walked = log;
         self.zero_tail(p, zero_tail, count, TIME_INDEX_ENTRY_BYTES)?;
         for &(timestamp, prev) in &out_of_order {
