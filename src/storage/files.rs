@@ -864,7 +864,8 @@ mod tests {
     fn find_slot_is_the_rule_on_the_whole_file() {
         use crate::format::index::{offset_index_zero_tail_start, time_index_zero_tail_start};
         let dir = tempfile::tempdir().unwrap();
-        let rules: [(usize, fn(&[u8]) -> Option<usize>); 2] = [
+        type Rule = fn(&[u8]) -> Option<usize>;
+        let rules: [(usize, Rule); 2] = [
             (8, |b| offset_index_zero_tail_start(b, 0)),
             (12, |b| time_index_zero_tail_start(b, 0)),
         ];
