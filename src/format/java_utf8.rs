@@ -87,11 +87,12 @@ pub fn replace_into_slice(bytes: &[u8], buf: &mut [u8]) -> usize {
         let b = u64::from(b);
         let accepted = act == ACCEPT;
         // Accepted: the byte, tentatively, at the end. Rejected: one replacement over the
-        // sequence, then the byte read afresh: as it is, or its own replacement.
-        let word = match accepted {
-            true => b,
-            false => r | (if act == REREAD_REJECT { r } else { b }) << 24,
-        };
+        // sequence, then the byte read afresh: as it is, or its own replacement. (Masks, not
+        // branches: the compiler's branches here are mispredicted on binary data.)
+        let rejected = u64::from(!accepted).wrapping_neg();
+        let own = u64::from(act == REREAD_REJECT).wrapping_neg();
+        let again = b ^ ((r ^ b) & own);
+        let word = b ^ (((r | again << 24) ^ b) & rejected);
         let at = if accepted { o } else { seq };
         buf[at..at + 8].copy_from_slice(&word.to_le_bytes());
         // Bytes written at `at`, by action: 1, 3, 4, 6.
