@@ -367,11 +367,12 @@ impl<'s> Iterator for LegacyItems<'s> {
 impl<'s> Iterator for RecordIter<'s> {
     type Item = Result<RecordView<'s>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             RecordIter::V2 { records, batch } => {
                 let h = &batch.header;
-                Some(records.next()?.map(|r: Record<'s>| RecordView {
+                let view = |r: Record<'s>| RecordView {
                     offset: h.base_offset.wrapping_add(i64::from(r.offset_delta)),
                     timestamp: if h.timestamp_type() == TimestampType::LogAppendTime {
                         h.max_timestamp
@@ -389,7 +390,11 @@ impl<'s> Iterator for RecordIter<'s> {
                     headers: r.headers,
                     size_in_bytes: r.size_in_bytes,
                     legacy: None,
-                }))
+                };
+                if let Some(r) = records.next_common() {
+                    return Some(Ok(view(r)));
+                }
+                Some(records.next()?.map(view))
             }
             RecordIter::Legacy {
                 items,

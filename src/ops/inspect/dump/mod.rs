@@ -824,7 +824,7 @@ impl<'o, 's> Walker<'o, 's> {
                 info.base_offset = Some(first.offset);
             }
             self.emit(Event::Batch { info: &info, entry })?;
-            let mut batch = DeepBatch::new(position, entry, &info);
+            let mut batch = DeepBatch::new(position, entry, &info, self.decoded_records());
             for r in records {
                 match r {
                     Ok(view) => {
@@ -869,7 +869,7 @@ impl<'o, 's> Walker<'o, 's> {
             }
             return Ok(());
         }
-        let mut batch = DeepBatch::new(position, entry, &info);
+        let mut batch = DeepBatch::new(position, entry, &info, self.decoded_records());
         for (view, shown) in views.into_iter().zip(shown) {
             self.deep_record(&mut batch, view, shown, last_offset, regressions)?;
         }
@@ -893,7 +893,7 @@ impl<'o, 's> Walker<'o, 's> {
         regressions: &mut Vec<(i64, i64)>,
     ) -> Result<()> {
         self.check_record(batch, view.offset, view.timestamp, last_offset, regressions)?;
-        if !self.record_events && !batch.is_control && !self.opts.print_data {
+        if batch.checks_only {
             self.count_shown(batch, &view, shown);
             return Ok(());
         }
@@ -1017,6 +1017,12 @@ impl<'o, 's> Walker<'o, 's> {
         batch.shown += 1;
         batch.max_shown_timestamp = batch.max_shown_timestamp.max(view.timestamp);
         true
+    }
+
+    /// Whether a deep iteration does more with a record than check and count it: decode it
+    /// (`print_data`) or show it to a sink that wants record events.
+    fn decoded_records(&self) -> bool {
+        self.record_events || self.opts.print_data
     }
 
     /// What the deep iteration of `batch` showed.
@@ -1150,13 +1156,17 @@ struct DeepBatch {
     max_timestamp: Option<i64>,
     magic: i8,
     is_control: bool,
+    /// Whether its records are only checked and counted: nothing decodes them (no control
+    /// batch, no `print_data`) and the sink wants no record events. (Known per batch, not
+    /// looked up per record.)
+    checks_only: bool,
     /// The records shown so far, and the largest of their timestamps (-1 with none).
     shown: u64,
     max_shown_timestamp: i64,
 }
 
 impl DeepBatch {
-    fn new(position: u64, entry: &Entry<'_>, info: &BatchInfo) -> Self {
+    fn new(position: u64, entry: &Entry<'_>, info: &BatchInfo, decoded: bool) -> Self {
         DeepBatch {
             position,
             first: info.base_offset.unwrap_or(i64::MIN),
@@ -1168,6 +1178,7 @@ impl DeepBatch {
             },
             magic: info.magic,
             is_control: info.is_control,
+            checks_only: !decoded && !info.is_control,
             shown: 0,
             max_shown_timestamp: -1,
         }
