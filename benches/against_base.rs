@@ -264,7 +264,11 @@ fn main() {
     let tmp = tempfile::tempdir().unwrap();
     // `KSEG_BENCH_KEEP`: the partitions stay (under the printed directory), for profiling.
     let keep = std::env::var_os("KSEG_BENCH_KEEP").is_some();
-    let root = &if keep { tmp.keep() } else { tmp.path().to_path_buf() };
+    let root = &if keep {
+        tmp.keep()
+    } else {
+        tmp.path().to_path_buf()
+    };
     if keep {
         println!("partitions kept in {}", root.display());
     }

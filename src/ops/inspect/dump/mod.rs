@@ -903,7 +903,12 @@ impl<'o, 's> Walker<'o, 's> {
     /// [`Walker::deep_record`] past the checks: a control record's reading or the decoders'
     /// (with `print_data`), then the record's event.
     #[inline(never)]
-    fn decode_record(&mut self, batch: &mut DeepBatch, view: RecordView<'_>, shown: bool) -> Result<()> {
+    fn decode_record(
+        &mut self,
+        batch: &mut DeepBatch,
+        view: RecordView<'_>,
+        shown: bool,
+    ) -> Result<()> {
         let position = batch.position;
         let (mut control, mut control_text, mut decoded, mut fatal) = (None, None, None, None);
         let (mut key_payload, mut value_payload) = (None, None);
