@@ -10,7 +10,8 @@
 //! with wall and CPU time (`getrusage`: what to read on a loaded machine) and the load average
 //! before each figure. `KSEG_BENCH_ONLY` (comma-separated: `dump`, `verify`, `compact`,
 //! `write`, `deep`) runs only some of the figures; `KSEG_BENCH_DEEP_MIB` (default 64) sizes
-//! each partition of the `verify --deep` against bare-pass figures.
+//! each partition of the `verify --deep` against bare-pass figures; with `KSEG_BENCH_KEEP` set
+//! the generated partitions are kept (for a profiler) in the directory it prints.
 //!
 //! The perf partition (`KSEG_BENCH_PERF_MIB`, default 257 MiB of record payload, 64 MiB
 //! segments) alternates uncompressed and lz4 v2 batches of 100 records; a quarter of the values
@@ -261,7 +262,16 @@ fn main() {
     }
     let new = Path::new(env!("CARGO_BIN_EXE_kseg"));
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
+    // `KSEG_BENCH_KEEP`: the partitions stay (under the printed directory), for profiling.
+    let keep = std::env::var_os("KSEG_BENCH_KEEP").is_some();
+    let root = &if keep {
+        tmp.keep()
+    } else {
+        tmp.path().to_path_buf()
+    };
+    if keep {
+        println!("partitions kept in {}", root.display());
+    }
 
     if ["dump", "verify", "compact"].iter().any(|f| wanted(f)) {
         let perf = root.join("perf").join("bench-0");
@@ -277,7 +287,9 @@ fn main() {
         );
         let _ = files(&perf).iter().map(std::fs::read).count();
         perf_figures(base, new, root, &perf);
-        std::fs::remove_dir_all(root.join("perf")).unwrap();
+        if !keep {
+            std::fs::remove_dir_all(root.join("perf")).unwrap();
+        }
     }
     if wanted("write") {
         write_figure(base, new, root, mib);
@@ -297,7 +309,9 @@ fn main() {
             } else {
                 verify_vs(&label, &dir, &decompress_only, "decompress alone");
             }
-            std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+            if !keep {
+                std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+            }
         }
     }
 }

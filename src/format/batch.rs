@@ -561,11 +561,28 @@ impl<'s> Records<'s> {
     pub fn is_compressed(&self) -> bool {
         self.compressed
     }
+
+    /// The next record when it is a common one ([`Record::decode_common`]); None leaves the
+    /// iterator as it was, for [`Iterator::next`] to read (or explain) what comes. A caller
+    /// that builds its own value from the record takes it from here without the `Result`
+    /// that `next` passes through memory (shared with the checked reader's result).
+    #[inline(always)]
+    pub fn next_common(&mut self) -> Option<Record<'s>> {
+        if self.done || self.remaining == 0 {
+            return None;
+        }
+        let r = Record::decode_common(self.cursor.rest())?;
+        self.cursor.skip(r.size_in_bytes);
+        self.remaining -= 1;
+        Some(r)
+    }
 }
 
 impl<'s> Iterator for Records<'s> {
     type Item = Result<Record<'s>>;
 
+    // Inlined into the walk's loop, where a record's fields that no one reads are never built.
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
             return None;

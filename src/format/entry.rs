@@ -5,8 +5,9 @@
 //! layout. [`frame_at`] applies Kafka's file-reader rules; [`Entry`] is what upper layers see.
 
 use super::batch::{
-    BatchV2, Headers, Record, RecordSpec, Records, TimestampType, HEADER_SIZE_UP_TO_MAGIC_BYTES,
-    LOG_OVERHEAD_BYTES, MAGIC_V2, MIN_ENTRY_SIZE_FIELD, RECORD_BATCH_OVERHEAD_BYTES,
+    BatchHeader, BatchV2, Headers, Record, RecordSpec, Records, TimestampType,
+    HEADER_SIZE_UP_TO_MAGIC_BYTES, LOG_OVERHEAD_BYTES, MAGIC_V2, MIN_ENTRY_SIZE_FIELD,
+    RECORD_BATCH_OVERHEAD_BYTES,
 };
 use super::codec::Compression;
 use super::error::{DecodeError, ErrorKind, Result};
@@ -364,32 +365,39 @@ impl<'s> Iterator for LegacyItems<'s> {
     }
 }
 
-impl<'s> Iterator for RecordIter<'s> {
-    type Item = Result<RecordView<'s>>;
+/// A v2 record as Kafka's readers present it, from its batch's header.
+#[inline(always)]
+fn v2_view<'s>(h: &BatchHeader, r: Record<'s>) -> RecordView<'s> {
+    RecordView {
+        offset: h.base_offset.wrapping_add(i64::from(r.offset_delta)),
+        timestamp: if h.timestamp_type() == TimestampType::LogAppendTime {
+            h.max_timestamp
+        } else {
+            h.base_timestamp.wrapping_add(r.timestamp_delta)
+        },
+        timestamp_type: h.timestamp_type(),
+        sequence: if h.base_sequence < 0 {
+            -1
+        } else {
+            increment_sequence(h.base_sequence, r.offset_delta)
+        },
+        key: r.key,
+        value: r.value,
+        headers: r.headers,
+        size_in_bytes: r.size_in_bytes,
+        legacy: None,
+    }
+}
 
-    fn next(&mut self) -> Option<Self::Item> {
+impl<'s> RecordIter<'s> {
+    /// Every record [`Iterator::next`] does not take on its fast path: checked v2 records (with
+    /// headers, long varints, errors) and legacy messages.
+    #[inline(never)]
+    fn next_other(&mut self) -> Option<Result<RecordView<'s>>> {
         match self {
             RecordIter::V2 { records, batch } => {
-                let h = &batch.header;
-                Some(records.next()?.map(|r: Record<'s>| RecordView {
-                    offset: h.base_offset.wrapping_add(i64::from(r.offset_delta)),
-                    timestamp: if h.timestamp_type() == TimestampType::LogAppendTime {
-                        h.max_timestamp
-                    } else {
-                        h.base_timestamp.wrapping_add(r.timestamp_delta)
-                    },
-                    timestamp_type: h.timestamp_type(),
-                    sequence: if h.base_sequence < 0 {
-                        -1
-                    } else {
-                        increment_sequence(h.base_sequence, r.offset_delta)
-                    },
-                    key: r.key,
-                    value: r.value,
-                    headers: r.headers,
-                    size_in_bytes: r.size_in_bytes,
-                    legacy: None,
-                }))
+                let h = batch.header;
+                Some(records.next()?.map(|r| v2_view(&h, r)))
             }
             RecordIter::Legacy {
                 items,
@@ -414,6 +422,22 @@ impl<'s> Iterator for RecordIter<'s> {
                 }))
             }
         }
+    }
+}
+
+impl<'s> Iterator for RecordIter<'s> {
+    type Item = Result<RecordView<'s>>;
+
+    /// The common v2 record inlined where records are walked (built in place, not passed
+    /// through memory); everything else out of line.
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        if let RecordIter::V2 { records, batch } = self {
+            if let Some(r) = records.next_common() {
+                return Some(Ok(v2_view(&batch.header, r)));
+            }
+        }
+        self.next_other()
     }
 }
 

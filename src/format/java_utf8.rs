@@ -62,33 +62,48 @@ pub fn replace_into(bytes: &[u8], out: &mut Vec<u8>) {
 }
 
 /// The most bytes [`replace_into_slice`] may write for `len` bytes in: three out for each byte
-/// in, and room for a replacement written past the end.
+/// in, and room for the eight-byte stores it makes past what it has written.
 pub const fn max_replaced_len(len: usize) -> usize {
-    len * 3 + 3
+    len * 3 + 8
 }
 
 /// [`replace_into`] into the start of `buf`, which must hold at least
 /// [`max_replaced_len`]`(bytes.len())` bytes (what it held before is overwritten, so a buffer
 /// reused from call to call is not cleared each time); returns how many bytes of text it wrote.
+///
+/// The state is a shift into the byte's entry of [`TRANSITIONS`] (a "shift DFA"): the step from
+/// one state to the next is a shift and a mask, never a load that waits for the last step, and
+/// a byte that cannot continue a sequence is read afresh within the same step (the table's
+/// entry says so), so every step takes the next byte.
 pub fn replace_into_slice(bytes: &[u8], buf: &mut [u8]) -> usize {
     assert!(buf.len() >= max_replaced_len(bytes.len()));
-    // States are kept as their row's start in `NEXT`, so that a step is one load.
-    let (mut o, mut seq, mut row, mut i) = (0usize, 0usize, 0usize, 0usize);
-    while let Some(&b) = bytes.get(i) {
-        buf[o] = b;
-        let next = usize::from(NEXT[row + usize::from(b)]);
-        let reject = next >= ROW_REJECT;
-        let at = if reject { seq } else { o + 1 };
-        buf[at..at + 3].copy_from_slice(REPLACEMENT.as_bytes());
-        o = if reject { seq + 3 } else { o + 1 };
-        row = if reject { 0 } else { next };
-        if row == 0 {
-            seq = o;
-        }
-        // A byte that cannot continue the sequence starts the next one.
-        i += usize::from(next != ROW_REJECT_AND_REREAD);
+    let r = u64::from(u32::from_le_bytes([0xef, 0xbf, 0xbd, 0]));
+    // `o`: the text written; `seq`: where the sequence being read started in it.
+    let (mut o, mut seq, mut state) = (0usize, 0usize, 0u64);
+    for &b in bytes {
+        let t = TRANSITIONS[usize::from(b)];
+        let act = (t.actions >> state) & 3;
+        state = (t.next >> state) & 63;
+        let b = u64::from(b);
+        let accepted = act == ACCEPT;
+        // Accepted: the byte, tentatively, at the end. Rejected: one replacement over the
+        // sequence, then the byte read afresh: as it is, or its own replacement. (Masks, not
+        // branches: the compiler's branches here are mispredicted on binary data.)
+        let rejected = u64::from(!accepted).wrapping_neg();
+        let own = u64::from(act == REREAD_REJECT).wrapping_neg();
+        let again = b ^ ((r ^ b) & own);
+        let word = b ^ (((r | again << 24) ^ b) & rejected);
+        let at = if accepted { o } else { seq };
+        buf[at..at + 8].copy_from_slice(&word.to_le_bytes());
+        // Bytes written at `at`, by action: 1, 3, 4, 6.
+        o = at + ((0x6431 >> (4 * act)) & 15) as usize;
+        seq = match (state == 0, accepted) {
+            (true, _) => o,
+            (false, true) => seq,
+            (false, false) => at + 3,
+        };
     }
-    if row != 0 {
+    if state != 0 {
         // Cut short by the end of the input: what is left, as one.
         buf[seq..seq + 3].copy_from_slice(REPLACEMENT.as_bytes());
         o = seq + 3;
@@ -165,19 +180,48 @@ const STEP: [u8; STATES * CLASSES] = {
     flat
 };
 
-/// [`STEP`] by byte rather than by class, each state (and rejection) as the start of its row:
-/// `NEXT[state * 256 + byte]` is the next state times 256.
-const NEXT: [u16; STATES * 256] = {
-    let mut t = [0u16; STATES * 256];
-    let mut k = 0;
-    while k < t.len() {
-        t[k] = STEP[(k / 256) * CLASSES + CLASS[k % 256] as usize] as u16 * 256;
-        k += 1;
+/// What a step does with its byte: takes it into the sequence; rejects the sequence with it;
+/// rejects the sequence before it and reads it afresh as the start of the next (`REREAD`) or
+/// as a malformed byte of its own (`REREAD_REJECT`).
+const ACCEPT: u64 = 0;
+const REREAD_REJECT: u64 = 3;
+
+/// A byte's steps from every state, each state `s` as the shift `6 * s`: `next >> shift & 63`
+/// is the next state's shift, `actions >> shift & 3` what the step does.
+#[derive(Clone, Copy)]
+struct Transitions {
+    next: u64,
+    actions: u64,
+}
+
+/// [`STEP`] by byte, a rejection followed by the byte's step from the start when it is read
+/// afresh.
+const TRANSITIONS: [Transitions; 256] = {
+    let mut t = [Transitions {
+        next: 0,
+        actions: 0,
+    }; 256];
+    let mut b = 0;
+    while b < 256 {
+        let class = CLASS[b] as usize;
+        let mut s = 0;
+        while s < STATES {
+            let (next, action) = match STEP[s * CLASSES + class] {
+                REJECT => (START, 1),
+                REJECT_AND_REREAD => match STEP[START as usize * CLASSES + class] {
+                    REJECT => (START, REREAD_REJECT),
+                    n => (n, 2),
+                },
+                n => (n, ACCEPT),
+            };
+            t[b].next |= (next as u64 * 6) << (6 * s);
+            t[b].actions |= action << (6 * s);
+            s += 1;
+        }
+        b += 1;
     }
     t
 };
-const ROW_REJECT: usize = REJECT as usize * 256;
-const ROW_REJECT_AND_REREAD: usize = REJECT_AND_REREAD as usize * 256;
 
 #[cfg(test)]
 mod tests {

@@ -824,7 +824,7 @@ impl<'o, 's> Walker<'o, 's> {
                 info.base_offset = Some(first.offset);
             }
             self.emit(Event::Batch { info: &info, entry })?;
-            let mut batch = DeepBatch::new(position, entry, &info);
+            let mut batch = DeepBatch::new(position, entry, &info, self.decoded_records());
             for r in records {
                 match r {
                     Ok(view) => {
@@ -869,7 +869,7 @@ impl<'o, 's> Walker<'o, 's> {
             }
             return Ok(());
         }
-        let mut batch = DeepBatch::new(position, entry, &info);
+        let mut batch = DeepBatch::new(position, entry, &info, self.decoded_records());
         for (view, shown) in views.into_iter().zip(shown) {
             self.deep_record(&mut batch, view, shown, last_offset, regressions)?;
         }
@@ -881,6 +881,9 @@ impl<'o, 's> Walker<'o, 's> {
     }
 
     /// One record of a deep iteration: its checks, its decoding, and its event when `shown`.
+    /// Inlined into the loop over a batch's records, for `verify`'s walk: a record nothing
+    /// decodes and no event shows is checked and counted there, the rest is out of line.
+    #[inline(always)]
     fn deep_record(
         &mut self,
         batch: &mut DeepBatch,
@@ -889,33 +892,24 @@ impl<'o, 's> Walker<'o, 's> {
         last_offset: &mut Option<i64>,
         regressions: &mut Vec<(i64, i64)>,
     ) -> Result<()> {
+        self.check_record(batch, view.offset, view.timestamp, last_offset, regressions)?;
+        if batch.checks_only {
+            self.count_shown(batch, &view, shown);
+            return Ok(());
+        }
+        self.decode_record(batch, view, shown)
+    }
+
+    /// [`Walker::deep_record`] past the checks: a control record's reading or the decoders'
+    /// (with `print_data`), then the record's event.
+    #[inline(never)]
+    fn decode_record(
+        &mut self,
+        batch: &mut DeepBatch,
+        view: RecordView<'_>,
+        shown: bool,
+    ) -> Result<()> {
         let position = batch.position;
-        let out_of_range = view.offset < batch.first || view.offset > batch.last;
-        if out_of_range || batch.prev.is_some_and(|p| view.offset <= p) {
-            let m = format!(
-                "Record offset {} in the batch at position {position} is outside {}..={} or not above the previous record's",
-                view.offset, batch.first, batch.last
-            );
-            let f = Finding::error("record.offset", self.current.clone(), m);
-            self.finding(f.at(position).offset(view.offset))?;
-        }
-        batch.prev = Some(view.offset);
-        if batch.max_timestamp.is_some_and(|max| view.timestamp > max) {
-            let m = format!(
-                "Record at offset {} has timestamp {}, above its batch's max timestamp {}",
-                view.offset,
-                view.timestamp,
-                batch.max_timestamp.unwrap_or_default()
-            );
-            let f = Finding::error("record.timestamp", self.current.clone(), m);
-            self.finding(f.at(position).offset(view.offset))?;
-        }
-        if let Some(prev) = *last_offset {
-            if view.offset <= prev {
-                regressions.push((prev, view.offset));
-            }
-        }
-        *last_offset = Some(view.offset);
         let (mut control, mut control_text, mut decoded, mut fatal) = (None, None, None, None);
         let (mut key_payload, mut value_payload) = (None, None);
         if batch.is_control {
@@ -945,12 +939,7 @@ impl<'o, 's> Walker<'o, 's> {
             );
             return self.finding(f.at(position).offset(view.offset));
         }
-        if !shown || !self.take_record(view.offset) {
-            return Ok(());
-        }
-        batch.shown += 1;
-        batch.max_shown_timestamp = batch.max_shown_timestamp.max(view.timestamp);
-        if !self.record_events {
+        if !self.count_shown(batch, &view, shown) || !self.record_events {
             return Ok(());
         }
         let rec = RecordInfo {
@@ -964,6 +953,81 @@ impl<'o, 's> Walker<'o, 's> {
             value_payload,
         };
         self.emit(Event::Record(&rec))
+    }
+
+    /// The checks of every record of a deep iteration: its offset within its batch's and
+    /// above the previous record's, its timestamp within the batch's max; offsets that do not
+    /// increase across batches are kept for the summary. (Per record: the findings' text is
+    /// built out of line.)
+    #[inline(always)]
+    fn check_record(
+        &mut self,
+        batch: &mut DeepBatch,
+        offset: i64,
+        timestamp: i64,
+        last_offset: &mut Option<i64>,
+        regressions: &mut Vec<(i64, i64)>,
+    ) -> Result<()> {
+        let out_of_range = offset < batch.first || offset > batch.last;
+        if out_of_range || batch.prev.is_some_and(|p| offset <= p) {
+            self.record_offset_finding(batch, offset)?;
+        }
+        batch.prev = Some(offset);
+        if batch.max_timestamp.is_some_and(|max| timestamp > max) {
+            self.record_timestamp_finding(batch, offset, timestamp)?;
+        }
+        if let Some(prev) = *last_offset {
+            if offset <= prev {
+                regressions.push((prev, offset));
+            }
+        }
+        *last_offset = Some(offset);
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_offset_finding(&mut self, batch: &DeepBatch, offset: i64) -> Result<()> {
+        let position = batch.position;
+        let m = format!(
+            "Record offset {offset} in the batch at position {position} is outside {}..={} or not above the previous record's",
+            batch.first, batch.last
+        );
+        let f = Finding::error("record.offset", self.current.clone(), m);
+        self.finding(f.at(position).offset(offset))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_timestamp_finding(
+        &mut self,
+        batch: &DeepBatch,
+        offset: i64,
+        timestamp: i64,
+    ) -> Result<()> {
+        let m = format!(
+            "Record at offset {offset} has timestamp {timestamp}, above its batch's max timestamp {}",
+            batch.max_timestamp.unwrap_or_default()
+        );
+        let f = Finding::error("record.timestamp", self.current.clone(), m);
+        self.finding(f.at(batch.position).offset(offset))
+    }
+
+    /// Counts the record `view` as shown when it is (`shown`, within a range's count).
+    #[inline(always)]
+    fn count_shown(&mut self, batch: &mut DeepBatch, view: &RecordView<'_>, shown: bool) -> bool {
+        if !shown || !self.take_record(view.offset) {
+            return false;
+        }
+        batch.shown += 1;
+        batch.max_shown_timestamp = batch.max_shown_timestamp.max(view.timestamp);
+        true
+    }
+
+    /// Whether a deep iteration does more with a record than check and count it: decode it
+    /// (`print_data`) or show it to a sink that wants record events.
+    fn decoded_records(&self) -> bool {
+        self.record_events || self.opts.print_data
     }
 
     /// What the deep iteration of `batch` showed.
@@ -1097,13 +1161,17 @@ struct DeepBatch {
     max_timestamp: Option<i64>,
     magic: i8,
     is_control: bool,
+    /// Whether its records are only checked and counted: nothing decodes them (no control
+    /// batch, no `print_data`) and the sink wants no record events. (Known per batch, not
+    /// looked up per record.)
+    checks_only: bool,
     /// The records shown so far, and the largest of their timestamps (-1 with none).
     shown: u64,
     max_shown_timestamp: i64,
 }
 
 impl DeepBatch {
-    fn new(position: u64, entry: &Entry<'_>, info: &BatchInfo) -> Self {
+    fn new(position: u64, entry: &Entry<'_>, info: &BatchInfo, decoded: bool) -> Self {
         DeepBatch {
             position,
             first: info.base_offset.unwrap_or(i64::MIN),
@@ -1115,6 +1183,7 @@ impl DeepBatch {
             },
             magic: info.magic,
             is_control: info.is_control,
+            checks_only: !decoded && !info.is_control,
             shown: 0,
             max_shown_timestamp: -1,
         }
