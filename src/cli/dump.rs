@@ -520,9 +520,7 @@ pub fn run(args: DumpArgs) -> u8 {
 /// files that failed the sanity check and the logs with non-increasing offsets, in
 /// kafka-dump-log's words for them (`failed sanity check`, `Non-increasing offsets in`).
 fn damage_reasons(o: &Outcome) -> String {
-    let mut why = vec![crate::ops::finding::count_by_check(
-        o.errors.iter().copied(),
-    )];
+    let mut why = vec![crate::ops::finding::counts_by_check(&o.errors)];
     let sanity = o.summary.sanity_failures;
     if sanity > 0 {
         why.push(format!("{sanity} × index file failed sanity check"));

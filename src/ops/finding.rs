@@ -67,11 +67,16 @@ impl Finding {
 
 /// Check ids counted, most frequent first: `2 × record.decode, 1 × batch.crc`.
 pub fn count_by_check(checks: impl IntoIterator<Item = &'static str>) -> String {
-    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    let mut counts = std::collections::BTreeMap::<&'static str, usize>::new();
     for c in checks {
         *counts.entry(c).or_default() += 1;
     }
-    let mut counts: Vec<(&str, usize)> = counts.into_iter().collect();
+    counts_by_check(&counts)
+}
+
+/// [`count_by_check`] of counts already made: the most frequent check first.
+pub fn counts_by_check(counts: &std::collections::BTreeMap<&'static str, usize>) -> String {
+    let mut counts: Vec<(&str, usize)> = counts.iter().map(|(c, n)| (*c, *n)).collect();
     counts.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
     counts
         .iter()

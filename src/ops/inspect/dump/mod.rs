@@ -308,8 +308,9 @@ pub struct Outcome {
     /// With record filters: the files of directories left out because they hold no records
     /// (indexes, snapshots, checkpoints, unknown files); a file named itself is dumped.
     pub without_records: Vec<PathBuf>,
-    /// The check id of each error finding (damage found otherwise is in `summary`).
-    pub errors: Vec<&'static str>,
+    /// The error findings, counted by check id (damage found otherwise is in `summary`):
+    /// counts, as a hostile index can have an error per entry.
+    pub errors: std::collections::BTreeMap<&'static str, usize>,
     pub summary: Summary,
     /// With a range: indexes the seek could not use (their segments were scanned instead).
     pub fallbacks: Vec<Fallback>,
@@ -650,7 +651,7 @@ impl<'o, 's> Walker<'o, 's> {
     fn finding(&mut self, f: Finding) -> Result<()> {
         if f.severity == crate::ops::Severity::Error {
             self.outcome.damage += 1;
-            self.outcome.errors.push(f.check);
+            *self.outcome.errors.entry(f.check).or_default() += 1;
         }
         self.emit(Event::Finding(&f))
     }
