@@ -1,7 +1,7 @@
 //! Issue 16's speed figures, each with its baseline from the same run (run:
 //! `cargo bench --bench against_base`).
 //!
-//! Baselines are of two kinds: the release binary of an earlier kseg (`KSEG_BASE`, default
+//! Baselines are of two kinds: the release binary of an earlier kseg (`KSEG_BASE_BIN`, default
 //! `/tmp/kseg-base/kseg`, built from main before this work) running the same command on the
 //! same files — for `dump --deep-iteration --print-data-log`, `compact --out` and `write` —
 //! and bare passes over the same bytes for `verify --deep`: read + CRC32C of the `.log` files
@@ -254,11 +254,11 @@ fn main() {
     let mib = env("KSEG_BENCH_PERF_MIB", 257);
     let deep_mib = env("KSEG_BENCH_DEEP_MIB", 64);
     let base = PathBuf::from(
-        std::env::var("KSEG_BASE").unwrap_or_else(|_| "/tmp/kseg-base/kseg".to_owned()),
+        std::env::var("KSEG_BASE_BIN").unwrap_or_else(|_| "/tmp/kseg-base/kseg".to_owned()),
     );
     let base = base.exists().then_some(base.as_path());
     if base.is_none() {
-        println!("no base binary (KSEG_BASE): the figures against it are left out");
+        println!("no base binary (KSEG_BASE_BIN): the figures against it are left out");
     }
     let new = Path::new(env!("CARGO_BIN_EXE_kseg"));
     let tmp = tempfile::tempdir().unwrap();
