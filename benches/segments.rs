@@ -132,14 +132,16 @@ fn measure(
     (median(wall), median(cpu), false)
 }
 
-/// (layout, command, binary) of a row of figures: (count, wall and CPU seconds, or None when
-/// killed).
+/// (layout, command, binary) of a row of figures.
 type Series = (String, String, &'static str);
+/// A series' figures: (count, wall and CPU seconds, or None when killed).
+type Figures = Vec<(u64, Option<(f64, f64)>)>;
 
 /// `cp -a from to` (a fresh copy of the log dir for each `--apply`). A copy already at `to`
-/// is moved aside into `trash`, removed with the count's directory: on ext4 without a journal,
-/// each create skips over the inodes deleted in the last half minute, so removing 100,000
-/// files just before creating as many made the copy quadratic.
+/// is moved aside into `trash`, removed with the count's directory: ext4's inode allocator
+/// skips the inodes freed in the last half minute or so (`recently_deleted`, most of a
+/// profile's kernel time here), so removing 100,000 files just before creating as many made
+/// each create scan past them.
 fn copy_tree(from: &Path, to: &Path, trash: &Path) {
     if to.exists() {
         std::fs::create_dir_all(trash).unwrap();
@@ -174,7 +176,7 @@ fn main() {
         limit.as_secs(),
         load_average()
     );
-    let mut walls: BTreeMap<Series, Vec<(u64, Option<(f64, f64)>)>> = BTreeMap::new();
+    let mut walls: BTreeMap<Series, Figures> = BTreeMap::new();
     for layout in &layouts {
         for &count in &counts {
             let tmp = tempfile::tempdir_in(&root).unwrap();
