@@ -11,7 +11,8 @@
 //! seconds (user + system of the child, the figure to read on a loaded machine) of
 //! `KSEG_BENCH_SEGMENTS_RUNS` runs (default 1), each killed after `KSEG_BENCH_SEGMENTS_LIMIT`
 //! seconds (default 300), then, per command, the ratio of each count's time to the count
-//! before it: 10.0 at ten times the segments is linear.
+//! before it, wall and CPU: 10.0 at ten times the segments is linear. The generation's time
+//! is printed too (fixture set-up: one create and at most one write per file).
 //!
 //! Layouts (`KSEG_BENCH_SEGMENTS_LAYOUTS`, default all): `empty` (empty `.log`s, no index
 //! files: the loader recovers every segment, `LogSegment.sanityCheck` failing on the missing
@@ -64,19 +65,21 @@ fn batch_segments(log_dir: &Path, count: u64, with_indexes: bool) -> PathBuf {
     use kseg::format::names::{index_file_name, log_file_name, time_index_file_name};
     let dir = log_dir.join("bench-0");
     std::fs::create_dir_all(&dir).unwrap();
-    let template = batch(0, kseg::format::Compression::None);
+    // One prepared buffer per file kind, patched in place for each segment: generation is
+    // one create and at most one write per file (the fixture, not what is measured).
+    let mut bytes = batch(0, kseg::format::Compression::None);
+    let last = common::RECORDS_PER_BATCH - 1;
+    let mut entry = [0u8; 12];
+    entry[8..].copy_from_slice(&(last as i32).to_be_bytes());
     for i in 0..count as i64 {
         let base = i * common::RECORDS_PER_BATCH;
-        let mut bytes = template.clone();
         // The base offset lies before the CRC's coverage: every moved copy is valid.
         bytes[..8].copy_from_slice(&base.to_be_bytes());
         std::fs::write(dir.join(log_file_name(base)), &bytes).unwrap();
         if with_indexes {
-            std::fs::write(dir.join(index_file_name(base)), b"").unwrap();
+            std::fs::File::create(dir.join(index_file_name(base))).unwrap();
             // The batch's max timestamp at its last offset (`LogSegment.recover`).
-            let last = common::RECORDS_PER_BATCH - 1;
-            let mut entry = (1_700_000_000_000 + base + last).to_be_bytes().to_vec();
-            entry.extend_from_slice(&(last as i32).to_be_bytes());
+            entry[..8].copy_from_slice(&(1_700_000_000_000 + base + last).to_be_bytes());
             std::fs::write(dir.join(time_index_file_name(base)), entry).unwrap();
         }
     }
@@ -129,13 +132,21 @@ fn measure(
     (median(wall), median(cpu), false)
 }
 
-/// (layout, command, binary) of a row of figures: (count, wall seconds or None when killed).
+/// (layout, command, binary) of a row of figures.
 type Series = (String, String, &'static str);
+/// A series' figures: (count, wall and CPU seconds, or None when killed).
+type Figures = Vec<(u64, Option<(f64, f64)>)>;
 
-/// `cp -a from to` (a fresh copy of the log dir for each `--apply`).
-fn copy_tree(from: &Path, to: &Path) {
+/// `cp -a from to` (a fresh copy of the log dir for each `--apply`). A copy already at `to`
+/// is moved aside into `trash`, removed with the count's directory: ext4's inode allocator
+/// skips the inodes freed in the last half minute or so (`recently_deleted`, most of a
+/// profile's kernel time here), so removing 100,000 files just before creating as many made
+/// each create scan past them.
+fn copy_tree(from: &Path, to: &Path, trash: &Path) {
     if to.exists() {
-        std::fs::remove_dir_all(to).unwrap();
+        std::fs::create_dir_all(trash).unwrap();
+        let n = std::fs::read_dir(trash).unwrap().count();
+        std::fs::rename(to, trash.join(n.to_string())).unwrap();
     }
     let ok = std::process::Command::new("cp")
         .arg("-a")
@@ -165,15 +176,19 @@ fn main() {
         limit.as_secs(),
         load_average()
     );
-    let mut walls: BTreeMap<Series, Vec<(u64, Option<f64>)>> = BTreeMap::new();
+    let mut walls: BTreeMap<Series, Figures> = BTreeMap::new();
     for layout in &layouts {
         for &count in &counts {
             let tmp = tempfile::tempdir_in(&root).unwrap();
-            let dir = generate(tmp.path(), layout, count);
+            let (dir, generated) = common::timed(|| generate(tmp.path(), layout, count));
             let log_dir = dir.parent().unwrap().to_path_buf();
             let copy_root = tmp.path().join("copy");
+            let trash = tmp.path().join("trash");
             let copied_dir = copy_root.join("bench-0");
-            println!("-- {layout}, {count} segments");
+            println!(
+                "-- {layout}, {count} segments (generated in {generated:.1} s; load average {})",
+                load_average()
+            );
             for command in &commands {
                 for (name, bin) in &bins {
                     if *name == "baseline" && count > base_max {
@@ -211,7 +226,7 @@ fn main() {
                     };
                     let (wall, cpu, killed) = measure(bin, &args, runs, limit, || {
                         if on_copy {
-                            copy_tree(&log_dir, &copy_root);
+                            copy_tree(&log_dir, &copy_root, &trash);
                         }
                     });
                     let time = if killed {
@@ -223,17 +238,23 @@ fn main() {
                     walls
                         .entry((layout.clone(), command.clone(), *name))
                         .or_default()
-                        .push((count, (!killed).then_some(wall)));
+                        .push((count, (!killed).then_some((wall, cpu))));
                 }
             }
         }
     }
-    println!("-- growth of the wall time from each count to the next (10x the segments)");
+    println!("-- growth of the wall (CPU) time from each count to the next (10x the segments)");
     for ((layout, command, name), figures) in &walls {
         let steps: Vec<String> = figures
             .windows(2)
             .map(|w| match (w[0].1, w[1].1) {
-                (Some(a), Some(b)) => format!("{}->{}: {:.1}x", w[0].0, w[1].0, b / a.max(1e-3)),
+                (Some((a, ca)), Some((b, cb))) => format!(
+                    "{}->{}: {:.1}x ({:.1}x)",
+                    w[0].0,
+                    w[1].0,
+                    b / a.max(1e-3),
+                    cb / ca.max(1e-3)
+                ),
                 _ => format!("{}->{}: killed", w[0].0, w[1].0),
             })
             .collect();

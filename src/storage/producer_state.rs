@@ -276,11 +276,11 @@ pub struct ProducerStateManager {
     /// Completed transactions not yet known to be replicated: first offset → marker offset.
     unreplicated_txns: BTreeMap<i64, i64>,
     /// Offsets of the `.snapshot` files this manager knows of.
-    snapshots: BTreeSet<i64>,
+    snapshots: SnapshotOffsets,
     /// The `.snapshot` files in `dir` as every manager opened from one listing (one load)
     /// changed them: what a listing of the directory would find, without listing it again
     /// for each segment recovered ([`Self::open_beside`]).
-    on_disk: Option<std::sync::Arc<std::sync::Mutex<BTreeSet<i64>>>>,
+    on_disk: Option<std::sync::Arc<std::sync::Mutex<SnapshotOffsets>>>,
     map_end_offset: i64,
     last_snap_offset: i64,
     /// `producer.id.expiration.ms`: entries idle that long are skipped when a snapshot loads.
@@ -296,7 +296,7 @@ impl ProducerStateManager {
             order: JavaHashOrder::new(),
             ongoing_txns: BTreeMap::new(),
             unreplicated_txns: BTreeMap::new(),
-            snapshots: BTreeSet::new(),
+            snapshots: SnapshotOffsets::default(),
             on_disk: None,
             map_end_offset: start_offset,
             last_snap_offset: start_offset,
@@ -394,12 +394,7 @@ impl ProducerStateManager {
     /// unless the map already ends at `log_end`, forgets everything and loads the latest
     /// readable snapshot (corrupt ones are deleted), skipping producers expired at `now_ms`.
     pub fn truncate_and_reload(&mut self, log_start: i64, log_end: i64, now_ms: i64) -> Result<()> {
-        let out_of_range: Vec<i64> = self
-            .snapshots
-            .iter()
-            .copied()
-            .filter(|&o| o > log_end || o <= log_start)
-            .collect();
+        let out_of_range = self.snapshots.outside(log_start, log_end);
         for o in out_of_range {
             self.remove_and_delete_snapshot(o)?;
         }
@@ -828,16 +823,16 @@ impl ProducerAppends {
 
 /// A shared listing; a panic elsewhere cannot leave it half-changed (each change is one call).
 fn lock_listing(
-    on_disk: &std::sync::Mutex<BTreeSet<i64>>,
-) -> std::sync::MutexGuard<'_, BTreeSet<i64>> {
+    on_disk: &std::sync::Mutex<SnapshotOffsets>,
+) -> std::sync::MutexGuard<'_, SnapshotOffsets> {
     on_disk
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The offsets of the `.snapshot` files in `dir`.
-fn list_snapshots(dir: &Path) -> Result<BTreeSet<i64>> {
-    let mut out = BTreeSet::new();
+fn list_snapshots(dir: &Path) -> Result<SnapshotOffsets> {
+    let mut out = SnapshotOffsets::default();
     for p in super::files::regular_files(dir)? {
         let name = p.file_name().unwrap_or_default().to_string_lossy();
         if let FileKind::ProducerSnapshot { offset } = classify(&name) {
@@ -847,9 +842,80 @@ fn list_snapshots(dir: &Path) -> Result<BTreeSet<i64>> {
     Ok(out)
 }
 
+/// The offsets of a directory's `.snapshot` files, ascending: a sorted vector, as a set.
+/// Every segment the loader recovers opens a manager with a copy of the listing
+/// ([`ProducerStateManager::open_beside`]): a copy is one allocation and a `memcpy` (a tree's
+/// was a node per few entries, most of a load's time at 100,000 segments), and snapshots are
+/// taken at ascending offsets, so an insert is a push.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct SnapshotOffsets(Vec<i64>);
+
+impl SnapshotOffsets {
+    fn last(&self) -> Option<&i64> {
+        self.0.last()
+    }
+
+    /// Adds `o`; whether it was not there.
+    fn insert(&mut self, o: i64) -> bool {
+        match self.0.binary_search(&o) {
+            Ok(_) => false,
+            Err(i) => {
+                self.0.insert(i, o);
+                true
+            }
+        }
+    }
+
+    /// Removes `o`; whether it was there.
+    fn remove(&mut self, o: &i64) -> bool {
+        match self.0.binary_search(o) {
+            Ok(i) => {
+                self.0.remove(i);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The offsets at or below `low` and above `high`, ascending.
+    fn outside(&self, low: i64, high: i64) -> Vec<i64> {
+        let below = self.0.partition_point(|&o| o <= low);
+        let above = self.0.partition_point(|&o| o <= high).max(below);
+        self.0[..below]
+            .iter()
+            .chain(&self.0[above..])
+            .copied()
+            .collect()
+    }
+}
+
+impl IntoIterator for SnapshotOffsets {
+    type Item = i64;
+    type IntoIter = std::vec::IntoIter<i64>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snapshot_offsets_are_a_sorted_set() {
+        let mut s = SnapshotOffsets::default();
+        for o in [5, 1, 9, 5, 3] {
+            s.insert(o);
+        }
+        assert_eq!(s.0, [1, 3, 5, 9]);
+        assert!(s.remove(&3) && !s.remove(&3));
+        assert_eq!(s.last(), Some(&9));
+        // At or below the first bound, above the second (`truncateAndReload`'s range).
+        assert_eq!(s.outside(1, 5), [1, 9]);
+        assert_eq!(s.outside(0, 9), Vec::<i64>::new());
+        assert_eq!(s.outside(6, 2), [1, 5, 9]);
+        assert_eq!(s.into_iter().collect::<Vec<_>>(), [1, 5, 9]);
+    }
 
     fn data(m: &mut ProducerStateManager, pid: i64, first: i64, last: i64, txn: bool) {
         let mut info = m.prepare_update(pid);

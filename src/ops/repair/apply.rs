@@ -343,19 +343,31 @@ fn tmp_path(to: &Path) -> PathBuf {
 /// is the disk running full).
 fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
     let tmp = tmp_path(to);
-    let mtime = std::fs::metadata(from)
-        .and_then(|m| m.modified())
-        .map_err(|e| Error::io(from, e))?;
-    let len = file_len(from)?;
-    let mut source = File::open(from).map_err(|e| Error::io(from, e))?;
+    let meta = crate::storage::files::metadata(from)?;
+    let mtime = meta.modified().map_err(|e| Error::io(from, e))?;
+    let len = meta.len();
+    // An empty file (a rebuilt index with no entries, most of a plan over many empty
+    // segments) is a create: no source to open, no bytes to copy.
+    let mut source = if len > 0 {
+        Some(File::open(from).map_err(|e| Error::io(from, e))?)
+    } else {
+        None
+    };
     let mut out = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-    let written = std::io::copy(&mut (&mut source).take(len / 2), &mut out)
+    let mut copy = |n: Option<u64>, out: &mut File| match source.as_mut() {
+        Some(s) => match n {
+            Some(n) => std::io::copy(&mut s.take(n), out),
+            None => std::io::copy(s, out),
+        },
+        None => Ok(0),
+    };
+    let written = copy(Some(len / 2), &mut out)
         .map_err(|e| Error::io(&tmp, e))
         .and_then(|_| steps.next(&tmp))
         .and_then(|()| {
             steps
                 .next_write(&tmp)
-                .and_then(|()| std::io::copy(&mut source, &mut out))
+                .and_then(|()| copy(None, &mut out))
                 .and_then(|_| out.set_modified(mtime))
                 .map_err(|e| Error::io(&tmp, e))
         });
@@ -456,6 +468,9 @@ fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
         std::path::absolute(dir).map_err(|e| Error::io(dir, e))?,
         std::path::absolute(dir_of(dir)).map_err(|e| Error::io(dir, e))?,
     );
+    // The directories met last, as given and absolute: a plan's files lie in one or two
+    // directories, so each is made absolute once, not once per file.
+    let mut last_dir: Option<(PathBuf, PathBuf)> = None;
     for c in changes {
         let files = match c {
             Change::Rename { from, to, .. } => vec![from, to],
@@ -467,7 +482,15 @@ fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
             if is_link(f) {
                 return refuse(f, "a symbolic link");
             }
-            let p = std::path::absolute(dir_of(f)).map_err(|e| Error::io(f, e))?;
+            let given = dir_of(f);
+            let p = match &last_dir {
+                Some((g, abs)) if *g == given => abs.clone(),
+                _ => {
+                    let abs = std::path::absolute(&given).map_err(|e| Error::io(f, e))?;
+                    last_dir = Some((given, abs.clone()));
+                    abs
+                }
+            };
             if p != dir && p != log_dir {
                 return refuse(f, "outside the partition directory and its log dir");
             }
@@ -490,15 +513,20 @@ fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
 
 /// Refuses files and directories the executor could not change, before anything changes.
 fn check_writable(changes: &[Change]) -> Result<()> {
+    // The directory of the change before: a plan's files lie in one or two directories.
+    let mut checked_dir: Option<&Path> = None;
     for c in changes {
         let f = c.file();
         let dir = parent(f);
-        let dir_meta = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
-        if dir_meta.permissions().readonly() {
-            return Err(Error::invalid(
-                dir,
-                "the directory is read-only; nothing was changed",
-            ));
+        if checked_dir != Some(dir) {
+            let dir_meta = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
+            if dir_meta.permissions().readonly() {
+                return Err(Error::invalid(
+                    dir,
+                    "the directory is read-only; nothing was changed",
+                ));
+            }
+            checked_dir = Some(dir);
         }
         if let Ok(m) = std::fs::metadata(f) {
             if m.permissions().readonly()
