@@ -408,6 +408,43 @@ fn a_record_of_ten_million_headers_is_read_in_bounded_memory() {
         let args = [OsStr::new("verify"), OsStr::new("--deep"), dir.as_os_str()];
         bounded_with(&args, 0, raw.len());
     }
+
+    // compact rebuilds the record (a tombstone: the cleaner stamps a delete horizon). It held
+    // the records area encoded beside the decompressed source, then compressed apart and
+    // copied: 160 MiB at 25 M headers (50 MB decompressed; 603 MiB at 100 M), which 64 MB
+    // hides at 10 M. Streamed into the compressor, it holds the source and the compressed
+    // output (67 MiB): under 64 MB + 1.5 times the batch.
+    drop(raw);
+    const MORE_HEADERS: i32 = 25_000_000;
+    let raw = record_with_headers(MORE_HEADERS);
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, base) = partition_with_batch(tmp.path(), Compression::Zstd, &raw, 1).unwrap();
+    let out = tmp.path().join("out");
+    let s = OsStr::new;
+    let args = [
+        s("compact"),
+        s("--first-dirty-offset"),
+        s("0"),
+        s("--out"),
+        out.as_os_str(),
+        dir.as_os_str(),
+    ];
+    bounded_with(&args, 0, raw.len() * 3 / 2);
+    // The batch was rebuilt, not copied.
+    let logs = common::big_segment::segment_logs_of(&out.join("orders-0"));
+    let mut horizon = None;
+    for log in &logs {
+        let mut reader = kseg::storage::log_reader::LogReader::open(log, None).unwrap();
+        while let kseg::storage::log_reader::Step::Entry { entry, .. } = reader.next_step().unwrap()
+        {
+            if let kseg::format::entry::Entry::V2(b) = &entry {
+                if b.header.base_offset == base {
+                    horizon = Some(b.header.delete_horizon_ms());
+                }
+            }
+        }
+    }
+    assert!(matches!(horizon, Some(Some(_))), "{horizon:?}");
 }
 
 /// One zstd batch of 2 M tiny records, about 21 MB decompressed: each command stays under
