@@ -365,6 +365,7 @@ fn read_header<'a>(b: &mut Cursor<'a>) -> Result<RecordHeader<'a>> {
 }
 
 /// The headers of one record, in order.
+#[derive(Clone)]
 pub struct HeaderIter<'a> {
     cursor: Cursor<'a>,
     remaining: usize,
@@ -678,40 +679,96 @@ pub fn encode_record_parts<'h>(
     out: &mut Vec<u8>,
     offset_delta: i32,
     timestamp_delta: i64,
-    (key, value): (Option<&[u8]>, Option<&[u8]>),
-    headers: impl ExactSizeIterator<Item = (&'h [u8], Option<&'h [u8]>)>,
+    parts: (Option<&[u8]>, Option<&[u8]>),
+    headers: impl ExactSizeIterator<Item = (&'h [u8], Option<&'h [u8]>)> + Clone,
 ) -> Result<()> {
-    let mut body =
-        Vec::with_capacity(16 + key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len));
-    body.push(0); // record attributes are unused and written as 0
-    varint::write_varlong(&mut body, timestamp_delta);
-    varint::write_varint(&mut body, offset_delta);
-    write_nullable(&mut body, key)?;
-    write_nullable(&mut body, value)?;
-    varint::write_varint(&mut body, len_i32(headers.len())?);
-    for (k, v) in headers {
-        varint::write_varint(&mut body, len_i32(k.len())?);
-        body.extend_from_slice(k);
-        write_nullable(&mut body, v)?;
+    encode_record_into(out, offset_delta, timestamp_delta, parts, headers)
+}
+
+/// Where a record's encoding goes: a buffer, or a [`BatchWriter`] that hands its buffer on to
+/// the compressor whenever a piece is full.
+trait RecordOut {
+    fn buf(&mut self) -> &mut Vec<u8>;
+    /// Called between fields: a chance to hand the buffer on.
+    fn step(&mut self) -> Result<()>;
+}
+
+impl RecordOut for Vec<u8> {
+    fn buf(&mut self) -> &mut Vec<u8> {
+        self
     }
-    varint::write_varint(out, len_i32(body.len())?);
-    out.extend_from_slice(&body);
+
+    fn step(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Bytes of records gathered before they go on to the compressor.
+const RECORD_PIECE_BYTES: usize = 64 * 1024;
+
+/// The record as `DefaultRecord.writeTo` lays it out. Its length comes first, so a first pass
+/// over the headers sizes the body; the second writes it field by field (long fields in pieces),
+/// so that a record of millions of headers never needs a buffer of its own.
+fn encode_record_into<'h>(
+    out: &mut impl RecordOut,
+    offset_delta: i32,
+    timestamp_delta: i64,
+    (key, value): (Option<&[u8]>, Option<&[u8]>),
+    headers: impl ExactSizeIterator<Item = (&'h [u8], Option<&'h [u8]>)> + Clone,
+) -> Result<()> {
+    let mut body = 1 // record attributes are unused and written as 0
+        + varint::varlong_size(timestamp_delta)
+        + varint::varint_size(offset_delta)
+        + nullable_size(key)?
+        + nullable_size(value)?
+        + varint::varint_size(len_i32(headers.len())?);
+    for (k, v) in headers.clone() {
+        body += varint::varint_size(len_i32(k.len())?) + k.len() + nullable_size(v)?;
+    }
+    let head = out.buf();
+    varint::write_varint(head, len_i32(body)?);
+    head.push(0);
+    varint::write_varlong(head, timestamp_delta);
+    varint::write_varint(head, offset_delta);
+    put_nullable(out, key)?;
+    put_nullable(out, value)?;
+    varint::write_varint(out.buf(), headers.len() as i32);
+    for (k, v) in headers {
+        varint::write_varint(out.buf(), k.len() as i32);
+        put_bytes(out, k)?;
+        put_nullable(out, v)?;
+    }
+    Ok(())
+}
+
+fn nullable_size(b: Option<&[u8]>) -> Result<usize> {
+    match b {
+        None => Ok(varint::varint_size(-1)),
+        Some(b) => Ok(varint::varint_size(len_i32(b.len())?) + b.len()),
+    }
+}
+
+fn put_nullable(out: &mut impl RecordOut, b: Option<&[u8]>) -> Result<()> {
+    match b {
+        None => varint::write_varint(out.buf(), -1),
+        Some(b) => {
+            varint::write_varint(out.buf(), b.len() as i32);
+            put_bytes(out, b)?;
+        }
+    }
+    out.step()
+}
+
+fn put_bytes(out: &mut impl RecordOut, b: &[u8]) -> Result<()> {
+    for piece in b.chunks(RECORD_PIECE_BYTES) {
+        out.buf().extend_from_slice(piece);
+        out.step()?;
+    }
     Ok(())
 }
 
 fn len_i32(n: usize) -> Result<i32> {
     i32::try_from(n).map_err(|_| DecodeError::new(ErrorKind::TooLarge, 0, "length exceeds i32"))
-}
-
-fn write_nullable(out: &mut Vec<u8>, b: Option<&[u8]>) -> Result<()> {
-    match b {
-        None => varint::write_varint(out, -1),
-        Some(b) => {
-            varint::write_varint(out, len_i32(b.len())?);
-            out.extend_from_slice(b);
-        }
-    }
-    Ok(())
 }
 
 /// A record's offset delta from its batch's base offset, refused unless it is in 0..=i32::MAX
@@ -770,59 +827,112 @@ pub fn build_batch_of_records(
     raw: &[u8],
     count: i32,
     base_timestamp: i64,
-    mut max_timestamp: i64,
+    max_timestamp: i64,
     last_offset: i64,
 ) -> Result<Vec<u8>> {
-    if spec.timestamp_type == TimestampType::LogAppendTime {
-        max_timestamp = spec.log_append_time;
+    let mut writer = BatchWriter::new(spec)?;
+    writer.compressor.write(raw, &mut writer.out)?;
+    writer.finish(count, base_timestamp, max_timestamp, last_offset)
+}
+
+/// [`build_batch_of_records`] with the records encoded one by one: they reach the compressor
+/// in pieces of about 64 KiB, which writes into the batch's buffer after the header slot, so
+/// the uncompressed records area never exists whole (a rebuilt batch costs its compressed size
+/// and a constant). The header is filled in by [`BatchWriter::finish`].
+pub struct BatchWriter<'s> {
+    spec: &'s BatchSpec,
+    out: Vec<u8>,
+    compressor: codec::Compressor,
+    piece: Vec<u8>,
+}
+
+impl<'s> BatchWriter<'s> {
+    pub fn new(spec: &'s BatchSpec) -> Result<Self> {
+        let mut out = vec![0u8; RECORD_BATCH_OVERHEAD_BYTES];
+        let compressor =
+            codec::Compressor::new(spec.compression, spec.compression_level, MAGIC_V2, &mut out)?;
+        Ok(BatchWriter {
+            spec,
+            out,
+            compressor,
+            piece: Vec::new(),
+        })
     }
-    let mut attrs = i16::from(spec.compression.id());
-    if spec.timestamp_type == TimestampType::LogAppendTime {
-        attrs |= attributes::TIMESTAMP_TYPE_LOG_APPEND_TIME;
+
+    /// Appends one record, as [`encode_record_parts`] encodes it.
+    pub fn record_parts<'h>(
+        &mut self,
+        offset_delta: i32,
+        timestamp_delta: i64,
+        parts: (Option<&[u8]>, Option<&[u8]>),
+        headers: impl ExactSizeIterator<Item = (&'h [u8], Option<&'h [u8]>)> + Clone,
+    ) -> Result<()> {
+        encode_record_into(self, offset_delta, timestamp_delta, parts, headers)
     }
-    if spec.is_transactional {
-        attrs |= attributes::TRANSACTIONAL;
+
+    /// The batch's bytes, its header filled in (see [`build_batch_of_records`]).
+    pub fn finish(
+        mut self,
+        count: i32,
+        base_timestamp: i64,
+        mut max_timestamp: i64,
+        last_offset: i64,
+    ) -> Result<Vec<u8>> {
+        let spec = self.spec;
+        self.compressor.write(&self.piece, &mut self.out)?;
+        self.compressor.finish(&mut self.out)?;
+        let mut out = self.out;
+        if spec.timestamp_type == TimestampType::LogAppendTime {
+            max_timestamp = spec.log_append_time;
+        }
+        let mut attrs = i16::from(spec.compression.id());
+        if spec.timestamp_type == TimestampType::LogAppendTime {
+            attrs |= attributes::TIMESTAMP_TYPE_LOG_APPEND_TIME;
+        }
+        if spec.is_transactional {
+            attrs |= attributes::TRANSACTIONAL;
+        }
+        if spec.is_control {
+            attrs |= attributes::CONTROL;
+        }
+        if spec.delete_horizon_ms.is_some() {
+            attrs |= attributes::DELETE_HORIZON;
+        }
+        let header = BatchHeader {
+            base_offset: spec.base_offset,
+            length: len_i32(out.len() - LOG_OVERHEAD_BYTES)?,
+            partition_leader_epoch: spec.partition_leader_epoch,
+            magic: MAGIC_V2,
+            crc: 0,
+            attributes: attrs,
+            last_offset_delta: len_i32((last_offset - spec.base_offset).max(0) as usize)?,
+            base_timestamp,
+            max_timestamp,
+            producer_id: spec.producer_id,
+            producer_epoch: spec.producer_epoch,
+            base_sequence: spec.base_sequence,
+            record_count: count,
+        };
+        header.encode_into(&mut out);
+        let crc = crc32c::crc32c(&out[CRC_COVERAGE_START..]);
+        out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+        debug_assert_eq!(out[MAGIC_OFFSET], MAGIC_V2 as u8);
+        Ok(out)
     }
-    if spec.is_control {
-        attrs |= attributes::CONTROL;
+}
+
+impl RecordOut for BatchWriter<'_> {
+    fn buf(&mut self) -> &mut Vec<u8> {
+        &mut self.piece
     }
-    if spec.delete_horizon_ms.is_some() {
-        attrs |= attributes::DELETE_HORIZON;
+
+    fn step(&mut self) -> Result<()> {
+        if self.piece.len() >= RECORD_PIECE_BYTES {
+            self.compressor.write(&self.piece, &mut self.out)?;
+            self.piece.clear();
+        }
+        Ok(())
     }
-    let mut out = vec![0u8; RECORD_BATCH_OVERHEAD_BYTES];
-    if spec.compression == Compression::None {
-        out.extend_from_slice(raw);
-    } else {
-        let mut compressed = Vec::new();
-        codec::compress(
-            spec.compression,
-            spec.compression_level,
-            MAGIC_V2,
-            raw,
-            &mut compressed,
-        )?;
-        out.extend_from_slice(&compressed);
-    }
-    let header = BatchHeader {
-        base_offset: spec.base_offset,
-        length: len_i32(out.len() - LOG_OVERHEAD_BYTES)?,
-        partition_leader_epoch: spec.partition_leader_epoch,
-        magic: MAGIC_V2,
-        crc: 0,
-        attributes: attrs,
-        last_offset_delta: len_i32((last_offset - spec.base_offset).max(0) as usize)?,
-        base_timestamp,
-        max_timestamp,
-        producer_id: spec.producer_id,
-        producer_epoch: spec.producer_epoch,
-        base_sequence: spec.base_sequence,
-        record_count: count,
-    };
-    header.encode_into(&mut out);
-    let crc = crc32c::crc32c(&out[CRC_COVERAGE_START..]);
-    out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
-    debug_assert_eq!(out[MAGIC_OFFSET], MAGIC_V2 as u8);
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -224,6 +224,7 @@ pub fn decompress(
 }
 
 /// Compresses `input` into `out` (cleared first) with Kafka's framing; `level` None = Kafka's default.
+/// The one-piece case of [`Compressor`].
 pub fn compress(
     codec: Compression,
     level: Option<i32>,
@@ -232,25 +233,236 @@ pub fn compress(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     out.clear();
-    if let Some(level) = level {
-        codec.validate_level(level)?;
+    let mut compressor = Compressor::new(codec, level, magic, out)?;
+    compressor.write(input, out)?;
+    compressor.finish(out)
+}
+
+/// An incremental [`compress`]: the input arrives in pieces of any size and the compressed
+/// bytes are appended to the caller's `out` as they come, the same bytes as compressing the
+/// whole input at once. Each codec holds back at most one block of input (lz4 64 KiB, snappy
+/// 32 KiB; zlib and zstd buffer their own window), so a large input never needs to be in
+/// memory whole. The thread's deflate or zstd state is borrowed for the compressor's life.
+pub struct Compressor {
+    state: CompressorState,
+}
+
+enum CompressorState {
+    None,
+    Gzip {
+        deflater: Option<deflate::Deflater>,
+        crc: crc32fast::Hasher,
+        len: u32,
+    },
+    Snappy {
+        encoder: snappy::Encoder,
+        pending: Vec<u8>,
+    },
+    Lz4 {
+        mode: lz4::block::CompressionMode,
+        pending: Vec<u8>,
+        done: usize,
+    },
+    Zstd {
+        cctx: Option<CCtx<'static>>,
+        level: i32,
+        started: bool,
+    },
+}
+
+impl Compressor {
+    /// Starts a compressed region at the end of `out` (its framing header goes there now);
+    /// `level` None = Kafka's default.
+    pub fn new(
+        codec: Compression,
+        level: Option<i32>,
+        magic: i8,
+        out: &mut Vec<u8>,
+    ) -> Result<Self> {
+        if let Some(level) = level {
+            codec.validate_level(level)?;
+        }
+        let state = match codec {
+            Compression::None => CompressorState::None,
+            Compression::Gzip => CompressorState::Gzip {
+                deflater: Some(gzip_deflater(level.unwrap_or(GZIP_DEFAULT_LEVEL))?),
+                crc: crc32fast::Hasher::new(),
+                len: 0,
+            },
+            Compression::Snappy => {
+                out.extend_from_slice(&SNAPPY_HEADER);
+                CompressorState::Snappy {
+                    encoder: snappy::Encoder::default(),
+                    pending: Vec::new(),
+                }
+            }
+            Compression::Lz4 => {
+                let level = level.unwrap_or(LZ4_DEFAULT_LEVEL);
+                lz4_header(magic, out);
+                CompressorState::Lz4 {
+                    mode: lz4_mode(level),
+                    pending: Vec::new(),
+                    done: 0,
+                }
+            }
+            Compression::Zstd => {
+                reject_zstd_for_legacy(magic)?;
+                let level = level.unwrap_or(ZSTD_DEFAULT_LEVEL);
+                CompressorState::Zstd {
+                    cctx: None,
+                    level: level.clamp(zstd_safe::min_c_level(), zstd_safe::max_c_level()),
+                    started: false,
+                }
+            }
+        };
+        if codec == Compression::Gzip {
+            out.extend_from_slice(&GZIP_HEADER);
+        }
+        Ok(Compressor { state })
     }
-    match codec {
-        Compression::None => {
-            out.extend_from_slice(input);
-            Ok(())
+
+    /// Compresses `input`, the next piece, appending what is ready to `out`.
+    pub fn write(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        match &mut self.state {
+            CompressorState::None => out.extend_from_slice(input),
+            CompressorState::Gzip { deflater, crc, len } => {
+                crc.update(input);
+                // ISIZE is the length modulo 2^32.
+                *len = len.wrapping_add(input.len() as u32);
+                deflater
+                    .as_mut()
+                    .expect("present until dropped")
+                    .feed(input, false, out)
+                    .map_err(gzip_failed)?;
+            }
+            CompressorState::Snappy { encoder, pending } => {
+                in_blocks(pending, SNAPPY_BLOCK_BYTES, input, |block| {
+                    snappy_block_out(encoder, block, out);
+                    Ok(())
+                })?;
+            }
+            CompressorState::Lz4 {
+                mode,
+                pending,
+                done,
+            } => {
+                let mode = *mode;
+                in_blocks(pending, LZ4_BLOCK_BYTES, input, |block| {
+                    lz4_block_out(mode, block, *done, out)?;
+                    *done += block.len();
+                    Ok(())
+                })?;
+            }
+            CompressorState::Zstd {
+                cctx,
+                level,
+                started,
+            } => {
+                if input.is_empty() {
+                    return Ok(());
+                }
+                if cctx.is_none() {
+                    *cctx = Some(zstd_cctx(*level)?);
+                }
+                *started = true;
+                let cctx = cctx.as_mut().expect("set above");
+                let mut src = InBuffer::around(input);
+                while src.pos < input.len() {
+                    zstd_make_room(out);
+                    let len = out.len();
+                    cctx.compress_stream2(
+                        &mut OutBuffer::around_pos(out, len),
+                        &mut src,
+                        ZSTD_EndDirective::ZSTD_e_continue,
+                    )
+                    .map_err(|code| zstd_error(src.pos, code))?;
+                }
+            }
         }
-        Compression::Gzip => gzip_compress(level.unwrap_or(GZIP_DEFAULT_LEVEL), input, out),
-        Compression::Snappy => {
-            snappy_compress(input, out);
-            Ok(())
+        Ok(())
+    }
+
+    /// Compresses what is held back and appends the framing's end to `out`.
+    pub fn finish(mut self, out: &mut Vec<u8>) -> Result<()> {
+        match &mut self.state {
+            CompressorState::None => {}
+            CompressorState::Gzip { deflater, crc, len } => {
+                deflater
+                    .as_mut()
+                    .expect("present until dropped")
+                    .feed(&[], true, out)
+                    .map_err(gzip_failed)?;
+                out.extend_from_slice(&crc.clone().finalize().to_le_bytes());
+                out.extend_from_slice(&len.to_le_bytes());
+            }
+            CompressorState::Snappy { encoder, pending } => {
+                if !pending.is_empty() {
+                    snappy_block_out(encoder, pending, out);
+                }
+            }
+            CompressorState::Lz4 {
+                mode,
+                pending,
+                done,
+            } => {
+                if !pending.is_empty() {
+                    lz4_block_out(*mode, pending, *done, out)?;
+                }
+                out.extend_from_slice(&0u32.to_le_bytes());
+            }
+            CompressorState::Zstd { cctx, started, .. } => {
+                if *started {
+                    zstd_end(cctx.as_mut().expect("set by the first write"), out)?;
+                }
+            }
         }
-        Compression::Lz4 => lz4_compress(level.unwrap_or(LZ4_DEFAULT_LEVEL), magic, input, out),
-        Compression::Zstd => {
-            reject_zstd_for_legacy(magic)?;
-            zstd_compress(level.unwrap_or(ZSTD_DEFAULT_LEVEL), input, out)
+        Ok(())
+    }
+}
+
+impl Drop for Compressor {
+    fn drop(&mut self) {
+        // The borrowed codec state goes back to the thread for the next compressor.
+        match &mut self.state {
+            CompressorState::Gzip { deflater, .. } => {
+                if let Some(d) = deflater.take() {
+                    DEFLATER.with(|cell| *cell.borrow_mut() = Some(d));
+                }
+            }
+            CompressorState::Zstd { cctx, .. } => {
+                if let Some(c) = cctx.take() {
+                    ZSTD_CCTX.with(|cell| *cell.borrow_mut() = Some(c));
+                }
+            }
+            _ => {}
         }
     }
+}
+
+/// Cuts the stream `pending` + `input` into `block`-byte blocks for `each`, keeping the last
+/// partial block in `pending`; whole blocks of `input` go to `each` without being copied.
+fn in_blocks(
+    pending: &mut Vec<u8>,
+    block: usize,
+    mut input: &[u8],
+    mut each: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    if !pending.is_empty() {
+        let take = (block - pending.len()).min(input.len());
+        pending.extend_from_slice(&input[..take]);
+        input = &input[take..];
+        if pending.len() < block {
+            return Ok(());
+        }
+        each(pending)?;
+        pending.clear();
+    }
+    let mut blocks = input.chunks_exact(block);
+    for b in &mut blocks {
+        each(b)?;
+    }
+    pending.extend_from_slice(blocks.remainder());
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -458,27 +670,28 @@ fn gzip_header_len(buf: &[u8]) -> Result<usize> {
     Ok(pos)
 }
 
-/// Writes one member like `GZIPOutputStream`: fixed 10-byte header, raw deflate, CRC-32 and
-/// ISIZE little-endian. Kafka's `Deflater` is created at zlib's default and then set to `level`
-/// before any input, which zlib treats exactly like a stream initialised at `level`; its
-/// buffered wrappers only change how the input is fed, never the bytes (no sync flush). -1 is
-/// zlib's own default.
-fn gzip_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    let failed = |e: String| corrupt(0, format!("gzip: {e}"));
-    out.extend_from_slice(&GZIP_HEADER);
-    DEFLATER.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.as_ref().is_none_or(|d| d.level() != level) {
+/// What writes one member like `GZIPOutputStream`: fixed 10-byte header, raw deflate, CRC-32
+/// and ISIZE little-endian. Kafka's `Deflater` is created at zlib's default and then set to
+/// `level` before any input, which zlib treats exactly like a stream initialised at `level`;
+/// its buffered wrappers only change how the input is fed, never the bytes (no sync flush).
+/// -1 is zlib's own default. This takes the thread's deflater (made anew on a level change),
+/// reset; [`Compressor`]'s drop gives it back.
+fn gzip_deflater(level: i32) -> Result<deflate::Deflater> {
+    let taken = DEFLATER.with(|cell| cell.borrow_mut().take());
+    let mut deflater = match taken {
+        Some(d) if d.level() == level => d,
+        other => {
             // The old state is freed before the new one is allocated.
-            *slot = None;
-            *slot = Some(deflate::Deflater::new(level).map_err(failed)?);
+            drop(other);
+            deflate::Deflater::new(level).map_err(gzip_failed)?
         }
-        let deflater = slot.as_mut().expect("set above");
-        deflater.compress(input, out).map_err(failed)
-    })?;
-    out.extend_from_slice(&crc32fast::hash(input).to_le_bytes());
-    out.extend_from_slice(&(input.len() as u32).to_le_bytes());
-    Ok(())
+    };
+    deflater.reset().map_err(gzip_failed)?;
+    Ok(deflater)
+}
+
+fn gzip_failed(e: String) -> DecodeError {
+    corrupt(0, format!("gzip: {e}"))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -609,20 +822,15 @@ fn snappy_block(
     }
 }
 
-/// Writes like `SnappyOutputStream`: the header (even for empty input), then one chunk per
-/// 32 KiB of input, each a raw block as the C++ library behind snappy-java writes it.
-fn snappy_compress(input: &[u8], out: &mut Vec<u8>) {
-    let chunks = input.len().div_ceil(SNAPPY_BLOCK_BYTES);
-    out.reserve(SNAPPY_HEADER.len() + chunks * 4 + snappy::max_compressed_len(input.len()));
-    out.extend_from_slice(&SNAPPY_HEADER);
-    let mut encoder = snappy::Encoder::default();
-    for chunk in input.chunks(SNAPPY_BLOCK_BYTES) {
-        let len_pos = out.len();
-        out.extend_from_slice(&[0; 4]);
-        encoder.compress(chunk, out);
-        let n = (out.len() - len_pos - 4) as i32;
-        out[len_pos..len_pos + 4].copy_from_slice(&n.to_be_bytes());
-    }
+/// One chunk as `SnappyOutputStream` writes it (after its header, once per 32 KiB of input):
+/// the length, then a raw block as the C++ library behind snappy-java writes it.
+fn snappy_block_out(encoder: &mut snappy::Encoder, block: &[u8], out: &mut Vec<u8>) {
+    let len_pos = out.len();
+    out.reserve(4 + snappy::max_compressed_len(block.len()));
+    out.extend_from_slice(&[0; 4]);
+    encoder.compress(block, out);
+    let n = (out.len() - len_pos - 4) as i32;
+    out[len_pos..len_pos + 4].copy_from_slice(&n.to_be_bytes());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -784,45 +992,58 @@ fn lz4_blocks(
     }
 }
 
-/// Writes exactly the frame `Lz4BlockOutputStream` writes: FLG 0x60, BD 0x40, the header
-/// checksum (over the magic too for magic v0), 64 KiB blocks (stored when compression does not
-/// shrink them), EndMark. The blocks are liblz4's, as lz4-java's JNI compressors make them:
-/// Kafka's default level takes `LZ4_compress_default`, every other level `LZ4_compress_HC` at
-/// that level (liblz4 caps it at its own maximum, 12).
-fn lz4_compress(level: i32, magic: i8, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    let mode = if level == LZ4_DEFAULT_LEVEL {
-        lz4::block::CompressionMode::DEFAULT
-    } else {
-        lz4::block::CompressionMode::HIGHCOMPRESSION(level)
-    };
-    let failed = |at: usize, e: std::io::Error| corrupt(at, format!("lz4: compress failed: {e}"));
-    let block_bound =
-        lz4::block::compress_bound(input.len().min(LZ4_BLOCK_BYTES)).map_err(|e| failed(0, e))?;
-    let blocks = input.len().div_ceil(LZ4_BLOCK_BYTES);
-    out.reserve(7 + blocks * (4 + block_bound) + 4);
+/// The frame `Lz4BlockOutputStream` writes is FLG 0x60, BD 0x40, the header checksum (over the
+/// magic too for magic v0), 64 KiB blocks (stored when compression does not shrink them),
+/// EndMark. This writes the header.
+fn lz4_header(magic: i8, out: &mut Vec<u8>) {
+    let start = out.len();
     out.extend_from_slice(&LZ4_MAGIC);
     out.push(LZ4_WRITTEN_FLG);
     out.push(LZ4_WRITTEN_BD);
-    let descriptor = if magic == 0 { &out[..6] } else { &out[4..6] };
+    let descriptor = if magic == 0 {
+        &out[start..start + 6]
+    } else {
+        &out[start + 4..start + 6]
+    };
     let checksum = lz4_header_checksum(descriptor);
     out.push(checksum);
-    for (i, block) in input.chunks(LZ4_BLOCK_BYTES).enumerate() {
-        let size_pos = out.len();
-        let data = size_pos + 4;
-        out.resize(data + block_bound, 0);
-        let n = lz4::block::compress_to_buffer(block, Some(mode), false, &mut out[data..])
-            .map_err(|e| failed(i * LZ4_BLOCK_BYTES, e))?;
-        let word = if n >= block.len() {
-            out.truncate(data);
-            out.extend_from_slice(block);
-            block.len() as u32 | LZ4_BLOCK_UNCOMPRESSED
-        } else {
-            out.truncate(data + n);
-            n as u32
-        };
-        out[size_pos..data].copy_from_slice(&word.to_le_bytes());
+}
+
+/// The blocks are liblz4's, as lz4-java's JNI compressors make them: Kafka's default level
+/// takes `LZ4_compress_default`, every other level `LZ4_compress_HC` at that level (liblz4
+/// caps it at its own maximum, 12).
+fn lz4_mode(level: i32) -> lz4::block::CompressionMode {
+    if level == LZ4_DEFAULT_LEVEL {
+        lz4::block::CompressionMode::DEFAULT
+    } else {
+        lz4::block::CompressionMode::HIGHCOMPRESSION(level)
     }
-    out.extend_from_slice(&0u32.to_le_bytes());
+}
+
+/// One block of the frame: its size word, then the block compressed, or stored when that
+/// does not shrink it. `at` is the block's input position, for the error.
+fn lz4_block_out(
+    mode: lz4::block::CompressionMode,
+    block: &[u8],
+    at: usize,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let failed = |e: std::io::Error| corrupt(at, format!("lz4: compress failed: {e}"));
+    let block_bound = lz4::block::compress_bound(block.len()).map_err(failed)?;
+    let size_pos = out.len();
+    let data = size_pos + 4;
+    out.resize(data + block_bound, 0);
+    let n = lz4::block::compress_to_buffer(block, Some(mode), false, &mut out[data..])
+        .map_err(failed)?;
+    let word = if n >= block.len() {
+        out.truncate(data);
+        out.extend_from_slice(block);
+        block.len() as u32 | LZ4_BLOCK_UNCOMPRESSED
+    } else {
+        out.truncate(data + n);
+        n as u32
+    };
+    out[size_pos..data].copy_from_slice(&word.to_le_bytes());
     Ok(())
 }
 
@@ -894,55 +1115,43 @@ fn zstd_decompress(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<()> 
     })
 }
 
-/// Writes one frame like zstd-jni's output stream under Kafka: everything fed with
+/// A frame like zstd-jni's output stream writes under Kafka: everything fed with
 /// `ZSTD_e_continue` (so the frame header carries no content size), a flush (Kafka's stream
 /// close flushes first), then the frame end. No checksum. No input is no frame at all: zstd-jni
-/// starts one only when data is written (and its reader takes no input as no data).
-fn zstd_compress(level: i32, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    if input.is_empty() {
-        return Ok(());
+/// starts one only when data is written (and its reader takes no input as no data). This takes
+/// the thread's context, reset to `level`; [`Compressor`]'s drop gives it back.
+fn zstd_cctx(level: i32) -> Result<CCtx<'static>> {
+    let taken = ZSTD_CCTX.with(|cell| cell.borrow_mut().take());
+    let mut cctx = taken.unwrap_or_else(CCtx::create);
+    cctx.reset(ResetDirective::SessionAndParameters)
+        .map_err(|code| zstd_error(0, code))?;
+    cctx.set_parameter(CParameter::CompressionLevel(level))
+        .map_err(|code| zstd_error(0, code))?;
+    Ok(cctx)
+}
+
+/// The flush and the frame end.
+fn zstd_end(cctx: &mut CCtx<'static>, out: &mut Vec<u8>) -> Result<()> {
+    loop {
+        zstd_make_room(out);
+        let len = out.len();
+        let left = cctx
+            .flush_stream(&mut OutBuffer::around_pos(out, len))
+            .map_err(|code| zstd_error(0, code))?;
+        if left == 0 {
+            break;
+        }
     }
-    let level = level.clamp(zstd_safe::min_c_level(), zstd_safe::max_c_level());
-    out.reserve(zstd_safe::compress_bound(input.len()) + 64);
-    ZSTD_CCTX.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        let cctx = slot.get_or_insert_with(CCtx::create);
-        cctx.reset(ResetDirective::SessionAndParameters)
+    loop {
+        zstd_make_room(out);
+        let len = out.len();
+        let left = cctx
+            .end_stream(&mut OutBuffer::around_pos(out, len))
             .map_err(|code| zstd_error(0, code))?;
-        cctx.set_parameter(CParameter::CompressionLevel(level))
-            .map_err(|code| zstd_error(0, code))?;
-        let mut src = InBuffer::around(input);
-        while src.pos < input.len() {
-            zstd_make_room(out);
-            let len = out.len();
-            cctx.compress_stream2(
-                &mut OutBuffer::around_pos(out, len),
-                &mut src,
-                ZSTD_EndDirective::ZSTD_e_continue,
-            )
-            .map_err(|code| zstd_error(src.pos, code))?;
+        if left == 0 {
+            return Ok(());
         }
-        loop {
-            zstd_make_room(out);
-            let len = out.len();
-            let left = cctx
-                .flush_stream(&mut OutBuffer::around_pos(out, len))
-                .map_err(|code| zstd_error(src.pos, code))?;
-            if left == 0 {
-                break;
-            }
-        }
-        loop {
-            zstd_make_room(out);
-            let len = out.len();
-            let left = cctx
-                .end_stream(&mut OutBuffer::around_pos(out, len))
-                .map_err(|code| zstd_error(src.pos, code))?;
-            if left == 0 {
-                return Ok(());
-            }
-        }
-    })
+    }
 }
 
 fn zstd_make_room(out: &mut Vec<u8>) {
@@ -1316,6 +1525,61 @@ mod tests {
         framed.extend_from_slice(&raw);
         assert!(decompress(Compression::Snappy, 2, &framed, usize::MAX, &mut out).is_err());
         assert!(out.capacity() < 1 << 20);
+    }
+
+    // --- incremental compression -----------------------------------------------------------
+
+    /// A level for `codec` from its whole range (extremes included), or None for the default.
+    fn any_level(codec: Compression, pick: u32) -> Option<i32> {
+        let levels: &[i32] = match codec {
+            Compression::Gzip => &[-1, 1, 2, 5, 6, 9],
+            Compression::Lz4 => &[1, 3, 9, 10, 12, 17],
+            Compression::Zstd => &[ZSTD_MIN_LEVEL, -5, -1, 1, 3, 7, 12, 19],
+            Compression::None | Compression::Snappy => &[],
+        };
+        match pick as usize % (levels.len() + 1) {
+            0 => None,
+            n => Some(levels[n - 1]),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Feeding the compressor in pieces of any sizes (empty ones too) makes exactly the
+        /// bytes of compressing the input at once, for every codec, level and magic.
+        #[test]
+        fn pieces_make_the_one_shot_bytes(
+            codec in proptest::sample::select(Compression::ALL.to_vec()),
+            pick in 0u32..64,
+            magic in 0i8..=2,
+            len in proptest::prop_oneof![0usize..2_000, 0usize..400_000],
+            seed in 0u64..1000,
+            cuts in proptest::collection::vec(
+                proptest::prop_oneof![0usize..16, 0usize..70_000, 60_000usize..140_000],
+                0..24,
+            ),
+        ) {
+            let magic = if codec == Compression::Zstd { 2 } else { magic };
+            let level = any_level(codec, pick);
+            let input = mixed(len, seed);
+            let whole = comp(codec, level, magic, &input);
+            // Something before the region, as a batch's header slot is.
+            let mut out = vec![7u8; 61];
+            let mut compressor = Compressor::new(codec, level, magic, &mut out).unwrap();
+            let mut rest = &input[..];
+            for cut in cuts.iter().copied().chain(std::iter::repeat(usize::MAX)) {
+                if rest.is_empty() {
+                    break;
+                }
+                let (piece, tail) = rest.split_at(cut.min(rest.len()));
+                compressor.write(piece, &mut out).unwrap();
+                rest = tail;
+            }
+            compressor.finish(&mut out).unwrap();
+            proptest::prop_assert_eq!(&out[..61], &[7u8; 61][..]);
+            proptest::prop_assert!(out[61..] == whole[..], "{:?} {:?} magic {} len {}", codec, level, magic, len);
+        }
     }
 
     // --- LZ4 ------------------------------------------------------------------------------

@@ -78,21 +78,35 @@ impl Deflater {
         self.level
     }
 
-    /// Appends `input` compressed as one whole raw deflate stream to `out`.
-    pub(super) fn compress(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        let stream = &mut *self.stream;
+    /// Starts a new raw deflate stream (the level stays).
+    pub(super) fn reset(&mut self) -> Result<(), String> {
         // SAFETY: the stream was initialised by deflateInit2_ and is ended only by drop.
-        let rc = unsafe { z::deflateReset(stream) };
+        let rc = unsafe { z::deflateReset(&mut *self.stream) };
         if rc != z::Z_OK {
             return Err(format!("deflateReset failed ({rc})"));
         }
-        // SAFETY: as above; deflateBound only reads the stream's parameters.
+        Ok(())
+    }
+
+    /// Feeds `input` to the stream, appending what zlib emits to `out`; `finish` ends the stream
+    /// after it. Without a flush, zlib holds input back until it has its full lookahead, so how
+    /// the input is cut into calls never changes the bytes (only `finish` does).
+    pub(super) fn feed(
+        &mut self,
+        input: &[u8],
+        finish: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        if input.is_empty() && !finish {
+            return Ok(());
+        }
+        let stream = &mut *self.stream;
+        // SAFETY: the stream is initialised; deflateBound only reads its parameters.
         let bound = unsafe { z::deflateBound(stream, input.len() as z::uLong) } as usize;
         let mut consumed = 0;
         let mut room = bound;
         loop {
-            // zlib counts in c_uint: a larger input is fed in pieces, which changes nothing in
-            // the output (deflate buffers its input until it has enough lookahead anyway).
+            // zlib counts in c_uint: a larger input is fed in pieces (see above).
             let piece = (input.len() - consumed).min(c_uint::MAX as usize);
             let last = consumed + piece == input.len();
             let start = out.len();
@@ -103,16 +117,25 @@ impl Deflater {
             stream.avail_in = piece as c_uint;
             stream.next_out = out[start..].as_mut_ptr();
             stream.avail_out = room_now as c_uint;
-            let flush = if last { z::Z_FINISH } else { z::Z_NO_FLUSH };
+            let flush = if last && finish {
+                z::Z_FINISH
+            } else {
+                z::Z_NO_FLUSH
+            };
             // SAFETY: next_in/next_out point into live buffers of at least avail_in/avail_out
             // bytes for the duration of the call.
             let rc = unsafe { z::deflate(stream, flush) };
-            out.truncate(start + room_now - stream.avail_out as usize);
+            let room_left = stream.avail_out as usize;
+            out.truncate(start + room_now - room_left);
             consumed += piece - stream.avail_in as usize;
             stream.next_in = ptr::null_mut();
             stream.next_out = ptr::null_mut();
             match rc {
                 z::Z_STREAM_END => return Ok(()),
+                // All input taken and output room to spare: zlib has nothing more to say yet.
+                z::Z_OK | z::Z_BUF_ERROR if !finish && consumed == input.len() && room_left > 0 => {
+                    return Ok(())
+                }
                 // Z_BUF_ERROR: the output was full; more room follows.
                 z::Z_OK | z::Z_BUF_ERROR => room = GROW_BYTES,
                 rc => return Err(format!("deflate failed ({rc})")),

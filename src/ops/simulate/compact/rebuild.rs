@@ -4,8 +4,8 @@
 
 use super::clean::Kept;
 use crate::format::batch::{
-    attributes, build_batch_of_records, encode_record_parts, offset_delta, BatchHeader, BatchSpec,
-    RecordSpec, CRC_COVERAGE_START, LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES,
+    attributes, offset_delta, BatchHeader, BatchSpec, BatchWriter, RecordSpec, CRC_COVERAGE_START,
+    LOG_OVERHEAD_BYTES, RECORD_BATCH_OVERHEAD_BYTES,
 };
 use crate::format::entry::{Entry, RecordIter};
 use crate::format::index::NO_TIMESTAMP;
@@ -68,12 +68,13 @@ pub(super) fn rebuild(
             // As `build_batch` encodes them: deltas from the base offset and from the base
             // timestamp (the horizon when one is set, else the first kept record's).
             let base_timestamp = horizon.unwrap_or(kept.first_timestamp.unwrap_or(NO_TIMESTAMP));
-            let mut raw = Vec::new();
+            // Encoded straight into the compressor: the batch's records area never exists
+            // uncompressed beside the decompressed source.
+            let mut writer = BatchWriter::new(&spec)?;
             for r in kept.of(records) {
                 let r = r?;
                 let headers = r.headers.iter().map(|h| (h.key, h.value));
-                encode_record_parts(
-                    &mut raw,
+                writer.record_parts(
                     offset_delta(h.base_offset, r.offset)?,
                     r.timestamp.wrapping_sub(base_timestamp),
                     (r.key, r.value),
@@ -81,14 +82,8 @@ pub(super) fn rebuild(
                 )?;
             }
             let count = i32::try_from(kept.count).expect("a batch's record count is an i32");
-            let bytes = build_batch_of_records(
-                &spec,
-                &raw,
-                count,
-                base_timestamp,
-                kept.max_timestamp,
-                h.last_offset(),
-            )?;
+            let bytes =
+                writer.finish(count, base_timestamp, kept.max_timestamp, h.last_offset())?;
             let max_ts = BatchHeader::decode(&bytes)?.max_timestamp;
             let shallow = if max_ts == NO_TIMESTAMP && !log_append {
                 -1
