@@ -943,16 +943,51 @@ pub fn generate(seed: i64, len: usize, kind: GenKind) -> Vec<u8> {
 /// SplitMix64's increment (the golden ratio in 64 bits).
 const SPLITMIX_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// Fills `out` with `pick` of SplitMix64's outputs after state `x0`, one per byte.
+/// Fills `out` with `pick` of SplitMix64's outputs after state `x0`, one per byte. Byte `i`
+/// depends only on `x0 + (i + 1) * GAMMA`, so lanes of 8 are independent and vectorize: with
+/// AVX-512DQ (64-bit lane multiplies) that is several times the scalar loop, same bytes.
+fn fill_splitmix(out: &mut [u8], x0: u64, pick: impl Fn(u64) -> u8 + Copy) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") {
+        // SAFETY: the CPU has the features `fill_splitmix_avx512` is compiled for.
+        return unsafe { fill_splitmix_avx512(out, x0, pick) };
+    }
+    fill_splitmix_lanes(out, x0, pick);
+}
+
+/// `fill_splitmix_lanes` compiled with the 64-bit lane multiply of AVX-512DQ.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl")]
+unsafe fn fill_splitmix_avx512(out: &mut [u8], x0: u64, pick: impl Fn(u64) -> u8 + Copy) {
+    fill_splitmix_lanes(out, x0, pick);
+}
+
+/// SplitMix64's output function.
 #[inline(always)]
-fn fill_splitmix(out: &mut [u8], x0: u64, pick: impl Fn(u64) -> u8) {
+fn splitmix_mix(x: u64) -> u64 {
+    let mut z = x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The stream in lanes of 8 states computed from their index, not from each other.
+#[inline(always)]
+fn fill_splitmix_lanes(out: &mut [u8], x0: u64, pick: impl Fn(u64) -> u8 + Copy) {
+    const LANES: usize = 8;
     let mut x = x0;
-    for b in out {
+    let mut chunks = out.chunks_exact_mut(LANES);
+    for chunk in &mut chunks {
+        for (j, b) in chunk.iter_mut().enumerate() {
+            *b = pick(splitmix_mix(
+                x.wrapping_add((j as u64 + 1).wrapping_mul(SPLITMIX_GAMMA)),
+            ));
+        }
+        x = x.wrapping_add((LANES as u64).wrapping_mul(SPLITMIX_GAMMA));
+    }
+    for b in chunks.into_remainder() {
         x = x.wrapping_add(SPLITMIX_GAMMA);
-        let mut z = x;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        *b = pick(z ^ (z >> 31));
+        *b = pick(splitmix_mix(x));
     }
 }
 
