@@ -358,6 +358,19 @@ fn bounded_with(args: &[&OsStr], code: i32, batch_bytes: usize) {
     );
 }
 
+/// `compact` of `dir` into `out` from offset 0: every segment cleaned.
+fn compact_all<'a>(out: &'a Path, dir: &'a Path) -> [&'a OsStr; 6] {
+    let s = OsStr::new;
+    [
+        s("compact"),
+        s("--first-dirty-offset"),
+        s("0"),
+        s("--out"),
+        out.as_os_str(),
+        dir.as_os_str(),
+    ]
+}
+
 /// The record-reading commands on `dir`, each with its expected exit code.
 fn every_reader(dir: &Path, out: &Path, codes: [i32; 6], batch_bytes: usize) {
     let log = common::big_segment::segment_logs_of(dir)
@@ -382,14 +395,7 @@ fn every_reader(dir: &Path, out: &Path, codes: [i32; 6], batch_bytes: usize) {
         ],
         vec![s("verify"), s("--deep"), dir.as_os_str()],
         vec![s("recover"), dir.as_os_str()],
-        vec![
-            s("compact"),
-            s("--first-dirty-offset"),
-            s("0"),
-            s("--out"),
-            out.as_os_str(),
-            dir.as_os_str(),
-        ],
+        compact_all(out, dir).to_vec(),
     ];
     for (args, code) in runs.iter().zip(codes) {
         bounded_with(args, code, batch_bytes);
@@ -446,16 +452,7 @@ fn a_record_of_ten_million_headers_is_read_in_bounded_memory() {
         })
         .unwrap();
     let out = tmp.path().join("out");
-    let s = OsStr::new;
-    let args = [
-        s("compact"),
-        s("--first-dirty-offset"),
-        s("0"),
-        s("--out"),
-        out.as_os_str(),
-        dir.as_os_str(),
-    ];
-    bounded_with(&args, 0, raw_len * 3 / 2);
+    bounded_with(&compact_all(&out, &dir), 0, raw_len * 3 / 2);
     // The batch was rebuilt, not copied.
     let logs = common::big_segment::segment_logs_of(&out.join("orders-0"));
     let mut horizon = None;
