@@ -15,7 +15,8 @@ use super::recover::{describe, render_changes};
 use crate::error::{Error, Expected, Result, Work};
 use crate::format::index::{
     offset_index_entries, offset_index_sanity_check, offset_index_zero_tail_start,
-    time_index_entries, time_index_sanity_check, time_index_zero_tail_start,
+    time_index_entries, time_index_sanity_check, time_index_zero_tail_start, OffsetIndexEntry,
+    OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
 };
 use crate::format::names::{
     classify, index_file_name, log_file_name, time_index_file_name, txn_index_file_name, FileKind,
@@ -65,31 +66,37 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     if let Err(m) = offset_index_sanity_check(&index, len as usize, base, &name) {
         return Ok(Some((name.clone(), m)));
     }
-    if let Some(slot) = index.find_slot(8, |b| offset_index_zero_tail_start(b, base)) {
+    if let Some(slot) = index.find_slot(OFFSET_INDEX_ENTRY_BYTES, |b| {
+        offset_index_zero_tail_start(b, base)
+    }) {
         return Ok(Some((
             name.clone(),
-            format!("{name} is not trimmed: zero entries from byte {}", slot * 8),
+            format!(
+                "{name} is not trimmed: zero entries from byte {}",
+                slot * OFFSET_INDEX_ENTRY_BYTES
+            ),
         )));
     }
-    // Streamed from the mapped file, not collected: an index can be any size.
-    let entries = || offset_index_entries(&index, base);
-    for (i, (a, b)) in entries().zip(entries().skip(1)).enumerate() {
-        index.passed(i * 8);
-        if b.offset <= a.offset || b.position <= a.position {
+    // One pass over the mapped file, nothing collected (an index can be any size): an entry out
+    // of order is the problem named first, else the first entry past the log.
+    let (mut prev, mut past_log) = (None::<OffsetIndexEntry>, None);
+    for (i, e) in offset_index_entries(&index, base).enumerate() {
+        index.passed(i * OFFSET_INDEX_ENTRY_BYTES);
+        if prev.is_some_and(|a| e.offset <= a.offset || e.position <= a.position) {
             return Ok(Some((
                 name.clone(),
-                format!("{name}: entry {} is out of order", i + 1),
+                format!("{name}: entry {i} is out of order"),
             )));
         }
+        if past_log.is_none() && (e.position < 0 || e.position as u64 >= log_len) {
+            past_log = Some(e.offset);
+        }
+        prev = Some(e);
     }
-    let past_log = |(i, e): &(usize, crate::format::index::OffsetIndexEntry)| {
-        index.passed(i * 8);
-        e.position < 0 || e.position as u64 >= log_len
-    };
-    if let Some((_, e)) = entries().enumerate().find(past_log) {
+    if let Some(offset) = past_log {
         return Ok(Some((
             name.clone(),
-            format!("{name}: entry for offset {} points past the log", e.offset),
+            format!("{name}: entry for offset {offset} points past the log"),
         )));
     }
     let name = time_index_file_name(base);
@@ -99,18 +106,20 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     if let Err(m) = time_index_sanity_check(&time, len as usize, base, &name) {
         return Ok(Some((name.clone(), m)));
     }
-    if let Some(slot) = time.find_slot(12, |b| time_index_zero_tail_start(b, base)) {
+    if let Some(slot) = time.find_slot(TIME_INDEX_ENTRY_BYTES, |b| {
+        time_index_zero_tail_start(b, base)
+    }) {
         return Ok(Some((
             name.clone(),
             format!(
                 "{name} is not trimmed: zero entries from byte {}",
-                slot * 12
+                slot * TIME_INDEX_ENTRY_BYTES
             ),
         )));
     }
     let entries = || time_index_entries(&time, base);
     for (i, (a, b)) in entries().zip(entries().skip(1)).enumerate() {
-        time.passed(i * 12);
+        time.passed(i * TIME_INDEX_ENTRY_BYTES);
         if b.offset < a.offset || b.timestamp <= a.timestamp {
             return Ok(Some((
                 name.clone(),
