@@ -263,10 +263,10 @@ enum CompressorState {
         pending: Vec<u8>,
         done: usize,
     },
+    /// The context is taken at the first byte of input: no input is no frame.
     Zstd {
         cctx: Option<CCtx<'static>>,
         level: i32,
-        started: bool,
     },
 }
 
@@ -284,11 +284,15 @@ impl Compressor {
         }
         let state = match codec {
             Compression::None => CompressorState::None,
-            Compression::Gzip => CompressorState::Gzip {
-                deflater: Some(gzip_deflater(level.unwrap_or(GZIP_DEFAULT_LEVEL))?),
-                crc: crc32fast::Hasher::new(),
-                len: 0,
-            },
+            Compression::Gzip => {
+                let deflater = gzip_deflater(level.unwrap_or(GZIP_DEFAULT_LEVEL))?;
+                out.extend_from_slice(&GZIP_HEADER);
+                CompressorState::Gzip {
+                    deflater: Some(deflater),
+                    crc: crc32fast::Hasher::new(),
+                    len: 0,
+                }
+            }
             Compression::Snappy => {
                 out.extend_from_slice(&SNAPPY_HEADER);
                 CompressorState::Snappy {
@@ -311,13 +315,9 @@ impl Compressor {
                 CompressorState::Zstd {
                     cctx: None,
                     level: level.clamp(zstd_safe::min_c_level(), zstd_safe::max_c_level()),
-                    started: false,
                 }
             }
         };
-        if codec == Compression::Gzip {
-            out.extend_from_slice(&GZIP_HEADER);
-        }
         Ok(Compressor { state })
     }
 
@@ -353,18 +353,13 @@ impl Compressor {
                     Ok(())
                 })?;
             }
-            CompressorState::Zstd {
-                cctx,
-                level,
-                started,
-            } => {
+            CompressorState::Zstd { cctx, level } => {
                 if input.is_empty() {
                     return Ok(());
                 }
                 if cctx.is_none() {
                     *cctx = Some(zstd_cctx(*level)?);
                 }
-                *started = true;
                 let cctx = cctx.as_mut().expect("set above");
                 let mut src = InBuffer::around(input);
                 while src.pos < input.len() {
@@ -410,9 +405,9 @@ impl Compressor {
                 }
                 out.extend_from_slice(&0u32.to_le_bytes());
             }
-            CompressorState::Zstd { cctx, started, .. } => {
-                if *started {
-                    zstd_end(cctx.as_mut().expect("set by the first write"), out)?;
+            CompressorState::Zstd { cctx, .. } => {
+                if let Some(cctx) = cctx {
+                    zstd_end(cctx, out)?;
                 }
             }
         }
