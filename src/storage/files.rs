@@ -48,6 +48,7 @@ pub fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     out.extend(unstaged_in(dir));
+    out.extend(held_in(dir));
     Ok(out)
 }
 
@@ -67,6 +68,7 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     files.extend(unstaged_in(dir));
+    files.extend(held_in(dir));
     files.sort_by_cached_key(|p| {
         crate::format::names::sort_key(
             &p.file_name()
@@ -96,7 +98,7 @@ pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
             }
         }
     }
-    for p in unstaged_in(dir) {
+    for p in unstaged_in(dir).into_iter().chain(held_in(dir)) {
         if let crate::format::names::FileKind::Log { base_offset } =
             crate::format::names::classify(&p.file_name().unwrap_or_default().to_string_lossy())
         {
@@ -135,6 +137,10 @@ pub fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
 /// on them), so a rewritten or split segment keeps the one of the segment it comes from.
 pub fn set_mtime(p: &Path, mtime: SystemTime) -> Result<()> {
     prepare_write(p, true)?;
+    if let Some(h) = held().get_mut(p) {
+        h.mtime = mtime;
+        return Ok(());
+    }
     std::fs::File::options()
         .write(true)
         .open(p)
@@ -158,23 +164,33 @@ pub fn copy_writable(from: &Path, to: &Path, mtime: SystemTime) -> Result<()> {
 }
 
 pub fn file_len(p: &Path) -> Result<u64> {
-    Ok(metadata(p)?.len())
+    Ok(len_and_mtime(p)?.0)
+}
+
+/// The length and modification time of the file `p` (links followed), a held file's from its
+/// record ([`held`]).
+pub fn len_and_mtime(p: &Path) -> Result<(u64, SystemTime)> {
+    if let Some(h) = held().get(p) {
+        return Ok((h.len, h.mtime));
+    }
+    let m = metadata(p)?;
+    Ok((m.len(), m.modified().map_err(|e| Error::io(p, e))?))
 }
 
 /// The metadata of the file `p` (links followed), a staged file not yet made answered by its
-/// original ([`resolve`]).
+/// original ([`resolve`]; a held file is made for it).
 pub fn metadata(p: &Path) -> Result<std::fs::Metadata> {
     std::fs::metadata(resolve(p)).map_err(|e| Error::io(p, e))
 }
 
-/// Whether `p` exists (links followed), a staged file not yet made included ([`resolve`]).
+/// Whether `p` exists (links followed), a staged file not yet made or held included.
 pub fn exists(p: &Path) -> bool {
-    resolve(p).exists()
+    is_held(p) || unresolved(p).exists()
 }
 
-/// Whether `p` is a regular file (links followed), a staged file not yet made included.
+/// Whether `p` is a regular file (links followed), a staged file not yet made or held included.
 pub fn is_file(p: &Path) -> bool {
-    resolve(p).is_file()
+    is_held(p) || unresolved(p).is_file()
 }
 
 /// The leading bytes of an index file that can hold entries, and the file's length: a running
@@ -369,6 +385,7 @@ pub fn copy_sparse(from: &Path, to: &Path) -> Result<std::fs::File> {
     use std::os::unix::fs::FileExt;
     let (src, len, end) = open_sparse(from)?;
     unstaged().remove(to);
+    held().remove(to);
     let dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
     let mut buf = Vec::new();
     for (start, stop) in data_extents(&src, end) {
@@ -429,11 +446,14 @@ fn data_extents(f: &std::fs::File, end: u64) -> Vec<(u64, u64)> {
 pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
     use std::io::Read;
     const CHUNK: usize = 1 << 16;
-    let bytes_of = |p: &Path| placeholder_origin(p).unwrap_or_else(|| resolve(p));
-    if bytes_of(a) == bytes_of(b) {
+    if n == 0 {
         return Ok(true);
     }
-    let ((mut fa, _, end_a), (mut fb, _, end_b)) = (open_sparse(a)?, open_sparse(b)?);
+    let bytes_of = |p: &Path| placeholder_origin(p).unwrap_or_else(|| unresolved(p));
+    if !is_held(a) && !is_held(b) && bytes_of(a) == bytes_of(b) {
+        return Ok(true);
+    }
+    let ((mut fa, end_a), (mut fb, end_b)) = (open_sparse_reader(a)?, open_sparse_reader(b)?);
     let mut left = n.min(end_a.max(end_b));
     let (mut ba, mut bb) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
     while left > 0 {
@@ -450,9 +470,7 @@ pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
 
 /// Milliseconds since the epoch of a file's mtime.
 pub fn mtime_ms(path: &Path) -> Result<i64> {
-    let modified = std::fs::metadata(resolve(path))
-        .and_then(|m| m.modified())
-        .map_err(|e| Error::io(path, e))?;
+    let (_, modified) = len_and_mtime(path)?;
     Ok(match modified.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
@@ -527,8 +545,18 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
         map.insert(to.to_path_buf(), original);
         return Ok(());
     }
+    if is_held(from) {
+        // Nothing on disk either: the record moves.
+        remove_file(to)?;
+        let mut map = held();
+        if let Some(h) = map.remove(from) {
+            map.insert(to.to_path_buf(), h);
+        }
+        return Ok(());
+    }
     std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
     unstaged().remove(to);
+    held().remove(to);
     let mut map = placeholders();
     map.remove(to);
     if let Some(origin) = map.remove(from) {
@@ -539,7 +567,7 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
 
 /// Unlinks `p` if it exists (a missing file is no error), a placeholder included.
 pub fn remove_file(p: &Path) -> Result<()> {
-    if unstaged().remove(p).is_some() {
+    if unstaged().remove(p).is_some() || held().remove(p).is_some() {
         return Ok(());
     }
     match std::fs::remove_file(p) {
@@ -554,6 +582,7 @@ pub fn remove_file(p: &Path) -> Result<()> {
 /// becomes an ordinary new file).
 pub fn create_truncated(p: &Path) -> Result<std::fs::File> {
     unstaged().remove(p);
+    held().remove(p);
     placeholders().remove(p);
     std::fs::OpenOptions::new()
         .create(true)
@@ -648,7 +677,17 @@ fn unstaged() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathB
 
 /// The path whose bytes and metadata `p` has: for a staged file not yet made, its original;
 /// else `p` itself. What the engine opens for reading goes through here.
+/// A held file is made first ([`make_held_real`]): the caller opens the path. (A failure to
+/// make it leaves it missing, and the caller's open reports that, naming the path.)
 pub fn resolve(p: &Path) -> PathBuf {
+    if is_held(p) {
+        let _ = make_held_real(p);
+    }
+    unresolved(p)
+}
+
+/// [`resolve`] without making a held file: for questions the record answers.
+fn unresolved(p: &Path) -> PathBuf {
     unstaged()
         .get(p)
         .cloned()
@@ -664,11 +703,270 @@ fn unstaged_in(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// A file the engine made in a staging directory that is held in memory instead of on disk:
+/// its length, its leading bytes (the rest zeros) and its mtime. Over many segments most new
+/// files of a plan are indexes created, sized, trimmed and never written, and 10-byte producer
+/// snapshots: on disk, each cost a create, resizes, reopens and an unlink of the staging
+/// directory at the end, most of a dry run's time.
+#[derive(Debug, Clone)]
+struct Held {
+    data: Vec<u8>,
+    len: u64,
+    mtime: SystemTime,
+}
+
+/// Bytes of data a held file may have; a write past them makes it a real file.
+const HELD_MAX_BYTES: u64 = 4096;
+
+/// The held files of the [`Staging`]s alive, by path. Every function here that stats, lists,
+/// reads, renames or deletes a path answers a held one from its record; one that needs a real
+/// file (an open by path, [`resolve`]) makes it first ([`make_held_real`]).
+static HELD: std::sync::Mutex<std::collections::BTreeMap<PathBuf, Held>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn held() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, Held>> {
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn is_held(p: &Path) -> bool {
+    held().contains_key(p)
+}
+
+/// The held files in the directory `dir`.
+fn held_in(dir: &Path) -> Vec<PathBuf> {
+    held()
+        .keys()
+        .filter(|k| k.parent() == Some(dir))
+        .cloned()
+        .collect()
+}
+
+/// Whether `p` lies in the work directory of a [`Staging`] alive (a file there may be held).
+fn in_staging(p: &Path) -> bool {
+    staged_dirs().iter().any(|d| p.starts_with(d))
+}
+
+/// Makes the held file `p` a real one with its bytes, length and mtime.
+fn make_held_real(p: &Path) -> Result<()> {
+    let Some(h) = held().remove(p) else {
+        return Ok(());
+    };
+    std::fs::File::create(p)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(&h.data)?;
+            if h.len > h.data.len() as u64 {
+                f.set_len(h.len)?;
+            }
+            f.set_modified(h.mtime)
+        })
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Creates the file `p`, which does not exist, as `len` zero bytes: held when in a staging
+/// directory.
+pub fn create_zeroed(p: &Path, len: u64) -> Result<()> {
+    unstaged().remove(p);
+    placeholders().remove(p);
+    if in_staging(p) {
+        let h = Held {
+            data: Vec::new(),
+            len,
+            mtime: SystemTime::now(),
+        };
+        held().insert(p.to_path_buf(), h);
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(p)
+        .and_then(|f| f.set_len(len))
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Sets the length of the existing file `p` (`ftruncate`: the mtime changes too).
+pub fn set_len(p: &Path, len: u64) -> Result<()> {
+    if let Some(h) = held().get_mut(p) {
+        h.data.truncate(len as usize);
+        h.len = len;
+        h.mtime = SystemTime::now();
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(resolve(p))
+        .and_then(|f| f.set_len(len))
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Writes `bytes` at `pos` of the file `p` (created when missing and `create`, never
+/// truncated): in memory for a held file (and a new one in a staging directory) while its data
+/// stays within [`HELD_MAX_BYTES`]. Returns the real file written, for its sync.
+pub fn write_at(p: &Path, bytes: &[u8], pos: u64, create: bool) -> Result<Option<std::fs::File>> {
+    use std::os::unix::fs::FileExt;
+    let end = pos + bytes.len() as u64;
+    if end <= HELD_MAX_BYTES {
+        let mut map = held();
+        let fresh = create && !map.contains_key(p) && in_staging(p) && !exists_unheld(p);
+        if fresh {
+            let h = Held {
+                data: Vec::new(),
+                len: 0,
+                mtime: SystemTime::now(),
+            };
+            map.insert(p.to_path_buf(), h);
+        }
+        if let Some(h) = map.get_mut(p) {
+            if h.data.len() < end as usize {
+                h.data.resize(end as usize, 0);
+            }
+            h.data[pos as usize..end as usize].copy_from_slice(bytes);
+            h.len = h.len.max(end);
+            h.mtime = SystemTime::now();
+            return Ok(None);
+        }
+    }
+    make_held_real(p)?;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(create)
+        .truncate(false)
+        .open(p)
+        .map_err(|e| Error::io(p, e))?;
+    f.write_all_at(bytes, pos).map_err(|e| Error::io(p, e))?;
+    Ok(Some(f))
+}
+
+/// Whether `p` exists on disk or staged not yet made (not held).
+fn exists_unheld(p: &Path) -> bool {
+    unresolved(p).exists()
+}
+
+/// The whole file `p`, a held one's from its record.
+pub fn read(p: &Path) -> Result<Vec<u8>> {
+    if let Some(h) = held().get(p) {
+        let mut out = h.data.clone();
+        out.resize(h.len as usize, 0);
+        return Ok(out);
+    }
+    std::fs::read(resolve(p)).map_err(|e| Error::io(p, e))
+}
+
+/// `fsync` of the file `p` ([`sync_all`]): nothing for a file in a staging directory.
+pub fn sync_path(p: &Path) -> Result<()> {
+    if in_staging(p) {
+        return Ok(());
+    }
+    let f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    sync_all(&f, p)
+}
+
+/// The bytes of a file opened for reading: the file, or a held file's record.
+#[derive(Debug)]
+pub enum Reader {
+    File(std::fs::File),
+    Held { data: Vec<u8>, len: u64, pos: u64 },
+}
+
+impl Reader {
+    /// Reads from byte `at` into `buf`, as `FileExt::read_at`.
+    pub fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        match self {
+            Reader::File(f) => f.read_at(buf, at),
+            Reader::Held { data, len, .. } => {
+                let n = len.saturating_sub(at).min(buf.len() as u64) as usize;
+                for (i, b) in buf[..n].iter_mut().enumerate() {
+                    *b = data.get(at as usize + i).copied().unwrap_or(0);
+                }
+                Ok(n)
+            }
+        }
+    }
+
+    /// The length of the bytes.
+    pub fn len(&self) -> std::io::Result<u64> {
+        match self {
+            Reader::File(f) => Ok(f.metadata()?.len()),
+            Reader::Held { len, .. } => Ok(*len),
+        }
+    }
+
+    /// Where the last data extent ends ([`data_end`]); past it, zeros.
+    pub fn data_end(&self, len: u64) -> u64 {
+        match self {
+            Reader::File(f) => data_end(f, len),
+            Reader::Held { data, .. } => (data.len() as u64).min(len),
+        }
+    }
+}
+
+impl std::io::Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Reader::File(f) => f.read(buf),
+            Reader::Held { pos, .. } => {
+                let at = *pos;
+                let n = self.read_at(buf, at)?;
+                if let Reader::Held { pos, .. } = self {
+                    *pos += n as u64;
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// Opens the file `p` for reading (never a placeholder's original: see [`open_data`]), a held
+/// one from its record.
+pub fn open_bytes(p: &Path) -> Result<Reader> {
+    if let Some(h) = held().get(p) {
+        return Ok(Reader::Held {
+            data: h.data.clone(),
+            len: h.len,
+            pos: 0,
+        });
+    }
+    std::fs::File::open(resolve(p))
+        .map(Reader::File)
+        .map_err(|e| Error::io(p, e))
+}
+
+/// [`open_sparse`] as a [`Reader`] (a held file's data ends with its bytes), without the
+/// length.
+fn open_sparse_reader(p: &Path) -> Result<(Reader, u64)> {
+    if let Some(h) = held().get(p) {
+        let end = h.data.len() as u64;
+        let r = Reader::Held {
+            data: h.data.clone(),
+            len: h.len,
+            pos: 0,
+        };
+        return Ok((r, end));
+    }
+    let (f, _, end) = open_sparse(p)?;
+    Ok((Reader::File(f), end))
+}
+
 /// Makes the staged file `p` (if it is one not yet made) before the engine changes it: segment
 /// data as a placeholder of its original, any other file as a writable copy (`keep`), or, when
 /// the change drops the bytes anyway (a reset), an empty file; each with the original's mtime.
 /// Nothing for any other path.
 pub fn prepare_write(p: &Path, keep: bool) -> Result<()> {
+    prepare(p, keep, false)
+}
+
+/// [`prepare_write`] for a writer that changes the file through this module only
+/// ([`set_len`], [`write_at`]): the empty file of a reset is held ([`held`]), not made.
+pub fn prepare_held_write(p: &Path, keep: bool) -> Result<()> {
+    prepare(p, keep, true)
+}
+
+fn prepare(p: &Path, keep: bool, hold: bool) -> Result<()> {
     let Some(original) = unstaged().get(p).cloned() else {
         return Ok(());
     };
@@ -680,10 +978,19 @@ pub fn prepare_write(p: &Path, keep: bool) -> Result<()> {
     } else {
         if keep {
             copy_writable(&original, p, mtime)?;
-        } else {
+        } else if !hold {
             std::fs::File::create(p)
                 .and_then(|f| f.set_modified(mtime))
                 .map_err(|e| Error::io(p, e))?;
+        } else {
+            held().insert(
+                p.to_path_buf(),
+                Held {
+                    data: Vec::new(),
+                    len: 0,
+                    mtime,
+                },
+            );
         }
         STAGED.fetch_add(1, Ordering::Relaxed);
     }
@@ -760,7 +1067,18 @@ impl Staging {
             .filter(|k| k.starts_with(&self.work))
             .cloned()
             .collect();
-        unmade.iter().try_for_each(|p| prepare_write(p, true))
+        unmade.iter().try_for_each(|p| prepare_write(p, true))?;
+        self.make_held_real()
+    }
+
+    /// Makes every held file of the staged directory a real one ([`make_held_real`]).
+    fn make_held_real(&self) -> Result<()> {
+        let held_here: Vec<PathBuf> = held()
+            .keys()
+            .filter(|k| k.starts_with(&self.work))
+            .cloned()
+            .collect();
+        held_here.iter().try_for_each(|p| make_held_real(p))
     }
 
     /// An empty staging directory, for data files staged one by one ([`Staging::stage_data`]).
@@ -818,6 +1136,13 @@ impl Drop for Staging {
     fn drop(&mut self) {
         placeholders().retain(|k, _| !k.starts_with(&self.work));
         unstaged().retain(|k, _| !k.starts_with(&self.work));
+        if self._scratch.is_none() {
+            // The scratch directory is the caller's and outlives the staging (a plan's
+            // sources in it): the held files are made there. A failure leaves the file
+            // missing, which the executor's read of it reports.
+            let _ = self.make_held_real();
+        }
+        held().retain(|k, _| !k.starts_with(&self.work));
         let mut staged = staged_dirs();
         if let Some(i) = staged.iter().position(|d| *d == self.work) {
             staged.swap_remove(i);
