@@ -486,20 +486,115 @@ pub fn mtime_ms(path: &Path) -> Result<i64> {
 /// the engine writes is a real file in the staging directory. The map from placeholder to
 /// original lives here, in the one place through which the engine opens, renames and deletes
 /// segment data ([`open_data`], [`rename`], [`remove_file`], [`create_truncated`]).
-static PLACEHOLDERS: PathMap = PathMap::new(std::collections::BTreeMap::new());
+static PLACEHOLDERS: Locked<PathBuf> = Locked::new(PathMap::new());
 
-/// A process-wide map of staged paths to the original files they stand for.
-type PathMap = std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>>;
+/// A process-wide map of staged paths (to the original files they stand for, or held files).
+type Locked<V> = std::sync::Mutex<PathMap<V>>;
 
-fn locked(
-    map: &'static PathMap,
-) -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+/// Staged paths by directory, then by name: a lookup compares a few directories and then
+/// names as bytes (a map keyed by whole paths compared them component by component, most of
+/// a plan's CPU time over many segments), and a directory's entries are listed without a
+/// pass over every staged path.
+#[derive(Debug)]
+struct PathMap<V> {
+    dirs: std::collections::BTreeMap<PathBuf, std::collections::BTreeMap<std::ffi::OsString, V>>,
+}
+
+/// The directory and name of `p` (a path without a name is keyed as itself, unnamed).
+fn split(p: &Path) -> (&Path, &std::ffi::OsStr) {
+    match (p.parent(), p.file_name()) {
+        (Some(d), Some(n)) => (d, n),
+        _ => (p, std::ffi::OsStr::new("")),
+    }
+}
+
+impl<V> PathMap<V> {
+    const fn new() -> Self {
+        PathMap {
+            dirs: std::collections::BTreeMap::new(),
+        }
+    }
+
+    fn get(&self, p: &Path) -> Option<&V> {
+        let (d, n) = split(p);
+        self.dirs.get(d)?.get(n)
+    }
+
+    fn get_mut(&mut self, p: &Path) -> Option<&mut V> {
+        let (d, n) = split(p);
+        self.dirs.get_mut(d)?.get_mut(n)
+    }
+
+    fn contains_key(&self, p: &Path) -> bool {
+        self.get(p).is_some()
+    }
+
+    fn insert(&mut self, p: PathBuf, v: V) -> Option<V> {
+        let (d, n) = split(&p);
+        let n = n.to_os_string();
+        match self.dirs.get_mut(d) {
+            Some(names) => names.insert(n, v),
+            None => {
+                let names = std::collections::BTreeMap::from([(n, v)]);
+                self.dirs.insert(d.to_path_buf(), names);
+                None
+            }
+        }
+    }
+
+    fn remove(&mut self, p: &Path) -> Option<V> {
+        let (d, n) = split(p);
+        let names = self.dirs.get_mut(d)?;
+        let v = names.remove(n);
+        if names.is_empty() {
+            self.dirs.remove(d);
+        }
+        v
+    }
+
+    fn extend(&mut self, entries: impl IntoIterator<Item = (PathBuf, V)>) {
+        for (p, v) in entries {
+            self.insert(p, v);
+        }
+    }
+
+    #[cfg(test)]
+    fn keys(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.dirs
+            .iter()
+            .flat_map(|(d, names)| names.keys().map(move |n| d.join(n)))
+    }
+
+    /// The paths in the directory `dir`.
+    fn in_dir(&self, dir: &Path) -> Vec<PathBuf> {
+        self.dirs
+            .get(dir)
+            .map(|names| names.keys().map(|n| dir.join(n)).collect())
+            .unwrap_or_default()
+    }
+
+    /// The paths under `root`.
+    fn under(&self, root: &Path) -> Vec<PathBuf> {
+        self.dirs
+            .iter()
+            .filter(|(d, _)| d.starts_with(root))
+            .flat_map(|(d, names)| names.keys().map(move |n| d.join(n)))
+            .collect()
+    }
+
+    /// Forgets the paths under `root`.
+    fn remove_under(&mut self, root: &Path) {
+        self.dirs.retain(|d, _| !d.starts_with(root));
+    }
+}
+
+fn locked<V>(map: &'static Locked<V>) -> std::sync::MutexGuard<'static, PathMap<V>> {
     // A panic elsewhere cannot leave a map half-changed: every change is one call.
     map.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn placeholders() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+fn placeholders() -> std::sync::MutexGuard<'static, PathMap<PathBuf>> {
     locked(&PLACEHOLDERS)
 }
 
@@ -669,9 +764,9 @@ pub fn is_regular_file(e: &std::fs::DirEntry) -> Result<bool> {
 /// original. Every function here that reads, stats or lists a staged path answers from the
 /// original; the first that changes one makes it ([`prepare_write`]); a rename moves the
 /// entry and a deletion drops it, no file made.
-static UNSTAGED: PathMap = PathMap::new(std::collections::BTreeMap::new());
+static UNSTAGED: Locked<PathBuf> = Locked::new(PathMap::new());
 
-fn unstaged() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+fn unstaged() -> std::sync::MutexGuard<'static, PathMap<PathBuf>> {
     locked(&UNSTAGED)
 }
 
@@ -696,11 +791,7 @@ fn unresolved(p: &Path) -> PathBuf {
 
 /// The staged files not yet made in the directory `dir` (none outside a [`Staging`]).
 fn unstaged_in(dir: &Path) -> Vec<PathBuf> {
-    unstaged()
-        .keys()
-        .filter(|k| k.parent() == Some(dir))
-        .cloned()
-        .collect()
+    unstaged().in_dir(dir)
 }
 
 /// A file the engine made in a staging directory that is held in memory instead of on disk:
@@ -721,12 +812,10 @@ const HELD_MAX_BYTES: u64 = 4096;
 /// The held files of the [`Staging`]s alive, by path. Every function here that stats, lists,
 /// reads, renames or deletes a path answers a held one from its record; one that needs a real
 /// file (an open by path, [`resolve`]) makes it first ([`make_held_real`]).
-static HELD: std::sync::Mutex<std::collections::BTreeMap<PathBuf, Held>> =
-    std::sync::Mutex::new(std::collections::BTreeMap::new());
+static HELD: Locked<Held> = Locked::new(PathMap::new());
 
-fn held() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, Held>> {
-    HELD.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+fn held() -> std::sync::MutexGuard<'static, PathMap<Held>> {
+    locked(&HELD)
 }
 
 fn is_held(p: &Path) -> bool {
@@ -735,11 +824,7 @@ fn is_held(p: &Path) -> bool {
 
 /// The held files in the directory `dir`.
 fn held_in(dir: &Path) -> Vec<PathBuf> {
-    held()
-        .keys()
-        .filter(|k| k.parent() == Some(dir))
-        .cloned()
-        .collect()
+    held().in_dir(dir)
 }
 
 /// Whether `p` lies in the work directory of a [`Staging`] alive (a file there may be held).
@@ -1062,22 +1147,14 @@ impl Staging {
     /// Makes every staged file not yet made (for readers that open the staged directory's
     /// files themselves, `verify`).
     pub fn materialize_all(&self) -> Result<()> {
-        let unmade: Vec<PathBuf> = unstaged()
-            .keys()
-            .filter(|k| k.starts_with(&self.work))
-            .cloned()
-            .collect();
+        let unmade = unstaged().under(&self.work);
         unmade.iter().try_for_each(|p| prepare_write(p, true))?;
         self.make_held_real()
     }
 
     /// Makes every held file of the staged directory a real one ([`make_held_real`]).
     fn make_held_real(&self) -> Result<()> {
-        let held_here: Vec<PathBuf> = held()
-            .keys()
-            .filter(|k| k.starts_with(&self.work))
-            .cloned()
-            .collect();
+        let held_here = held().under(&self.work);
         held_here.iter().try_for_each(|p| make_held_real(p))
     }
 
@@ -1134,15 +1211,15 @@ fn stage_placeholder(
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        placeholders().retain(|k, _| !k.starts_with(&self.work));
-        unstaged().retain(|k, _| !k.starts_with(&self.work));
+        placeholders().remove_under(&self.work);
+        unstaged().remove_under(&self.work);
         if self._scratch.is_none() {
             // The scratch directory is the caller's and outlives the staging (a plan's
             // sources in it): the held files are made there. A failure leaves the file
             // missing, which the executor's read of it reports.
             let _ = self.make_held_real();
         }
-        held().retain(|k, _| !k.starts_with(&self.work));
+        held().remove_under(&self.work);
         let mut staged = staged_dirs();
         if let Some(i) = staged.iter().position(|d| *d == self.work) {
             staged.swap_remove(i);
