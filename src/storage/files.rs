@@ -14,8 +14,9 @@ use crate::error::{Error, Result};
 pub struct FsCounts {
     /// Directory listings ([`read_dir`]).
     pub listings: u64,
-    /// Files a [`Staging`] made (placeholders and copies): only those the engine writes,
-    /// renames away from or reads as files of their own (see [`resolve`]).
+    /// Files a [`Staging`] made (placeholders, copies and emptied files, these held in memory):
+    /// only those the engine writes, renames away from or reads as files of their own (see
+    /// [`resolve`]).
     pub staged: u64,
 }
 
@@ -483,7 +484,7 @@ pub fn mtime_ms(path: &Path) -> Result<i64> {
 /// read from the original file ([`open_data`]), so unchanged data is never copied; what the
 /// engine does to a placeholder is the record of what it would do to the original: a cut
 /// shortens it (a recorded length), a rename moves it, a deletion unlinks it. Every other file
-/// the engine writes is a real file in the staging directory. The map from placeholder to
+/// the engine writes is a real file in the staging directory, or a held one ([`Held`]). The map from placeholder to
 /// original lives here, in the one place through which the engine opens, renames and deletes
 /// segment data ([`open_data`], [`rename`], [`remove_file`], [`create_truncated`]).
 static PLACEHOLDERS: Locked<PathBuf> = Locked::new(PathMap::new());
@@ -974,7 +975,7 @@ impl Reader {
     }
 
     /// The length of the bytes.
-    pub fn len(&self) -> std::io::Result<u64> {
+    pub fn byte_len(&self) -> std::io::Result<u64> {
         match self {
             Reader::File(f) => Ok(f.metadata()?.len()),
             Reader::Held { len, .. } => Ok(*len),
@@ -1427,5 +1428,142 @@ mod tests {
         assert_eq!(std::fs::read(work.join("a")).unwrap(), b"a.swap");
         staging.materialize_all().unwrap();
         assert_eq!(std::fs::read(dir.join("a.swap")).unwrap(), b"a.swap");
+    }
+
+    /// A file held in memory answers every question, read and change as the same file made
+    /// on disk does: listed, statted, read, resized, written, compared, renamed and deleted;
+    /// made for real on a write past what is held, on an open by path and when a staging
+    /// whose scratch directory outlives it ends.
+    #[test]
+    fn held_files_behave_as_real_ones_until_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t-0");
+        let real_dir = tmp.path().join("real");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&real_dir).unwrap();
+        std::fs::write(dir.join("00000000000000000000.log"), b"").unwrap();
+        std::fs::write(dir.join("00000000000000000000.index"), [9u8; 16]).unwrap();
+        let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join("00000000000000000000.index"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let staging = Staging::new(&dir, ".kseg-tmp").unwrap();
+        let work = staging.work().to_path_buf();
+        let name = "00000000000000000005.index";
+        let (held_p, real_p) = (work.join(name), real_dir.join(name));
+        let names = |d: &Path| {
+            let mut v: Vec<_> = regular_files(d)
+                .unwrap()
+                .iter()
+                .map(|p| p.file_name().unwrap().to_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        for p in [&held_p, &real_p] {
+            create_zeroed(p, 80).unwrap();
+        }
+        // Held: nothing on disk, every answer the real file's.
+        assert!(!held_p.exists() && real_p.exists());
+        let both = |f: &dyn Fn(&Path) -> String| {
+            let (h, r) = (f(&held_p), f(&real_p));
+            assert_eq!(h, r);
+            h
+        };
+        let check = |len: u64| {
+            assert_eq!(
+                both(&|p| format!("{}", file_len(p).unwrap())),
+                len.to_string()
+            );
+            both(&|p| format!("{} {}", exists(p), is_file(p)));
+            both(&|p| format!("{:?}", read(p).unwrap()));
+            both(&|p| {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut open_bytes(p).unwrap(), &mut out).unwrap();
+                let mut at = vec![0u8; 7];
+                let n = open_bytes(p).unwrap().read_at(&mut at, 5).unwrap();
+                format!("{out:?} {:?}", &at[..n])
+            });
+            assert!(same_prefix(&held_p, &real_p, len).unwrap());
+        };
+        check(80);
+        assert!(names(&work).contains(&name.into()));
+        assert!(list_dir(&work).unwrap().contains(&held_p));
+        // Resized and written as a file is: the bytes past the data are zeros, a cut drops
+        // them.
+        for p in [&held_p, &real_p] {
+            set_len(p, 40).unwrap();
+            assert!(write_at(p, &[1, 2, 3], 8, false).unwrap().is_none() == (p == &held_p));
+            write_at(p, &[4; 4], 60, false).unwrap();
+        }
+        check(64);
+        for p in [&held_p, &real_p] {
+            set_len(p, 10).unwrap();
+        }
+        check(10);
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(2_000_000);
+        for p in [&held_p, &real_p] {
+            set_mtime(p, t).unwrap();
+        }
+        both(&|p| format!("{}", mtime_ms(p).unwrap()));
+        // Renamed: the record moves; deleted: it is gone.
+        let (held_q, real_q) = (
+            with_suffix(&held_p, ".deleted"),
+            with_suffix(&real_p, ".deleted"),
+        );
+        rename(&held_p, &held_q).unwrap();
+        rename(&real_p, &real_q).unwrap();
+        assert!(!exists(&held_p) && exists(&held_q) && !held_q.exists());
+        assert_eq!(read(&held_q).unwrap(), read(&real_q).unwrap());
+        assert!(!names(&work).contains(&name.into()));
+        remove_file(&held_q).unwrap();
+        remove_file(&real_q).unwrap();
+        assert!(!exists(&held_q) && !names(&work).contains(&format!("{name}.deleted").into()));
+        // A new small file in a plan (a snapshot) is held; one in no staging is written.
+        let snap = work.join("00000000000000000005.snapshot");
+        assert!(write_at(&snap, b"0123456789", 0, true).unwrap().is_none());
+        assert!(!snap.exists() && file_len(&snap).unwrap() == 10);
+        assert!(write_at(&real_dir.join("s"), b"0123456789", 0, true)
+            .unwrap()
+            .is_some());
+        // Opened by path (`resolve`), it is made with its bytes and mtime.
+        set_mtime(&snap, t).unwrap();
+        assert_eq!(resolve(&snap), snap);
+        assert_eq!(std::fs::read(&snap).unwrap(), b"0123456789");
+        assert_eq!(mtime_ms(&snap).unwrap(), 2_000_000_000);
+        // A write past what is held makes it real, holding every byte.
+        create_zeroed(&held_p, 8).unwrap();
+        write_at(&held_p, &[5], 2, false).unwrap();
+        let far = HELD_MAX_BYTES + 1;
+        assert!(write_at(&held_p, &[6], far, false).unwrap().is_some());
+        let mut want = vec![0u8; far as usize + 1];
+        (want[2], want[far as usize]) = (5, 6);
+        assert_eq!(std::fs::read(&held_p).unwrap(), want);
+        // A reset of a staged original: held empty with its mtime, the original untouched.
+        let index = work.join("00000000000000000000.index");
+        prepare_held_write(&index, false).unwrap();
+        assert!(!index.exists() && file_len(&index).unwrap() == 0);
+        assert_eq!(mtime_ms(&index).unwrap(), 1_000_000_000);
+        assert_eq!(
+            std::fs::read(dir.join("00000000000000000000.index")).unwrap(),
+            [9u8; 16]
+        );
+        // Made for a reader of the whole staged directory.
+        staging.materialize_all().unwrap();
+        assert_eq!(std::fs::read(&index).unwrap(), b"");
+        // A staging that owns its scratch directory forgets what it holds; one in a scratch
+        // directory that outlives it makes its held files there.
+        create_zeroed(&work.join("x.index"), 3).unwrap();
+        drop(staging);
+        assert!(!is_held(&work.join("x.index")));
+        let scratch = tempfile::tempdir().unwrap();
+        let staging = Staging::within(scratch.path(), "log", &dir, ".kseg-tmp").unwrap();
+        let kept = staging.work().join("y.index");
+        create_zeroed(&kept, 3).unwrap();
+        drop(staging);
+        assert_eq!(std::fs::read(&kept).unwrap(), [0u8; 3]);
     }
 }

@@ -521,7 +521,7 @@ impl<K: IndexKind> Index<K> {
             }
             Err(e) => return Err(e),
         };
-        let len = fd.len().map_err(|e| Error::io(path, e))?;
+        let len = fd.byte_len().map_err(|e| Error::io(path, e))?;
         let data_slots = fd.data_end(len).div_ceil(K::ENTRY_BYTES as u64);
         let mut file = IndexFile::read_only(path, K::ENTRY_BYTES as u64, len);
         file.entries = (len / K::ENTRY_BYTES as u64).min(data_slots + 2);
