@@ -14,8 +14,9 @@ use crate::error::{Error, Result};
 pub struct FsCounts {
     /// Directory listings ([`read_dir`]).
     pub listings: u64,
-    /// Files a [`Staging`] made (placeholders and copies): only those the engine writes,
-    /// renames away from or reads as files of their own (see [`resolve`]).
+    /// Files a [`Staging`] made (placeholders, copies and emptied files, these held in memory):
+    /// only those the engine writes, renames away from or reads as files of their own (see
+    /// [`resolve`]).
     pub staged: u64,
 }
 
@@ -48,6 +49,7 @@ pub fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     out.extend(unstaged_in(dir));
+    out.extend(held_in(dir));
     Ok(out)
 }
 
@@ -67,6 +69,7 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
         }
     }
     files.extend(unstaged_in(dir));
+    files.extend(held_in(dir));
     files.sort_by_cached_key(|p| {
         crate::format::names::sort_key(
             &p.file_name()
@@ -96,7 +99,7 @@ pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
             }
         }
     }
-    for p in unstaged_in(dir) {
+    for p in unstaged_in(dir).into_iter().chain(held_in(dir)) {
         if let crate::format::names::FileKind::Log { base_offset } =
             crate::format::names::classify(&p.file_name().unwrap_or_default().to_string_lossy())
         {
@@ -135,6 +138,10 @@ pub fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
 /// on them), so a rewritten or split segment keeps the one of the segment it comes from.
 pub fn set_mtime(p: &Path, mtime: SystemTime) -> Result<()> {
     prepare_write(p, true)?;
+    if let Some(h) = held().get_mut(p) {
+        h.mtime = mtime;
+        return Ok(());
+    }
     std::fs::File::options()
         .write(true)
         .open(p)
@@ -158,23 +165,33 @@ pub fn copy_writable(from: &Path, to: &Path, mtime: SystemTime) -> Result<()> {
 }
 
 pub fn file_len(p: &Path) -> Result<u64> {
-    Ok(metadata(p)?.len())
+    Ok(len_and_mtime(p)?.0)
+}
+
+/// The length and modification time of the file `p` (links followed), a held file's from its
+/// record ([`held`]).
+pub fn len_and_mtime(p: &Path) -> Result<(u64, SystemTime)> {
+    if let Some(h) = held().get(p) {
+        return Ok((h.len, h.mtime));
+    }
+    let m = metadata(p)?;
+    Ok((m.len(), m.modified().map_err(|e| Error::io(p, e))?))
 }
 
 /// The metadata of the file `p` (links followed), a staged file not yet made answered by its
-/// original ([`resolve`]).
+/// original ([`resolve`]; a held file is made for it).
 pub fn metadata(p: &Path) -> Result<std::fs::Metadata> {
     std::fs::metadata(resolve(p)).map_err(|e| Error::io(p, e))
 }
 
-/// Whether `p` exists (links followed), a staged file not yet made included ([`resolve`]).
+/// Whether `p` exists (links followed), a staged file not yet made or held included.
 pub fn exists(p: &Path) -> bool {
-    resolve(p).exists()
+    is_held(p) || unresolved(p).exists()
 }
 
-/// Whether `p` is a regular file (links followed), a staged file not yet made included.
+/// Whether `p` is a regular file (links followed), a staged file not yet made or held included.
 pub fn is_file(p: &Path) -> bool {
-    resolve(p).is_file()
+    is_held(p) || unresolved(p).is_file()
 }
 
 /// The leading bytes of an index file that can hold entries, and the file's length: a running
@@ -369,6 +386,7 @@ pub fn copy_sparse(from: &Path, to: &Path) -> Result<std::fs::File> {
     use std::os::unix::fs::FileExt;
     let (src, len, end) = open_sparse(from)?;
     unstaged().remove(to);
+    held().remove(to);
     let dst = std::fs::File::create(to).map_err(|e| Error::io(to, e))?;
     let mut buf = Vec::new();
     for (start, stop) in data_extents(&src, end) {
@@ -429,11 +447,14 @@ fn data_extents(f: &std::fs::File, end: u64) -> Vec<(u64, u64)> {
 pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
     use std::io::Read;
     const CHUNK: usize = 1 << 16;
-    let bytes_of = |p: &Path| placeholder_origin(p).unwrap_or_else(|| resolve(p));
-    if bytes_of(a) == bytes_of(b) {
+    if n == 0 {
         return Ok(true);
     }
-    let ((mut fa, _, end_a), (mut fb, _, end_b)) = (open_sparse(a)?, open_sparse(b)?);
+    let bytes_of = |p: &Path| placeholder_origin(p).unwrap_or_else(|| unresolved(p));
+    if !is_held(a) && !is_held(b) && bytes_of(a) == bytes_of(b) {
+        return Ok(true);
+    }
+    let ((mut fa, end_a), (mut fb, end_b)) = (open_sparse_reader(a)?, open_sparse_reader(b)?);
     let mut left = n.min(end_a.max(end_b));
     let (mut ba, mut bb) = (vec![0u8; CHUNK], vec![0u8; CHUNK]);
     while left > 0 {
@@ -450,9 +471,7 @@ pub fn same_prefix(a: &Path, b: &Path, n: u64) -> Result<bool> {
 
 /// Milliseconds since the epoch of a file's mtime.
 pub fn mtime_ms(path: &Path) -> Result<i64> {
-    let modified = std::fs::metadata(resolve(path))
-        .and_then(|m| m.modified())
-        .map_err(|e| Error::io(path, e))?;
+    let (_, modified) = len_and_mtime(path)?;
     Ok(match modified.duration_since(UNIX_EPOCH) {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
@@ -465,23 +484,118 @@ pub fn mtime_ms(path: &Path) -> Result<i64> {
 /// read from the original file ([`open_data`]), so unchanged data is never copied; what the
 /// engine does to a placeholder is the record of what it would do to the original: a cut
 /// shortens it (a recorded length), a rename moves it, a deletion unlinks it. Every other file
-/// the engine writes is a real file in the staging directory. The map from placeholder to
+/// the engine writes is a real file in the staging directory, or a held one ([`Held`]). The map from placeholder to
 /// original lives here, in the one place through which the engine opens, renames and deletes
 /// segment data ([`open_data`], [`rename`], [`remove_file`], [`create_truncated`]).
-static PLACEHOLDERS: PathMap = PathMap::new(std::collections::BTreeMap::new());
+static PLACEHOLDERS: Locked<PathBuf> = Locked::new(PathMap::new());
 
-/// A process-wide map of staged paths to the original files they stand for.
-type PathMap = std::sync::Mutex<std::collections::BTreeMap<PathBuf, PathBuf>>;
+/// A process-wide map of staged paths (to the original files they stand for, or held files).
+type Locked<V> = std::sync::Mutex<PathMap<V>>;
 
-fn locked(
-    map: &'static PathMap,
-) -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+/// Staged paths by directory, then by name: a lookup compares a few directories and then
+/// names as bytes (a map keyed by whole paths compared them component by component, most of
+/// a plan's CPU time over many segments), and a directory's entries are listed without a
+/// pass over every staged path.
+#[derive(Debug)]
+struct PathMap<V> {
+    dirs: std::collections::BTreeMap<PathBuf, std::collections::BTreeMap<std::ffi::OsString, V>>,
+}
+
+/// The directory and name of `p` (a path without a name is keyed as itself, unnamed).
+fn split(p: &Path) -> (&Path, &std::ffi::OsStr) {
+    match (p.parent(), p.file_name()) {
+        (Some(d), Some(n)) => (d, n),
+        _ => (p, std::ffi::OsStr::new("")),
+    }
+}
+
+impl<V> PathMap<V> {
+    const fn new() -> Self {
+        PathMap {
+            dirs: std::collections::BTreeMap::new(),
+        }
+    }
+
+    fn get(&self, p: &Path) -> Option<&V> {
+        let (d, n) = split(p);
+        self.dirs.get(d)?.get(n)
+    }
+
+    fn get_mut(&mut self, p: &Path) -> Option<&mut V> {
+        let (d, n) = split(p);
+        self.dirs.get_mut(d)?.get_mut(n)
+    }
+
+    fn contains_key(&self, p: &Path) -> bool {
+        self.get(p).is_some()
+    }
+
+    fn insert(&mut self, p: PathBuf, v: V) -> Option<V> {
+        let (d, n) = split(&p);
+        let n = n.to_os_string();
+        match self.dirs.get_mut(d) {
+            Some(names) => names.insert(n, v),
+            None => {
+                let names = std::collections::BTreeMap::from([(n, v)]);
+                self.dirs.insert(d.to_path_buf(), names);
+                None
+            }
+        }
+    }
+
+    fn remove(&mut self, p: &Path) -> Option<V> {
+        let (d, n) = split(p);
+        let names = self.dirs.get_mut(d)?;
+        let v = names.remove(n);
+        if names.is_empty() {
+            self.dirs.remove(d);
+        }
+        v
+    }
+
+    fn extend(&mut self, entries: impl IntoIterator<Item = (PathBuf, V)>) {
+        for (p, v) in entries {
+            self.insert(p, v);
+        }
+    }
+
+    #[cfg(test)]
+    fn keys(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.dirs
+            .iter()
+            .flat_map(|(d, names)| names.keys().map(move |n| d.join(n)))
+    }
+
+    /// The paths in the directory `dir`.
+    fn in_dir(&self, dir: &Path) -> Vec<PathBuf> {
+        self.dirs
+            .get(dir)
+            .map(|names| names.keys().map(|n| dir.join(n)).collect())
+            .unwrap_or_default()
+    }
+
+    /// The paths under `root`.
+    fn under(&self, root: &Path) -> Vec<PathBuf> {
+        self.dirs
+            .iter()
+            .filter(|(d, _)| d.starts_with(root))
+            .flat_map(|(d, names)| names.keys().map(move |n| d.join(n)))
+            .collect()
+    }
+
+    /// Forgets the paths under `root`.
+    fn remove_under(&mut self, root: &Path) {
+        self.dirs.retain(|d, _| !d.starts_with(root));
+    }
+}
+
+fn locked<V>(map: &'static Locked<V>) -> std::sync::MutexGuard<'static, PathMap<V>> {
     // A panic elsewhere cannot leave a map half-changed: every change is one call.
     map.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn placeholders() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+fn placeholders() -> std::sync::MutexGuard<'static, PathMap<PathBuf>> {
     locked(&PLACEHOLDERS)
 }
 
@@ -527,8 +641,18 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
         map.insert(to.to_path_buf(), original);
         return Ok(());
     }
+    if is_held(from) {
+        // Nothing on disk either: the record moves.
+        remove_file(to)?;
+        let mut map = held();
+        if let Some(h) = map.remove(from) {
+            map.insert(to.to_path_buf(), h);
+        }
+        return Ok(());
+    }
     std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
     unstaged().remove(to);
+    held().remove(to);
     let mut map = placeholders();
     map.remove(to);
     if let Some(origin) = map.remove(from) {
@@ -539,7 +663,7 @@ pub fn rename(from: &Path, to: &Path) -> Result<()> {
 
 /// Unlinks `p` if it exists (a missing file is no error), a placeholder included.
 pub fn remove_file(p: &Path) -> Result<()> {
-    if unstaged().remove(p).is_some() {
+    if unstaged().remove(p).is_some() || held().remove(p).is_some() {
         return Ok(());
     }
     match std::fs::remove_file(p) {
@@ -554,6 +678,7 @@ pub fn remove_file(p: &Path) -> Result<()> {
 /// becomes an ordinary new file).
 pub fn create_truncated(p: &Path) -> Result<std::fs::File> {
     unstaged().remove(p);
+    held().remove(p);
     placeholders().remove(p);
     std::fs::OpenOptions::new()
         .create(true)
@@ -640,15 +765,25 @@ pub fn is_regular_file(e: &std::fs::DirEntry) -> Result<bool> {
 /// original. Every function here that reads, stats or lists a staged path answers from the
 /// original; the first that changes one makes it ([`prepare_write`]); a rename moves the
 /// entry and a deletion drops it, no file made.
-static UNSTAGED: PathMap = PathMap::new(std::collections::BTreeMap::new());
+static UNSTAGED: Locked<PathBuf> = Locked::new(PathMap::new());
 
-fn unstaged() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, PathBuf>> {
+fn unstaged() -> std::sync::MutexGuard<'static, PathMap<PathBuf>> {
     locked(&UNSTAGED)
 }
 
 /// The path whose bytes and metadata `p` has: for a staged file not yet made, its original;
 /// else `p` itself. What the engine opens for reading goes through here.
+/// A held file is made first ([`make_held_real`]): the caller opens the path. (A failure to
+/// make it leaves it missing, and the caller's open reports that, naming the path.)
 pub fn resolve(p: &Path) -> PathBuf {
+    if is_held(p) {
+        let _ = make_held_real(p);
+    }
+    unresolved(p)
+}
+
+/// [`resolve`] without making a held file: for questions the record answers.
+fn unresolved(p: &Path) -> PathBuf {
     unstaged()
         .get(p)
         .cloned()
@@ -657,11 +792,250 @@ pub fn resolve(p: &Path) -> PathBuf {
 
 /// The staged files not yet made in the directory `dir` (none outside a [`Staging`]).
 fn unstaged_in(dir: &Path) -> Vec<PathBuf> {
-    unstaged()
-        .keys()
-        .filter(|k| k.parent() == Some(dir))
-        .cloned()
-        .collect()
+    unstaged().in_dir(dir)
+}
+
+/// A file the engine made in a staging directory that is held in memory instead of on disk:
+/// its length, its leading bytes (the rest zeros) and its mtime. Over many segments most new
+/// files of a plan are indexes created, sized, trimmed and never written, and 10-byte producer
+/// snapshots: on disk, each cost a create, resizes, reopens and an unlink of the staging
+/// directory at the end, most of a dry run's time.
+#[derive(Debug, Clone)]
+struct Held {
+    data: Vec<u8>,
+    len: u64,
+    mtime: SystemTime,
+}
+
+/// Bytes of data a held file may have; a write past them makes it a real file.
+const HELD_MAX_BYTES: u64 = 4096;
+
+/// The held files of the [`Staging`]s alive, by path. Every function here that stats, lists,
+/// reads, renames or deletes a path answers a held one from its record; one that needs a real
+/// file (an open by path, [`resolve`]) makes it first ([`make_held_real`]).
+static HELD: Locked<Held> = Locked::new(PathMap::new());
+
+fn held() -> std::sync::MutexGuard<'static, PathMap<Held>> {
+    locked(&HELD)
+}
+
+fn is_held(p: &Path) -> bool {
+    held().contains_key(p)
+}
+
+/// The held files in the directory `dir`.
+fn held_in(dir: &Path) -> Vec<PathBuf> {
+    held().in_dir(dir)
+}
+
+/// Whether `p` lies in the work directory of a [`Staging`] alive (a file there may be held).
+fn in_staging(p: &Path) -> bool {
+    staged_dirs().iter().any(|d| p.starts_with(d))
+}
+
+/// Makes the held file `p` a real one with its bytes, length and mtime.
+fn make_held_real(p: &Path) -> Result<()> {
+    let Some(h) = held().remove(p) else {
+        return Ok(());
+    };
+    std::fs::File::create(p)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(&h.data)?;
+            if h.len > h.data.len() as u64 {
+                f.set_len(h.len)?;
+            }
+            f.set_modified(h.mtime)
+        })
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Creates the file `p`, which does not exist, as `len` zero bytes: held when in a staging
+/// directory.
+pub fn create_zeroed(p: &Path, len: u64) -> Result<()> {
+    unstaged().remove(p);
+    placeholders().remove(p);
+    if in_staging(p) {
+        let h = Held {
+            data: Vec::new(),
+            len,
+            mtime: SystemTime::now(),
+        };
+        held().insert(p.to_path_buf(), h);
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(p)
+        .and_then(|f| f.set_len(len))
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Sets the length of the existing file `p` (`ftruncate`: the mtime changes too).
+pub fn set_len(p: &Path, len: u64) -> Result<()> {
+    if let Some(h) = held().get_mut(p) {
+        h.data.truncate(len as usize);
+        h.len = len;
+        h.mtime = SystemTime::now();
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(resolve(p))
+        .and_then(|f| f.set_len(len))
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Writes `bytes` at `pos` of the file `p` (created when missing and `create`, never
+/// truncated): in memory for a held file (and a new one in a staging directory) while its data
+/// stays within [`HELD_MAX_BYTES`]. Returns the real file written, for its sync.
+pub fn write_at(p: &Path, bytes: &[u8], pos: u64, create: bool) -> Result<Option<std::fs::File>> {
+    use std::os::unix::fs::FileExt;
+    let end = pos + bytes.len() as u64;
+    if end <= HELD_MAX_BYTES {
+        let mut map = held();
+        let fresh = create && !map.contains_key(p) && in_staging(p) && !exists_unheld(p);
+        if fresh {
+            let h = Held {
+                data: Vec::new(),
+                len: 0,
+                mtime: SystemTime::now(),
+            };
+            map.insert(p.to_path_buf(), h);
+        }
+        if let Some(h) = map.get_mut(p) {
+            if h.data.len() < end as usize {
+                h.data.resize(end as usize, 0);
+            }
+            h.data[pos as usize..end as usize].copy_from_slice(bytes);
+            h.len = h.len.max(end);
+            h.mtime = SystemTime::now();
+            return Ok(None);
+        }
+    }
+    make_held_real(p)?;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(create)
+        .truncate(false)
+        .open(p)
+        .map_err(|e| Error::io(p, e))?;
+    f.write_all_at(bytes, pos).map_err(|e| Error::io(p, e))?;
+    Ok(Some(f))
+}
+
+/// Whether `p` exists on disk or staged not yet made (not held).
+fn exists_unheld(p: &Path) -> bool {
+    unresolved(p).exists()
+}
+
+/// The whole file `p`, a held one's from its record.
+pub fn read(p: &Path) -> Result<Vec<u8>> {
+    if let Some(h) = held().get(p) {
+        let mut out = h.data.clone();
+        out.resize(h.len as usize, 0);
+        return Ok(out);
+    }
+    std::fs::read(resolve(p)).map_err(|e| Error::io(p, e))
+}
+
+/// `fsync` of the file `p` ([`sync_all`]): nothing for a file in a staging directory.
+pub fn sync_path(p: &Path) -> Result<()> {
+    if in_staging(p) {
+        return Ok(());
+    }
+    let f = std::fs::File::open(p).map_err(|e| Error::io(p, e))?;
+    sync_all(&f, p)
+}
+
+/// The bytes of a file opened for reading: the file, or a held file's record.
+#[derive(Debug)]
+pub enum Reader {
+    File(std::fs::File),
+    Held { data: Vec<u8>, len: u64, pos: u64 },
+}
+
+impl Reader {
+    /// Reads from byte `at` into `buf`, as `FileExt::read_at`.
+    pub fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        match self {
+            Reader::File(f) => f.read_at(buf, at),
+            Reader::Held { data, len, .. } => {
+                let n = len.saturating_sub(at).min(buf.len() as u64) as usize;
+                for (i, b) in buf[..n].iter_mut().enumerate() {
+                    *b = data.get(at as usize + i).copied().unwrap_or(0);
+                }
+                Ok(n)
+            }
+        }
+    }
+
+    /// The length of the bytes.
+    pub fn byte_len(&self) -> std::io::Result<u64> {
+        match self {
+            Reader::File(f) => Ok(f.metadata()?.len()),
+            Reader::Held { len, .. } => Ok(*len),
+        }
+    }
+
+    /// Where the last data extent ends ([`data_end`]); past it, zeros.
+    pub fn data_end(&self, len: u64) -> u64 {
+        match self {
+            Reader::File(f) => data_end(f, len),
+            Reader::Held { data, .. } => (data.len() as u64).min(len),
+        }
+    }
+}
+
+impl std::io::Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Reader::File(f) => f.read(buf),
+            Reader::Held { pos, .. } => {
+                let at = *pos;
+                let n = self.read_at(buf, at)?;
+                if let Reader::Held { pos, .. } = self {
+                    *pos += n as u64;
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// Opens the file `p` for reading (never a placeholder's original: see [`open_data`]), a held
+/// one from its record.
+pub fn open_bytes(p: &Path) -> Result<Reader> {
+    if let Some(h) = held().get(p) {
+        return Ok(Reader::Held {
+            data: h.data.clone(),
+            len: h.len,
+            pos: 0,
+        });
+    }
+    std::fs::File::open(resolve(p))
+        .map(Reader::File)
+        .map_err(|e| Error::io(p, e))
+}
+
+/// [`open_sparse`] as a [`Reader`] (a held file's data ends with its bytes), without the
+/// length.
+fn open_sparse_reader(p: &Path) -> Result<(Reader, u64)> {
+    if let Some(h) = held().get(p) {
+        let end = h.data.len() as u64;
+        let r = Reader::Held {
+            data: h.data.clone(),
+            len: h.len,
+            pos: 0,
+        };
+        return Ok((r, end));
+    }
+    let (f, _, end) = open_sparse(p)?;
+    Ok((Reader::File(f), end))
 }
 
 /// Makes the staged file `p` (if it is one not yet made) before the engine changes it: segment
@@ -669,6 +1043,16 @@ fn unstaged_in(dir: &Path) -> Vec<PathBuf> {
 /// the change drops the bytes anyway (a reset), an empty file; each with the original's mtime.
 /// Nothing for any other path.
 pub fn prepare_write(p: &Path, keep: bool) -> Result<()> {
+    prepare(p, keep, false)
+}
+
+/// [`prepare_write`] for a writer that changes the file through this module only
+/// ([`set_len`], [`write_at`]): the empty file of a reset is held ([`held`]), not made.
+pub fn prepare_held_write(p: &Path, keep: bool) -> Result<()> {
+    prepare(p, keep, true)
+}
+
+fn prepare(p: &Path, keep: bool, hold: bool) -> Result<()> {
     let Some(original) = unstaged().get(p).cloned() else {
         return Ok(());
     };
@@ -680,10 +1064,19 @@ pub fn prepare_write(p: &Path, keep: bool) -> Result<()> {
     } else {
         if keep {
             copy_writable(&original, p, mtime)?;
-        } else {
+        } else if !hold {
             std::fs::File::create(p)
                 .and_then(|f| f.set_modified(mtime))
                 .map_err(|e| Error::io(p, e))?;
+        } else {
+            held().insert(
+                p.to_path_buf(),
+                Held {
+                    data: Vec::new(),
+                    len: 0,
+                    mtime,
+                },
+            );
         }
         STAGED.fetch_add(1, Ordering::Relaxed);
     }
@@ -755,12 +1148,15 @@ impl Staging {
     /// Makes every staged file not yet made (for readers that open the staged directory's
     /// files themselves, `verify`).
     pub fn materialize_all(&self) -> Result<()> {
-        let unmade: Vec<PathBuf> = unstaged()
-            .keys()
-            .filter(|k| k.starts_with(&self.work))
-            .cloned()
-            .collect();
-        unmade.iter().try_for_each(|p| prepare_write(p, true))
+        let unmade = unstaged().under(&self.work);
+        unmade.iter().try_for_each(|p| prepare_write(p, true))?;
+        self.make_held_real()
+    }
+
+    /// Makes every held file of the staged directory a real one ([`make_held_real`]).
+    fn make_held_real(&self) -> Result<()> {
+        let held_here = held().under(&self.work);
+        held_here.iter().try_for_each(|p| make_held_real(p))
     }
 
     /// An empty staging directory, for data files staged one by one ([`Staging::stage_data`]).
@@ -816,8 +1212,15 @@ fn stage_placeholder(
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        placeholders().retain(|k, _| !k.starts_with(&self.work));
-        unstaged().retain(|k, _| !k.starts_with(&self.work));
+        placeholders().remove_under(&self.work);
+        unstaged().remove_under(&self.work);
+        if self._scratch.is_none() {
+            // The scratch directory is the caller's and outlives the staging (a plan's
+            // sources in it): the held files are made there. A failure leaves the file
+            // missing, which the executor's read of it reports.
+            let _ = self.make_held_real();
+        }
+        held().remove_under(&self.work);
         let mut staged = staged_dirs();
         if let Some(i) = staged.iter().position(|d| *d == self.work) {
             staged.swap_remove(i);
@@ -1025,5 +1428,142 @@ mod tests {
         assert_eq!(std::fs::read(work.join("a")).unwrap(), b"a.swap");
         staging.materialize_all().unwrap();
         assert_eq!(std::fs::read(dir.join("a.swap")).unwrap(), b"a.swap");
+    }
+
+    /// A file held in memory answers every question, read and change as the same file made
+    /// on disk does: listed, statted, read, resized, written, compared, renamed and deleted;
+    /// made for real on a write past what is held, on an open by path and when a staging
+    /// whose scratch directory outlives it ends.
+    #[test]
+    fn held_files_behave_as_real_ones_until_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t-0");
+        let real_dir = tmp.path().join("real");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&real_dir).unwrap();
+        std::fs::write(dir.join("00000000000000000000.log"), b"").unwrap();
+        std::fs::write(dir.join("00000000000000000000.index"), [9u8; 16]).unwrap();
+        let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join("00000000000000000000.index"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let staging = Staging::new(&dir, ".kseg-tmp").unwrap();
+        let work = staging.work().to_path_buf();
+        let name = "00000000000000000005.index";
+        let (held_p, real_p) = (work.join(name), real_dir.join(name));
+        let names = |d: &Path| {
+            let mut v: Vec<_> = regular_files(d)
+                .unwrap()
+                .iter()
+                .map(|p| p.file_name().unwrap().to_owned())
+                .collect();
+            v.sort();
+            v
+        };
+        for p in [&held_p, &real_p] {
+            create_zeroed(p, 80).unwrap();
+        }
+        // Held: nothing on disk, every answer the real file's.
+        assert!(!held_p.exists() && real_p.exists());
+        let both = |f: &dyn Fn(&Path) -> String| {
+            let (h, r) = (f(&held_p), f(&real_p));
+            assert_eq!(h, r);
+            h
+        };
+        let check = |len: u64| {
+            assert_eq!(
+                both(&|p| format!("{}", file_len(p).unwrap())),
+                len.to_string()
+            );
+            both(&|p| format!("{} {}", exists(p), is_file(p)));
+            both(&|p| format!("{:?}", read(p).unwrap()));
+            both(&|p| {
+                let mut out = Vec::new();
+                std::io::Read::read_to_end(&mut open_bytes(p).unwrap(), &mut out).unwrap();
+                let mut at = vec![0u8; 7];
+                let n = open_bytes(p).unwrap().read_at(&mut at, 5).unwrap();
+                format!("{out:?} {:?}", &at[..n])
+            });
+            assert!(same_prefix(&held_p, &real_p, len).unwrap());
+        };
+        check(80);
+        assert!(names(&work).contains(&name.into()));
+        assert!(list_dir(&work).unwrap().contains(&held_p));
+        // Resized and written as a file is: the bytes past the data are zeros, a cut drops
+        // them.
+        for p in [&held_p, &real_p] {
+            set_len(p, 40).unwrap();
+            assert!(write_at(p, &[1, 2, 3], 8, false).unwrap().is_none() == (p == &held_p));
+            write_at(p, &[4; 4], 60, false).unwrap();
+        }
+        check(64);
+        for p in [&held_p, &real_p] {
+            set_len(p, 10).unwrap();
+        }
+        check(10);
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(2_000_000);
+        for p in [&held_p, &real_p] {
+            set_mtime(p, t).unwrap();
+        }
+        both(&|p| format!("{}", mtime_ms(p).unwrap()));
+        // Renamed: the record moves; deleted: it is gone.
+        let (held_q, real_q) = (
+            with_suffix(&held_p, ".deleted"),
+            with_suffix(&real_p, ".deleted"),
+        );
+        rename(&held_p, &held_q).unwrap();
+        rename(&real_p, &real_q).unwrap();
+        assert!(!exists(&held_p) && exists(&held_q) && !held_q.exists());
+        assert_eq!(read(&held_q).unwrap(), read(&real_q).unwrap());
+        assert!(!names(&work).contains(&name.into()));
+        remove_file(&held_q).unwrap();
+        remove_file(&real_q).unwrap();
+        assert!(!exists(&held_q) && !names(&work).contains(&format!("{name}.deleted").into()));
+        // A new small file in a plan (a snapshot) is held; one in no staging is written.
+        let snap = work.join("00000000000000000005.snapshot");
+        assert!(write_at(&snap, b"0123456789", 0, true).unwrap().is_none());
+        assert!(!snap.exists() && file_len(&snap).unwrap() == 10);
+        assert!(write_at(&real_dir.join("s"), b"0123456789", 0, true)
+            .unwrap()
+            .is_some());
+        // Opened by path (`resolve`), it is made with its bytes and mtime.
+        set_mtime(&snap, t).unwrap();
+        assert_eq!(resolve(&snap), snap);
+        assert_eq!(std::fs::read(&snap).unwrap(), b"0123456789");
+        assert_eq!(mtime_ms(&snap).unwrap(), 2_000_000_000);
+        // A write past what is held makes it real, holding every byte.
+        create_zeroed(&held_p, 8).unwrap();
+        write_at(&held_p, &[5], 2, false).unwrap();
+        let far = HELD_MAX_BYTES + 1;
+        assert!(write_at(&held_p, &[6], far, false).unwrap().is_some());
+        let mut want = vec![0u8; far as usize + 1];
+        (want[2], want[far as usize]) = (5, 6);
+        assert_eq!(std::fs::read(&held_p).unwrap(), want);
+        // A reset of a staged original: held empty with its mtime, the original untouched.
+        let index = work.join("00000000000000000000.index");
+        prepare_held_write(&index, false).unwrap();
+        assert!(!index.exists() && file_len(&index).unwrap() == 0);
+        assert_eq!(mtime_ms(&index).unwrap(), 1_000_000_000);
+        assert_eq!(
+            std::fs::read(dir.join("00000000000000000000.index")).unwrap(),
+            [9u8; 16]
+        );
+        // Made for a reader of the whole staged directory.
+        staging.materialize_all().unwrap();
+        assert_eq!(std::fs::read(&index).unwrap(), b"");
+        // A staging that owns its scratch directory forgets what it holds; one in a scratch
+        // directory that outlives it makes its held files there.
+        create_zeroed(&work.join("x.index"), 3).unwrap();
+        drop(staging);
+        assert!(!is_held(&work.join("x.index")));
+        let scratch = tempfile::tempdir().unwrap();
+        let staging = Staging::within(scratch.path(), "log", &dir, ".kseg-tmp").unwrap();
+        let kept = staging.work().join("y.index");
+        create_zeroed(&kept, 3).unwrap();
+        drop(staging);
+        assert_eq!(std::fs::read(&kept).unwrap(), [0u8; 3]);
     }
 }

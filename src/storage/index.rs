@@ -14,9 +14,9 @@
 //! Owns the files (the entries are read from them when asked for); not the entry layout (`format::index`) nor the
 //! rule of when to add an entry (that is [`super::segment::Segment::append`]'s).
 
+use super::files::Reader;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -254,21 +254,16 @@ impl IndexFile {
             return Ok(());
         }
         let existed = super::files::exists(&self.path);
-        super::files::prepare_write(&self.path, keep)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&self.path)
-            .map_err(|e| Error::io(&self.path, e))?;
+        // Every change goes through `files` (`set_len`, `write_at`): a new or reset index in a
+        // plan is held in memory until written.
+        super::files::prepare_held_write(&self.path, keep)?;
         if existed {
-            let len = file.metadata().map_err(|e| Error::io(&self.path, e))?.len();
+            let len = super::files::file_len(&self.path)?;
             self.max_entries = len / self.entry_bytes;
             self.entries = if keep { self.max_entries } else { 0 };
         } else {
             let size = self.max_index_bytes / self.entry_bytes * self.entry_bytes;
-            file.set_len(size).map_err(|e| Error::io(&self.path, e))?;
+            super::files::create_zeroed(&self.path, size)?;
             self.max_entries = size / self.entry_bytes;
             self.entries = 0;
         }
@@ -276,20 +271,30 @@ impl IndexFile {
         Ok(())
     }
 
-    /// The file, opened again as it was first opened (never created: a deleted index stays
-    /// deleted).
-    fn file(&self) -> Result<File> {
-        let Some(access) = self.opened else {
+    /// The file, opened again for reading (never created: a deleted index stays deleted).
+    fn file(&self) -> Result<Reader> {
+        if self.opened.is_none() {
             return Err(Error::invalid(
                 &self.path,
                 "index used before it was opened",
             ));
-        };
-        OpenOptions::new()
-            .read(true)
-            .write(access == Access::ReadWrite)
-            .open(super::files::resolve(&self.path))
-            .map_err(|e| Error::io(&self.path, e))
+        }
+        super::files::open_bytes(&self.path)
+    }
+
+    /// Refuses a change to an index not opened for writing.
+    fn writable(&self) -> Result<()> {
+        match self.opened {
+            Some(Access::ReadWrite) => Ok(()),
+            Some(Access::Read) => Err(Error::invalid(
+                &self.path,
+                "index changed while opened read-only",
+            )),
+            None => Err(Error::invalid(
+                &self.path,
+                "index used before it was opened",
+            )),
+        }
     }
 
     /// Puts `bytes` in slot `slot`: gathered with the entries appended just before, written
@@ -315,16 +320,13 @@ impl IndexFile {
 
     /// Writes the gathered entries, in one positioned write.
     fn write_pending(&mut self) -> Result<()> {
-        use std::os::unix::fs::FileExt;
         if self.pending.is_empty() {
             return Ok(());
         }
+        self.writable()?;
         let pos = self.pending_slot * self.entry_bytes;
-        let path = self.path.clone();
         let pending = std::mem::take(&mut self.pending);
-        self.file()?
-            .write_all_at(&pending, pos)
-            .map_err(|e| Error::io(&path, e))?;
+        super::files::write_at(&self.path, &pending, pos, false)?;
         // The buffer is kept for the next entries.
         self.pending = pending;
         self.pending.clear();
@@ -335,9 +337,9 @@ impl IndexFile {
     /// new maximum. Entries already written stay.
     fn resize(&mut self, bytes: u64) -> Result<()> {
         let len = bytes / self.entry_bytes * self.entry_bytes;
-        let path = self.path.clone();
         self.write_pending()?;
-        self.file()?.set_len(len).map_err(|e| Error::io(&path, e))?;
+        self.writable()?;
+        super::files::set_len(&self.path, len)?;
         self.max_entries = len / self.entry_bytes;
         Ok(())
     }
@@ -349,10 +351,9 @@ impl IndexFile {
     }
 
     fn sync(&mut self) -> Result<()> {
-        let path = self.path.clone();
         self.write_pending()?;
         match self.opened {
-            Some(_) => super::files::sync_all(&self.file()?, &path),
+            Some(_) => super::files::sync_path(&self.path),
             None => Ok(()),
         }
     }
@@ -364,7 +365,7 @@ impl IndexFile {
 /// yet written are read from where they are gathered.
 struct PageReads<'a> {
     file: &'a IndexFile,
-    fd: RefCell<Option<File>>,
+    fd: RefCell<Option<Reader>>,
     pages: RefCell<BTreeMap<u64, Vec<u8>>>,
 }
 
@@ -378,7 +379,7 @@ impl<'a> PageReads<'a> {
     }
 
     /// Reads through `fd`, the file already opened.
-    fn with_fd(file: &'a IndexFile, fd: File) -> Self {
+    fn with_fd(file: &'a IndexFile, fd: Reader) -> Self {
         let reads = PageReads::new(file);
         *reads.fd.borrow_mut() = Some(fd);
         reads
@@ -386,7 +387,6 @@ impl<'a> PageReads<'a> {
 
     /// Page `page` of the file (shorter at its end), read on first need.
     fn with_page<R>(&self, page: u64, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
-        use std::os::unix::fs::FileExt;
         let mut pages = self.pages.borrow_mut();
         if let std::collections::btree_map::Entry::Vacant(slot) = pages.entry(page) {
             let mut fd = self.fd.borrow_mut();
@@ -514,13 +514,15 @@ impl<K: IndexKind> Index<K> {
     /// entries, its length) or says why not. The entries' order is not checked here but where
     /// lookups read them ([`Self::lookup_checked`]).
     pub fn open_for_seek(path: &Path, base_offset: i64) -> Result<SeekIndex<K>> {
-        let fd = match File::open(super::files::resolve(path)) {
+        let fd = match super::files::open_bytes(path) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(path, e)),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
         };
-        let len = fd.metadata().map_err(|e| Error::io(path, e))?.len();
-        let data_slots = super::files::data_end(&fd, len).div_ceil(K::ENTRY_BYTES as u64);
+        let len = fd.byte_len().map_err(|e| Error::io(path, e))?;
+        let data_slots = fd.data_end(len).div_ceil(K::ENTRY_BYTES as u64);
         let mut file = IndexFile::read_only(path, K::ENTRY_BYTES as u64, len);
         file.entries = (len / K::ENTRY_BYTES as u64).min(data_slots + 2);
         let mut index = Index {

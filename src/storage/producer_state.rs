@@ -10,7 +10,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::java_hash_order::JavaHashOrder;
@@ -410,8 +409,7 @@ impl ProducerStateManager {
     fn load_from_snapshot(&mut self, log_start: i64, now_ms: i64) -> Result<()> {
         while let Some(offset) = self.latest_snapshot_offset() {
             let path = self.dir.join(snapshot_file_name(offset));
-            let bytes =
-                std::fs::read(super::files::resolve(&path)).map_err(|e| Error::io(&path, e))?;
+            let bytes = super::files::read(&path)?;
             match snapshot::decode(&bytes) {
                 Ok(snap) => {
                     for e in &snap.entries {
@@ -649,16 +647,12 @@ impl ProducerStateManager {
         }
         let path = self.dir.join(snapshot_file_name(self.map_end_offset));
         // Kafka opens the file CREATE + WRITE without truncating: bytes past the new content
-        // of a longer file already there would stay.
+        // of a longer file already there would stay. A new small one in a plan is held in
+        // memory (`files::write_at`).
         super::files::prepare_write(&path, true)?;
-        std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(false)
-            .open(&path)
-            .and_then(|mut f| f.write_all(&self.encode_snapshot()).map(|_| f))
-            .map_err(|e| Error::io(&path, e))
-            .and_then(|f| super::files::sync_all(&f, &path))?;
+        if let Some(f) = super::files::write_at(&path, &self.encode_snapshot(), 0, true)? {
+            super::files::sync_all(&f, &path)?;
+        }
         self.snapshots.insert(self.map_end_offset);
         self.note_on_disk(self.map_end_offset, true);
         self.last_snap_offset = self.map_end_offset;

@@ -211,8 +211,15 @@ impl Segment {
         self.max_timestamp_so_far = None;
         let mut valid_bytes = 0u64;
         let mut last_index_entry = 0u64;
-        let mut reader = LogReader::open(&self.log_path, None)?.with_max_entry_bytes(u64::MAX);
+        // An empty `.log` holds no batch: not opened (over many empty segments, an open each).
+        let mut reader = match self.size {
+            0 => None,
+            _ => Some(LogReader::open(&self.log_path, None)?.with_max_entry_bytes(u64::MAX)),
+        };
         let invalid = loop {
+            let Some(reader) = reader.as_mut() else {
+                break None;
+            };
             let (position, entry) = match reader.next_step()? {
                 Step::Entry { position, entry } => (position, entry),
                 Step::End {
@@ -630,6 +637,10 @@ impl Segment {
     ) -> Result<Option<BatchLocation>> {
         let floor = self.offset_index.lookup(offset)?;
         let from = (floor.position.max(0) as u64).max(start_position);
+        // Nothing past the end: the `.log` is not opened (an empty segment's lookups).
+        if from >= self.size {
+            return Ok(None);
+        }
         let mut reader = LogReader::open(&self.log_path, None)?;
         reader.seek(from);
         Ok(

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::storage::files::{file_len, materialize, same_prefix, Staging};
+use crate::storage::files::{file_len, materialize, same_prefix, Reader, Staging};
 
 /// Suffix of the executor's temporary files (removed by the next run if left behind).
 pub const TMP_SUFFIX: &str = ".kseg-tmp";
@@ -343,21 +343,26 @@ fn tmp_path(to: &Path) -> PathBuf {
 /// is the disk running full).
 fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
     let tmp = tmp_path(to);
-    let meta = crate::storage::files::metadata(from)?;
-    let mtime = meta.modified().map_err(|e| Error::io(from, e))?;
-    let len = meta.len();
+    // A source held in memory (most new files of a plan over many segments) is answered and
+    // copied from its record, no file opened.
+    let (len, mtime) = crate::storage::files::len_and_mtime(from)?;
     // An empty file (a rebuilt index with no entries, most of a plan over many empty
     // segments) is a create: no source to open, no bytes to copy.
     let mut source = if len > 0 {
-        Some(File::open(from).map_err(|e| Error::io(from, e))?)
+        Some(crate::storage::files::open_bytes(from)?)
     } else {
         None
     };
     let mut out = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
     let mut copy = |n: Option<u64>, out: &mut File| match source.as_mut() {
-        Some(s) => match n {
+        // A file's copy stays the kernel's (`copy_file_range`).
+        Some(Reader::File(s)) => match n {
             Some(n) => std::io::copy(&mut s.take(n), out),
             None => std::io::copy(s, out),
+        },
+        Some(held) => match n {
+            Some(n) => std::io::copy(&mut held.take(n), out),
+            None => std::io::copy(held, out),
         },
         None => Ok(0),
     };

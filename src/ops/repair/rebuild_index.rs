@@ -223,7 +223,7 @@ fn renamed_plan(path: &Path, kind: &Kind, opts: &RebuildOptions) -> Result<Rebui
     ] {
         let (built, file) = (work.join(built), sibling(path, suffix));
         let size_before = std::fs::metadata(&file).ok().map(|m| m.len());
-        match (std::fs::read(&built).ok(), size_before) {
+        match (crate::storage::files::read(&built).ok(), size_before) {
             (Some(bytes), _) if std::fs::read(&file).ok().as_ref() != Some(&bytes) => {
                 changes.push(Change::Write {
                     file,
