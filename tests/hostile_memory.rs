@@ -244,6 +244,125 @@ fn a_sparse_txn_index_is_streamed_by_read_committed_and_compact() {
     bounded(&[s("compact"), dir.as_os_str()], 1);
 }
 
+fn os_args(args: &[String]) -> Vec<&OsStr> {
+    args.iter().map(OsStr::new).collect()
+}
+
+/// Two million well-formed, distinct aborted transactions (68 MB) put before the four of
+/// c-transactions' first `.txnindex`, beside its 16 KB `.log`: every one is collected by a
+/// fetch or a cleaning round from offset 0 (each ends at or after 0, starts below the next
+/// segment's base, and none has a last stable offset that stops the collection). Half belong
+/// to producers with no batch in the log; the other half repeat producer 16's first aborted
+/// transaction (first offset 0) with later last offsets, so each is taken after it and finds
+/// the producer marked. Neither changes what a consumer or the cleaner does, so the outputs are
+/// the original partition's. Before this change the readers held every entry: in release,
+/// `dump --isolation read_committed` peaked at 122 MiB and `compact` at 316 MiB; now only the
+/// entries a reader can act on are kept (the log's batches bound them): 8 MiB.
+#[test]
+fn two_million_aborted_transactions_beside_a_small_log_are_not_held() {
+    use std::io::Write;
+    let _one = serial();
+    let Some(reference) = common::reference_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let original = reference.join("c-transactions/input/orders-0");
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(&original, &dir);
+    let index = dir.join("00000000000000000000.txnindex");
+    let real = std::fs::read(&index).unwrap();
+    // Written through a small buffer: this process's peak is every child's floor (`serial`).
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&index).unwrap());
+    for i in 0..2_000_000i64 {
+        let (producer, first, last, lso) = if i % 2 == 0 {
+            (1_000_000 + i, i % 90, 50, 0)
+        } else {
+            (16, 0, 46 + i, 13)
+        };
+        let t = kseg::format::index::AbortedTxn {
+            version: 0,
+            producer_id: producer,
+            first_offset: first,
+            last_offset: last,
+            last_stable_offset: lso,
+        };
+        out.write_all(&kseg::format::index::encode_aborted_txn(&t))
+            .unwrap();
+    }
+    out.write_all(&real).unwrap();
+    drop(out);
+    assert_eq!(
+        std::fs::metadata(&index).unwrap().len(),
+        2_000_000 * 34 + real.len() as u64
+    );
+
+    let s = OsStr::new;
+    let read_committed = |d: &Path, json: bool| {
+        let mut args = vec![
+            s("dump"),
+            s("--isolation"),
+            s("read_committed"),
+            s("--from-offset"),
+            s("0"),
+            s("--deep-iteration"),
+        ];
+        if json {
+            args.push(s("--json"));
+        }
+        args.push(d.as_os_str());
+        args.iter()
+            .map(|a| a.to_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let compact = |d: &Path, out: &Path| {
+        let now = "1800000000000";
+        vec![
+            "compact",
+            "--now",
+            now,
+            "--first-dirty-offset",
+            "0",
+            "--out",
+        ]
+        .into_iter()
+        .map(String::from)
+        .chain([out.to_str().unwrap().into(), d.to_str().unwrap().into()])
+        .collect::<Vec<String>>()
+    };
+    for json in [false, true] {
+        bounded(&os_args(&read_committed(&dir, json)), 0);
+    }
+    bounded(&[s("compact"), dir.as_os_str()], 1);
+    let out = tmp.path().join("out");
+    bounded(&os_args(&compact(&dir, &out)), 0);
+
+    // What a consumer gets and what the cleaner writes are the original partition's.
+    let shown = |d: &Path, json: bool| {
+        let args = read_committed(d, json);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = common::kseg(&args);
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .replace(d.to_str().unwrap(), "DIR")
+    };
+    for json in [false, true] {
+        assert_eq!(shown(&dir, json), shown(&original, json));
+    }
+    let cleaned = |d: &Path, out: &Path| {
+        let args = compact(d, out);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert!(common::kseg(&args).status.success(), "{args:?}");
+        common::dir_contents(&out.join("orders-0"))
+    };
+    let expected = cleaned(&original, &tmp.path().join("expected"));
+    assert_eq!(common::dir_contents(&out.join("orders-0")), expected);
+    // The cleaned `.txnindex` holds the aborted transactions whose data the round saw.
+    assert!(expected
+        .iter()
+        .any(|(name, bytes)| name.ends_with(".txnindex") && !bytes.is_empty()));
+}
+
 // ---- Hostile records (issue 15 item 1): batches whose records declare huge counts and
 // lengths, or hold many millions of tiny records. Each is built by the engine's own encoder
 // (`build_batch_of_records` over records encoded here byte by byte, the lengths worked out in

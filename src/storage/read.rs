@@ -18,7 +18,7 @@ use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType};
 use crate::format::entry::{Entry, RecordView};
 use crate::format::index::AbortedTxn;
-use crate::storage::txn_index::TxnIndexes;
+use crate::storage::txn_index::{AbortedTxnSink, TxnIndexes};
 
 /// The batch fields record filters and isolation look at (legacy entries have none: -1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,30 +154,50 @@ pub fn marker_type(entry: &Entry<'_>, scratch: &mut Vec<u8>) -> Option<ControlRe
 /// are never returned.
 #[derive(Debug, Default)]
 pub struct CommittedView {
-    /// Not reached yet, by first offset.
-    pending: VecDeque<AbortedTxn>,
+    /// (first offset, producer) of each aborted transaction, by first offset from `next` on
+    /// (sorted when the first batch is judged): all the consumer uses of an entry.
+    pending: Vec<(i64, i64)>,
+    next: usize,
+    sorted: bool,
     aborted_producers: HashSet<i64>,
 }
 
+impl AbortedTxnSink for CommittedView {
+    fn reserve(&mut self, count: usize) {
+        self.pending.reserve_exact(count);
+    }
+    fn push(&mut self, t: AbortedTxn) {
+        self.pending.push((t.first_offset, t.producer_id));
+        self.sorted = false;
+    }
+}
+
 impl CommittedView {
-    pub fn new(mut aborted: Vec<AbortedTxn>) -> Self {
-        aborted.sort_by_key(|t| t.first_offset);
-        CommittedView {
-            pending: aborted.into(),
-            aborted_producers: HashSet::new(),
+    pub fn new(aborted: Vec<AbortedTxn>) -> Self {
+        let mut view = CommittedView::default();
+        view.reserve(aborted.len());
+        for t in aborted {
+            view.push(t);
         }
+        view
     }
 
     /// Whether the consumer returns the batch; `marker` is its control type (if control).
     pub fn keeps(&mut self, b: &BatchTraits, marker: Option<ControlRecordType>) -> bool {
+        if !self.sorted {
+            // In place: a stable sort would take half the entries' size again. Entries of
+            // one first offset are taken together, in any order.
+            self.pending[self.next..].sort_unstable();
+            self.sorted = true;
+        }
         if b.producer_id >= 0 {
-            while self
+            while let Some(&(_, producer)) = self
                 .pending
-                .front()
-                .is_some_and(|t| t.first_offset <= b.last_offset)
+                .get(self.next)
+                .filter(|(first, _)| *first <= b.last_offset)
             {
-                let t = self.pending.pop_front().expect("just peeked");
-                self.aborted_producers.insert(t.producer_id);
+                self.next += 1;
+                self.aborted_producers.insert(producer);
             }
             if marker == Some(ControlRecordType::Abort) {
                 self.aborted_producers.remove(&b.producer_id);
@@ -236,8 +256,8 @@ impl IsolationView {
     /// Starts a segment's fetch at `fetch_offset`; `next_base` is the next segment's base.
     pub fn start_fetch(&mut self, fetch_offset: i64, next_base: Option<i64>) -> Result<()> {
         if let Some((txns, _, view)) = self.committed.as_mut() {
-            *view =
-                CommittedView::new(txns.for_fetch(fetch_offset, next_base.unwrap_or(i64::MAX))?);
+            *view = CommittedView::default();
+            txns.for_fetch(fetch_offset, next_base.unwrap_or(i64::MAX), view)?;
         }
         Ok(())
     }

@@ -2,16 +2,21 @@
 //! segment (formats.md §7.3). Unlike the other indexes it is not preallocated: the file is
 //! created by the first append and only grows.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::log_reader::{LogReader, Step};
+
 use crate::error::{Error, Result};
+use crate::format::batch::RECORD_BATCH_OVERHEAD_BYTES;
+use crate::format::entry::Entry;
 use crate::format::index::{
     aborted_txn_version_message, encode_aborted_txn, txn_index_entries, txn_index_sanity_check,
     AbortedTxn, ABORTED_TXN_ENTRY_BYTES,
 };
-use crate::format::names::txn_index_file_name;
+use crate::format::names::{log_file_name, txn_index_file_name};
 
 #[derive(Debug)]
 pub struct TxnIndex {
@@ -216,13 +221,47 @@ pub fn sanity_check_file(
     Ok(Ok(()))
 }
 
+/// Where the aborted transactions of a collection go: [`TxnIndexes`] says how many are coming
+/// before the first, so a reader's own store is sized once (no growth by doubling).
+pub trait AbortedTxnSink {
+    fn reserve(&mut self, count: usize);
+    fn push(&mut self, txn: AbortedTxn);
+}
+
+impl AbortedTxnSink for Vec<AbortedTxn> {
+    fn reserve(&mut self, count: usize) {
+        self.reserve_exact(count);
+    }
+    fn push(&mut self, txn: AbortedTxn) {
+        Vec::push(self, txn);
+    }
+}
+
+/// Which segments' batches a collection's reader walks after taking the entries: a fetch reads
+/// its own segment; a cleaning round goes on to the partition's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    Segment,
+    Rest,
+}
+
 /// Every `.txnindex` of a partition, by segment, for `collectAbortedTransactions` (a missing
 /// file holds no entry). Nothing is kept of the files but their paths: each collection streams
 /// them through [`TxnIndexEntries`]' bounded window, and an entry that repeats the one before
 /// it (a sparse file's zero entries, a file appended twice) is collected once, which changes
 /// nothing for the readers of the entries (an aborted producer is marked once).
+///
+/// A collection holds more entries than its walk has batches only in a hostile file: it is
+/// then cut to those its reader can act on ([`Usable`]), so what a reader keeps is bounded by
+/// the `.log` bytes it reads, whatever the size of the `.txnindex`.
 #[derive(Debug, Clone, Default)]
-pub struct TxnIndexes(Vec<(i64, Option<PathBuf>)>);
+pub struct TxnIndexes {
+    dir: PathBuf,
+    files: Vec<(i64, Option<PathBuf>)>,
+    /// [`Usable`] over every segment, for the cleaner's collections (scanned once, when one
+    /// first needs it).
+    usable_everywhere: std::cell::OnceCell<Option<Usable>>,
+}
 
 impl TxnIndexes {
     /// The `.txnindex` of each segment base offset of `dir`, oldest first: every entry is read
@@ -245,36 +284,54 @@ impl TxnIndexes {
             out.push((base, Some(path)));
         }
         out.sort_by_key(|(b, _)| *b);
-        Ok(TxnIndexes(out))
+        Ok(TxnIndexes {
+            dir: dir.to_path_buf(),
+            files: out,
+            usable_everywhere: Default::default(),
+        })
     }
 
     /// `UnifiedLog.collectAbortedTransactions(start, upper)` as the cleaner calls it: the
     /// entries from the segment holding `start` on, as seen by a fetch from that segment's base.
-    pub fn collect(&self, start: i64, upper: i64) -> Result<Vec<AbortedTxn>> {
+    /// The cleaner walks on to the end of its round after taking them.
+    pub fn collect(&self, start: i64, upper: i64, sink: &mut impl AbortedTxnSink) -> Result<()> {
         let Some(floor) = self.floor(start) else {
-            return Ok(Vec::new());
+            return Ok(());
         };
-        self.collect_from(floor, self.0[floor].0, upper)
+        self.collect_from(floor, self.files[floor].0, upper, Walk::Rest, sink)
     }
 
     /// The aborted transactions a fetch from `fetch_offset` returns (`LocalLog.read` →
     /// `addAbortedTransactions`, `TransactionIndex.collectAbortedTxns`): from the segment
     /// holding `fetch_offset` on, entries whose last offset is `>= fetch_offset` and whose first
-    /// offset is `< upper`, until an entry's last stable offset reaches `upper`.
-    pub fn for_fetch(&self, fetch_offset: i64, upper: i64) -> Result<Vec<AbortedTxn>> {
+    /// offset is `< upper`, until an entry's last stable offset reaches `upper`. The fetch
+    /// reads that one segment's batches.
+    pub fn for_fetch(
+        &self,
+        fetch_offset: i64,
+        upper: i64,
+        sink: &mut impl AbortedTxnSink,
+    ) -> Result<()> {
         let Some(floor) = self.floor(fetch_offset) else {
-            return Ok(Vec::new());
+            return Ok(());
         };
-        self.collect_from(floor, fetch_offset, upper)
+        self.collect_from(floor, fetch_offset, upper, Walk::Segment, sink)
     }
 
     fn floor(&self, offset: i64) -> Option<usize> {
-        self.0.iter().rposition(|(b, _)| *b <= offset)
+        self.files.iter().rposition(|(b, _)| *b <= offset)
     }
 
-    fn collect_from(&self, floor: usize, fetch: i64, upper: i64) -> Result<Vec<AbortedTxn>> {
-        let mut out: Vec<AbortedTxn> = Vec::new();
-        for path in self.0[floor..].iter().filter_map(|(_, p)| p.as_ref()) {
+    /// Kafka's loop over the files, each collected entry given to `each`; returns how many.
+    fn each_from(
+        &self,
+        floor: usize,
+        fetch: i64,
+        upper: i64,
+        mut each: impl FnMut(AbortedTxn),
+    ) -> Result<usize> {
+        let mut count = 0;
+        for path in self.files[floor..].iter().filter_map(|(_, p)| p.as_ref()) {
             let mut prev = None;
             for t in TxnIndexEntries::open(path)? {
                 let t = t?;
@@ -283,14 +340,214 @@ impl TxnIndexes {
                 }
                 prev = Some(t);
                 if t.last_offset >= fetch && t.first_offset < upper {
-                    out.push(t);
+                    count += 1;
+                    each(t);
                 }
                 if t.last_stable_offset >= upper {
-                    return Ok(out);
+                    return Ok(count);
                 }
             }
         }
-        Ok(out)
+        Ok(count)
+    }
+
+    /// The files are read twice, first to count: a collection no larger than its walk's room
+    /// for batches goes to `sink` whole; a larger one only its entries a reader can act on.
+    fn collect_from(
+        &self,
+        floor: usize,
+        fetch: i64,
+        upper: i64,
+        walk: Walk,
+        sink: &mut impl AbortedTxnSink,
+    ) -> Result<()> {
+        let count = self.each_from(floor, fetch, upper, |_| {})?;
+        let logs = match walk {
+            Walk::Segment => &self.files[floor..=floor],
+            Walk::Rest => &self.files[floor..],
+        };
+        // A missing `.log` is no room (and its scan leaves every entry in).
+        let log_bytes: u64 = logs
+            .iter()
+            .filter_map(|(base, _)| std::fs::metadata(self.dir.join(log_file_name(*base))).ok())
+            .map(|m| m.len())
+            .sum();
+        // Each group of [`Usable`] needs a v2 batch of its own in the walk.
+        let room = log_bytes / RECORD_BATCH_OVERHEAD_BYTES as u64;
+        let scanned;
+        let usable = if count as u64 <= room {
+            None
+        } else if walk == Walk::Segment {
+            scanned = Usable::scan(&self.dir, logs)?;
+            scanned.as_ref()
+        } else {
+            if self.usable_everywhere.get().is_none() {
+                let everywhere = Usable::scan(&self.dir, &self.files)?;
+                let _ = self.usable_everywhere.set(everywhere);
+            }
+            self.usable_everywhere.get().and_then(Option::as_ref)
+        };
+        let Some(usable) = usable else {
+            sink.reserve(count);
+            self.each_from(floor, fetch, upper, |t| sink.push(t))?;
+            return Ok(());
+        };
+        // The groups' firsts are found before any is passed on: the entries come in file
+        // order, not in the order they are taken.
+        let mut firsts = Firsts::new();
+        self.each_from(floor, fetch, upper, |t| usable.offer(&mut firsts, t))?;
+        sink.reserve(firsts.len());
+        for t in firsts.into_values() {
+            sink.push(t);
+        }
+        Ok(())
+    }
+}
+
+/// The order in which a reader takes a collection's entries: by first offset, ties by the
+/// rest (as the cleaner's queue breaks them).
+pub fn heap_order(t: &AbortedTxn) -> (i64, i64, i64, i64) {
+    (
+        t.first_offset,
+        t.producer_id,
+        t.last_offset,
+        t.last_stable_offset,
+    )
+}
+
+/// Which entries of a collection its reader can act on, from the batch headers of the
+/// segments it walks (a superset of them).
+///
+/// Both readers (the consumer's `CompletedFetch`, the cleaner's `CleanedTransactionMetadata`)
+/// walk batches in offset order; at each batch they take every entry whose first offset is at
+/// or below the batch's last offset, marking its producer aborted unless it is already; a
+/// producer's ABORT marker unmarks it; only its transactional data batches look at the mark.
+/// So an entry whose producer has no transactional data batch changes nothing; and of the
+/// entries of one producer whose first offsets lie between the same two of its control
+/// batches, only the first taken can mark it (the others find it marked, no marker coming in
+/// between): that group is its first entry. A producer has at most one group more than it has
+/// control batches, so the groups are bounded by the batches of the walk. Batches whose last
+/// offsets go back, or damage the walk could resync past, leave no such order: then no entry
+/// is left out.
+#[derive(Debug, Clone, Default)]
+pub struct Usable {
+    /// Producer → (whether it has a transactional data batch, the last offsets of its control
+    /// batches, ascending); after [`Usable::finish`] only those with a data batch.
+    controls: HashMap<i64, (bool, Vec<i64>)>,
+    last_offset: Option<i64>,
+}
+
+/// The first entry of each group seen so far.
+type Firsts = HashMap<(i64, usize), AbortedTxn>;
+
+/// What [`Usable`] looks at in a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalkedBatch {
+    pub last_offset: i64,
+    /// None: a v0/v1 entry (no producer).
+    pub producer_id: Option<i64>,
+    pub is_control: bool,
+    pub is_transactional: bool,
+}
+
+impl WalkedBatch {
+    pub fn of(entry: &Entry<'_>) -> Self {
+        match entry {
+            Entry::V2(b) => WalkedBatch {
+                last_offset: b.header.last_offset(),
+                producer_id: Some(b.header.producer_id),
+                is_control: b.header.is_control(),
+                is_transactional: b.header.is_transactional(),
+            },
+            Entry::Legacy(_) => WalkedBatch {
+                last_offset: entry.last_offset(),
+                producer_id: None,
+                is_control: false,
+                is_transactional: false,
+            },
+        }
+    }
+}
+
+impl Usable {
+    fn scan(dir: &Path, segments: &[(i64, Option<PathBuf>)]) -> Result<Option<Self>> {
+        let mut usable = Usable::default();
+        for (base, _) in segments {
+            let path = dir.join(log_file_name(*base));
+            if !super::files::exists(&path) {
+                return Ok(None);
+            }
+            let mut reader = LogReader::open(&path, None)?;
+            loop {
+                match reader.next_step()? {
+                    Step::Entry { entry, .. } => {
+                        if !usable.add([WalkedBatch::of(&entry)]) {
+                            return Ok(None);
+                        }
+                    }
+                    Step::End { .. } => break,
+                    _ => return Ok(None),
+                }
+            }
+        }
+        Ok(Some(usable.finish()))
+    }
+
+    /// The next batches of the walk, in its order; false when their last offsets go back
+    /// (then no entry can be left out).
+    pub fn add(&mut self, batches: impl IntoIterator<Item = WalkedBatch>) -> bool {
+        for b in batches {
+            if self.last_offset.is_some_and(|l| b.last_offset < l) {
+                return false;
+            }
+            self.last_offset = Some(b.last_offset);
+            let Some(pid) = b.producer_id else { continue };
+            let producer = self.controls.entry(pid).or_default();
+            if b.is_control {
+                producer.1.push(b.last_offset);
+            } else if b.is_transactional {
+                producer.0 = true;
+            }
+        }
+        true
+    }
+
+    /// Once every batch is added.
+    pub fn finish(mut self) -> Self {
+        self.controls.retain(|_, (data, _)| *data);
+        self
+    }
+
+    /// The entry's group: its producer and how many of its control batches end before the
+    /// entry's first offset. None: no reader acts on it.
+    fn group(&self, t: &AbortedTxn) -> Option<(i64, usize)> {
+        let (_, controls) = self.controls.get(&t.producer_id)?;
+        Some((
+            t.producer_id,
+            controls.partition_point(|&o| o < t.first_offset),
+        ))
+    }
+
+    /// Keeps `t` in `firsts` if it is the first of its group so far.
+    fn offer(&self, firsts: &mut Firsts, t: AbortedTxn) {
+        if let Some(group) = self.group(&t) {
+            let first = firsts.entry(group).or_insert(t);
+            if heap_order(&t) < heap_order(first) {
+                *first = t;
+            }
+        }
+    }
+
+    /// Of `entries`, those a reader walking these batches can act on: the first of each group.
+    pub fn first_of_groups(
+        &self,
+        entries: impl IntoIterator<Item = AbortedTxn>,
+    ) -> Vec<AbortedTxn> {
+        let mut firsts = Firsts::new();
+        for t in entries {
+            self.offer(&mut firsts, t);
+        }
+        firsts.into_values().collect()
     }
 }
 

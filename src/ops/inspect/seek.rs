@@ -221,6 +221,11 @@ pub fn stable_offsets(dir: &Path, seeker: &mut Seeker) -> Result<StableOffsets> 
         .filter(|&s| s >= first_base)
         .unwrap_or(first_base);
     let mut state = start_state(dir, from)?;
+    let (high_watermark, _) = high_watermark(dir, log_start_offset, log_end_offset)?;
+    // Transactions completed below the high watermark are let go of as the replay goes (every
+    // 65,536 batches; the last call below would drop them anyway), so that they are not all
+    // held at once: each would cost a map entry until the end.
+    let mut applied = 0u32;
     if let Some(hit) = seeker.batch_for_offset(from)? {
         for (_, log) in seeker.segments_from(hit.segment_base) {
             let mut reader = match seeker.take_reader(&log) {
@@ -234,6 +239,10 @@ pub fn stable_offsets(dir: &Path, seeker: &mut Seeker) -> Result<StableOffsets> 
                     damaged = true;
                     break;
                 }
+                applied = applied.wrapping_add(1);
+                if applied % 65_536 == 0 {
+                    state.on_high_watermark_updated(high_watermark);
+                }
             }
             seeker.count_log_bytes(reader.bytes_read() - before);
             if damaged {
@@ -241,7 +250,6 @@ pub fn stable_offsets(dir: &Path, seeker: &mut Seeker) -> Result<StableOffsets> 
             }
         }
     }
-    let (high_watermark, _) = high_watermark(dir, log_start_offset, log_end_offset)?;
     // Transactions completed before the snapshot are replicated (the load knows none of them).
     state.on_high_watermark_updated(from);
     state.on_high_watermark_updated(high_watermark);

@@ -235,8 +235,8 @@ impl Cleaner<'_> {
                 Some(n) => n.base_offset,
                 None => crate::ops::partition::next_offset_of_log(&path, s.base_offset)?,
             };
-            let aborted = self.txn_indexes.collect(s.base_offset, upper)?;
-            self.txns.add(&aborted);
+            self.txn_indexes
+                .collect(s.base_offset, upper, &mut self.txns)?;
             let retain_legacy_deletes = s.mtime_ms > self.legacy_delete_horizon_ms;
             self.clean_into(
                 &path,

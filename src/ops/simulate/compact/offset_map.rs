@@ -81,7 +81,7 @@ impl Cleaner<'_> {
                 .collect()
         };
         let mut tracker = TxnTracker::default();
-        tracker.add(&self.txn_indexes.collect(start, end)?);
+        self.txn_indexes.collect(start, end, &mut tracker)?;
         for (i, s) in dirty.iter().enumerate() {
             let next_start = dirty.get(i + 1).map_or(end, |n| n.base_offset);
             if self.map_segment(s, start, &mut tracker)? {

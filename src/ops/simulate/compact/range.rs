@@ -30,12 +30,22 @@ fn producer_state(
         let path = view.dir.join(log_file_name(s.base_offset));
         let mut reader = LogReader::open(&path, None)?.with_max_entry_bytes(u64::MAX);
         let mut appends = ProducerAppends::default();
+        let mut batches = 0u32;
         while let Step::Entry { entry, .. } = reader.next_step()? {
             if entry.magic() >= MAGIC_V2 && entry.last_offset() >= log_start_offset {
                 appends.add(&state, &entry, &path)?;
+                batches += 1;
+            }
+            // Applied in runs of batches, not a segment at once as the broker's load does:
+            // the producers reached are the same (only the order in which new ones are first
+            // seen can differ, and nothing here depends on it), and a segment's completed
+            // transactions are not all held until its end.
+            if batches == 4096 {
+                apply_run(&mut state, std::mem::take(&mut appends))?;
+                batches = 0;
             }
         }
-        state.apply_loaded(appends)?;
+        apply_run(&mut state, appends)?;
     }
     let mut active = HashMap::new();
     let mut first_unstable: Option<i64> = None;
@@ -54,6 +64,14 @@ fn producer_state(
         }
     }
     Ok((active, first_unstable))
+}
+
+/// One run of batches applied. Only the producers are read here, never the completed
+/// transactions that hold the last stable offset back until replicated: they are let go of.
+fn apply_run(state: &mut ProducerStateManager, appends: ProducerAppends) -> Result<()> {
+    state.apply_loaded(appends)?;
+    state.on_high_watermark_updated(i64::MAX);
+    Ok(())
 }
 
 /// The first batch's max timestamp of a segment (`getFirstBatchTimestamp`), i64::MAX if none.
