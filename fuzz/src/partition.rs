@@ -66,6 +66,14 @@ pub const RECOVERY_REMOVES: [&str; 22] = [
     "leftover.kseg-tmp",
 ];
 
+/// Of those, the checks that judge an index entry by the batch a forward search for its
+/// offset lands on.
+const LOOKUP_CHECKS: [&str; 3] = [
+    "index.offset-hidden",
+    "timeindex.offset",
+    "timeindex.timestamp",
+];
+
 #[derive(Debug, Arbitrary)]
 struct Input {
     /// The default magic (mod 3).
@@ -359,9 +367,22 @@ pub fn check(dir: &Path) {
         .expect("recover --apply on a scratch copy");
     drop(dry);
     let report = files::verify(dir).expect("verify after recover --apply");
+    // Segments whose offsets go back, which recovery keeps (it meets the order only where it
+    // appends an index entry: InvalidOffsetException).
+    let disordered: Vec<_> = report
+        .findings()
+        .filter(|f| f.check == "log.offset-order")
+        .map(|f| f.file.with_extension(""))
+        .collect();
     let left: Vec<String> = report
         .findings()
         .filter(|f| f.severity == Severity::Error && RECOVERY_REMOVES.contains(&f.check))
+        .filter(|f| {
+            // Those checks find an entry's batch by a forward search for its offset, which a
+            // jump ahead in a disordered segment misleads: the entries recovery rebuilt there
+            // are Kafka's own, right for the batch that ends at their offset.
+            !(LOOKUP_CHECKS.contains(&f.check) && disordered.contains(&f.file.with_extension("")))
+        })
         .map(|f| format!("{} {}", f.check, f.message))
         .collect();
     assert!(
