@@ -16,13 +16,19 @@ use common::big_segment::run_measured;
 const RSS_BOUND: u64 = 64 << 20;
 const HOSTILE_BYTES: u64 = 2 << 30;
 
+/// A writable copy of the reference corpus's `case` partition, as `tmp/orders-0`.
+fn reference_copy(tmp: &Path, case: &str) -> Option<PathBuf> {
+    let reference = common::reference_dir()?;
+    let dir = tmp.join("orders-0");
+    common::copy_dir(&reference.join(case).join("input/orders-0"), &dir);
+    Some(dir)
+}
+
 /// A writable copy of a-plain-v2's partition in `tmp`, with `file` made a sparse file of
 /// 2 GiB whose last `tail.len()` bytes are `tail`: the original entries at the start, a hole,
 /// and data at the end.
 fn hostile_partition(tmp: &Path, file: &str, tail: &[u8]) -> Option<PathBuf> {
-    let reference = common::reference_dir()?;
-    let dir = tmp.join("orders-0");
-    common::copy_dir(&reference.join("a-plain-v2/input/orders-0"), &dir);
+    let dir = reference_copy(tmp, "a-plain-v2")?;
     let f = std::fs::OpenOptions::new()
         .write(true)
         .open(dir.join(file))
@@ -148,9 +154,7 @@ fn a_sparse_2_gib_time_index_costs_no_memory() {
 /// c-transactions in `tmp` with its first `.txnindex` made sparse as said above, of `bytes`
 /// bytes: the directory and that file.
 fn sparse_txn_index(tmp: &Path, bytes: u64) -> Option<(PathBuf, PathBuf)> {
-    let reference = common::reference_dir()?;
-    let dir = tmp.join("orders-0");
-    common::copy_dir(&reference.join("c-transactions/input/orders-0"), &dir);
+    let dir = reference_copy(tmp, "c-transactions")?;
     let index = dir.join("00000000000000000000.txnindex");
     let first = std::fs::read(&index).unwrap()[..34].to_vec();
     let len = bytes - bytes % 34;
@@ -262,13 +266,13 @@ fn os_args(args: &[String]) -> Vec<&OsStr> {
 fn two_million_aborted_transactions_beside_a_small_log_are_not_held() {
     use std::io::Write;
     let _one = serial();
-    let Some(reference) = common::reference_dir() else {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(dir) = reference_copy(tmp.path(), "c-transactions") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let original = reference.join("c-transactions/input/orders-0");
-    let dir = tmp.path().join("orders-0");
-    common::copy_dir(&original, &dir);
+    let original = common::reference_dir()
+        .unwrap()
+        .join("c-transactions/input/orders-0");
     let index = dir.join("00000000000000000000.txnindex");
     let real = std::fs::read(&index).unwrap();
     // Written through a small buffer: this process's peak is every child's floor (`serial`).
@@ -439,9 +443,7 @@ fn partition_with_built_batch(
     count: i32,
     build: impl FnOnce(&BatchSpec, i64) -> Vec<u8>,
 ) -> Option<(PathBuf, i64)> {
-    let reference = common::reference_dir()?;
-    let dir = tmp.join("orders-0");
-    common::copy_dir(&reference.join("a-plain-v2/input/orders-0"), &dir);
+    let dir = reference_copy(tmp, "a-plain-v2")?;
     let logs = common::big_segment::segment_logs_of(&dir);
     let last = logs.last().unwrap();
     let mut reader = kseg::storage::log_reader::LogReader::open(last, None).unwrap();
@@ -803,12 +805,10 @@ fn a_legacy_wrapper_of_a_million_messages_is_read_in_bounded_memory() {
 #[test]
 fn an_index_of_a_million_entries_out_of_order_is_checked_in_bounded_memory() {
     let _one = serial();
-    let Some(reference) = common::reference_dir() else {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some(dir) = reference_copy(tmp.path(), "a-plain-v2") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("orders-0");
-    common::copy_dir(&reference.join("a-plain-v2/input/orders-0"), &dir);
     let index = dir.join("00000000000000000000.index");
     let entries = std::fs::read(&index).unwrap();
     let reversed: Vec<u8> = entries.chunks_exact(8).rev().flatten().copied().collect();
