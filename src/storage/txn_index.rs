@@ -258,6 +258,13 @@ enum Walk {
 pub struct TxnIndexes {
     dir: PathBuf,
     files: Vec<(i64, Option<PathBuf>)>,
+    /// The positions in `files` of the segments that have a `.txnindex`: a collection visits
+    /// only those, and a partition of many segments has few.
+    indexed: Vec<usize>,
+    /// The sizes of the segments' `.log`s summed from the first (a missing one counts 0),
+    /// statted once, when a collection first needs its room: a collection per segment would
+    /// otherwise stat every later `.log` again.
+    log_bytes_upto: std::cell::OnceCell<Vec<u64>>,
     /// [`Usable`] over every segment, for the cleaner's collections (scanned once, when one
     /// first needs it).
     usable_everywhere: std::cell::OnceCell<Option<Usable>>,
@@ -284,9 +291,12 @@ impl TxnIndexes {
             out.push((base, Some(path)));
         }
         out.sort_by_key(|(b, _)| *b);
+        let indexed = (0..out.len()).filter(|&i| out[i].1.is_some()).collect();
         Ok(TxnIndexes {
             dir: dir.to_path_buf(),
             files: out,
+            indexed,
+            log_bytes_upto: Default::default(),
             usable_everywhere: Default::default(),
         })
     }
@@ -319,7 +329,10 @@ impl TxnIndexes {
     }
 
     fn floor(&self, offset: i64) -> Option<usize> {
-        self.files.iter().rposition(|(b, _)| *b <= offset)
+        // Sorted by base: the last at or below `offset`.
+        self.files
+            .partition_point(|(b, _)| *b <= offset)
+            .checked_sub(1)
     }
 
     /// Kafka's loop over the files, each collected entry given to `each`; returns how many.
@@ -331,7 +344,9 @@ impl TxnIndexes {
         mut each: impl FnMut(AbortedTxn),
     ) -> Result<usize> {
         let mut count = 0;
-        for path in self.files[floor..].iter().filter_map(|(_, p)| p.as_ref()) {
+        let from = self.indexed.partition_point(|&i| i < floor);
+        let paths = self.indexed[from..].iter().map(|&i| &self.files[i].1);
+        for path in paths.flatten() {
             let mut prev = None;
             for t in TxnIndexEntries::open(path)? {
                 let t = t?;
@@ -362,16 +377,26 @@ impl TxnIndexes {
         sink: &mut impl AbortedTxnSink,
     ) -> Result<()> {
         let count = self.each_from(floor, fetch, upper, |_| {})?;
-        let logs = match walk {
-            Walk::Segment => &self.files[floor..=floor],
-            Walk::Rest => &self.files[floor..],
+        if count == 0 {
+            return Ok(());
+        }
+        let (logs, end) = match walk {
+            Walk::Segment => (&self.files[floor..=floor], floor + 1),
+            Walk::Rest => (&self.files[floor..], self.files.len()),
         };
-        // A missing `.log` is no room (and its scan leaves every entry in).
-        let log_bytes: u64 = logs
-            .iter()
-            .filter_map(|(base, _)| std::fs::metadata(self.dir.join(log_file_name(*base))).ok())
-            .map(|m| m.len())
-            .sum();
+        let upto = self.log_bytes_upto.get_or_init(|| {
+            // A missing `.log` is no room (and its scan leaves every entry in).
+            let sizes = self.files.iter().map(|(base, _)| {
+                std::fs::metadata(self.dir.join(log_file_name(*base))).map_or(0, |m| m.len())
+            });
+            std::iter::once(0)
+                .chain(sizes.scan(0, |sum, len| {
+                    *sum += len;
+                    Some(*sum)
+                }))
+                .collect()
+        });
+        let log_bytes = upto[end] - upto[floor];
         // Each group of [`Usable`] needs a v2 batch of its own in the walk.
         let room = log_bytes / RECORD_BATCH_OVERHEAD_BYTES as u64;
         let scanned;
