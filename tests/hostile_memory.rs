@@ -24,6 +24,13 @@ fn reference_copy(tmp: &Path, case: &str) -> Option<PathBuf> {
     Some(dir)
 }
 
+/// [`reference_copy`] in a temporary directory of its own.
+fn reference_copy_in_temp(case: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = reference_copy(tmp.path(), case)?;
+    Some((tmp, dir))
+}
+
 /// A writable copy of a-plain-v2's partition in `tmp`, with `file` made a sparse file of
 /// 2 GiB whose last `tail.len()` bytes are `tail`: the original entries at the start, a hole,
 /// and data at the end.
@@ -219,24 +226,14 @@ fn a_sparse_txn_index_is_streamed_by_read_committed_and_compact() {
         return;
     };
     let s = OsStr::new;
-    let read_committed = [
-        s("dump"),
-        s("--isolation"),
-        s("read_committed"),
-        s("--from-offset"),
-        s("0"),
-        s("--deep-iteration"),
-        dir.as_os_str(),
-    ];
+    let mut read_committed: Vec<&OsStr> = READ_COMMITTED.iter().copied().map(OsStr::new).collect();
+    read_committed.push(dir.as_os_str());
     bounded(&read_committed, 0);
     let original = tmp.path().join("original");
     let reference = common::reference_dir().unwrap();
     common::copy_dir(&reference.join("c-transactions/input/orders-0"), &original);
     let shown = |d: &Path| {
-        let mut args: Vec<&str> = read_committed[..6]
-            .iter()
-            .map(|a| a.to_str().unwrap())
-            .collect();
+        let mut args = READ_COMMITTED.to_vec();
         args.push(d.to_str().unwrap());
         let out = common::kseg(&args);
         // The dump names its files: compare what follows the directory's path.
@@ -247,6 +244,16 @@ fn a_sparse_txn_index_is_streamed_by_read_committed_and_compact() {
     assert_eq!(shown(&dir), shown(&original));
     bounded(&[s("compact"), dir.as_os_str()], 1);
 }
+
+/// A consumer's whole read of a partition, aborted transactions left out (then its directory).
+const READ_COMMITTED: [&str; 6] = [
+    "dump",
+    "--isolation",
+    "read_committed",
+    "--from-offset",
+    "0",
+    "--deep-iteration",
+];
 
 fn os_args(args: &[String]) -> Vec<&OsStr> {
     args.iter().map(OsStr::new).collect()
@@ -266,8 +273,7 @@ fn os_args(args: &[String]) -> Vec<&OsStr> {
 fn two_million_aborted_transactions_beside_a_small_log_are_not_held() {
     use std::io::Write;
     let _one = serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(dir) = reference_copy(tmp.path(), "c-transactions") else {
+    let Some((tmp, dir)) = reference_copy_in_temp("c-transactions") else {
         return;
     };
     let original = common::reference_dir()
@@ -302,14 +308,7 @@ fn two_million_aborted_transactions_beside_a_small_log_are_not_held() {
 
     let s = OsStr::new;
     let read_committed = |d: &Path, json: bool| {
-        let mut args = vec![
-            s("dump"),
-            s("--isolation"),
-            s("read_committed"),
-            s("--from-offset"),
-            s("0"),
-            s("--deep-iteration"),
-        ];
+        let mut args: Vec<&OsStr> = READ_COMMITTED.iter().copied().map(OsStr::new).collect();
         if json {
             args.push(s("--json"));
         }
@@ -805,8 +804,7 @@ fn a_legacy_wrapper_of_a_million_messages_is_read_in_bounded_memory() {
 #[test]
 fn an_index_of_a_million_entries_out_of_order_is_checked_in_bounded_memory() {
     let _one = serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(dir) = reference_copy(tmp.path(), "a-plain-v2") else {
+    let Some((_tmp, dir)) = reference_copy_in_temp("a-plain-v2") else {
         return;
     };
     let index = dir.join("00000000000000000000.index");
