@@ -780,3 +780,40 @@ fn a_closed_pipe_on_stdout_is_no_panic() {
         assert_eq!(out.status.code(), want, "{args:?}: {stderr}");
     }
 }
+
+/// A partition directory named with a trailing `/`, or as `.` from inside it, reads in
+/// recover's words as it was named: `orders-0/<file>` and `./<file>`, not `orders-0//<file>`
+/// or `.<file>` (the plan is made on a staged copy, whose paths are rewritten).
+#[test]
+fn recover_names_files_under_the_directory_as_it_was_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("orders-0");
+    common::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/orders-0"),
+        &dir,
+    );
+    // The sanity check fails on the missing index: its path is in the event's words.
+    std::fs::remove_file(dir.join("00000000000000000175.index")).unwrap();
+    let index = "00000000000000000175.index does not exist";
+    for (cwd, named, expected) in [
+        (tmp.path(), "orders-0/", format!("orders-0/{index}")),
+        (tmp.path(), "orders-0", format!("orders-0/{index}")),
+        (dir.as_path(), ".", format!("./{index}")),
+        (dir.as_path(), "./", format!("./{index}")),
+    ] {
+        for json in [false, true] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_kseg"));
+            cmd.current_dir(cwd).arg("recover");
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.arg(named).output().unwrap();
+            let stdout = String::from_utf8(out.stdout).unwrap();
+            assert!(
+                stdout.contains(&format!("offset index {expected}")),
+                "recover {named} (json {json}) in {}: {stdout}",
+                cwd.display()
+            );
+        }
+    }
+}

@@ -1125,7 +1125,15 @@ impl Staging {
     /// name is answered from the original ([`resolve`]). So a plan costs what it changes, not
     /// what the directory holds.
     pub fn within(scratch: &Path, sub: &str, from: &Path, skip_suffix: &str) -> Result<Self> {
-        let work = scratch.join(sub).join(from.file_name().unwrap_or_default());
+        // `.` or `..` has no name of its own: the directory's real one.
+        let name = match from.file_name() {
+            Some(name) => name.to_os_string(),
+            None => std::fs::canonicalize(from)
+                .map_err(|e| Error::io(from, e))?
+                .file_name()
+                .map_or_else(|| "partition".into(), |n| n.to_os_string()),
+        };
+        let work = scratch.join(sub).join(name);
         std::fs::create_dir_all(&work).map_err(|e| Error::io(&work, e))?;
         let staging = Staging {
             _scratch: None,

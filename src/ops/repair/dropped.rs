@@ -4,6 +4,7 @@
 //! report and `--salvage` see the same batches; and the loader's events in words, one line per
 //! segment.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
@@ -111,9 +112,16 @@ pub fn event_lines(
     work: &Path,
     dir: &Path,
 ) -> Vec<String> {
-    let drop_of = |base: i64| drops?.iter().find(|d| d.file == log_file_name(base));
-    // Each line, its segment, and where its parenthesised causes end.
-    let mut lines: Vec<(Option<i64>, String, usize)> = Vec::new();
+    // The first drop of each `.log`, and the first line of each segment, by name and base: a
+    // partition of many segments has an event for each.
+    let mut drop_by_file: HashMap<&str, &Dropped> = HashMap::new();
+    for d in drops.unwrap_or_default() {
+        drop_by_file.entry(d.file.as_str()).or_insert(d);
+    }
+    let drop_of = |base: i64| drop_by_file.get(log_file_name(base).as_str()).copied();
+    // Each line, and where its parenthesised causes end.
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    let mut line_of: HashMap<i64, usize> = HashMap::new();
     for e in events {
         let (segment, line, causes_end) = match e {
             LoadEvent::SegmentRecovered {
@@ -127,9 +135,7 @@ pub fn event_lines(
                     RecoveryCause::Unflushed => "at or after the recovery point".to_string(),
                     RecoveryCause::SanityCheck(m) | RecoveryCause::Requested(m) => m.clone(),
                 };
-                if let Some((_, line, end)) =
-                    lines.iter_mut().find(|(s, _, _)| *s == Some(*base_offset))
-                {
+                if let Some((line, end)) = line_of.get(base_offset).map(|&i| &mut lines[i]) {
                     // The same segment again: its cause joins the first one's.
                     let more = format!("; {why}");
                     line.insert_str(*end, &more);
@@ -164,12 +170,14 @@ pub fn event_lines(
             }
             _ => (None, describe(e), 0),
         };
-        lines.push((segment, line, causes_end));
+        if let Some(base) = segment {
+            line_of.entry(base).or_insert(lines.len());
+        }
+        lines.push((line, causes_end));
     }
-    let (work, dir) = (work.display().to_string(), dir.display().to_string());
     lines
         .into_iter()
-        .map(|(_, l, _)| l.replace(&work, &dir))
+        .map(|(l, _)| super::rebase_text(&l, work, dir))
         .collect()
 }
 

@@ -216,7 +216,6 @@ fn remains(work: &Path, dir: &Path) -> std::result::Result<Vec<Finding>, String>
     };
     let report = verify_paths(&[work.to_path_buf()], &opts, &|_| {})
         .map_err(|e| e.rebased(work, dir).to_string())?;
-    let (from, to) = (work.to_string_lossy(), dir.to_string_lossy());
     Ok(report
         .findings()
         .map(|f| Finding {
@@ -224,7 +223,7 @@ fn remains(work: &Path, dir: &Path) -> std::result::Result<Vec<Finding>, String>
                 .file
                 .strip_prefix(work)
                 .map_or_else(|_| f.file.clone(), |rel| dir.join(rel)),
-            message: f.message.replace(from.as_ref(), to.as_ref()),
+            message: super::rebase_text(&f.message, work, dir),
             ..f.clone()
         })
         .collect())
@@ -263,13 +262,9 @@ impl RecoverPlan {
     pub fn to_json(&self) -> serde_json::Value {
         // The events name files of the scratch copy the plan was made on: they read as the
         // partition directory's.
-        let (work, dir) = (
-            serde_json::to_string(&self.work()).expect("a path serializes"),
-            serde_json::to_string(&self.dir).expect("a path serializes"),
-        );
         let events = serde_json::to_string(&self.report.events).expect("events serialize");
         let events: serde_json::Value =
-            serde_json::from_str(&events.replace(work.trim_matches('"'), dir.trim_matches('"')))
+            serde_json::from_str(&super::rebase_json(&events, &self.work(), &self.dir))
                 .expect("still JSON");
         json!({
             "dir": self.dir,
