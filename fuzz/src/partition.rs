@@ -384,6 +384,12 @@ pub fn check(dir: &Path) {
             // are Kafka's own, right for the batch that ends at their offset.
             !(LOOKUP_CHECKS.contains(&f.check) && disordered.contains(&f.file.with_extension("")))
         })
+        .filter(|f| {
+            // Producer state takes each batch's offsets as they are: a batch that jumped ahead
+            // leaves its producer's last offset past the log end, where recovery writes the
+            // snapshot, as the broker's does.
+            !(f.check == "snapshot.content" && !disordered.is_empty())
+        })
         .map(|f| format!("{} {}", f.check, f.message))
         .collect();
     assert!(
