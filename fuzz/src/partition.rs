@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use kseg::format::names::{
     snapshot_file_name, LEADER_EPOCH_CHECKPOINT_FILE_NAME, PRODUCER_SNAPSHOT_FILE_SUFFIX,
-    SWAP_FILE_SUFFIX,
+    SWAP_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX,
 };
 use kseg::ops::repair::apply::{ApplyOptions, Backup, Change};
 use kseg::ops::repair::recover::{plan, RecoverOptions};
@@ -411,8 +411,10 @@ pub fn check(dir: &Path) {
     //   (`truncateAndReload` from the log-start checkpoint), but the final rebuild deletes
     //   every snapshot at or below the log start offset. State carried in by a snapshot at
     //   the log start (the earlier segments gone) is in the first recovery's snapshots and
-    //   not in the next one's, which replays the log from nothing. That snapshot may have
-    //   been a leftover `.swap`, which the loader renames to it before anything else.
+    //   not in the next one's, which replays the log from nothing: its snapshots, and the
+    //   transaction indexes whose entries start where that state said an open transaction
+    //   did, are written again. That snapshot may have been a leftover `.swap`, which the
+    //   loader renames to it before anything else.
     // Only those rewrites may follow, and nothing after them.
     let first_segment_snapshot = snapshot_file_name(dry_log_start);
     let snapshot_at_log_start = before.contains_key(&first_segment_snapshot)
@@ -421,7 +423,9 @@ pub fn check(dir: &Path) {
         matches!(c, Change::Write { file, .. }
             if file.file_name().is_some_and(|n| n == LEADER_EPOCH_CHECKPOINT_FILE_NAME
                 || (snapshot_at_log_start
-                    && n.to_string_lossy().ends_with(PRODUCER_SNAPSHOT_FILE_SUFFIX))))
+                    && [PRODUCER_SNAPSHOT_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX]
+                        .iter()
+                        .any(|suffix| n.to_string_lossy().ends_with(suffix)))))
     });
     assert!(
         kafkas_reruns,
