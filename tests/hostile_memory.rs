@@ -16,11 +16,15 @@ use common::big_segment::run_measured;
 const RSS_BOUND: u64 = 64 << 20;
 const HOSTILE_BYTES: u64 = 2 << 30;
 
-/// A writable copy of the reference corpus's `case` partition, as `tmp/orders-0`.
+/// The reference corpus's `case` partition.
+fn reference_partition(case: &str) -> Option<PathBuf> {
+    Some(common::reference_dir()?.join(case).join("input/orders-0"))
+}
+
+/// A writable copy of [`reference_partition`], as `tmp/orders-0`.
 fn reference_copy(tmp: &Path, case: &str) -> Option<PathBuf> {
-    let reference = common::reference_dir()?;
     let dir = tmp.join("orders-0");
-    common::copy_dir(&reference.join(case).join("input/orders-0"), &dir);
+    common::copy_dir(&reference_partition(case)?, &dir);
     Some(dir)
 }
 
@@ -229,9 +233,7 @@ fn a_sparse_txn_index_is_streamed_by_read_committed_and_compact() {
     let mut read_committed: Vec<&OsStr> = READ_COMMITTED.iter().copied().map(OsStr::new).collect();
     read_committed.push(dir.as_os_str());
     bounded(&read_committed, 0);
-    let original = tmp.path().join("original");
-    let reference = common::reference_dir().unwrap();
-    common::copy_dir(&reference.join("c-transactions/input/orders-0"), &original);
+    let original = reference_partition("c-transactions").unwrap();
     let shown = |d: &Path| {
         let mut args = READ_COMMITTED.to_vec();
         args.push(d.to_str().unwrap());
@@ -276,9 +278,7 @@ fn two_million_aborted_transactions_beside_a_small_log_are_not_held() {
     let Some((tmp, dir)) = reference_copy_in_temp("c-transactions") else {
         return;
     };
-    let original = common::reference_dir()
-        .unwrap()
-        .join("c-transactions/input/orders-0");
+    let original = reference_partition("c-transactions").unwrap();
     let index = dir.join("00000000000000000000.txnindex");
     let real = std::fs::read(&index).unwrap();
     // Written through a small buffer: this process's peak is every child's floor (`serial`).

@@ -380,9 +380,9 @@ impl TxnIndexes {
         if count == 0 {
             return Ok(());
         }
-        let (logs, end) = match walk {
-            Walk::Segment => (&self.files[floor..=floor], floor + 1),
-            Walk::Rest => (&self.files[floor..], self.files.len()),
+        let logs = match walk {
+            Walk::Segment => &self.files[floor..=floor],
+            Walk::Rest => &self.files[floor..],
         };
         let upto = self.log_bytes_upto.get_or_init(|| {
             // A missing `.log` is no room (and its scan leaves every entry in).
@@ -396,7 +396,7 @@ impl TxnIndexes {
                 }))
                 .collect()
         });
-        let log_bytes = upto[end] - upto[floor];
+        let log_bytes = upto[floor + logs.len()] - upto[floor];
         // Each group of [`Usable`] needs a v2 batch of its own in the walk.
         let room = log_bytes / RECORD_BATCH_OVERHEAD_BYTES as u64;
         let scanned;
