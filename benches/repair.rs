@@ -8,8 +8,8 @@
 //! `KSEG_BASE_BIN` (default `/tmp/kseg-base/kseg`, skipped when missing) in the same run.
 //! Prints for each the median wall time of `KSEG_BENCH_REPAIR_RUNS` runs (default 3), the
 //! median CPU time (user + system, the children's `getrusage`: the figure to read on a loaded
-//! machine, where wall time is mostly waiting for a core) and the largest peak RSS (`wait4`
-//! rusage of the child) of:
+//! machine, where wall time is mostly waiting for a core) and the largest peak RSS (the child's
+//! own `VmHWM` at its exit) of:
 //! - `recover` (dry run) and `recover --apply --no-backup` (the torn tail restored between
 //!   runs), next to one sequential read of the segment, first without index files (the broker
 //!   then recovers the segment twice: once to rebuild the missing indexes, once from the

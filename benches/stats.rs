@@ -8,6 +8,7 @@
 //! Then the peak resident memory of the `kseg stats --deep` process on log dirs of each size in
 //! `KSEG_BENCH_STATS_MEM_MIB` (default `256,4096`): flat is the target.
 
+use std::ffi::OsStr;
 use std::path::Path;
 
 use kseg::format::Compression;
@@ -16,6 +17,9 @@ use rayon::prelude::*;
 
 mod common;
 use common::{files, timed, verify, write_partition};
+#[path = "../tests/common/big_segment.rs"]
+mod big_segment;
+use big_segment::run_measured;
 
 const PARTITIONS: u64 = 8;
 
@@ -52,22 +56,13 @@ fn run_stats(dir: &Path, deep: bool) {
     assert!(r.total.batches > 0 && r.total.invalid_batches == 0);
 }
 
-/// Peak resident set (KiB) of `kseg ARGS`, from the child's own rusage.
-#[allow(clippy::zombie_processes)] // wait4 reaps the child (Child::wait gives no rusage)
-fn peak_rss_kib(args: &[&str], path: &Path) -> i64 {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .arg(path)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: wait4 fills the status and rusage it is given, for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
-    usage.ru_maxrss
+/// Peak resident set (KiB) of `kseg ARGS`, the child's own.
+fn peak_rss_kib(args: &[&str], path: &Path) -> u64 {
+    let mut args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    args.push(path.as_os_str());
+    let (code, rss) = run_measured(Path::new(env!("CARGO_BIN_EXE_kseg")), &args);
+    assert_eq!(code, 0, "kseg {args:?} exited with {code}");
+    rss >> 10
 }
 
 fn main() {

@@ -1,7 +1,7 @@
 //! `recover` in memory bounded by a constant plus the largest batch (issue 16): on a generated
 //! 256 MiB segment with a torn tail, the dry run and `--apply` of a spawned `kseg` peak under
-//! 64 MB of resident memory (its own rusage), and the apply does what the plan said: the tail
-//! goes, the whole batches stay, the indexes are rebuilt.
+//! 64 MB of resident memory (its own, see `run_measured`), and the apply does what the plan
+//! said: the tail goes, the whole batches stay, the indexes are rebuilt.
 
 mod common;
 

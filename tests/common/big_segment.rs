@@ -95,7 +95,7 @@ pub fn empty_segments(log_dir: &Path, count: u64, with_indexes: bool) -> PathBuf
 }
 
 /// Runs `program` with `args` to its end; returns its exit code and its own peak resident set
-/// size in bytes (`wait4`'s rusage of that one child).
+/// size in bytes.
 pub fn run_measured(program: &Path, args: &[&std::ffi::OsStr]) -> (i32, u64) {
     let (code, rss, _) = run_measured_within(program, args, None);
     (code, rss)
@@ -103,18 +103,35 @@ pub fn run_measured(program: &Path, args: &[&std::ffi::OsStr]) -> (i32, u64) {
 
 /// [`run_measured`], killing the child after `limit` (then the code is -1), with the wall
 /// time it took in seconds.
+///
+/// The peak is the child's `VmHWM`, read while the child is stopped at its exit (ptrace's
+/// exit event), before its memory is released. `wait4`'s `ru_maxrss` is no measure of the
+/// child alone: Linux starts it from the address space the child had before its exec, which
+/// is this process's (its peak, after a vfork; its size, after a fork). A test process that
+/// once built a large input would raise every later child's figure.
 pub fn run_measured_within(
     program: &Path,
     args: &[&std::ffi::OsStr],
     limit: Option<std::time::Duration>,
 ) -> (i32, u64, f64) {
+    use std::os::unix::process::CommandExt;
     let started = std::time::Instant::now();
-    let child = std::process::Command::new(program)
+    let mut command = std::process::Command::new(program);
+    command
         .args(args)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::null());
+    // SAFETY: the closure runs in the forked child before its exec and makes one system call.
+    unsafe {
+        command.pre_exec(|| {
+            let none = std::ptr::null_mut::<libc::c_void>();
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, none, none) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = command.spawn().unwrap();
     let pid = child.id() as libc::pid_t;
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     if let Some(limit) = limit {
@@ -135,24 +152,63 @@ pub fn run_measured_within(
             }
         });
     }
-    // Waits for the end without reaping (the pid stays ours for the watchdog), then reaps.
-    // SAFETY: a zeroed siginfo is a valid value for waitid to fill.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child.
-    let rc = unsafe {
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOWAIT,
-        )
-    };
-    assert_eq!(rc, 0, "waitid: {}", std::io::Error::last_os_error());
+    let mut peak = None;
+    let mut exec_seen = false;
+    loop {
+        // Looks at the next event without consuming an exit (the pid stays ours for the
+        // watchdog until `done` is set).
+        // SAFETY: a zeroed siginfo is a valid value for waitid to fill.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for our own child.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        assert_eq!(rc, 0, "waitid: {}", std::io::Error::last_os_error());
+        if info.si_code != libc::CLD_TRAPPED {
+            break;
+        }
+        let mut status = 0;
+        // SAFETY: consumes the stop just seen, of our own child.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(rc, pid, "waitpid: {}", std::io::Error::last_os_error());
+        let signal = libc::WSTOPSIG(status);
+        let deliver = if status >> 16 == libc::PTRACE_EVENT_EXIT {
+            peak = Some(peak_rss(pid));
+            0
+        } else if !exec_seen && signal == libc::SIGTRAP {
+            // The stop after its exec: from now on, stop it at its exit too.
+            exec_seen = true;
+            let none = std::ptr::null_mut::<libc::c_void>();
+            let options = libc::PTRACE_O_TRACEEXIT as usize as *mut libc::c_void;
+            // SAFETY: our own stopped tracee.
+            let rc = unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, none, options) };
+            assert_eq!(rc, 0, "ptrace: {}", std::io::Error::last_os_error());
+            0
+        } else {
+            signal
+        };
+        let none = std::ptr::null_mut::<libc::c_void>();
+        // SAFETY: resumes our own stopped tracee, passing on the signal it stopped for.
+        let rc = unsafe {
+            libc::ptrace(
+                libc::PTRACE_CONT,
+                pid,
+                none,
+                deliver as usize as *mut libc::c_void,
+            )
+        };
+        assert_eq!(rc, 0, "ptrace: {}", std::io::Error::last_os_error());
+    }
     done.store(true, std::sync::atomic::Ordering::SeqCst);
     let mut status = 0;
     // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, filling the two values given.
+    // SAFETY: reaps our own child, filling the two values given.
     let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(rc, pid, "wait4: {}", std::io::Error::last_os_error());
     let secs = started.elapsed().as_secs_f64();
@@ -163,8 +219,20 @@ pub fn run_measured_within(
     } else {
         -1
     };
-    // Linux reports ru_maxrss in KiB.
-    (code, usage.ru_maxrss as u64 * 1024, secs)
+    // A child killed before its exit stop has only rusage's figure (in KiB), an upper bound.
+    let rss = peak.unwrap_or(usage.ru_maxrss as u64 * 1024);
+    (code, rss, secs)
+}
+
+/// The peak resident set size of the live process `pid`, in bytes.
+fn peak_rss(pid: libc::pid_t) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .unwrap_or_else(|| panic!("no VmHWM in /proc/{pid}/status"));
+    let kib: u64 = line.trim().trim_end_matches("kB").trim().parse().unwrap();
+    kib * 1024
 }
 
 /// The `.log` files of the partition `dir`, oldest first.
