@@ -152,6 +152,7 @@ pub fn run_measured_within(
             }
         });
     }
+    let none = std::ptr::null_mut::<libc::c_void>();
     let mut peak = None;
     let mut exec_seen = false;
     loop {
@@ -183,7 +184,6 @@ pub fn run_measured_within(
         } else if !exec_seen && signal == libc::SIGTRAP {
             // The stop after its exec: from now on, stop it at its exit too.
             exec_seen = true;
-            let none = std::ptr::null_mut::<libc::c_void>();
             let options = libc::PTRACE_O_TRACEEXIT as usize as *mut libc::c_void;
             // SAFETY: our own stopped tracee.
             let rc = unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, none, options) };
@@ -192,7 +192,6 @@ pub fn run_measured_within(
         } else {
             signal
         };
-        let none = std::ptr::null_mut::<libc::c_void>();
         // SAFETY: resumes our own stopped tracee, passing on the signal it stopped for.
         let rc = unsafe {
             libc::ptrace(
@@ -202,7 +201,12 @@ pub fn run_measured_within(
                 deliver as usize as *mut libc::c_void,
             )
         };
-        assert_eq!(rc, 0, "ptrace: {}", std::io::Error::last_os_error());
+        // ESRCH: the watchdog's SIGKILL ended the stop first; the next wait sees the end.
+        let error = std::io::Error::last_os_error();
+        assert!(
+            rc == 0 || error.raw_os_error() == Some(libc::ESRCH),
+            "ptrace: {error}"
+        );
     }
     done.store(true, std::sync::atomic::Ordering::SeqCst);
     let mut status = 0;
