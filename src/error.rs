@@ -139,11 +139,16 @@ impl Error {
         | Error::Decode { path, .. }
         | Error::Invalid { path, .. }
         | Error::Unusable { path, .. }) = &mut self;
-        if let Ok(rest) = path.strip_prefix(from) {
-            *path = to.join(rest);
-        }
+        *path = rebase_path(path, from, to);
         self
     }
+}
+
+/// `path` under `to` if it is under `from`, else `path` as it is: a file of a scratch copy
+/// named as the user's.
+pub fn rebase_path(path: &Path, from: &Path, to: &Path) -> PathBuf {
+    path.strip_prefix(from)
+        .map_or_else(|_| path.to_path_buf(), |rest| to.join(rest))
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -219,10 +219,7 @@ fn remains(work: &Path, dir: &Path) -> std::result::Result<Vec<Finding>, String>
     Ok(report
         .findings()
         .map(|f| Finding {
-            file: f
-                .file
-                .strip_prefix(work)
-                .map_or_else(|_| f.file.clone(), |rel| dir.join(rel)),
+            file: crate::error::rebase_path(&f.file, work, dir),
             message: super::rebase_text(&f.message, work, dir),
             ..f.clone()
         })
