@@ -22,7 +22,7 @@ use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
-use crate::ops::input::{examine, kind_of, sibling, Input};
+use crate::ops::input::{Shape, examine, kind_of, sibling, Input};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use crate::storage::txn_index::TxnIndexEntries;
 use producers::{SegmentReplay, StartState};
@@ -557,7 +557,7 @@ fn plan(
     // The files named, by directory in the order first named.
     let mut named: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
     for p in paths {
-        let Input::Dir { files, dirs } = examine(p, Expected::AnyInput)? else {
+        let Input::Dir { files, dirs, shape } = examine(p, Expected::AnyInput)? else {
             let dir = p.parent().unwrap_or(Path::new("")).to_path_buf();
             match named.iter_mut().find(|(d, _)| *d == dir) {
                 Some((_, files)) => files.push(p.clone()),
@@ -565,11 +565,8 @@ fn plan(
             }
             continue;
         };
-        let partition = parse_partition_dir(&file_name(p));
-        let holds_segments = files
-            .iter()
-            .any(|f| classify(&file_name(f)).is_segment_file());
-        if partition.is_some() || holds_segments || dirs.is_empty() {
+        if shape == Shape::Partition {
+            let partition = parse_partition_dir(&file_name(p));
             units.push(Unit {
                 path: p.clone(),
                 partition,
