@@ -382,6 +382,10 @@ pub fn run(args: DumpArgs) -> u8 {
     if paths.is_empty() {
         return fail(&"no file given: name files or directories (or use --files a,b,c)");
     }
+    let paths = match super::log_dirs_named(&paths, false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     // At most one is set (the `decoder` group).
     let decoder = [
         (args.offsets_decoder, Decoder::Offsets),

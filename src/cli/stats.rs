@@ -49,7 +49,11 @@ pub struct StatsArgs {
     pub time: TimeArgs,
 }
 
-pub fn run(args: StatsArgs) -> u8 {
+pub fn run(mut args: StatsArgs) -> u8 {
+    args.paths = match super::log_dirs_named(&args.paths, false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let now_ms = args.now.unwrap_or_else(wall_clock_ms);
     let clock = (args.time.time_format, now_ms);
     let opts = StatsOptions {
