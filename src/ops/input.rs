@@ -193,6 +193,24 @@ pub fn examine(path: &Path, expected: Expected) -> Result<Input> {
     Err(Error::unusable(path, problem, expected))
 }
 
+/// What the broker does at start-up with a file left with `suffix` (`LogLoader`'s
+/// `removeTempFilesAndCollectSwapFiles`): said wherever such a file is read.
+pub fn leftover_note(suffix: crate::format::names::LeftoverSuffix) -> String {
+    use crate::format::names::LeftoverSuffix;
+    let what = match suffix {
+        LeftoverSuffix::Deleted => "the broker deletes it at start-up",
+        LeftoverSuffix::Cleaned => "the broker deletes it at start-up (an interrupted cleaning)",
+        LeftoverSuffix::Swap => {
+            "the broker completes the swap at start-up: a .log.swap replaces the segments it covers, an index swap is deleted and rebuilt"
+        }
+        LeftoverSuffix::Tmp => "the broker deletes it at start-up",
+    };
+    format!(
+        "leftover {} file, read as the file it was: {what} (recover does it offline)",
+        suffix.as_str()
+    )
+}
+
 /// Checks that `work` may be done in place in `dir`: a directory holding Kafka files, named as
 /// a partition directory the broker does that work in. The broker deletes a `-delete`
 /// directory without recovering it, recovers a `-stray` one at load but then leaves it alone

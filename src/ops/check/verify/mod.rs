@@ -586,6 +586,8 @@ fn plan(
                         &d,
                         "a kseg backup directory inside the log dir: the broker takes every directory of a log dir for a partition directory and fails the whole log dir at start-up on this name (UnifiedLog.parseTopicPartitionName in LogManager.loadLogs); move it out of the log dir",
                     ));
+                } else {
+                    log_dir_findings.extend(crate::ops::inspect::ls::dir_name_finding(&d));
                 }
                 continue;
             };
@@ -600,6 +602,17 @@ fn plan(
             });
         }
     }
+    // The same partition in two of the log dirs given: what `ls` reports, judged alike.
+    let in_log_dirs: Vec<&Path> = units
+        .iter()
+        .filter(|u| u.log_dir.is_some())
+        .map(|u| u.path.as_path())
+        .collect();
+    log_dir_findings.extend(
+        crate::ops::inspect::ls::duplicates(&in_log_dirs)
+            .into_iter()
+            .map(|(_, f)| f),
+    );
     for (dir, files) in named {
         units.push(files_unit(&dir, files, base_offset)?);
     }
@@ -710,10 +723,7 @@ fn check_partition(
             FileKind::Leftover { suffix, .. } => findings.push(Finding::warning(
                 "leftover.file",
                 path,
-                format!(
-                    "leftover {} file: the broker resolves it at start-up (recover handles it offline)",
-                    suffix.as_str()
-                ),
+                crate::ops::input::leftover_note(*suffix),
             )),
             // The broker ignores a file it does not know; a rerun of the command resolves it.
             _ if name.ends_with(crate::ops::repair::apply::TMP_SUFFIX) => findings.push(Finding::warning(

@@ -590,7 +590,18 @@ impl<'o, 's> Walker<'o, 's> {
         if let Some(m) = kind.renamed {
             self.finding(Finding::warning("segment.name", p, m))?;
         }
-        match kind.kind {
+        self.file_of_kind(p, kind.kind)
+    }
+
+    /// Dumps `p` as a file of `kind`; a leftover as what it was, with what the broker does
+    /// with it.
+    fn file_of_kind(&mut self, p: &Path, kind: FileKind) -> Result<()> {
+        match kind {
+            FileKind::Leftover { suffix, inner } => {
+                let note = crate::ops::input::leftover_note(suffix);
+                self.finding(Finding::warning("leftover.file", p, note))?;
+                self.file_of_kind(p, *inner)
+            }
             FileKind::Log { base_offset } => {
                 self.emit(Event::LogHeader(LogHeader::Segment { base_offset }))?;
                 self.log(p, base_offset, 0).map(drop)
