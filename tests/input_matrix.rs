@@ -94,7 +94,10 @@ fn shapes(root: &Path) -> Vec<PathBuf> {
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let unreadable = root.join("unread-0").join("00000000000000000000.log");
     std::fs::create_dir_all(unreadable.parent().unwrap()).unwrap();
-    std::fs::copy(&log, &unreadable).unwrap();
+    // With its indexes: read as root, it is the plain segment of the first column.
+    for f in ["00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"] {
+        std::fs::copy(partition.join(f), unreadable.with_file_name(f)).unwrap();
+    }
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&unreadable, std::fs::Permissions::from_mode(0o000)).unwrap();
     let not_kafka = root.join("notes.txt");
