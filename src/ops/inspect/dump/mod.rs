@@ -318,6 +318,9 @@ pub struct Outcome {
     pub log_bytes_read: u64,
     /// With a range: the index pages its seeks read.
     pub index_pages_read: u64,
+    /// With a range: partitions whose log ends at or before its start, with the start asked
+    /// for and the log end offset (`locate`'s question, answered alike).
+    pub past_end: Vec<(PathBuf, i64, i64)>,
 }
 
 fn io_err(e: std::io::Error) -> Error {
@@ -473,7 +476,7 @@ impl<'o, 's> Walker<'o, 's> {
     /// stable offset); None when it holds nothing.
     #[allow(clippy::type_complexity)]
     fn range_start(
-        &self,
+        &mut self,
         dir: &Path,
         seeker: &mut Seeker,
         range: OffsetRange,
@@ -503,6 +506,12 @@ impl<'o, 's> Walker<'o, 's> {
             return Ok(None);
         }
         let start = seeker.batch_for_offset(from.max(seeker.first_segment_base()))?;
+        if start.is_none() && range.from_time.is_none() {
+            let end = seeker.log_end_offset()?;
+            if from >= end {
+                self.outcome.past_end.push((dir.to_path_buf(), from, end));
+            }
+        }
         Ok(start.map(|s| (s, from, to, isolation)))
     }
 
