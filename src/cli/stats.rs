@@ -10,7 +10,7 @@ use comfy_table::Cell;
 use super::args::{parse_now, wall_clock_ms, BatchLimitArgs};
 use super::render::{opt, print_json_or_text, right, table};
 use super::time::{TimeArgs, TimeFormat};
-use super::{fail, skipped, EXIT_FAILURE, EXIT_OK};
+use super::{fail, skipped, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::inspect::stats::histogram::Histogram;
 use crate::ops::inspect::stats::{stats, GroupBy, GroupName, Report, Stats, StatsOptions};
 
@@ -77,8 +77,15 @@ pub fn run(mut args: StatsArgs) -> u8 {
     if let Err(e) = print_json_or_text(json, |out| print_report(out, &report, clock)) {
         return fail(&e);
     }
+    let t = &report.total;
     if named_skipped {
         EXIT_FAILURE
+    } else if t.invalid_batches > 0 || t.damaged_bytes > 0 {
+        super::why(&format!(
+            "damage skipped: {} invalid batch(es), {} damaged byte(s)",
+            t.invalid_batches, t.damaged_bytes
+        ));
+        EXIT_FINDINGS
     } else {
         EXIT_OK
     }
