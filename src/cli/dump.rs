@@ -457,6 +457,7 @@ pub fn run(args: DumpArgs) -> u8 {
         base_offset: args.base_offset,
         filter,
         all_batches: args.batches,
+        read_leftovers: true,
         ..DumpOptions::default()
     };
     let stdout = io::stdout();
