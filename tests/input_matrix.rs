@@ -80,7 +80,11 @@ fn shapes(root: &Path) -> Vec<PathBuf> {
     std::fs::create_dir_all(&loose).unwrap();
     let log = partition.join("00000000000000000000.log");
     for suffix in [".deleted", ".swap"] {
-        std::fs::copy(&log, loose.join(format!("00000000000000000000.log{suffix}"))).unwrap();
+        std::fs::copy(
+            &log,
+            loose.join(format!("00000000000000000000.log{suffix}")),
+        )
+        .unwrap();
     }
     let empty = root.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
@@ -91,11 +95,19 @@ fn shapes(root: &Path) -> Vec<PathBuf> {
     }
     std::fs::write(etc.join("hosts"), "127.0.0.1 localhost\n").unwrap();
     let fifo = root.join("fifo");
-    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
     let unreadable = root.join("unread-0").join("00000000000000000000.log");
     std::fs::create_dir_all(unreadable.parent().unwrap()).unwrap();
     // With its indexes: read as root, it is the plain segment of the first column.
-    for f in ["00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"] {
+    for f in [
+        "00000000000000000000.log",
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+    ] {
         std::fs::copy(partition.join(f), unreadable.with_file_name(f)).unwrap();
     }
     use std::os::unix::fs::PermissionsExt;
@@ -185,11 +197,103 @@ fn every_command_on_every_shape() {
             }
             // Nothing examined is never success: a 2 says why, and so does a 1.
             if code != 0 {
-                assert!(!stderr.trim().is_empty(), "{name} on {}: exit {code} without a reason", SHAPES[i]);
+                assert!(
+                    !stderr.trim().is_empty(),
+                    "{name} on {}: exit {code} without a reason",
+                    SHAPES[i]
+                );
             }
         }
     }
-    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
+fn run(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// verify of log dirs makes `ls`'s start-up checks, with its check ids: a directory the loader
+/// fails the log dir on, and one partition in two of the log dirs given.
+#[test]
+fn verify_makes_the_start_up_checks_ls_makes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("kafka-1"), dir.path().join("kafka-2"));
+    common::kseg_write(SPEC, &a.join("orders-0"));
+    common::kseg_write(SPEC, &b.join("orders-0"));
+    std::fs::remove_file(a.join("SPEC.json")).unwrap();
+    std::fs::remove_file(b.join("SPEC.json")).unwrap();
+    let (code, _, stderr) = run(&["verify".as_ref(), "-q".as_ref(), a.as_os_str()]);
+    assert_eq!(code, 0, "{stderr}");
+    for stray in ["lost+found", "backup_old"] {
+        std::fs::create_dir_all(a.join(stray)).unwrap();
+    }
+    for command in ["verify", "ls"] {
+        let (code, _, stderr) = run(&[command.as_ref(), a.as_os_str()]);
+        assert_eq!(code, 1, "{command}: {stderr}");
+        assert!(stderr.contains("2 × ls.dir-name"), "{command}: {stderr}");
+        let (code, _, stderr) = run(&[command.as_ref(), a.as_os_str(), b.as_os_str()]);
+        assert_eq!(code, 1, "{command}: {stderr}");
+        assert!(stderr.contains("2 × ls.duplicate"), "{command}: {stderr}");
+    }
+    // Their parent, a `log.dirs` layout: each log dir taken, and said so.
+    let (code, _, stderr) = run(&["verify".as_ref(), "-q".as_ref(), dir.path().as_os_str()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("a directory of 2 log dir(s)"), "{stderr}");
+    assert!(stderr.contains("2 × ls.duplicate"), "{stderr}");
+    let (code, _, stderr) = run(&[
+        "recover".as_ref(),
+        "--apply".as_ref(),
+        dir.path().as_os_str(),
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains(&a.display().to_string()), "{stderr}");
+}
+
+/// A seek past the log end is a finding in `dump` as in `locate`; a reversed range is bad input.
+#[test]
+fn dump_past_the_end_and_reversed_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("orders-0");
+    common::kseg_write(SPEC, &p);
+    let (code, stdout, stderr) = run(&[
+        "dump".as_ref(),
+        "--offset".as_ref(),
+        "99".as_ref(),
+        p.as_os_str(),
+    ]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("offset 99 is past the log end offset 3"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = run(&["locate".as_ref(), "99".as_ref(), p.as_os_str()]);
+    assert_eq!(code, 1, "{stderr}");
+    let reversed = ["--from-offset", "2", "--to-offset", "1"];
+    let mut args: Vec<&std::ffi::OsStr> = vec!["dump".as_ref()];
+    args.extend(reversed.iter().map(std::ffi::OsStr::new));
+    args.push(p.as_os_str());
+    let (code, _, stderr) = run(&args);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = run(&[
+        "dump".as_ref(),
+        "--offset".as_ref(),
+        "1".as_ref(),
+        p.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
 }
 
 mod common;

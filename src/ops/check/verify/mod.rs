@@ -22,7 +22,7 @@ use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
-use crate::ops::input::{Shape, examine, kind_of, sibling, Input};
+use crate::ops::input::{examine, kind_of, sibling, Input, Shape};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use crate::storage::txn_index::TxnIndexEntries;
 use producers::{SegmentReplay, StartState};
