@@ -74,6 +74,12 @@ pub enum Unusable {
     Missing,
     #[error("not a directory")]
     NotADirectory,
+    #[error("neither a regular file nor a directory")]
+    NotAFile,
+    #[error("this is {0}")]
+    Shape(&'static str),
+    #[error("a directory of log dirs ({0}); name them one by one")]
+    LogDirs(String),
     #[error("empty directory")]
     EmptyDirectory,
     #[error("no Kafka files or partition directories here")]

@@ -382,6 +382,24 @@ pub fn run(args: DumpArgs) -> u8 {
     if paths.is_empty() {
         return fail(&"no file given: name files or directories (or use --files a,b,c)");
     }
+    // A reversed range asks for nothing: bad input, not an empty success.
+    let bounds = [
+        ("offset", args.from_offset, args.to_offset),
+        ("time", args.from_time, args.to_time),
+    ];
+    for (what, from, to) in bounds {
+        if let (Some(from), Some(to)) = (from, to) {
+            if from > to {
+                return fail(&format!(
+                    "--from-{what} {from} is after --to-{what} {to}: the range is empty"
+                ));
+            }
+        }
+    }
+    let paths = match super::log_dirs_named(&paths, false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     // At most one is set (the `decoder` group).
     let decoder = [
         (args.offsets_decoder, Decoder::Offsets),
@@ -439,6 +457,7 @@ pub fn run(args: DumpArgs) -> u8 {
         base_offset: args.base_offset,
         filter,
         all_batches: args.batches,
+        read_leftovers: true,
         ..DumpOptions::default()
     };
     let stdout = io::stdout();
@@ -499,6 +518,12 @@ pub fn run(args: DumpArgs) -> u8 {
             }
             print_summary(&outcome);
             let named_skipped = super::skipped(&paths, &outcome.skipped);
+            for (dir, offset, end) in &outcome.past_end {
+                super::why(&format!(
+                    "{}: offset {offset} is past the log end offset {end}",
+                    dir.display()
+                ));
+            }
             if outcome.unreadable > 0 || named_skipped {
                 EXIT_FAILURE
             } else if outcome.damage > 0 {
@@ -507,6 +532,8 @@ pub fn run(args: DumpArgs) -> u8 {
                     outcome.damage,
                     damage_reasons(&outcome)
                 ));
+                EXIT_FINDINGS
+            } else if !outcome.past_end.is_empty() {
                 EXIT_FINDINGS
             } else {
                 EXIT_OK

@@ -37,7 +37,11 @@ pub struct GroupsArgs {
     pub time: TimeArgs,
 }
 
-pub fn run(args: GroupsArgs) -> u8 {
+pub fn run(mut args: GroupsArgs) -> u8 {
+    args.paths = match super::log_dirs_named(&args.paths, false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let report = match describe_groups(&args.paths, args.group.as_deref()) {
         Ok(r) => r,
         Err(e) => return fail(&e),

@@ -40,6 +40,10 @@ pub fn run(args: LocateArgs) -> u8 {
     if loc.batch.is_some() {
         EXIT_OK
     } else {
+        super::why(&format!(
+            "offset {}: no batch holds it (below the first segment, or at or after the log end)",
+            args.offset
+        ));
         EXIT_FINDINGS
     }
 }

@@ -69,7 +69,11 @@ fn sort(parts: &mut [PartitionListing], key: SortKey) {
     }
 }
 
-pub fn run(args: LsArgs) -> u8 {
+pub fn run(mut args: LsArgs) -> u8 {
+    args.log_dirs = match super::log_dirs_named(&args.log_dirs, false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let opts = LsOptions {
         metadata: args.metadata.clone(),
     };

@@ -149,6 +149,39 @@ pub(crate) fn why(summary: &str) {
     }
 }
 
+/// The paths to work on: each as named, but a directory of log dirs (a `log.dirs` parent)
+/// becomes its log dirs, said on stderr. Changing files there is refused (exit 2) so that each
+/// log dir is named on purpose.
+pub(crate) fn log_dirs_named(
+    paths: &[std::path::PathBuf],
+    apply: bool,
+) -> Result<Vec<std::path::PathBuf>, u8> {
+    let mut out = Vec::new();
+    for p in paths {
+        let inside = crate::ops::input::log_dirs_inside(p);
+        if inside.is_empty() {
+            out.push(p.clone());
+            continue;
+        }
+        let list: Vec<String> = inside.iter().map(|d| d.display().to_string()).collect();
+        if apply {
+            return Err(fail(&format!(
+                "{}: a directory of log dirs; --apply takes them one by one: {}",
+                p.display(),
+                list.join(" ")
+            )));
+        }
+        notice(&format!(
+            "{}: a directory of {} log dir(s), each taken: {}",
+            p.display(),
+            inside.len(),
+            list.join(", ")
+        ));
+        out.extend(inside);
+    }
+    Ok(out)
+}
+
 /// Counts on stderr the files kseg could not classify, so did not read; true when the user
 /// named one of them (exit status 2).
 pub(crate) fn skipped(named: &[std::path::PathBuf], skipped: &[std::path::PathBuf]) -> bool {

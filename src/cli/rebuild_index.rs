@@ -36,7 +36,11 @@ pub struct RebuildIndexArgs {
     pub repair: RepairArgs,
 }
 
-pub fn run(args: RebuildIndexArgs) -> u8 {
+pub fn run(mut args: RebuildIndexArgs) -> u8 {
+    args.paths = match super::log_dirs_named(&args.paths, args.repair.apply) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let opts = RebuildOptions {
         config: args.repair.config(),
         all: args.all,

@@ -102,7 +102,11 @@ pub fn jobs(arg: Option<u16>) -> usize {
     )
 }
 
-pub fn run(args: RecoverArgs) -> u8 {
+pub fn run(mut args: RecoverArgs) -> u8 {
+    args.paths = match super::log_dirs_named(&args.paths, args.repair.apply) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let opts = RecoverOptions {
         config: args.repair.config(),
         now_ms: args.repair.now_ms(),

@@ -10,7 +10,7 @@ use comfy_table::Cell;
 use super::args::{parse_now, wall_clock_ms, BatchLimitArgs};
 use super::render::{opt, print_json_or_text, right, table};
 use super::time::{TimeArgs, TimeFormat};
-use super::{fail, skipped, EXIT_FAILURE, EXIT_OK};
+use super::{fail, skipped, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::inspect::stats::histogram::Histogram;
 use crate::ops::inspect::stats::{stats, GroupBy, GroupName, Report, Stats, StatsOptions};
 
@@ -49,7 +49,11 @@ pub struct StatsArgs {
     pub time: TimeArgs,
 }
 
-pub fn run(args: StatsArgs) -> u8 {
+pub fn run(mut args: StatsArgs) -> u8 {
+    args.paths = match super::log_dirs_named(&args.paths, false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let now_ms = args.now.unwrap_or_else(wall_clock_ms);
     let clock = (args.time.time_format, now_ms);
     let opts = StatsOptions {
@@ -73,8 +77,15 @@ pub fn run(args: StatsArgs) -> u8 {
     if let Err(e) = print_json_or_text(json, |out| print_report(out, &report, clock)) {
         return fail(&e);
     }
+    let t = &report.total;
     if named_skipped {
         EXIT_FAILURE
+    } else if t.invalid_batches > 0 || t.damaged_bytes > 0 {
+        super::why(&format!(
+            "damage skipped: {} invalid batch(es), {} damaged byte(s)",
+            t.invalid_batches, t.damaged_bytes
+        ));
+        EXIT_FINDINGS
     } else {
         EXIT_OK
     }

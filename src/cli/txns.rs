@@ -69,6 +69,17 @@ pub fn run(args: TxnsArgs) -> u8 {
             opts.transaction_max_timeout_ms
         ));
     }
+    for p in &report.partitions {
+        if let Some(s) = &p.stopped {
+            reasons.push(format!(
+                "{}: stopped at byte {} of {}: {}",
+                p.dir.display(),
+                s.position,
+                s.file.display(),
+                s.message
+            ));
+        }
+    }
     if disagreements > 0 {
         reasons.push(format!(
             "{disagreements} disagreement(s) with the transaction coordinator's state"

@@ -53,7 +53,11 @@ pub struct VerifyArgs {
     pub quiet: bool,
 }
 
-pub fn run(args: VerifyArgs) -> u8 {
+pub fn run(mut args: VerifyArgs) -> u8 {
+    args.paths = match super::log_dirs_named(&args.paths, false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let bar = Bar::new(
         args.quiet,
         "verifying",

@@ -11,14 +11,58 @@ use crate::format::names::{
     classify, parse_partition_dir, FileKind, PartitionDir, PartitionDirState,
 };
 
+/// What a directory holds, judged by its content (never by its own name): a log dir named
+/// `kafka-1` is a log dir, and `/etc`'s `dbus-1/` is no partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// A single file (a Kafka file, or one whose content tells what it is: [`kind_of`]).
+    File,
+    /// Segment or state files of one partition.
+    Partition,
+    /// A broker's log dir: its own files (`meta.properties`, checkpoints, `.lock`,
+    /// `.kafka_cleanshutdown`) or partition directories holding Kafka files.
+    LogDir,
+    /// A directory whose sub-directories are log dirs (a `log.dirs` parent), sorted.
+    LogDirs(Vec<PathBuf>),
+}
+
+impl Shape {
+    /// The shape's name, as errors and notices use it.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Shape::File => "a file",
+            Shape::Partition => "a partition directory",
+            Shape::LogDir => "a log dir",
+            Shape::LogDirs(_) => "a directory of log dirs",
+        }
+    }
+}
+
+impl Expected {
+    /// Whether an operation declared to take `self` works on `shape`. A directory of log dirs
+    /// is taken by none directly: read-only commands name its log dirs one by one
+    /// ([`log_dirs_inside`]).
+    pub fn accepts(self, shape: &Shape) -> bool {
+        match self {
+            Expected::AnyInput => !matches!(shape, Shape::LogDirs(_)),
+            Expected::SegmentOrPartition => matches!(shape, Shape::File | Shape::Partition),
+            Expected::PartitionOrLogDir => matches!(shape, Shape::Partition | Shape::LogDir),
+            Expected::LogDir => matches!(shape, Shape::LogDir),
+            Expected::Partition => matches!(shape, Shape::Partition),
+        }
+    }
+}
+
 /// A path that passed [`examine`].
 #[derive(Debug)]
 pub enum Input {
     File,
-    /// A directory's files (in [`crate::storage::files::list_dir`] order) and subdirectories.
+    /// A directory's files (in [`crate::storage::files::list_dir`] order) and subdirectories;
+    /// `shape` is [`Shape::Partition`] or [`Shape::LogDir`].
     Dir {
         files: Vec<PathBuf>,
         dirs: Vec<PathBuf>,
+        shape: Shape,
     },
 }
 
@@ -32,20 +76,76 @@ fn is_kafka_file(p: &Path) -> bool {
     classify(&name_of(p)) != FileKind::Unknown
 }
 
-/// Checks that `path` exists and, when it is a directory, holds a Kafka file or a partition
-/// directory; `expected` is what the error says the operation takes.
-pub fn examine(path: &Path, expected: Expected) -> Result<Input> {
+/// A file the broker keeps in a log dir itself, not in a partition directory.
+fn is_log_dir_file(p: &Path) -> bool {
+    matches!(
+        classify(&name_of(p)),
+        FileKind::MetaProperties
+            | FileKind::CleanShutdown
+            | FileKind::Lock
+            | FileKind::RecoveryPointCheckpoint
+            | FileKind::ReplicationOffsetCheckpoint
+            | FileKind::LogStartOffsetCheckpoint
+            | FileKind::CleanerOffsetCheckpoint
+            | FileKind::BootstrapCheckpoint
+    )
+}
+
+/// A file of a partition directory: segment files, snapshots, epoch and partition metadata,
+/// KRaft files, and their `.deleted`/`.cleaned`/`.swap` forms.
+fn is_partition_file(p: &Path) -> bool {
+    is_kafka_file(p) && !is_log_dir_file(p)
+}
+
+/// Whether `dir` is named as a partition directory and holds a partition file.
+fn holds_partition(dir: &Path) -> bool {
+    parse_partition_dir(&name_of(dir)).is_some()
+        && crate::storage::files::regular_files(dir)
+            .is_ok_and(|files| files.iter().any(|f| is_partition_file(f)))
+}
+
+/// The shape of a directory whose listing is `files` and `dirs`; None when it holds nothing
+/// Kafka wrote.
+fn dir_shape(files: &[PathBuf], dirs: &[PathBuf]) -> Option<Shape> {
+    if files.iter().any(|f| is_partition_file(f)) {
+        return Some(Shape::Partition);
+    }
+    if files.iter().any(|f| is_log_dir_file(f)) || dirs.iter().any(|d| holds_partition(d)) {
+        return Some(Shape::LogDir);
+    }
+    let log_dirs: Vec<PathBuf> = dirs
+        .iter()
+        .filter(|d| {
+            crate::storage::files::list_dir(d).is_ok_and(|listed| {
+                let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) =
+                    listed.into_iter().partition(|p| p.is_dir());
+                !files.iter().any(|f| is_partition_file(f))
+                    && (files.iter().any(|f| is_log_dir_file(f))
+                        || dirs.iter().any(|d| holds_partition(d)))
+            })
+        })
+        .cloned()
+        .collect();
+    (!log_dirs.is_empty()).then_some(Shape::LogDirs(log_dirs))
+}
+
+/// Judges what `path` holds by its content. A path that is missing, neither a regular file
+/// nor a directory (a FIFO would block the first read), unreadable, empty, or without anything
+/// Kafka wrote is an error naming it and `expected`.
+pub fn resolve(path: &Path, expected: Expected) -> Result<(Shape, Input)> {
     let unusable = |problem| Err(Error::unusable(path, problem, expected));
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return unusable(Unusable::Missing),
         Err(e) => return Err(Error::io(path, e)),
     };
+    if meta.is_file() {
+        // Refused now, not after other paths were worked on.
+        std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        return Ok((Shape::File, Input::File));
+    }
     if !meta.is_dir() {
-        return match expected {
-            Expected::Partition => unusable(Unusable::NotADirectory),
-            _ => Ok(Input::File),
-        };
+        return unusable(Unusable::NotAFile);
     }
     let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = crate::storage::files::list_dir(path)?
         .into_iter()
@@ -53,13 +153,62 @@ pub fn examine(path: &Path, expected: Expected) -> Result<Input> {
     if files.is_empty() && dirs.is_empty() {
         return unusable(Unusable::EmptyDirectory);
     }
-    let partitions = dirs
-        .iter()
-        .any(|d| parse_partition_dir(&name_of(d)).is_some());
-    if !partitions && !files.iter().any(|f| is_kafka_file(f)) {
+    let Some(shape) = dir_shape(&files, &dirs) else {
         return unusable(Unusable::NoKafkaFiles);
+    };
+    let input = Input::Dir {
+        files,
+        dirs,
+        shape: shape.clone(),
+    };
+    Ok((shape, input))
+}
+
+/// The log dirs inside `path` when it is a directory of log dirs (none else, nor on error:
+/// [`examine`] reports those).
+pub fn log_dirs_inside(path: &Path) -> Vec<PathBuf> {
+    match resolve(path, Expected::AnyInput) {
+        Ok((Shape::LogDirs(dirs), _)) => dirs,
+        _ => Vec::new(),
     }
-    Ok(Input::Dir { files, dirs })
+}
+
+/// [`resolve`]s `path` and checks that the operation, which takes `expected`, works on what it
+/// holds.
+pub fn examine(path: &Path, expected: Expected) -> Result<Input> {
+    let (shape, input) = resolve(path, expected)?;
+    if expected.accepts(&shape) {
+        return Ok(input);
+    }
+    let problem = match shape {
+        Shape::File => Unusable::NotADirectory,
+        Shape::LogDirs(dirs) => Unusable::LogDirs(
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        other => Unusable::Shape(other.describe()),
+    };
+    Err(Error::unusable(path, problem, expected))
+}
+
+/// What the broker does at start-up with a file left with `suffix` (`LogLoader`'s
+/// `removeTempFilesAndCollectSwapFiles`): said wherever such a file is read.
+pub fn leftover_note(suffix: crate::format::names::LeftoverSuffix) -> String {
+    use crate::format::names::LeftoverSuffix;
+    let what = match suffix {
+        LeftoverSuffix::Deleted => "the broker deletes it at start-up",
+        LeftoverSuffix::Cleaned => "the broker deletes it at start-up (an interrupted cleaning)",
+        LeftoverSuffix::Swap => {
+            "the broker completes the swap at start-up: a .log.swap replaces the segments it covers, an index swap is deleted and rebuilt"
+        }
+        LeftoverSuffix::Tmp => "the broker deletes it at start-up",
+    };
+    format!(
+        "leftover {} file, read as the file it was: {what} (recover does it offline)",
+        suffix.as_str()
+    )
 }
 
 /// Checks that `work` may be done in place in `dir`: a directory holding Kafka files, named as

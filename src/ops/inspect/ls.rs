@@ -482,12 +482,7 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
             state,
             unique_id,
         );
-        if parsed.is_none() {
-            let m = format!(
-                "'{name}' is not a partition directory name (topic-partition, or with a .uniqueId-delete, -future or -stray suffix): the broker fails this whole log dir at start-up"
-            );
-            p.findings.push(Finding::error("ls.dir-name", &dir, m));
-        }
+        p.findings.extend(dir_name_finding(&dir));
         if let Err(e) = measure(&dir, &mut p) {
             p.findings
                 .push(Finding::error("ls.unreadable", &dir, e.to_string()));
@@ -648,31 +643,68 @@ pub fn list_log_dirs(log_dirs: &[PathBuf], opts: &LsOptions) -> Result<Vec<LogDi
         .iter()
         .map(|d| list_log_dir(d, opts))
         .collect::<Result<_>>()?;
-    let mut seen: HashMap<(String, i32, bool), Vec<(usize, usize)>> = HashMap::new();
-    for (i, l) in out.iter().enumerate() {
-        for (j, p) in l.partitions.iter().enumerate() {
-            if let (Some(t), Some(n), "live" | "future") = (&p.topic, p.partition, p.state) {
-                seen.entry((t.clone(), n, p.state == "future"))
-                    .or_default()
-                    .push((i, j));
-            }
-        }
-    }
-    for places in seen.values().filter(|v| v.len() > 1) {
-        let dirs: Vec<String> = places
-            .iter()
-            .map(|&(i, j)| out[i].partitions[j].dir.display().to_string())
-            .collect();
-        for &(i, j) in places {
-            let p = &mut out[i].partitions[j];
-            let m = format!(
-                "the same partition is in {}: the broker refuses to start (duplicate log directories)",
-                dirs.join(" and ")
-            );
-            p.findings.push(Finding::error("ls.duplicate", &p.dir, m));
-        }
+    let places: Vec<(usize, usize)> = out
+        .iter()
+        .enumerate()
+        .flat_map(|(i, l)| (0..l.partitions.len()).map(move |j| (i, j)))
+        .collect();
+    let dirs: Vec<&Path> = places
+        .iter()
+        .map(|&(i, j)| out[i].partitions[j].dir.as_path())
+        .collect();
+    for (k, f) in duplicates(&dirs) {
+        let (i, j) = places[k];
+        out[i].partitions[j].findings.push(f);
     }
     Ok(out)
+}
+
+/// The error for a directory of a log dir whose name the loader does not parse as a partition
+/// directory's (`lost+found`, `backup_old`): the broker fails the whole log dir at start-up.
+/// The tiered-storage index cache is not one.
+pub fn dir_name_finding(dir: &Path) -> Option<Finding> {
+    let name = file_name(dir);
+    if name == REMOTE_INDEX_CACHE_DIR_NAME || parse_partition_dir(&name).is_some() {
+        return None;
+    }
+    let m = format!(
+        "'{name}' is not a partition directory name (topic-partition, or with a .uniqueId-delete, -future or -stray suffix): the broker fails this whole log dir at start-up"
+    );
+    Some(Finding::error("ls.dir-name", dir, m))
+}
+
+/// The errors for a live (or future) partition found in more than one of the partition
+/// directories `dirs` (of all the log dirs given), by index into `dirs`: the broker refuses to
+/// start.
+pub fn duplicates(dirs: &[&Path]) -> Vec<(usize, Finding)> {
+    let mut seen: BTreeMap<(String, i32, bool), Vec<usize>> = BTreeMap::new();
+    for (k, d) in dirs.iter().enumerate() {
+        let Some(pd) = parse_partition_dir(&file_name(d)) else {
+            continue;
+        };
+        let future = matches!(pd.state, PartitionDirState::Future { .. });
+        if pd.state == PartitionDirState::Live || future {
+            seen.entry((pd.topic, pd.partition, future))
+                .or_default()
+                .push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for places in seen.values().filter(|v| v.len() > 1) {
+        let named: Vec<String> = places
+            .iter()
+            .map(|&k| dirs[k].display().to_string())
+            .collect();
+        for &k in places {
+            let m = format!(
+                "the same partition is in {}: the broker refuses to start (duplicate log directories)",
+                named.join(" and ")
+            );
+            out.push((k, Finding::error("ls.duplicate", dirs[k], m)));
+        }
+    }
+    out.sort_by_key(|(k, _)| *k);
+    out
 }
 
 #[cfg(test)]

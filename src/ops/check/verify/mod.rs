@@ -22,7 +22,7 @@ use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
-use crate::ops::input::{examine, kind_of, sibling, Input};
+use crate::ops::input::{examine, kind_of, sibling, Input, Shape};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use crate::storage::txn_index::TxnIndexEntries;
 use producers::{SegmentReplay, StartState};
@@ -557,7 +557,7 @@ fn plan(
     // The files named, by directory in the order first named.
     let mut named: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
     for p in paths {
-        let Input::Dir { files, dirs } = examine(p, Expected::AnyInput)? else {
+        let Input::Dir { files, dirs, shape } = examine(p, Expected::AnyInput)? else {
             let dir = p.parent().unwrap_or(Path::new("")).to_path_buf();
             match named.iter_mut().find(|(d, _)| *d == dir) {
                 Some((_, files)) => files.push(p.clone()),
@@ -565,11 +565,8 @@ fn plan(
             }
             continue;
         };
-        let partition = parse_partition_dir(&file_name(p));
-        let holds_segments = files
-            .iter()
-            .any(|f| classify(&file_name(f)).is_segment_file());
-        if partition.is_some() || holds_segments || dirs.is_empty() {
+        if shape == Shape::Partition {
+            let partition = parse_partition_dir(&file_name(p));
             units.push(Unit {
                 path: p.clone(),
                 partition,
@@ -589,6 +586,8 @@ fn plan(
                         &d,
                         "a kseg backup directory inside the log dir: the broker takes every directory of a log dir for a partition directory and fails the whole log dir at start-up on this name (UnifiedLog.parseTopicPartitionName in LogManager.loadLogs); move it out of the log dir",
                     ));
+                } else {
+                    log_dir_findings.extend(crate::ops::inspect::ls::dir_name_finding(&d));
                 }
                 continue;
             };
@@ -603,6 +602,17 @@ fn plan(
             });
         }
     }
+    // The same partition in two of the log dirs given: what `ls` reports, judged alike.
+    let in_log_dirs: Vec<&Path> = units
+        .iter()
+        .filter(|u| u.log_dir.is_some())
+        .map(|u| u.path.as_path())
+        .collect();
+    log_dir_findings.extend(
+        crate::ops::inspect::ls::duplicates(&in_log_dirs)
+            .into_iter()
+            .map(|(_, f)| f),
+    );
     for (dir, files) in named {
         units.push(files_unit(&dir, files, base_offset)?);
     }
@@ -713,10 +723,7 @@ fn check_partition(
             FileKind::Leftover { suffix, .. } => findings.push(Finding::warning(
                 "leftover.file",
                 path,
-                format!(
-                    "leftover {} file: the broker resolves it at start-up (recover handles it offline)",
-                    suffix.as_str()
-                ),
+                crate::ops::input::leftover_note(*suffix),
             )),
             // The broker ignores a file it does not know; a rerun of the command resolves it.
             _ if name.ends_with(crate::ops::repair::apply::TMP_SUFFIX) => findings.push(Finding::warning(

@@ -67,6 +67,9 @@ pub struct DumpOptions {
     pub filter: RecordFilter,
     /// With a filter: every batch line (for context), not only those with a record shown.
     pub all_batches: bool,
+    /// A `.deleted`/`.cleaned`/`.swap` file named itself is read as the file it was (`dump`);
+    /// otherwise, and in a directory, it is only listed.
+    pub read_leftovers: bool,
 }
 
 /// `--offset`, `--from-offset` / `--to-offset`, `--from-time` / `--to-time`, `--count`,
@@ -104,6 +107,7 @@ impl Default for DumpOptions {
             key_decoder: None,
             value_decoder: None,
             range: None,
+            read_leftovers: false,
             base_offset: None,
             filter: RecordFilter::default(),
             all_batches: false,
@@ -318,6 +322,9 @@ pub struct Outcome {
     pub log_bytes_read: u64,
     /// With a range: the index pages its seeks read.
     pub index_pages_read: u64,
+    /// With a range: partitions whose log ends at or before its start, with the start asked
+    /// for and the log end offset (`locate`'s question, answered alike).
+    pub past_end: Vec<(PathBuf, i64, i64)>,
 }
 
 fn io_err(e: std::io::Error) -> Error {
@@ -333,6 +340,9 @@ struct Walker<'o, 's> {
     /// Whether the sink reads record events ([`Sink::wants_records`]).
     record_events: bool,
     outcome: Outcome,
+    /// Walking a directory's files: a leftover among them is listed, not read (the broker
+    /// only deletes or swaps it); one named itself is read as the file it was.
+    in_dir: bool,
     /// The file being dumped.
     current: PathBuf,
     /// The internal-topic decoder of its records.
@@ -414,6 +424,7 @@ impl<'o, 's> Walker<'o, 's> {
             record_events: sink.wants_records(),
             sink,
             outcome: Outcome::default(),
+            in_dir: false,
             current: PathBuf::new(),
             decoder: opts.decoder,
             walked: None,
@@ -473,7 +484,7 @@ impl<'o, 's> Walker<'o, 's> {
     /// stable offset); None when it holds nothing.
     #[allow(clippy::type_complexity)]
     fn range_start(
-        &self,
+        &mut self,
         dir: &Path,
         seeker: &mut Seeker,
         range: OffsetRange,
@@ -503,6 +514,12 @@ impl<'o, 's> Walker<'o, 's> {
             return Ok(None);
         }
         let start = seeker.batch_for_offset(from.max(seeker.first_segment_base()))?;
+        if start.is_none() && range.from_time.is_none() {
+            let end = seeker.log_end_offset()?;
+            if from >= end {
+                self.outcome.past_end.push((dir.to_path_buf(), from, end));
+            }
+        }
         Ok(start.map(|s| (s, from, to, isolation)))
     }
 
@@ -561,6 +578,7 @@ impl<'o, 's> Walker<'o, 's> {
             // Record filters choose records: a directory's files without any have nothing to
             // show, and are left out (the caller says which).
             let records_only = !self.opts.filter.is_empty();
+            let outer = std::mem::replace(&mut self.in_dir, true);
             for f in crate::storage::files::list_dir(p)? {
                 if records_only && !f.is_dir() && !holds_records(&f) {
                     self.outcome.without_records.push(f);
@@ -568,6 +586,7 @@ impl<'o, 's> Walker<'o, 's> {
                     self.path(&f)?;
                 }
             }
+            self.in_dir = outer;
             return Ok(());
         }
         self.outcome.files += 1;
@@ -590,7 +609,18 @@ impl<'o, 's> Walker<'o, 's> {
         if let Some(m) = kind.renamed {
             self.finding(Finding::warning("segment.name", p, m))?;
         }
-        match kind.kind {
+        self.file_of_kind(p, kind.kind)
+    }
+
+    /// Dumps `p` as a file of `kind`; a leftover as what it was, with what the broker does
+    /// with it.
+    fn file_of_kind(&mut self, p: &Path, kind: FileKind) -> Result<()> {
+        match kind {
+            FileKind::Leftover { suffix, inner } if self.opts.read_leftovers && !self.in_dir => {
+                let note = crate::ops::input::leftover_note(suffix);
+                self.finding(Finding::warning("leftover.file", p, note))?;
+                self.file_of_kind(p, *inner)
+            }
             FileKind::Log { base_offset } => {
                 self.emit(Event::LogHeader(LogHeader::Segment { base_offset }))?;
                 self.log(p, base_offset, 0).map(drop)
