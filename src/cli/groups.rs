@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::render::opt;
-use super::render::{add_row_aligned, print_json_or_text, table};
+use super::render::{add_row_aligned, print_json_or_text, table, Fit};
 use super::time::{TimeArgs, TimeFormat};
 use super::verify::line;
 use super::{exit_for_errors, fail};
@@ -111,7 +111,10 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
             ];
             add_row_aligned(&mut t, row, 1);
         }
-        writeln!(out, "{t}")?;
+        t.fit(Fit::Whole, &[1, 2, 3, 4, 5, 6])
+            .fit(Fit::Name, &[0])
+            .droppable(&[5, 6, 3]);
+        t.print(out)?;
         for s in sources {
             writeln!(out, "  LOG-END-OFFSET: {s}")?;
         }
