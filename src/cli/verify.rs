@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use super::args::BatchLimitArgs;
 use super::progress::{bytes_below, Bar, Counting};
 
-use super::render::{opt, quiet_broken_pipe, size, table, write_document, Fit};
+use super::render::{opt, paint, quiet_broken_pipe, size, table, write_document, Fit, Stream};
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use crate::ops::finding::count_by_check;
@@ -187,7 +187,12 @@ fn severity(f: &Finding) -> &'static str {
 
 /// `error[batch.crc] path @ byte 1234 (offset 56): message`
 pub(crate) fn line(f: &Finding) -> String {
-    let mut s = format!("{}[{}] {}", severity(f), f.check, f.file.display());
+    let label = format!("{}[{}]", severity(f), f.check);
+    let mut s = format!(
+        "{} {}",
+        paint(&label, f.severity, Stream::Stdout),
+        f.file.display()
+    );
     if let Some(p) = f.position {
         s += &format!(" @ byte {p}");
     }
