@@ -142,7 +142,11 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
 /// group, four with the group first otherwise). Topic and group names cannot hold a comma
 /// (Kafka's legal characters are letters, digits, `.`, `_`, `-`), but group ids can: such a
 /// group is left out, said on stderr, as the tool would misread it.
-fn print_reset_plan(out: &mut impl Write, r: &GroupsReport, one_group: bool) -> std::io::Result<()> {
+fn print_reset_plan(
+    out: &mut impl Write,
+    r: &GroupsReport,
+    one_group: bool,
+) -> std::io::Result<()> {
     for g in &r.groups {
         if !one_group && g.group.contains([',', '\n', '\r']) {
             super::notice(&format!(

@@ -192,7 +192,11 @@ pub(crate) fn exit_for_errors<'a>(findings: impl Iterator<Item = &'a crate::ops:
 }
 
 pub(crate) fn fail(e: &dyn std::fmt::Display) -> u8 {
-    let error = render::paint("error:", crate::ops::Severity::Error, render::Stream::Stderr);
+    let error = render::paint(
+        "error:",
+        crate::ops::Severity::Error,
+        render::Stream::Stderr,
+    );
     match SUBCOMMAND.get() {
         Some(name) => eprintln!("kseg {name}: {error} {e}"),
         None => eprintln!("kseg: {error} {e}"),

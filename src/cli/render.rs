@@ -348,7 +348,8 @@ impl Table {
             return self.boxed(&(0..n).collect::<Vec<_>>(), &natural, Vec::new());
         };
         // One padding space each side and a border per column, and the closing border.
-        let needed = |cols: &[usize], w: &[usize]| cols.iter().map(|&i| w[i] + 3).sum::<usize>() + 1;
+        let needed =
+            |cols: &[usize], w: &[usize]| cols.iter().map(|&i| w[i] + 3).sum::<usize>() + 1;
         let mut shown: Vec<usize> = (0..n).collect();
         let mut dropped = Vec::new();
         if !wide {
@@ -373,7 +374,11 @@ impl Table {
         let mut over = needed(&shown, &w).saturating_sub(width);
         while over > 0 {
             // The flexible column with the most to give gives one.
-            let Some(&i) = shown.iter().filter(|&&i| w[i] > least[i]).max_by_key(|&&i| w[i] - least[i]) else {
+            let Some(&i) = shown
+                .iter()
+                .filter(|&&i| w[i] > least[i])
+                .max_by_key(|&&i| w[i] - least[i])
+            else {
                 break;
             };
             w[i] -= 1;
@@ -399,7 +404,14 @@ impl Table {
         Layout { lines, dropped }
     }
 
-    fn boxed_row(&self, r: &[Cell], shown: &[usize], w: &[usize], lines: &mut Vec<String>, header: bool) {
+    fn boxed_row(
+        &self,
+        r: &[Cell],
+        shown: &[usize],
+        w: &[usize],
+        lines: &mut Vec<String>,
+        header: bool,
+    ) {
         let cells: Vec<Vec<String>> = shown
             .iter()
             .map(|&i| {
@@ -437,7 +449,11 @@ impl Table {
             }
             for (i, c) in r.iter().enumerate() {
                 for (j, part) in fitted(&c.text, self.fit[i], room).into_iter().enumerate() {
-                    let h = if j == 0 { format!("{}:", self.header[i]) } else { String::new() };
+                    let h = if j == 0 {
+                        format!("{}:", self.header[i])
+                    } else {
+                        String::new()
+                    };
                     lines.push(format!("{h:<0$} {part}", label + 1).trim_end().to_owned());
                 }
             }

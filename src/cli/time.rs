@@ -103,18 +103,15 @@ fn local_instant(s: &str, dt: DateTime, tz: &TimeZone) -> Result<i64, String> {
             // The transition is the first one after the earlier of the two readings.
             let from = Timestamp::from_millisecond(at(after)?.min(at(before)?))
                 .map_err(|e| e.to_string())?;
-            let change = tz
-                .following(from)
-                .next()
-                .map_or(String::new(), |tr| {
-                    let ms = tr.timestamp().as_millisecond();
-                    format!(
-                        ": at {} the clocks jumped from {} to {}",
-                        rfc3339(ms, Offset::UTC),
-                        hhmm(ms, before),
-                        hhmm(ms, after)
-                    )
-                });
+            let change = tz.following(from).next().map_or(String::new(), |tr| {
+                let ms = tr.timestamp().as_millisecond();
+                format!(
+                    ": at {} the clocks jumped from {} to {}",
+                    rfc3339(ms, Offset::UTC),
+                    hhmm(ms, before),
+                    hhmm(ms, after)
+                )
+            });
             Err(format!(
                 "`{s}` never happened in {name}{change}; give a time outside the gap \
                  or an offset"
@@ -205,9 +202,7 @@ impl TimeFormat {
             return "-1".to_owned();
         }
         // Beyond jiff's years (±9999) the offset is moot: such a time is shown in UTC.
-        let local = || {
-            Timestamp::from_millisecond(ms).map_or(Offset::UTC, |t| zone().to_offset(t))
-        };
+        let local = || Timestamp::from_millisecond(ms).map_or(Offset::UTC, |t| zone().to_offset(t));
         match self {
             TimeFormat::Ms => ms.to_string(),
             TimeFormat::Rfc3339 if !PRINT_LOCAL.get().copied().unwrap_or(false) => {
@@ -317,7 +312,7 @@ pub fn relative(ms: i64, now_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    
+
     #[test]
     fn rfc3339_of_hand_computed_instants() {
         let f = TimeFormat::Rfc3339;

@@ -100,7 +100,9 @@ fn outcome(name: &str, t: &OutcomeTotals, tf: TimeFormat) -> String {
         "{name}: {} ({} record(s), {}){durations}; {} empty; {} after an epoch bump",
         t.count,
         t.records,
-        size(t.bytes), t.empty, t.after_epoch_bump
+        size(t.bytes),
+        t.empty,
+        t.after_epoch_bump
     )
 }
 

@@ -49,7 +49,11 @@ pub fn exact_duration(ms: i64) -> String {
         .unwrap_or(first);
     let mut parts = Vec::new();
     for (i, &(name, u)) in UNITS.iter().enumerate().take(last + 1).skip(first) {
-        let n = if i == first { ms / u } else { ms % UNITS[i - 1].1 / u };
+        let n = if i == first {
+            ms / u
+        } else {
+            ms % UNITS[i - 1].1 / u
+        };
         if name == "s" && ms % 1000 != 0 {
             parts.push(format!("{n}.{:03}s", ms % 1000));
         } else {
