@@ -362,9 +362,20 @@ impl Table {
             }
         }
         let least: Vec<usize> = (0..n)
-            .map(|i| match self.fit[i] {
-                Fit::Whole => natural[i],
-                Fit::Name | Fit::Text => natural[i].min(chars(&self.header[i]).max(MIN_FLEX)),
+            .map(|i| {
+                let flex = natural[i].min(chars(&self.header[i]).max(MIN_FLEX));
+                match self.fit[i] {
+                    Fit::Whole => natural[i],
+                    Fit::Name => flex,
+                    // Prose wraps between words, but no number or timestamp in it breaks.
+                    Fit::Text => self
+                        .rows
+                        .iter()
+                        .flat_map(|r| r[i].text.split(' '))
+                        .filter(|w| is_value(w))
+                        .map(chars)
+                        .fold(flex, usize::max),
+                }
             })
             .collect();
         if needed(&shown, &least) > width {
@@ -467,6 +478,11 @@ impl Table {
 
 /// The least width a name or prose column is shortened to (its header's when wider).
 const MIN_FLEX: usize = 12;
+
+/// A word that must not be broken: a number, timestamp or offset (a digit, not a path).
+fn is_value(word: &str) -> bool {
+    word.contains(|c: char| c.is_ascii_digit()) && !word.contains('/')
+}
 
 fn chars(s: &str) -> usize {
     s.chars().count()
