@@ -77,10 +77,9 @@ fn every_table_fits_the_width_without_breaking_values() {
         .is_dir());
     for args in COMMANDS {
         let (tsv, _) = run(args, &["--tsv"]);
-        let tables: Vec<Vec<Vec<String>>> = tsv
-            .split(|c| c == '\n')
-            .filter(|l| l.contains('\t'))
-            .fold(Vec::new(), |mut acc: Vec<Vec<Vec<String>>>, l| {
+        let tables: Vec<Vec<Vec<String>>> = tsv.lines().filter(|l| l.contains('\t')).fold(
+            Vec::new(),
+            |mut acc: Vec<Vec<Vec<String>>>, l| {
                 let cells: Vec<String> = l.split('\t').map(str::to_owned).collect();
                 // A new table starts where the column count changes or a header repeats.
                 match acc.last_mut() {
@@ -88,7 +87,8 @@ fn every_table_fits_the_width_without_breaking_values() {
                     _ => acc.push(vec![cells]),
                 }
                 acc
-            });
+            },
+        );
         assert!(!tables.is_empty(), "{args:?} printed no table");
         for width in [60usize, 80, 100, 200] {
             let (text, err) = run(args, &["--width", &width.to_string()]);
