@@ -3,15 +3,10 @@
 
 /// A duration as people say it: its two largest units (`4d 3h`, `2m 5s`, `350ms`).
 pub fn duration(ms: i64) -> String {
-    let sign = if ms < 0 { "-" } else { "" };
-    let ms = ms.unsigned_abs();
-    if ms < 1000 {
+    let (sign, ms, first) = largest_unit(ms);
+    let Some(first) = first else {
         return format!("{sign}{ms}ms");
-    }
-    let first = UNITS
-        .iter()
-        .position(|&(_, u)| ms >= u)
-        .expect("ms >= 1000");
+    };
     let (n1, u1) = UNITS[first];
     let mut out = format!("{sign}{}{n1}", ms / u1);
     if let Some(&(n2, u2)) = UNITS.get(first + 1) {
@@ -30,18 +25,21 @@ const UNITS: [(&str, u64); 4] = [
     ("s", 1000),
 ];
 
+/// The sign of `ms`, its magnitude, and the index in [`UNITS`] of its largest unit (none
+/// below a second).
+fn largest_unit(ms: i64) -> (&'static str, u64, Option<usize>) {
+    let sign = if ms < 0 { "-" } else { "" };
+    let ms = ms.unsigned_abs();
+    (sign, ms, UNITS.iter().position(|&(_, u)| ms >= u))
+}
+
 /// A duration to the millisecond: every unit from the largest down, the seconds with their
 /// milliseconds (`1d 0h 59m 59.826s`, `1.341s`, `1d`, `350ms`), trailing zero units left out.
 pub fn exact_duration(ms: i64) -> String {
-    let sign = if ms < 0 { "-" } else { "" };
-    let ms = ms.unsigned_abs();
-    if ms < 1000 {
+    let (sign, ms, first) = largest_unit(ms);
+    let Some(first) = first else {
         return format!("{sign}{ms}ms");
-    }
-    let first = UNITS
-        .iter()
-        .position(|&(_, u)| ms >= u)
-        .expect("ms >= 1000");
+    };
     // Down to the smallest unit with something below the unit above it.
     let last = (first + 1..UNITS.len())
         .rev()
