@@ -424,3 +424,41 @@ fn transaction_rules_on_a_crafted_partition() {
         .collect();
     assert_eq!(pending, [(4, 5, 70)]);
 }
+
+/// `--csv` is the reset plan `kafka-consumer-groups.sh --reset-offsets --from-file` reads:
+/// `topic,partition,offset` for one `--group`, the group first otherwise; no header; the
+/// offsets those of `--json`.
+#[test]
+fn csv_is_the_reset_plan_kafka_reads() {
+    let Some(root) = common::reference_internal_dir() else {
+        return;
+    };
+    let dir = root.join("offsets-classic/input/__consumer_offsets-0");
+    let d = dir.to_str().unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&common::kseg(&["groups", "--json", d]).stdout).unwrap();
+    let mut want_all = String::new();
+    for g in report["groups"].as_array().unwrap() {
+        for o in g["offsets"].as_array().unwrap() {
+            want_all += &format!(
+                "{},{},{},{}\n",
+                g["group"].as_str().unwrap(),
+                o["topic"].as_str().unwrap(),
+                o["partition"],
+                o["offset"]
+            );
+        }
+    }
+    assert!(!want_all.is_empty());
+    let all = common::kseg(&["groups", "--csv", d]);
+    assert_eq!(all.status.code(), Some(0));
+    assert_eq!(String::from_utf8(all.stdout).unwrap(), want_all);
+    let first = report["groups"][0]["group"].as_str().unwrap();
+    let one = common::kseg(&["groups", "--csv", "--group", first, d]);
+    let want_one: String = want_all
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("{first},")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(String::from_utf8(one.stdout).unwrap(), want_one);
+}

@@ -526,7 +526,7 @@ fn largest_timestamp_is_exact_when_the_time_index_lags() {
 }
 
 /// The table fits the width asked for (`$COLUMNS`, as a terminal's): numbers whole, the least
-/// needed columns left out and named; a pipe without a width gets every column.
+/// needed columns left out and named on stderr; a pipe without a width gets every column.
 #[test]
 fn the_table_fits_the_width() {
     let tmp = tempfile::tempdir().unwrap();
@@ -540,7 +540,7 @@ fn the_table_fits_the_width() {
         }
         let out = c.output().unwrap();
         assert_eq!(out.status.code(), Some(0));
-        String::from_utf8(out.stdout).unwrap()
+        String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap()
     };
     let table_width = |text: &str| {
         text.lines()
@@ -552,7 +552,7 @@ fn the_table_fits_the_width() {
     let narrow = run(Some("80"));
     assert!(table_width(&narrow) <= 80, "{narrow}");
     assert!(
-        narrow.contains("left out to fit the width: topic id"),
+        narrow.contains("left out to fit 80 columns: topic id"),
         "{narrow}"
     );
     // The log end offset, whole.

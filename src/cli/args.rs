@@ -56,10 +56,11 @@ pub struct RepairArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-    /// The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner's
-    /// lags and delete horizon and producer.id.expiration.ms (producers idle that long are
-    /// dropped) are measured against. Default: now.
-    #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
+    /// The broker clock: what retention.ms, the cleaner's lags and delete horizon and
+    /// producer.id.expiration.ms (producers idle that long are dropped) are measured against.
+    /// Epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, in --tz or the local zone)
+    /// or relative (`-1h`, `2d ago`). Default: now.
+    #[arg(long, value_name = "TIME", value_parser = parse_now, allow_hyphen_values = true)]
     pub now: Option<i64>,
     /// The topic's index.interval.bytes.
     #[arg(long, default_value_t = 4096, value_name = "BYTES", allow_negative_numbers = true,
@@ -190,53 +191,8 @@ pub fn offset(s: &str) -> Result<i64, String> {
     }
 }
 
-/// Epoch milliseconds, or RFC 3339 (`2024-10-27T03:33:20Z`, `…20.5+02:00`).
-pub fn parse_now(s: &str) -> Result<i64, String> {
-    if let Ok(ms) = s.parse::<i64>() {
-        return Ok(ms);
-    }
-    let bad = || format!("`{s}` is neither epoch milliseconds nor an RFC 3339 time");
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return Err(bad());
-    }
-    let num =
-        |r: std::ops::Range<usize>| s.get(r).and_then(|t| t.parse::<i64>().ok()).ok_or_else(bad);
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    let mut rest = &s[19..];
-    let mut millis = 0;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        let f = &frac[..digits];
-        millis = format!("{f:0<3}")[..3].parse::<i64>().map_err(|_| bad())?;
-        rest = &frac[digits..];
-    }
-    let offset_min = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
-            let m = rest[1..3].parse::<i64>().map_err(|_| bad())? * 60
-                + rest[4..6].parse::<i64>().map_err(|_| bad())?;
-            if rest.starts_with('-') {
-                -m
-            } else {
-                m
-            }
-        }
-        _ => return Err(bad()),
-    };
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return Err(bad());
-    }
-    // Days from the civil date (proleptic Gregorian), Howard Hinnant's algorithm.
-    let y2 = if mo <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let doy = (153 * ((mo + 9) % 12) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Ok(((days * 24 + h) * 60 + mi - offset_min) * 60_000 + sec * 1000 + millis)
-}
+/// Every time flag's parser (one place: [`super::time`]).
+pub use super::time::parse_now;
 
 /// The partition offsets a simulation starts from, where the log dir's checkpoint files are
 /// not to be taken.
@@ -319,21 +275,5 @@ pub fn report_applied(result: crate::Result<Option<PathBuf>>) -> u8 {
             EXIT_OK
         }
         Err(e) => fail(&e),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_now;
-
-    #[test]
-    fn now_in_millis_or_rfc3339() {
-        assert_eq!(parse_now("1730000000000"), Ok(1_730_000_000_000));
-        assert_eq!(parse_now("2024-10-27T03:33:20Z"), Ok(1_730_000_000_000));
-        assert_eq!(
-            parse_now("2024-10-27T05:33:20.5+02:00"),
-            Ok(1_730_000_000_500)
-        );
-        assert!(parse_now("yesterday").is_err());
     }
 }

@@ -11,7 +11,7 @@ use super::args::{
     kafka_int, kafka_ratio, offset, report_applied, would_change, OffsetArgs, RepairArgs, INT_MAX,
     LONG_MAX, MIN_SEGMENT_BYTES,
 };
-use super::render::{keep_whole, print_json_or_text, table};
+use super::render::{print_json_or_text, table, Fit};
 use super::{fail, notice, EXIT_OK};
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::recover::render_changes;
@@ -224,8 +224,10 @@ fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> 
         t.add_row(row(s.base_offset.to_string(), sources.join(" "), &s.stats));
     }
     t.add_row(row("total".into(), String::new(), &r.total));
-    keep_whole(&mut t, &[0, 1, 4]);
-    writeln!(out, "{t}")?;
+    // Sources is a list of offsets: prose that wraps between them.
+    t.fit(Fit::Whole, &[0, 2, 3, 4, 5, 6, 7, 8, 9])
+        .droppable(&[9, 8, 7, 6, 1, 5]);
+    t.print(out)?;
     writeln!(
         out,
         "map: {} keys{}, cleaned up to offset {}; dirty ratio {:.3} -> {:.3}{}",

@@ -150,12 +150,13 @@ pub struct DumpArgs {
     #[arg(long, short)]
     pub quiet: bool,
     /// Partition directories or log dirs: start at the offset ListOffsets returns for time T
-    /// (epoch ms or RFC 3339): the first record stamped at or after T, as the broker searches.
-    #[arg(long, value_name = "T", value_parser = parse_now)]
+    /// (epoch ms, RFC 3339, local `2016-11-18 08:05`, `-1h`): the first record stamped at or
+    /// after T, as the broker searches.
+    #[arg(long, value_name = "T", value_parser = parse_now, allow_hyphen_values = true)]
     pub from_time: Option<i64>,
     /// Partition directories or log dirs: stop before the first record stamped after T2 (as
     /// the broker's search for T2 + 1 finds it); later records with earlier stamps are not shown.
-    #[arg(long, value_name = "T2", value_parser = parse_now)]
+    #[arg(long, value_name = "T2", value_parser = parse_now, allow_hyphen_values = true)]
     pub to_time: Option<i64>,
     /// `read_committed`: partition directories or log dirs, only what such a consumer gets
     /// (below the last stable offset; aborted transactions, from the `.txnindex` files, and

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::render::opt;
-use super::render::{add_row_aligned, print_json_or_text, table};
+use super::render::{add_row_aligned, print_json_or_text, table, Fit};
 use super::time::{TimeArgs, TimeFormat};
 use super::verify::line;
 use super::{exit_for_errors, fail};
@@ -31,8 +31,13 @@ pub struct GroupsArgs {
     #[arg(long, value_name = "G")]
     pub group: Option<String>,
     /// Print JSON instead of tables.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    /// Print the committed offsets as the CSV `kafka-consumer-groups.sh --reset-offsets
+    /// --from-file` reads, no header: `topic,partition,offset` with --group, else
+    /// `group,topic,partition,offset` (for --all-groups or several --group).
+    #[arg(long)]
+    pub csv: bool,
     #[command(flatten)]
     pub time: TimeArgs,
 }
@@ -53,7 +58,11 @@ pub fn run(mut args: GroupsArgs) -> u8 {
     }
     let json = args.json.then_some(&report);
     if let Err(e) = print_json_or_text(json.as_ref(), |out| {
-        print_report(out, &report, args.time.time_format)
+        if args.csv {
+            print_reset_plan(out, &report, args.group.is_some())
+        } else {
+            print_report(out, &report, args.time.time_format)
+        }
     }) {
         return fail(&e);
     }
@@ -115,7 +124,10 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
             ];
             add_row_aligned(&mut t, row, 1);
         }
-        writeln!(out, "{t}")?;
+        t.fit(Fit::Whole, &[1, 2, 3, 4, 5, 6])
+            .fit(Fit::Name, &[0])
+            .droppable(&[5, 6, 3]);
+        t.print(out)?;
         for s in sources {
             writeln!(out, "  LOG-END-OFFSET: {s}")?;
         }
@@ -126,6 +138,34 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
             "  pending (transaction of producer {} not ended): {}-{} offset {}",
             p.producer_id, p.offset.topic, p.offset.partition, p.offset.offset
         )?;
+    }
+    Ok(())
+}
+
+/// The reset plan `--reset-offsets --from-file` reads (its parser takes three fields for one
+/// group, four with the group first otherwise). Topic and group names cannot hold a comma
+/// (Kafka's legal characters are letters, digits, `.`, `_`, `-`), but group ids can: such a
+/// group is left out, said on stderr, as the tool would misread it.
+fn print_reset_plan(
+    out: &mut impl Write,
+    r: &GroupsReport,
+    one_group: bool,
+) -> std::io::Result<()> {
+    for g in &r.groups {
+        if !one_group && g.group.contains([',', '\n', '\r']) {
+            super::notice(&format!(
+                "group {:?} left out of the CSV: its name holds a comma or a line break",
+                g.group
+            ));
+            continue;
+        }
+        for o in &g.offsets {
+            if one_group {
+                writeln!(out, "{},{},{}", o.topic, o.partition, o.offset)?;
+            } else {
+                writeln!(out, "{},{},{},{}", g.group, o.topic, o.partition, o.offset)?;
+            }
+        }
     }
     Ok(())
 }

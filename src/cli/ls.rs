@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::render::opt;
-use super::render::{add_row_aligned, hide_to_fit, keep_whole, print_json_or_text, table};
+use super::render::{add_row_aligned, print_json_or_text, size, table, Fit};
 use super::time::TimeFormat;
 use super::verify::line;
 use super::{exit_for_errors, fail};
@@ -132,7 +132,7 @@ fn print_listing(out: &mut impl Write, l: &LogDirListing, tf: TimeFormat) -> std
             name,
             p.state.to_owned(),
             opt(p.topic_id.as_ref()),
-            p.size_in_bytes.to_string(),
+            size(p.size_in_bytes),
             p.segments.to_string(),
             opt(p.log_start_offset),
             opt(p.log_end_offset),
@@ -145,17 +145,11 @@ fn print_listing(out: &mut impl Write, l: &LogDirListing, tf: TimeFormat) -> std
         ];
         add_row_aligned(&mut t, row, 3);
     }
-    // Numbers never wrap; what fits least is left out first (--json has every field).
-    keep_whole(&mut t, &[3, 4, 5, 6, 7, 8, 9]);
-    let hidden = hide_to_fit(&mut t, &[2, 9, 10, 8, 7, 11, 5, 4]);
-    writeln!(out, "{t}")?;
-    if !hidden.is_empty() {
-        writeln!(
-            out,
-            "(left out to fit the width: {}; a wider terminal, COLUMNS or --json shows them)",
-            hidden.join(", ")
-        )?;
-    }
+    // What matters least is left out first (--json has every field).
+    t.fit(Fit::Whole, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
+        .fit(Fit::Name, &[0])
+        .droppable(&[2, 9, 10, 8, 7, 11, 5, 4]);
+    t.print(out)?;
     for f in l.findings() {
         writeln!(out, "{}", line(f))?;
     }

@@ -14,11 +14,11 @@ pub mod offsets;
 mod progress;
 pub mod rebuild_index;
 pub mod recover;
-mod render;
+pub mod render;
 pub mod retention;
 pub mod salvage;
 pub mod stats;
-mod time;
+pub mod time;
 pub mod txns;
 pub mod verify;
 pub mod write;
@@ -41,6 +41,8 @@ pub const EXIT_FAILURE: u8 = 2;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    #[command(flatten)]
+    pub output: render::OutputArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,7 +102,9 @@ static SUBCOMMAND: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
-    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    time::preset_zone(&args);
+    let matches = <Cli as clap::CommandFactory>::command().get_matches_from(args);
     if let Some(name) = matches.subcommand_name() {
         let _ = SUBCOMMAND.set(name.to_owned());
     }
@@ -108,6 +112,7 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
+    render::set_output(&cli.output);
     let code = match cli.command {
         Command::Dump(args) => dump::run(*args),
         Command::Verify(args) => verify::run(args),
@@ -220,9 +225,14 @@ pub(crate) fn exit_for_errors<'a>(findings: impl Iterator<Item = &'a crate::ops:
 }
 
 pub(crate) fn fail(e: &dyn std::fmt::Display) -> u8 {
+    let error = render::paint(
+        "error:",
+        crate::ops::Severity::Error,
+        render::Stream::Stderr,
+    );
     match SUBCOMMAND.get() {
-        Some(name) => eprintln!("kseg {name}: error: {e}"),
-        None => eprintln!("kseg: error: {e}"),
+        Some(name) => eprintln!("kseg {name}: {error} {e}"),
+        None => eprintln!("kseg: {error} {e}"),
     }
     EXIT_FAILURE
 }

@@ -17,10 +17,11 @@ pub struct OffsetsArgs {
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// `earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the
-    /// record with the largest timestamp), or a time in epoch milliseconds or RFC 3339 (the
-    /// first offset whose timestamp is at or after it, as the broker searches).
+    /// record with the largest timestamp; -1, -2, -3 as kafka-get-offsets.sh), or a time (the
+    /// first offset whose timestamp is at or after it, as the broker searches): epoch ms,
+    /// RFC 3339, a local date-time (`2016-11-18 08:05`, `2016-11-18`) or relative (`-1h`).
     #[arg(long, value_name = "earliest|latest|max-timestamp|T", default_value = "latest",
-          value_parser = parse_query)]
+          value_parser = parse_query, allow_hyphen_values = true)]
     pub time: OffsetQuery,
     /// Print JSON (one document; `partitions`: one object each) instead of one line each.
     #[arg(long)]
@@ -31,9 +32,10 @@ pub struct OffsetsArgs {
 
 fn parse_query(s: &str) -> Result<OffsetQuery, String> {
     Ok(match s {
-        "earliest" => OffsetQuery::Earliest,
-        "latest" => OffsetQuery::Latest,
-        "max-timestamp" => OffsetQuery::MaxTimestamp,
+        // Kafka's ListOffsets sentinels, as kafka-get-offsets.sh --time takes them.
+        "earliest" | "-2" => OffsetQuery::Earliest,
+        "latest" | "-1" => OffsetQuery::Latest,
+        "max-timestamp" | "-3" => OffsetQuery::MaxTimestamp,
         t => OffsetQuery::Timestamp(parse_now(t)?),
     })
 }

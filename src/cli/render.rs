@@ -2,6 +2,7 @@
 //! printed as JSON or as text.
 
 use std::io::{self, Write};
+use std::sync::OnceLock;
 
 use base64::Engine as _;
 use clap::ValueEnum;
@@ -79,69 +80,475 @@ pub fn hex(b: &[u8]) -> String {
     s
 }
 
-/// A table in kseg's style, fitted to the terminal: the width of stdout when it is a terminal
-/// (long cells wrap), `$COLUMNS` when set (so a pipe or a test can ask for 80), unlimited on a
-/// pipe otherwise.
-pub fn table<const N: usize>(header: [&str; N]) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-    if let Some(width) = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse::<u16>().ok())
-    {
-        t.set_width(width);
-    }
-    t.set_header(header);
-    t
+/// The flags every command shares for its text output, set once at start ([`set_output`]).
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArgs {
+    /// Fit tables to N columns (default: `$COLUMNS`, else the terminal's width; a pipe gets
+    /// the whole table).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u16).range(20..))]
+    pub width: Option<u16>,
+    /// Keep every column of a table, however wide (long names are still shortened).
+    #[arg(long, global = true)]
+    pub wide: bool,
+    /// Tables as tab-separated values with a header line (for scripts), never fitted.
+    #[arg(long, global = true)]
+    pub tsv: bool,
+    /// Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB.
+    #[arg(long, global = true)]
+    pub bytes: bool,
+    /// Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is
+    /// set), `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+    /// The time zone local date-times in time flags are read in, and `--local` prints in
+    /// (an IANA name such as `Europe/Paris`; default: `TZ`, else the system's).
+    #[arg(long, global = true, value_name = "ZONE", value_parser = super::time::parse_zone)]
+    pub tz: Option<jiff::tz::TimeZone>,
+    /// Print RFC 3339 times in the local zone (or --tz) instead of UTC.
+    #[arg(long, global = true)]
+    pub local: bool,
 }
 
-/// Hides columns of `t`, from the first of `droppable` (the least needed first) on, until its
-/// widest content fits the width the table is fitted to (nothing is hidden without one: a pipe
-/// without `$COLUMNS`). Returns the headers of the hidden columns, to say what was left out.
-pub fn hide_to_fit(t: &mut comfy_table::Table, droppable: &[usize]) -> Vec<String> {
-    let Some(width) = t.width() else {
-        return Vec::new();
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// What [`OutputArgs`] decided, resolved against the environment once.
+#[derive(Debug)]
+struct Output {
+    width: Option<usize>,
+    wide: bool,
+    tsv: bool,
+    exact_bytes: bool,
+    color: ColorChoice,
+}
+
+static OUTPUT: OnceLock<Output> = OnceLock::new();
+
+/// Takes the shared output flags for the rest of the run.
+pub fn set_output(a: &OutputArgs) {
+    super::time::set_print_local(a.local);
+    let width = a.width.map(usize::from).or_else(|| {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.parse::<usize>().ok())
+            .filter(|&w| w > 0)
+            .or_else(|| {
+                let term = console::Term::stdout();
+                term.is_term()
+                    .then(|| term.size_checked().map(|(_, w)| usize::from(w)))
+                    .flatten()
+            })
+    });
+    let _ = OUTPUT.set(Output {
+        width,
+        wide: a.wide,
+        tsv: a.tsv,
+        exact_bytes: a.bytes,
+        color: a.color,
+    });
+}
+
+fn output() -> &'static Output {
+    OUTPUT.get_or_init(|| Output {
+        width: None,
+        wide: false,
+        tsv: false,
+        exact_bytes: false,
+        color: ColorChoice::Never,
+    })
+}
+
+/// `bytes` as tables and messages show a size: binary units (`1.5 MiB`), or the exact
+/// number with `--bytes`.
+pub fn size(bytes: u64) -> String {
+    if output().exact_bytes {
+        bytes.to_string()
+    } else {
+        crate::ops::human::size(bytes)
+    }
+}
+
+/// Which stream a coloured text goes to: colour only where that stream is a terminal.
+#[derive(Debug, Clone, Copy)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// `text` in red (`error`) or yellow (`warning`) when colour is on for `stream`: `--color
+/// always`, or `auto` on a terminal without `NO_COLOR`.
+pub fn paint(text: &str, severity: crate::ops::Severity, stream: Stream) -> String {
+    use std::io::IsTerminal;
+    let on = match output().color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && match stream {
+                    Stream::Stdout => io::stdout().is_terminal(),
+                    Stream::Stderr => io::stderr().is_terminal(),
+                }
+        }
     };
-    let widths = t.column_max_content_widths();
-    // One padding space each side and a border per column, and the closing border.
-    let needed = |hidden: &[usize]| -> usize {
-        widths
+    let code = match severity {
+        crate::ops::Severity::Error => "31",
+        crate::ops::Severity::Warning => "33",
+    };
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// How a column may give up width when the table does not fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fit {
+    /// Numbers, offset ranges, timestamps, states: never broken nor shortened.
+    Whole,
+    /// Names (partitions, topics, paths): shortened in the middle (`very-long-top…tion-12`).
+    Name,
+    /// Prose: wrapped between words, keeping `a -> b` and `(…)` groups on one line.
+    Text,
+}
+
+/// One cell: its text and whether it is aligned right (numbers).
+#[derive(Debug, Clone)]
+pub struct Cell {
+    text: String,
+    right: bool,
+}
+
+impl From<String> for Cell {
+    fn from(text: String) -> Cell {
+        Cell { text, right: false }
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(text: &str) -> Cell {
+        Cell::from(text.to_owned())
+    }
+}
+
+/// A table in kseg's style, fitted to the width ([`set_output`]) when printed: the least
+/// important columns are left out first (and said so on stderr), names shortened in the
+/// middle and prose wrapped; numbers, ranges, timestamps and headers are never broken. When
+/// nothing else fits, each row is printed as a block of `header: value` lines.
+#[derive(Debug, Clone)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<Cell>>,
+    fit: Vec<Fit>,
+    /// Columns that may be left out, the least important first.
+    droppable: Vec<usize>,
+}
+
+/// A table with these column headers; every column [`Fit::Text`] until told otherwise.
+pub fn table<const N: usize>(header: [&str; N]) -> Table {
+    Table {
+        header: header.iter().map(|h| (*h).to_owned()).collect(),
+        rows: Vec::new(),
+        fit: vec![Fit::Text; N],
+        droppable: Vec::new(),
+    }
+}
+
+/// The table as fitted to a width: its lines, and the headers of the columns left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub lines: Vec<String>,
+    pub dropped: Vec<String>,
+}
+
+impl Table {
+    pub fn add_row<C: Into<Cell>>(&mut self, row: impl IntoIterator<Item = C>) {
+        let mut cells: Vec<Cell> = row.into_iter().map(Into::into).collect();
+        cells.resize(self.header.len(), Cell::from(String::new()));
+        self.rows.push(cells);
+    }
+
+    /// Marks `columns` as fitting the way `fit` says.
+    pub fn fit(&mut self, fit: Fit, columns: &[usize]) -> &mut Table {
+        for &i in columns {
+            if let Some(f) = self.fit.get_mut(i) {
+                *f = fit;
+            }
+        }
+        self
+    }
+
+    /// The columns that may be left out to fit, the least important first (`--wide` keeps
+    /// them).
+    pub fn droppable(&mut self, columns: &[usize]) -> &mut Table {
+        self.droppable = columns.to_vec();
+        self
+    }
+
+    /// Writes the table fitted to the width [`set_output`] took (the whole table on a pipe,
+    /// tab-separated with `--tsv`), and says on stderr which columns were left out.
+    pub fn print(&self, out: &mut impl Write) -> io::Result<()> {
+        let o = output();
+        let layout = if o.tsv {
+            self.tsv()
+        } else {
+            self.lay_out(o.width, o.wide)
+        };
+        for l in &layout.lines {
+            writeln!(out, "{l}")?;
+        }
+        if !layout.dropped.is_empty() {
+            super::notice(&format!(
+                "left out to fit {} columns: {} (--wide, --tsv or --json show them)",
+                o.width.unwrap_or_default(),
+                layout.dropped.join(", ")
+            ));
+        }
+        Ok(())
+    }
+
+    /// Tab-separated values: the header line, then a line per row (tabs and line breaks in
+    /// a cell become spaces).
+    pub fn tsv(&self) -> Layout {
+        let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+        let lines = std::iter::once(self.header.iter().map(|h| clean(h)).collect::<Vec<_>>())
+            .chain(
+                self.rows
+                    .iter()
+                    .map(|r| r.iter().map(|c| clean(&c.text)).collect()),
+            )
+            .map(|cells| cells.join("\t"))
+            .collect();
+        Layout {
+            lines,
+            dropped: Vec::new(),
+        }
+    }
+
+    /// The table fitted to `width` (whole without one): droppable columns left out first
+    /// (unless `wide`), then names shortened and prose wrapped down to their least widths,
+    /// then one block per row.
+    pub fn lay_out(&self, width: Option<usize>, wide: bool) -> Layout {
+        let n = self.header.len();
+        let natural: Vec<usize> = (0..n)
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .map(|r| chars(&r[i].text))
+                    .chain([chars(&self.header[i])])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let Some(width) = width else {
+            return self.boxed(&(0..n).collect::<Vec<_>>(), &natural, Vec::new());
+        };
+        // One padding space each side and a border per column, and the closing border.
+        let needed =
+            |cols: &[usize], w: &[usize]| cols.iter().map(|&i| w[i] + 3).sum::<usize>() + 1;
+        let mut shown: Vec<usize> = (0..n).collect();
+        let mut dropped = Vec::new();
+        if !wide {
+            for &d in &self.droppable {
+                if needed(&shown, &natural) <= width {
+                    break;
+                }
+                shown.retain(|&i| i != d);
+                dropped.push(self.header[d].clone());
+            }
+        }
+        let least: Vec<usize> = (0..n)
+            .map(|i| {
+                let flex = natural[i].min(chars(&self.header[i]).max(MIN_FLEX));
+                match self.fit[i] {
+                    Fit::Whole => natural[i],
+                    Fit::Name => flex,
+                    // Prose wraps between words, but no number or timestamp in it breaks.
+                    Fit::Text => self
+                        .rows
+                        .iter()
+                        .flat_map(|r| r[i].text.split(' '))
+                        .filter(|w| is_value(w))
+                        .map(chars)
+                        .fold(flex, usize::max),
+                }
+            })
+            .collect();
+        if needed(&shown, &least) > width {
+            return self.blocks(width);
+        }
+        let mut w = natural.clone();
+        let mut over = needed(&shown, &w).saturating_sub(width);
+        while over > 0 {
+            // The flexible column with the most to give gives one.
+            let Some(&i) = shown
+                .iter()
+                .filter(|&&i| w[i] > least[i])
+                .max_by_key(|&&i| w[i] - least[i])
+            else {
+                break;
+            };
+            w[i] -= 1;
+            over -= 1;
+        }
+        self.boxed(&shown, &w, dropped)
+    }
+
+    /// The box drawn around `shown` columns at widths `w`.
+    fn boxed(&self, shown: &[usize], w: &[usize], dropped: Vec<String>) -> Layout {
+        let rule = |l: &str, fill: &str, mid: &str, r: &str| {
+            let parts: Vec<String> = shown.iter().map(|&i| fill.repeat(w[i] + 2)).collect();
+            format!("{l}{}{r}", parts.join(mid))
+        };
+        let mut lines = vec![rule("┌", "─", "┬", "┐")];
+        let header: Vec<Cell> = self.header.iter().map(|h| Cell::from(h.as_str())).collect();
+        self.boxed_row(&header, shown, w, &mut lines, true);
+        lines.push(rule("╞", "═", "╪", "╡"));
+        for r in &self.rows {
+            self.boxed_row(r, shown, w, &mut lines, false);
+        }
+        lines.push(rule("└", "─", "┴", "┘"));
+        Layout { lines, dropped }
+    }
+
+    fn boxed_row(
+        &self,
+        r: &[Cell],
+        shown: &[usize],
+        w: &[usize],
+        lines: &mut Vec<String>,
+        header: bool,
+    ) {
+        let cells: Vec<Vec<String>> = shown
             .iter()
-            .enumerate()
-            .filter(|(i, _)| !hidden.contains(i))
-            .map(|(_, w)| usize::from(*w) + 3)
-            .sum::<usize>()
-            + 1
-    };
-    let mut hidden = Vec::new();
-    for &i in droppable {
-        if needed(&hidden) <= usize::from(width) {
-            break;
+            .map(|&i| {
+                let fit = if header { Fit::Whole } else { self.fit[i] };
+                fitted(&r[i].text, fit, w[i])
+            })
+            .collect();
+        let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+        for k in 0..height {
+            let parts: Vec<String> = shown
+                .iter()
+                .zip(&cells)
+                .map(|(&i, c)| {
+                    let t = c.get(k).map_or("", String::as_str);
+                    if r[i].right && !header {
+                        format!(" {t:>0$} ", w[i])
+                    } else {
+                        format!(" {t:<0$} ", w[i])
+                    }
+                })
+                .collect();
+            lines.push(format!("│{}│", parts.join("┆")));
         }
-        hidden.push(i);
     }
-    let headers: Vec<String> = t
-        .header()
-        .map(|h| h.cell_iter().map(|c| c.content()).collect())
-        .unwrap_or_default();
-    hidden
-        .iter()
-        .filter_map(|&i| {
-            t.column_mut(i)?
-                .set_constraint(comfy_table::ColumnConstraint::Hidden);
-            headers.get(i).cloned()
-        })
-        .collect()
+
+    /// One block per row: `header: value` lines (values fitted after the widest header),
+    /// a blank line between rows.
+    fn blocks(&self, width: usize) -> Layout {
+        let label = self.header.iter().map(|h| chars(h)).max().unwrap_or(0);
+        let room = width.saturating_sub(label + 2).max(MIN_FLEX);
+        let mut lines = Vec::new();
+        for (k, r) in self.rows.iter().enumerate() {
+            if k > 0 {
+                lines.push(String::new());
+            }
+            for (i, c) in r.iter().enumerate() {
+                for (j, part) in fitted(&c.text, self.fit[i], room).into_iter().enumerate() {
+                    let h = if j == 0 {
+                        format!("{}:", self.header[i])
+                    } else {
+                        String::new()
+                    };
+                    lines.push(format!("{h:<0$} {part}", label + 1).trim_end().to_owned());
+                }
+            }
+        }
+        Layout {
+            lines,
+            dropped: Vec::new(),
+        }
+    }
 }
 
-/// Columns of `t` that never wrap (names, numbers): the others give up the width.
-pub fn keep_whole(t: &mut comfy_table::Table, columns: &[usize]) {
-    for &i in columns {
-        if let Some(c) = t.column_mut(i) {
-            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+/// The least width a name or prose column is shortened to (its header's when wider).
+const MIN_FLEX: usize = 12;
+
+/// A word that must not be broken: a number, timestamp or offset (a digit, not a path).
+fn is_value(word: &str) -> bool {
+    word.contains(|c: char| c.is_ascii_digit()) && !word.contains('/')
+}
+
+fn chars(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// `text` as the lines a cell of `width` shows under `fit`.
+fn fitted(text: &str, fit: Fit, width: usize) -> Vec<String> {
+    match fit {
+        _ if chars(text) <= width => vec![text.to_owned()],
+        Fit::Whole => vec![text.to_owned()],
+        Fit::Name => vec![shorten_middle(text, width)],
+        Fit::Text => wrap(text, width),
+    }
+}
+
+/// `s` in `width` characters, its middle replaced by `…` (`very-long-top…tion-12`).
+pub fn shorten_middle(s: &str, width: usize) -> String {
+    let c: Vec<char> = s.chars().collect();
+    if c.len() <= width || width == 0 {
+        return s.to_owned();
+    }
+    let keep = width - 1;
+    let head = keep.div_ceil(2);
+    let tail = keep - head;
+    let mut out: String = c[..head].iter().collect();
+    out.push('…');
+    out.extend(&c[c.len() - tail..]);
+    out
+}
+
+/// `text` wrapped at spaces into lines of at most `width`, keeping `a -> b` and
+/// parenthesised groups whole where they fit; a word longer than a line is shortened in the
+/// middle.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut open = false;
+    let mut join_next = false;
+    for t in text.split(' ').filter(|t| !t.is_empty()) {
+        let glue = open || join_next || t == "->";
+        match words.last_mut() {
+            Some(last) if glue && chars(last) + 1 + chars(t) <= width => {
+                last.push(' ');
+                last.push_str(t);
+            }
+            _ => words.push(t.to_owned()),
+        }
+        join_next = t == "->";
+        if t.starts_with('(') {
+            open = true;
+        }
+        if t.ends_with(')') {
+            open = false;
         }
     }
+    let mut lines: Vec<String> = Vec::new();
+    for w in words {
+        let w = shorten_middle(&w, width);
+        match lines.last_mut() {
+            Some(l) if chars(l) + 1 + chars(&w) <= width => {
+                l.push(' ');
+                l.push_str(&w);
+            }
+            _ => lines.push(w),
+        }
+    }
+    lines
 }
 
 /// `v` (a report that serializes to an object) as a JSON document: `"format"` first, then
@@ -218,8 +625,11 @@ pub fn quiet_broken_pipe(written: io::Result<()>) -> io::Result<()> {
 }
 
 /// A right-aligned cell (numbers).
-pub fn right(v: impl ToString) -> comfy_table::Cell {
-    comfy_table::Cell::new(v.to_string()).set_alignment(comfy_table::CellAlignment::Right)
+pub fn right(v: impl ToString) -> Cell {
+    Cell {
+        text: v.to_string(),
+        right: true,
+    }
 }
 
 /// The value, or `-` for none.
@@ -228,14 +638,9 @@ pub fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 /// Adds `row` to `t`, its first `left` cells aligned left (names), the rest right (numbers).
-pub fn add_row_aligned<const N: usize>(t: &mut comfy_table::Table, row: [String; N], left: usize) {
-    use comfy_table::{Cell, CellAlignment};
-    t.add_row(row.into_iter().enumerate().map(|(i, v)| {
-        let c = Cell::new(v);
-        if i < left {
-            c
-        } else {
-            c.set_alignment(CellAlignment::Right)
-        }
+pub fn add_row_aligned<const N: usize>(t: &mut Table, row: [String; N], left: usize) {
+    t.add_row(row.into_iter().enumerate().map(|(i, v)| Cell {
+        text: v,
+        right: i >= left,
     }));
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{finish, kafka_int, OffsetArgs, RepairArgs, LONG_MAX};
-use super::render::{keep_whole, print_json_or_text, table};
+use super::render::{print_json_or_text, right, size, table, Cell, Fit};
 use super::time::{relative, TimeFormat};
 use super::{fail, notice};
 use crate::ops::repair::apply::interrupted_leftovers;
@@ -131,11 +131,11 @@ fn print_report(out: &mut impl Write, r: &RetentionReport, tf: TimeFormat) -> st
     let mut t = table(["segment", "bytes", "largest timestamp", "delete?", "why"]);
     for d in &r.deleted {
         t.add_row([
-            d.base_offset.to_string(),
-            d.size.to_string(),
-            time(d.largest_timestamp, &d.timestamp_source),
-            format!("yes: {}", d.reason.name()),
-            d.detail.clone(),
+            right(d.base_offset),
+            right(size(d.size)),
+            Cell::from(time(d.largest_timestamp, &d.timestamp_source)),
+            Cell::from(format!("yes: {}", d.reason.name())),
+            Cell::from(d.detail.clone()),
         ]);
     }
     for s in &r.remaining {
@@ -145,19 +145,19 @@ fn print_report(out: &mut impl Write, r: &RetentionReport, tf: TimeFormat) -> st
             None => "not by time".to_string(),
         };
         t.add_row([
-            format!(
+            right(format!(
                 "{}{}",
                 s.base_offset,
                 if s.active { " (active)" } else { "" }
-            ),
-            s.size.to_string(),
-            time(s.largest_timestamp, &s.timestamp_source),
-            format!("no; {when}"),
-            s.note.clone(),
+            )),
+            right(size(s.size)),
+            Cell::from(time(s.largest_timestamp, &s.timestamp_source)),
+            Cell::from(format!("no; {when}")),
+            Cell::from(s.note.clone()),
         ]);
     }
-    keep_whole(&mut t, &[0, 1]);
-    writeln!(out, "{t}")?;
+    t.fit(Fit::Whole, &[0, 1]);
+    t.print(out)?;
     for c in &r.checkpoint_updates {
         let after = match (c.after, c.created) {
             (Some(o), _) => o.to_string(),
@@ -173,10 +173,10 @@ fn print_report(out: &mut impl Write, r: &RetentionReport, tf: TimeFormat) -> st
     }
     writeln!(
         out,
-        "{} segment(s) to delete, {} of {} bytes freed; log start offset {} -> {}",
+        "{} segment(s) to delete, {} of {} freed; log start offset {} -> {}",
         r.deleted.len(),
-        r.bytes_freed,
-        r.size_before,
+        size(r.bytes_freed),
+        size(r.size_before),
         r.log_start_offset.value,
         r.new_log_start_offset
     )

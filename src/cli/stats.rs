@@ -5,10 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use comfy_table::Cell;
 
 use super::args::{parse_now, wall_clock_ms, BatchLimitArgs};
-use super::render::{opt, print_json_or_text, right, table};
+use super::render::{opt, print_json_or_text, right, size, table, Cell, Fit};
 use super::time::{TimeArgs, TimeFormat};
 use super::{fail, skipped, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::inspect::stats::histogram::Histogram;
@@ -34,8 +33,9 @@ pub struct StatsArgs {
     /// What to count separately (a table each); a total follows when there is more than one.
     #[arg(long, value_enum, default_value_t = By::Partition)]
     pub by: By,
-    /// Timestamps after this (epoch ms or RFC 3339) count as in the future; default: now.
-    #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
+    /// Timestamps after this count as in the future; default: now. Any time form (epoch ms,
+    /// RFC 3339, `2016-11-18 08:05` local, `-1h`).
+    #[arg(long, value_name = "TIME", value_parser = parse_now, allow_hyphen_values = true)]
     pub now: Option<i64>,
     /// How many producers the top lists name.
     #[arg(long, value_name = "N", default_value_t = 5)]
@@ -177,15 +177,16 @@ fn print_stats(
     ]);
     for c in &s.codecs {
         t.add_row(vec![
-            Cell::new(&c.codec),
+            Cell::from(c.codec.as_str()),
             right(c.batches),
             right(c.records),
-            right(c.bytes),
-            right(opt(c.uncompressed_bytes)),
+            right(size(c.bytes)),
+            right(opt(c.uncompressed_bytes.map(size))),
             right(opt(c.ratio.map(|r| format!("{r:.2}")))),
         ]);
     }
-    writeln!(out, "{t}")?;
+    t.fit(Fit::Whole, &[0, 1, 2, 3, 4, 5]).droppable(&[5, 4]);
+    t.print(out)?;
     let h = &s.histograms;
     for (label, hist) in [
         ("batch size (bytes)", &h.batch_size),
@@ -208,10 +209,7 @@ fn print_stats(
         opt(tm.min_timestamp.map(|t| tf.with_age(t, now_ms))),
         opt(tm.max_timestamp.map(|t| tf.with_age(t, now_ms))),
         tm.out_of_order,
-        match tf {
-            TimeFormat::Ms => format!("{} ms", tm.worst_step_back_ms),
-            _ => tf.span(tm.worst_step_back_ms),
-        },
+        tf.exact_span(tm.worst_step_back_ms),
         tm.future
     )?;
     if tm.segments.len() > 1 {
@@ -223,7 +221,8 @@ fn print_stats(
                 right(opt(seg.max_timestamp.map(|t| tf.show(t)))),
             ]);
         }
-        writeln!(out, "{t}")?;
+        t.fit(Fit::Whole, &[0, 1, 2]);
+        t.print(out)?;
     }
     let p = &s.producers;
     writeln!(
@@ -251,12 +250,13 @@ fn print_stats(
                     right(e.producer_id),
                     right(e.batches),
                     right(e.records),
-                    right(e.bytes),
-                    Cell::new(epochs.join(",")),
+                    right(size(e.bytes)),
+                    Cell::from(epochs.join(", ")),
                     right(e.sequence_gaps),
                 ]);
             }
-            writeln!(out, "{t}")?;
+            t.fit(Fit::Whole, &[0, 1, 2, 3, 5]).droppable(&[5, 4]);
+            t.print(out)?;
         }
     }
     if let (true, Some(k)) = (deep, &s.keys) {

@@ -1,15 +1,197 @@
-//! Times as people read them: `--time-format ms|rfc3339|local`, and ages as durations.
+//! Times as people write and read them: the time flags' parser (epoch ms, RFC 3339, local
+//! date-times in `--tz` or the local zone, relative times), `--time-format ms|rfc3339|local`
+//! and `--local` for printing, and ages and spans as durations.
+
+use std::sync::OnceLock;
 
 use clap::ValueEnum;
+use jiff::civil::DateTime;
+use jiff::tz::{AmbiguousOffset, Offset, TimeZone};
+use jiff::Timestamp;
+
+use crate::ops::human::{duration, exact_duration};
+
+/// The zone local date-times are read in and `--local` prints in: `--tz`, else `TZ` or the
+/// system's.
+static ZONE: OnceLock<TimeZone> = OnceLock::new();
+/// `--local`: RFC 3339 times are printed in [`zone`] rather than UTC.
+static PRINT_LOCAL: OnceLock<bool> = OnceLock::new();
+
+/// The zone named by `--tz`, else the system's (`TZ`, `/etc/localtime`; UTC when neither is
+/// readable).
+pub fn zone() -> &'static TimeZone {
+    ZONE.get_or_init(TimeZone::system)
+}
+
+/// A value parser for `--tz`: an IANA zone name (`Europe/Paris`) or `UTC`.
+pub fn parse_zone(s: &str) -> Result<TimeZone, String> {
+    TimeZone::get(s).map_err(|e| format!("`{s}` is not a time zone kseg knows ({e})"))
+}
+
+/// Sets the zone from `--tz` before any time flag is parsed: clap parses flags in the order
+/// given, and `--time '2016-11-18 08:05' --tz Asia/Tokyo` must read the time in Tokyo. An
+/// unknown zone is left for clap's own parsing of `--tz` to refuse.
+pub fn preset_zone(args: &[std::ffi::OsString]) {
+    let mut it = args.iter().map(|a| a.to_string_lossy());
+    while let Some(a) = it.next() {
+        let name = match a.strip_prefix("--tz") {
+            _ if a == "--" => return,
+            Some("") => it.next().map(|v| v.into_owned()),
+            Some(v) => v.strip_prefix('=').map(str::to_owned),
+            None => None,
+        };
+        if let Some(tz) = name.and_then(|n| parse_zone(&n).ok()) {
+            let _ = ZONE.set(tz);
+            return;
+        }
+    }
+}
+
+/// `--local`: print RFC 3339 times in [`zone`] (set once, at start).
+pub fn set_print_local(local: bool) {
+    let _ = PRINT_LOCAL.set(local);
+}
+
+/// A value parser for every time flag: [`parse_time_in`] in [`zone`] at the wall clock.
+pub fn parse_now(s: &str) -> Result<i64, String> {
+    parse_time_in(s, zone(), super::args::wall_clock_ms())
+}
+
+const FORMS: &str = "epoch milliseconds (1730000000000), RFC 3339 (2024-10-27T03:33:20Z), \
+    a local date-time (2024-10-27 03:33[:20[.5]], 2024-10-27T03:33, 2024-10-27) \
+    or a relative time (now, -1h, +30m, 2d ago)";
+
+/// The epoch milliseconds `s` names: epoch ms, RFC 3339 with an offset, a local date-time in
+/// `tz` (refused when the clocks skipped it or showed it twice), or a time relative to `now_ms`.
+pub fn parse_time_in(s: &str, tz: &TimeZone, now_ms: i64) -> Result<i64, String> {
+    let t = s.trim();
+    if let Ok(ms) = t.parse::<i64>() {
+        return Ok(ms);
+    }
+    if let Some(ms) = relative_time(t, now_ms) {
+        return ms;
+    }
+    if let Ok(ts) = t.parse::<Timestamp>() {
+        return Ok(ts.as_millisecond());
+    }
+    let dt: DateTime = t
+        .parse()
+        .map_err(|_| format!("`{s}` is not a time: give {FORMS}"))?;
+    local_instant(s, dt, tz)
+}
+
+/// `dt` in `tz`, or why it names no single instant there.
+fn local_instant(s: &str, dt: DateTime, tz: &TimeZone) -> Result<i64, String> {
+    let name = tz.iana_name().unwrap_or("the local time zone");
+    let at = |o: Offset| {
+        o.to_timestamp(dt)
+            .map_err(|e| format!("`{s}`: {e}"))
+            .map(|t| t.as_millisecond())
+    };
+    match tz.to_ambiguous_timestamp(dt).offset() {
+        AmbiguousOffset::Unambiguous { offset } => at(offset),
+        AmbiguousOffset::Fold { before, after } => Err(format!(
+            "`{s}` happened twice in {name} (the clocks went back from {} to {}): \
+             {} or {}; give the offset, as in {dt}{}",
+            offset_text(before),
+            offset_text(after),
+            rfc3339(at(before)?, before),
+            rfc3339(at(after)?, after),
+            offset_text(before),
+        )),
+        AmbiguousOffset::Gap { before, after } => {
+            // The transition is the first one after the earlier of the two readings.
+            let from = Timestamp::from_millisecond(at(after)?.min(at(before)?))
+                .map_err(|e| e.to_string())?;
+            let change = tz.following(from).next().map_or(String::new(), |tr| {
+                let ms = tr.timestamp().as_millisecond();
+                format!(
+                    ": at {} the clocks jumped from {} to {}",
+                    rfc3339(ms, Offset::UTC),
+                    hhmm(ms, before),
+                    hhmm(ms, after)
+                )
+            });
+            Err(format!(
+                "`{s}` never happened in {name}{change}; give a time outside the gap \
+                 or an offset"
+            ))
+        }
+    }
+}
+
+/// The local wall-clock `HH:MM` of `ms` at `offset`.
+fn hhmm(ms: i64, offset: Offset) -> String {
+    rfc3339(ms, offset)[11..16].to_owned()
+}
+
+/// `now`, or a time relative to `now_ms`: `-1h`, `+30m`, `2d ago`, `1h 30m ago`; `None` when
+/// `s` is not written so.
+fn relative_time(s: &str, now_ms: i64) -> Option<Result<i64, String>> {
+    if s.eq_ignore_ascii_case("now") {
+        return Some(Ok(now_ms));
+    }
+    let (sign, body) = if let Some(b) = s.strip_suffix("ago") {
+        (-1, b.trim_end())
+    } else if let Some(b) = s.strip_prefix('-') {
+        (-1, b)
+    } else if let Some(b) = s.strip_prefix('+') {
+        (1, b)
+    } else {
+        return None;
+    };
+    let span = parse_span(body)?;
+    Some(
+        span.checked_mul(sign)
+            .and_then(|d| now_ms.checked_add(d))
+            .ok_or_else(|| format!("`{s}` is out of range")),
+    )
+}
+
+/// A span written `2d`, `1h 30m`, `1.5s`, `250ms` (units w, d, h, m, s, ms; a day is 24 h)
+/// in milliseconds.
+fn parse_span(s: &str) -> Option<i64> {
+    let mut rest = s.trim();
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total: i64 = 0;
+    while !rest.is_empty() {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..n].parse().ok()?;
+        rest = rest[n..].trim_start();
+        let u = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let unit: i64 = match &rest[..u] {
+            "w" | "week" | "weeks" => 604_800_000,
+            "d" | "day" | "days" => 86_400_000,
+            "h" | "hour" | "hours" => 3_600_000,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60_000,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1000,
+            "ms" => 1,
+            _ => return None,
+        };
+        rest = rest[u..].trim_start();
+        let ms = number * unit as f64;
+        if !ms.is_finite() || ms.abs() > i64::MAX as f64 / 2.0 {
+            return None;
+        }
+        total = total.checked_add(ms.round() as i64)?;
+    }
+    Some(total)
+}
 
 /// How a command prints an epoch-millisecond time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TimeFormat {
     /// Epoch milliseconds, as Kafka stores and kafka-dump-log prints them.
     Ms,
-    /// RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`).
+    /// RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`.
     Rfc3339,
-    /// RFC 3339 in this machine's time zone, with its offset.
+    /// RFC 3339 in the local zone (`--tz`, else this machine's), with its offset.
     Local,
 }
 
@@ -19,10 +201,14 @@ impl TimeFormat {
         if ms == -1 {
             return "-1".to_owned();
         }
+        // Beyond jiff's years (±9999) the offset is moot: such a time is shown in UTC.
+        let local = || Timestamp::from_millisecond(ms).map_or(Offset::UTC, |t| zone().to_offset(t));
         match self {
             TimeFormat::Ms => ms.to_string(),
-            TimeFormat::Rfc3339 => rfc3339(ms, 0),
-            TimeFormat::Local => rfc3339(ms, local_offset_seconds(ms)),
+            TimeFormat::Rfc3339 if !PRINT_LOCAL.get().copied().unwrap_or(false) => {
+                rfc3339(ms, Offset::UTC)
+            }
+            TimeFormat::Rfc3339 | TimeFormat::Local => rfc3339(ms, local()),
         }
     }
 
@@ -44,6 +230,15 @@ impl TimeFormat {
         }
     }
 
+    /// A span of `ms` milliseconds to the millisecond: `<ms> ms` in `ms`, else as an
+    /// [`exact_duration`] (`1.341s`).
+    pub fn exact_span(self, ms: i64) -> String {
+        match self {
+            TimeFormat::Ms => format!("{ms} ms"),
+            _ => exact_duration(ms),
+        }
+    }
+
     /// The heading of a column of spans: `age (ms)` in `ms`, else `age`.
     pub fn span_heading(self, name: &str) -> String {
         match self {
@@ -57,15 +252,28 @@ impl TimeFormat {
 /// with ages by default; JSON keeps epoch milliseconds).
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct TimeArgs {
-    /// How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine's
-    /// zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms.
+    /// How the text shows times: RFC 3339 in UTC (the default, with ages; in the local zone
+    /// with --local), in the local zone (`local`), or epoch milliseconds (`ms`, as Kafka
+    /// stores them). JSON keeps ms.
     #[arg(long, value_enum, default_value_t = TimeFormat::Rfc3339)]
     pub time_format: TimeFormat,
 }
 
-/// `ms` as RFC 3339 at `offset_s` seconds east of UTC (`Z` for 0), milliseconds shown.
-fn rfc3339(ms: i64, offset_s: i64) -> String {
-    let local = ms + offset_s * 1000;
+/// `+HH:MM` (or `Z`) for an offset.
+fn offset_text(offset: Offset) -> String {
+    let s = i64::from(offset.seconds());
+    if s == 0 {
+        return "Z".to_owned();
+    }
+    let sign = if s < 0 { '-' } else { '+' };
+    let a = s.abs() / 60;
+    format!("{sign}{:02}:{:02}", a / 60, a % 60)
+}
+
+/// `ms` as RFC 3339 at `offset` (`Z` for UTC), milliseconds shown; any i64 (the civil
+/// date is computed here, not by jiff, whose years stop at 9999).
+fn rfc3339(ms: i64, offset: Offset) -> String {
+    let local = ms + i64::from(offset.seconds()) * 1000;
     let days = local.div_euclid(86_400_000);
     let in_day = local.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
@@ -75,18 +283,11 @@ fn rfc3339(ms: i64, offset_s: i64) -> String {
         in_day / 1000 % 60,
         in_day % 1000,
     );
-    let zone = if offset_s == 0 {
-        "Z".to_owned()
-    } else {
-        let sign = if offset_s < 0 { '-' } else { '+' };
-        let a = offset_s.abs() / 60;
-        format!("{sign}{:02}:{:02}", a / 60, a % 60)
-    };
+    let zone = offset_text(offset);
     format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}{zone}")
 }
 
-/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's algorithm,
-/// the inverse of the one `parse_now` uses).
+/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's algorithm).
 fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -97,47 +298,6 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-/// This machine's UTC offset at `ms`, from the C library's time zone rules (`TZ`).
-fn local_offset_seconds(ms: i64) -> i64 {
-    let t = ms.div_euclid(1000) as libc::time_t;
-    // SAFETY: localtime_r writes only into `tm`, which is a plain C struct we own.
-    unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            return 0;
-        }
-        tm.tm_gmtoff
-    }
-}
-
-/// A duration as people say it: its two largest units (`4d 3h`, `2m 5s`, `350ms`).
-pub fn duration(ms: i64) -> String {
-    let sign = if ms < 0 { "-" } else { "" };
-    let ms = ms.unsigned_abs();
-    if ms < 1000 {
-        return format!("{sign}{ms}ms");
-    }
-    let units = [
-        ("d", 86_400_000),
-        ("h", 3_600_000),
-        ("m", 60_000),
-        ("s", 1000),
-    ];
-    let first = units
-        .iter()
-        .position(|&(_, u)| ms >= u)
-        .expect("ms >= 1000");
-    let (n1, u1) = units[first];
-    let mut out = format!("{sign}{}{n1}", ms / u1);
-    if let Some(&(n2, u2)) = units.get(first + 1) {
-        let rest = ms % u1 / u2;
-        if rest > 0 {
-            out += &format!(" {rest}{n2}");
-        }
-    }
-    out
 }
 
 /// How long before `now_ms` the time `ms` was (`4d 3h ago`), or how long after (`in 2h`).
@@ -152,7 +312,6 @@ pub fn relative(ms: i64, now_ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::args::parse_now;
 
     #[test]
     fn rfc3339_of_hand_computed_instants() {
@@ -181,11 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn durations_in_their_two_largest_units() {
-        assert_eq!(duration(350), "350ms");
-        assert_eq!(duration(125_000), "2m 5s");
-        assert_eq!(duration(4 * 86_400_000 + 3 * 3_600_000 + 59_000), "4d 3h");
-        assert_eq!(duration(3_600_000), "1h");
+    fn relative_ages() {
         assert_eq!(relative(1_000, 61_000), "1m ago");
         assert_eq!(relative(7_200_000, 0), "in 2h");
     }

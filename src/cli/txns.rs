@@ -5,10 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::Cell;
 
 use super::args::{kafka_int, parse_now, wall_clock_ms};
-use super::render::{opt, print_json_or_text, right, table};
+use super::render::{opt, print_json_or_text, right, size, table, Cell, Fit};
 use super::time::{TimeArgs, TimeFormat};
 use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::inspect::txns::{
@@ -20,8 +19,9 @@ pub struct TxnsArgs {
     /// A partition directory, or a log dir (every partition in it).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
-    /// The time open transactions are aged at (epoch ms or RFC 3339); default: now.
-    #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
+    /// The time open transactions are aged at; default: now. Any time form (epoch ms,
+    /// RFC 3339, `2016-11-18 08:05` local, `-1h`).
+    #[arg(long, value_name = "TIME", value_parser = parse_now, allow_hyphen_values = true)]
     pub now: Option<i64>,
     /// `transaction.max.timeout.ms`: an open transaction whose producer wrote nothing for
     /// longer hangs (as `kafka-transactions.sh find-hanging` judges).
@@ -99,10 +99,7 @@ fn print_report(out: &mut impl Write, r: &TxnsReport, tf: TimeFormat) -> std::io
 }
 
 fn outcome(name: &str, t: &OutcomeTotals, tf: TimeFormat) -> String {
-    let ms = |v: i64| match tf {
-        TimeFormat::Ms => format!("{v} ms"),
-        _ => tf.span(v),
-    };
+    let ms = |v: i64| tf.exact_span(v);
     let durations = t.duration_ms.as_ref().map_or(String::new(), |h| {
         format!(
             ", duration mean {} max {}",
@@ -111,8 +108,12 @@ fn outcome(name: &str, t: &OutcomeTotals, tf: TimeFormat) -> String {
         )
     });
     format!(
-        "{name}: {} ({} record(s), {} byte(s)){durations}; {} empty; {} after an epoch bump",
-        t.count, t.records, t.bytes, t.empty, t.after_epoch_bump
+        "{name}: {} ({} record(s), {}){durations}; {} empty; {} after an epoch bump",
+        t.count,
+        t.records,
+        size(t.bytes),
+        t.empty,
+        t.after_epoch_bump
     )
 }
 
@@ -160,13 +161,15 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns, tf: TimeFormat) -> s
                 right(o.first_offset),
                 right(opt(o.last_offset)),
                 right(o.records),
-                right(o.bytes),
+                right(size(o.bytes)),
                 right(tf.show(o.last_timestamp)),
                 right(tf.span(o.age_ms)),
-                Cell::new(if o.hanging { "HANGING" } else { "no" }),
+                Cell::from(if o.hanging { "HANGING" } else { "no" }),
             ]);
         }
-        writeln!(out, "{t}")?;
+        t.fit(Fit::Whole, &[0, 1, 2, 3, 4, 5, 6, 7, 8])
+            .droppable(&[5, 4, 1, 3, 6]);
+        t.print(out)?;
     }
     if !p.aborted_transactions.is_empty() {
         let mut t = table([
@@ -187,13 +190,15 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns, tf: TimeFormat) -> s
                 right(a.first_offset),
                 right(a.marker_offset),
                 right(a.records),
-                right(a.bytes),
-                right(opt(a.duration_ms.map(|d| tf.span(d)))),
-                Cell::new(if a.after_epoch_bump { "yes" } else { "no" }),
+                right(size(a.bytes)),
+                right(opt(a.duration_ms.map(|d| tf.exact_span(d)))),
+                Cell::from(if a.after_epoch_bump { "yes" } else { "no" }),
                 right(opt(a.last_stable_offset)),
             ]);
         }
-        writeln!(out, "{t}")?;
+        t.fit(Fit::Whole, &[0, 1, 2, 3, 4, 5, 6, 7, 8])
+            .droppable(&[5, 4, 7, 1, 8, 6]);
+        t.print(out)?;
     }
     if !p.producers.is_empty() {
         let mut t = table([
@@ -216,7 +221,9 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns, tf: TimeFormat) -> s
                 right(tf.show(e.last_timestamp)),
             ]);
         }
-        writeln!(out, "{t}")?;
+        t.fit(Fit::Whole, &[0, 1, 2, 3, 4, 5, 6])
+            .droppable(&[4, 2, 1, 5, 3]);
+        t.print(out)?;
     }
     if let Some(views) = &p.coordinator {
         let mut t = table([
@@ -230,14 +237,17 @@ fn print_partition(out: &mut impl Write, p: &PartitionTxns, tf: TimeFormat) -> s
         for v in views {
             t.add_row(vec![
                 right(v.producer_id),
-                Cell::new(opt(v.transactional_id.as_deref())),
-                Cell::new(opt(v.state.as_deref())),
+                Cell::from(opt(v.transactional_id.as_deref())),
+                Cell::from(opt(v.state.as_deref())),
                 right(opt(v.producer_epoch)),
-                Cell::new(if v.includes_partition { "yes" } else { "no" }),
-                Cell::new(v.disagreement.as_deref().unwrap_or("-")),
+                Cell::from(if v.includes_partition { "yes" } else { "no" }),
+                Cell::from(v.disagreement.as_deref().unwrap_or("-")),
             ]);
         }
-        writeln!(out, "{t}")?;
+        t.fit(Fit::Whole, &[0, 2, 3, 4])
+            .fit(Fit::Name, &[1])
+            .droppable(&[3, 4]);
+        t.print(out)?;
     }
     writeln!(out)
 }

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use super::args::BatchLimitArgs;
 use super::progress::{bytes_below, Bar, Counting};
 
-use super::render::{keep_whole, opt, quiet_broken_pipe, table, write_document};
+use super::render::{opt, paint, quiet_broken_pipe, size, table, write_document, Fit, Stream};
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use crate::ops::finding::count_by_check;
@@ -143,7 +143,7 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
             p.segments.len().to_string(),
             batches.to_string(),
             opt(records),
-            bytes.to_string(),
+            size(bytes),
             opt(p.log_start_offset),
             opt(p.log_end_offset),
             p.count(Severity::Error).to_string(),
@@ -151,8 +151,10 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
         ];
         super::render::add_row_aligned(&mut t, row, 1);
     }
-    keep_whole(&mut t, &[0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    writeln!(out, "{t}")?;
+    t.fit(Fit::Whole, &[1, 2, 3, 4, 5, 6, 7, 8])
+        .fit(Fit::Name, &[0])
+        .droppable(&[2, 1, 4, 3]);
+    t.print(out)?;
     for f in report.findings() {
         writeln!(out, "{}", line(f))?;
     }
@@ -189,7 +191,12 @@ fn severity(f: &Finding) -> &'static str {
 
 /// `error[batch.crc] path @ byte 1234 (offset 56): message`
 pub(crate) fn line(f: &Finding) -> String {
-    let mut s = format!("{}[{}] {}", severity(f), f.check, f.file.display());
+    let label = format!("{}[{}]", severity(f), f.check);
+    let mut s = format!(
+        "{} {}",
+        paint(&label, f.severity, Stream::Stdout),
+        f.file.display()
+    );
     if let Some(p) = f.position {
         s += &format!(" @ byte {p}");
     }

@@ -15,6 +15,7 @@
 
 pub mod check;
 pub mod finding;
+pub mod human;
 pub mod input;
 pub mod inspect;
 pub mod partition;

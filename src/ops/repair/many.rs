@@ -5,6 +5,7 @@
 //! one holding the recovery point on, `LogLoader.recoverLog`) and the time at the speed the
 //! plans' recovery walks ran at here.
 
+use crate::ops::human::{duration, size};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -137,8 +138,8 @@ impl Estimate {
         }
     }
 
-    /// Each partition's bytes from its recovery point, then the total and `~3 min at 1.2
-    /// GB/s`-style words, saying whose speed that is.
+    /// Each partition's bytes from its recovery point, then the total and `~3m 5s at 1.2
+    /// GiB/s`-style words, in [`crate::ops::human`]'s units, saying whose speed that is.
     pub fn render_text(&self) -> String {
         let mut out = String::from(
             "estimate: after an unclean shutdown, the broker's start-up recovers every segment from the one holding each partition's recovery point (LogLoader.recoverLog):\n",
@@ -147,17 +148,17 @@ impl Estimate {
             out += &format!(
                 "  {}: {} from recovery point {} ({})\n",
                 p.dir.display(),
-                human_bytes(p.bytes_to_recover as f64),
+                size(p.bytes_to_recover),
                 p.recovery_point,
                 p.recovery_point_source
             );
         }
         out += &format!(
             "  total {} in {} partition(s): ~{} at {}/s, the speed of kseg's own recovery walks in this dry run on this machine (the broker's may differ), one recovery thread per log dir (num.recovery.threads.per.data.dir=1, its default)\n",
-            human_bytes(self.bytes_to_recover as f64),
+            size(self.bytes_to_recover),
             self.partitions.len(),
-            human_duration(self.seconds),
-            human_bytes(self.bytes_per_second)
+            duration((self.seconds * 1000.0) as i64),
+            size(self.bytes_per_second as u64)
         );
         for d in &self.clean_shutdown_log_dirs {
             out += &format!(
@@ -169,45 +170,9 @@ impl Estimate {
     }
 }
 
-fn human_bytes(b: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
-    let mut v = b;
-    let mut u = 0;
-    while v >= 1000.0 && u + 1 < UNITS.len() {
-        v /= 1000.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
-fn human_duration(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.0} ms", s * 1000.0)
-    } else if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn words() {
-        assert_eq!(human_bytes(999.0), "999 B");
-        assert_eq!(human_bytes(1_200_000_000.0), "1.2 GB");
-        assert_eq!(human_duration(0.25), "250 ms");
-        assert_eq!(human_duration(180.0), "3 min");
-        assert_eq!(human_duration(9000.0), "2.5 h");
-    }
 
     #[test]
     fn slowest_log_dir_sets_the_time() {

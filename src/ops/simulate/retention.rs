@@ -7,6 +7,7 @@
 //! empty last segment, and when every segment goes a new one is rolled at the log end offset
 //! first. This module plans; it changes no file.
 
+use crate::ops::human::exact_duration;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -348,9 +349,11 @@ pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionRe
             let age = now.saturating_sub(s.largest_timestamp());
             (age > ms).then(|| {
                 format!(
-                    "largest timestamp {} ({}) is {age} ms old > retention.ms {ms}",
+                    "largest timestamp {} ({}) is {} old ({age} ms) > retention.ms {} ({ms} ms)",
                     s.largest_timestamp(),
-                    s.timestamp_source()
+                    s.timestamp_source(),
+                    exact_duration(age),
+                    exact_duration(ms)
                 )
             })
         });
