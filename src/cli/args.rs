@@ -56,9 +56,10 @@ pub struct RepairArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-    /// The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner's
-    /// lags and delete horizon and producer.id.expiration.ms (producers idle that long are
-    /// dropped) are measured against. Default: now.
+    /// The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command:
+    /// producers idle longer than producer.id.expiration.ms at this time are dropped from the
+    /// producer state it rebuilds. retention: also what retention.ms counts from; compact:
+    /// also the cleaner's lags and delete horizon.
     #[arg(long, value_name = "MS|RFC3339", value_parser = parse_now)]
     pub now: Option<i64>,
     /// The topic's index.interval.bytes.
