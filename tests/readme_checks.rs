@@ -7,7 +7,7 @@ use std::path::Path;
 
 use kseg::ops::catalog;
 
-/// Literals of the `word.word` form under `src/` that are not check ids.
+/// Literals of the `word.word` form under `src/ops` that are not check ids.
 const NOT_CHECK_IDS: &[&str] = &[
     "cleanup.policy",
     "plan.json",
@@ -52,8 +52,9 @@ fn walk(dir: &Path, catalog: &Path, out: &mut Vec<String>) {
 fn the_catalog_holds_exactly_the_check_ids_the_code_emits() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut emitted = Vec::new();
+    // Findings are made in the operations layer only.
     walk(
-        &root.join("src"),
+        &root.join("src/ops"),
         &root.join("src/ops/catalog.rs"),
         &mut emitted,
     );
@@ -69,7 +70,7 @@ fn the_catalog_holds_exactly_the_check_ids_the_code_emits() {
     ] {
         assert!(
             emitted.iter().any(|i| i == known),
-            "{known} not found in src/"
+            "{known} not found in src/ops"
         );
     }
     let missing: Vec<&String> = emitted

@@ -174,6 +174,8 @@ pub const PAGES: &[Page] = &[
         examples: &[
             ex("Save the valid batches recovery would drop (exit status 1: it drops some)",
                "kseg salvage testdata/crashed/crashed-0 --out saved", FINDINGS),
+            ex("The same, with the report as JSON",
+               "kseg salvage --json testdata/crashed/crashed-0 --out saved", FINDINGS),
         ],
         see_also: &["kseg-recover"],
     },
