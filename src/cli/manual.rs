@@ -114,16 +114,16 @@ pub const PAGES: &[Page] = &[
         examples: &[
             ex("Which segments retention would delete at a given time, and why",
                "kseg retention --retention-ms 86400000 --now 2030-01-01T00:00:00Z testdata/orders/orders-0", FINDINGS),
-            ex("When each segment goes under the topic's current settings",
-               "kseg retention testdata/orders/orders-0", OK),
+            ex("What retention.ms's default (7 days) deletes now (exit status 1: it would delete)",
+               "kseg retention testdata/orders/orders-0", FINDINGS),
         ],
         see_also: &["kseg-compact", "kseg-stats"],
     },
     Page {
         name: "compact",
         examples: &[
-            ex("What one round of the log cleaner would remove (dry run)",
-               "kseg compact testdata/orders/orders-0", OK),
+            ex("What one round of the log cleaner would remove (dry run; exit status 1: changes)",
+               "kseg compact testdata/orders/orders-0", FINDINGS),
             ex("Write the cleaned partition to a new log dir, leaving the source as it is",
                "kseg compact --out cleaned testdata/orders/orders-0", OK),
         ],
@@ -162,10 +162,10 @@ pub const PAGES: &[Page] = &[
     Page {
         name: "txns",
         examples: &[
-            ex("Last stable offset, open and aborted transactions of a partition",
-               "kseg txns testdata/payments/payments-0", OK),
+            ex("Last stable offset, open and aborted transactions (exit status 1: one hangs)",
+               "kseg txns testdata/payments/payments-0", FINDINGS),
             ex("The same as JSON",
-               "kseg txns --json testdata/payments/payments-0", OK),
+               "kseg txns --json testdata/payments/payments-0", FINDINGS),
         ],
         see_also: &["kseg-stats", "kseg-verify"],
     },
