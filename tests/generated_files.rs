@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kseg::cli::manual::{page, ENVIRONMENT, EXIT_STATUSES};
 use clap_complete::Shell;
+use kseg::cli::manual::{page, ENVIRONMENT, EXIT_STATUSES};
 
 fn check_or_write(path: &Path, content: &[u8], stale: &mut Vec<PathBuf>) {
     if std::env::var_os("KSEG_REGENERATE").is_some() {
@@ -85,7 +85,12 @@ fn man_page(cmd: clap::Command, page_name: &str) -> Vec<u8> {
     if notes {
         let mut extra = Vec::new();
         man.render_extra_section(&mut extra).unwrap();
-        out.extend(String::from_utf8(extra).unwrap().replacen(".SH EXTRA", ".SH NOTES", 1).bytes());
+        out.extend(
+            String::from_utf8(extra)
+                .unwrap()
+                .replacen(".SH EXTRA", ".SH NOTES", 1)
+                .bytes(),
+        );
     }
     let mut t = String::from(".SH EXAMPLES\n");
     for e in p.examples {
@@ -99,7 +104,11 @@ fn man_page(cmd: clap::Command, page_name: &str) -> Vec<u8> {
     for (var, meaning) in ENVIRONMENT {
         t += &format!(".TP\n\\fB{var}\\fR\n{}\n", roff(meaning));
     }
-    let see: Vec<String> = p.see_also.iter().map(|s| format!("\\fB{}\\fR(1)", roff(s))).collect();
+    let see: Vec<String> = p
+        .see_also
+        .iter()
+        .map(|s| format!("\\fB{}\\fR(1)", roff(s)))
+        .collect();
     t += &format!(".SH \"SEE ALSO\"\n{}\n", see.join(", "));
     out.extend(t.bytes());
     if cmd.get_version().is_some() {

@@ -36,7 +36,10 @@ struct Listing {
 
 pub fn run(args: ChecksArgs) -> u8 {
     let rows: Vec<(&Check, Vec<&'static str>)> = match &args.id {
-        None => catalog::CHECKS.iter().map(|c| (c, c.ids.to_vec())).collect(),
+        None => catalog::CHECKS
+            .iter()
+            .map(|c| (c, c.ids.to_vec()))
+            .collect(),
         Some(id) => match catalog::CHECKS.iter().find_map(|c| {
             let found = c.ids.iter().find(|i| *i == id)?;
             Some((c, vec![*found]))

@@ -110,9 +110,7 @@ static SUBCOMMAND: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
-    let matches = command()
-        .version(version::text())
-        .get_matches();
+    let matches = command().version(version::text()).get_matches();
     if let Some(name) = matches.subcommand_name() {
         let _ = SUBCOMMAND.set(name.to_owned());
     }

@@ -317,7 +317,11 @@ mod tests {
             );
             assert!(!c.what.is_empty() && !c.broker.is_empty(), "{:?}", c.ids);
             // A `|` would break README's table.
-            assert!(!c.what.contains('|') && !c.broker.contains('|'), "{:?}", c.ids);
+            assert!(
+                !c.what.contains('|') && !c.broker.contains('|'),
+                "{:?}",
+                c.ids
+            );
         }
     }
 }
