@@ -16,6 +16,9 @@ _kseg() {
             ",$1")
                 cmd="kseg"
                 ;;
+            kseg,checks)
+                cmd="kseg__subcmd__checks"
+                ;;
             kseg,compact)
                 cmd="kseg__subcmd__compact"
                 ;;
@@ -67,8 +70,14 @@ _kseg() {
             kseg,verify)
                 cmd="kseg__subcmd__verify"
                 ;;
+            kseg,version)
+                cmd="kseg__subcmd__version"
+                ;;
             kseg,write)
                 cmd="kseg__subcmd__write"
+                ;;
+            kseg__subcmd__help,checks)
+                cmd="kseg__subcmd__help__subcmd__checks"
                 ;;
             kseg__subcmd__help,compact)
                 cmd="kseg__subcmd__help__subcmd__compact"
@@ -121,6 +130,9 @@ _kseg() {
             kseg__subcmd__help,verify)
                 cmd="kseg__subcmd__help__subcmd__verify"
                 ;;
+            kseg__subcmd__help,version)
+                cmd="kseg__subcmd__help__subcmd__version"
+                ;;
             kseg__subcmd__help,write)
                 cmd="kseg__subcmd__help__subcmd__write"
                 ;;
@@ -131,8 +143,22 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help"
+            opts="-h -V --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__checks)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -437,8 +463,22 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__checks)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -675,6 +715,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__verify)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__version)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1011,6 +1065,20 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__version)
+            opts="-h -V --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

@@ -24,7 +24,7 @@ function __fish_kseg_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c kseg -n "__fish_kseg_needs_command" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_needs_command" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
@@ -43,6 +43,8 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "digest" -d 'A SHA-256 of 
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "coordinator" -d 'Which __consumer_offsets or __transaction_state partition holds a group or a transactional id (Kafka\'s abs(hashCode) % partitions)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "ls" -d 'One line per partition directory of a log dir from metadata alone: sizes, offsets, checkpoints, topic ids, directory states and the problems they show'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "groups" -d 'Consumer groups from __consumer_offsets on disk: committed offsets (replayed as the group coordinator does), state, members and lag'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "checks" -d 'Every finding id (`batch.crc`, `index.untrimmed`, …): its severity, what it means and what the broker does about it'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "version" -d 'The version, git commit, build date, the Kafka release kseg follows, and features'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
@@ -155,11 +157,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the s
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read records from standard input, one JSON object per line (key, value, headers, timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s q -l quiet -d 'No progress bar (one counts the bytes written, on a terminal\'s standard error)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
-complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l jobs -d 'Partitions of log dirs planned at once (default: the number of CPUs)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
@@ -169,13 +171,13 @@ complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l no-backup -d
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s q -l quiet -d 'No progress bar'
-complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l recovery-point -d 'Recover from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l salvage -d 'Before anything is dropped, save every valid batch recovery would drop (found past the damage, as `dump` finds them) to DIR, as `kseg salvage --out DIR` does; written in a dry run too, and before `--apply` changes anything' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l jobs -d 'Partitions planned at once (default: the number of CPUs)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
@@ -185,7 +187,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand recover" -l no-backup -d 'Do n
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s q -l quiet -d 'No progress bar'
-complete -c kseg -n "__fish_kseg_using_subcommand recover" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-ms -d '`retention.ms`; -1 = unlimited' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-bytes -d '`retention.bytes`; -1 = unlimited' -r
@@ -195,7 +197,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l time-format -d '
 rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
 local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
@@ -217,7 +219,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l first-dirty-offset
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339: what retention.ms, the cleaner\'s lags and delete horizon and producer.id.expiration.ms (producers idle that long are dropped) are measured against. Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
@@ -226,7 +228,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l no-backup -d 'Do n
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s q -l quiet -d 'No progress bar'
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp), or a time in epoch milliseconds or RFC 3339 (the first offset whose timestamp is at or after it, as the broker searches)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
@@ -236,7 +238,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l json -d 'Print JSO
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l json -d 'Print JSON instead of one line'
-complete -c kseg -n "__fish_kseg_using_subcommand locate" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l by -d 'What to count separately (a table each); a total follows when there is more than one' -r -f -a "segment\t''
 partition\t''
@@ -265,23 +267,23 @@ complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l out -d 'Where to w
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l recovery-point -d 'Recovery from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l now -d 'The broker clock (epoch milliseconds or RFC 3339). Default: now' -r
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l json -d 'Print the report as JSON'
-complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l json -d 'Print the comparison as JSON'
-complete -c kseg -n "__fish_kseg_using_subcommand diff" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l from-offset -d 'First offset to hash (inclusive)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l to-offset -d 'Last offset to hash (inclusive)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l with-epochs -d 'Hash each batch\'s partition leader epoch too'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l segments -d 'Print a digest per segment as well'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l json -d 'Print JSON'
-complete -c kseg -n "__fish_kseg_using_subcommand digest" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l group -d 'A consumer group id: which `__consumer_offsets` partition holds its offsets' -r
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l transactional-id -d 'A transactional id: which `__transaction_state` partition holds its state' -r
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l partitions -d 'The topic\'s partition count (`offsets.topic.num.partitions` or `transaction.state.log.num.partitions` when the topic was created; both default to 50)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l json -d 'Print JSON instead of one line'
-complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -s h -l help -d 'Print help'
+complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -l metadata -d 'A `__cluster_metadata-0` directory, or a log dir holding one, to check topic ids and replica assignments against (default: the log dir\'s own, when it has one)' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -l sort -d 'Order of the partitions' -r -f -a "name\t'Directory name'
@@ -303,21 +305,29 @@ local\t'RFC 3339 in this machine\'s time zone, with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -l json -d 'Print JSON instead of tables'
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir (--out) or carried out in place (--apply; dry run otherwise), with a report'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "offsets" -d 'The offset, timestamp and leader epoch ListOffsets would answer (earliest, latest, max-timestamp or a time), found through the indexes as the broker finds it'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "locate" -d 'Which segment file, byte position and batch hold an offset, and the index entry that led there'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "stats" -d 'What segments, partitions and log dirs hold: batches, records and bytes by codec, format and kind, size histograms, timestamps, producers, keys (--deep)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "txns" -d 'Transactions per partition: last stable offset, open and hanging transactions, committed and aborted ones, each producer\'s state'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "salvage" -d 'Save the valid batches a recovery would drop (those after the first damage) into a partition directory of their own, with a report; the source is only read'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "diff" -d 'Where two replicas of one partition diverge (by the broker\'s leader-epoch truncation and by their batches), and what only one of them has'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "digest" -d 'A SHA-256 of a partition\'s record stream (not its segment boundaries), to compare replicas by exchanging one line'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "coordinator" -d 'Which __consumer_offsets or __transaction_state partition holds a group or a transactional id (Kafka\'s abs(hashCode) % partitions)'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "ls" -d 'One line per partition directory of a log dir from metadata alone: sizes, offsets, checkpoints, topic ids, directory states and the problems they show'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "groups" -d 'Consumer groups from __consumer_offsets on disk: committed offsets (replayed as the group coordinator does), state, members and lag'
-complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -l json -d 'Print JSON: one entry per check id'
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand version" -l json -d 'Print JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kseg -n "__fish_kseg_using_subcommand version" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "verify" -d 'Check segments, partitions and log dirs for damage (exit status 1 when errors are found)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "write" -d 'Build a partition directory from a spec, byte for byte as the broker writes it'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "rebuild-index" -d 'Rebuild segment indexes from the .log as the broker\'s recovery does (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "recover" -d 'Repair a partition directory offline exactly as the broker\'s unclean-restart recovery plus a clean shutdown would (dry run unless --apply)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "retention" -d 'Which segments the broker\'s retention would delete and why, and when the rest goes'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "compact" -d 'One round of the broker\'s log cleaner, written to a new log dir (--out) or carried out in place (--apply; dry run otherwise), with a report'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "offsets" -d 'The offset, timestamp and leader epoch ListOffsets would answer (earliest, latest, max-timestamp or a time), found through the indexes as the broker finds it'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "locate" -d 'Which segment file, byte position and batch hold an offset, and the index entry that led there'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "stats" -d 'What segments, partitions and log dirs hold: batches, records and bytes by codec, format and kind, size histograms, timestamps, producers, keys (--deep)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "txns" -d 'Transactions per partition: last stable offset, open and hanging transactions, committed and aborted ones, each producer\'s state'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "salvage" -d 'Save the valid batches a recovery would drop (those after the first damage) into a partition directory of their own, with a report; the source is only read'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "diff" -d 'Where two replicas of one partition diverge (by the broker\'s leader-epoch truncation and by their batches), and what only one of them has'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "digest" -d 'A SHA-256 of a partition\'s record stream (not its segment boundaries), to compare replicas by exchanging one line'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "coordinator" -d 'Which __consumer_offsets or __transaction_state partition holds a group or a transactional id (Kafka\'s abs(hashCode) % partitions)'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "ls" -d 'One line per partition directory of a log dir from metadata alone: sizes, offsets, checkpoints, topic ids, directory states and the problems they show'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "groups" -d 'Consumer groups from __consumer_offsets on disk: committed offsets (replayed as the group coordinator does), state, members and lag'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "checks" -d 'Every finding id (`batch.crc`, `index.untrimmed`, …): its severity, what it means and what the broker does about it'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "version" -d 'The version, git commit, build date, the Kafka release kseg follows, and features'
+complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -214,3 +214,15 @@ fn the_schema_rejects_renamed_and_retyped_fields() {
     as_string["key"] = Value::from("k");
     assert!(!line.is_valid(&as_string));
 }
+
+#[test]
+fn version_and_checks_match_the_schema() {
+    let mut c = Checker {
+        root: schema_root(),
+        documents: 0,
+    };
+    c.run("version", &[&"version", &"--json"]);
+    c.run("checks", &[&"checks", &"--json"]);
+    c.run("checks", &[&"checks", &"--json", &"index.untrimmed"]);
+    assert_eq!(c.documents, 3);
+}

@@ -1,7 +1,11 @@
-//! Every check id a finding can carry is documented in docs/checks.md's table: scripts match
-//! on these ids, so an undocumented one is an interface nobody can rely on.
+//! Check ids are an interface: scripts match on them. Every id a finding can carry is in the
+//! catalog (`kseg::ops::catalog`, what `kseg checks` prints), every id there is one the code
+//! emits, and docs/checks.md's table is the catalog's rendering
+//! (`KSEG_REGENERATE=1 cargo test --test readme_checks` rewrites it).
 
 use std::path::Path;
+
+use kseg::ops::catalog;
 
 /// Literals of the `word.word` form under `src/ops` that are not check ids.
 const NOT_CHECK_IDS: &[&str] = &[
@@ -32,48 +36,83 @@ fn check_ids(source: &str, out: &mut Vec<String>) {
     }
 }
 
-fn walk(dir: &Path, out: &mut Vec<String>) {
+/// The check-id literals of every source file under `dir` but the catalog itself.
+fn walk(dir: &Path, catalog: &Path, out: &mut Vec<String>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
+            walk(&p, catalog, out);
+        } else if p.extension().is_some_and(|x| x == "rs") && p != catalog {
             check_ids(&std::fs::read_to_string(&p).unwrap(), out);
         }
     }
 }
 
 #[test]
-fn every_check_id_is_in_the_readme_table() {
+fn the_catalog_holds_exactly_the_check_ids_the_code_emits() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("docs/checks.md")).unwrap();
-    let mut ids = Vec::new();
-    walk(&root.join("src/ops"), &mut ids);
-    ids.sort();
-    ids.dedup();
-    // The ids of the verify table must be found at all: a broken scan passes vacuously.
+    let mut emitted = Vec::new();
+    // Findings are made in the operations layer only.
+    walk(
+        &root.join("src/ops"),
+        &root.join("src/ops/catalog.rs"),
+        &mut emitted,
+    );
+    emitted.sort();
+    emitted.dedup();
+    // A broken scan would pass vacuously: ids of every kind of file must be found.
     for known in [
         "batch.crc",
         "log.torn-tail",
         "txnindex.missing",
         "snapshot.content",
+        "ls.duplicate",
     ] {
         assert!(
-            ids.iter().any(|i| i == known),
+            emitted.iter().any(|i| i == known),
             "{known} not found in src/ops"
         );
     }
-    let table_rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `")).collect();
-    let missing: Vec<&String> = ids
+    let missing: Vec<&String> = emitted
         .iter()
-        .filter(|id| {
-            !table_rows
-                .iter()
-                .any(|row| row.contains(&format!("`{id}`")))
-        })
+        .filter(|id| catalog::find(id).is_none())
         .collect();
     assert!(
         missing.is_empty(),
-        "not in docs/checks.md's table: {missing:?}"
+        "emitted but not in src/ops/catalog.rs: {missing:?}"
     );
+    let unused: Vec<&str> = catalog::ids()
+        .filter(|id| !emitted.iter().any(|e| e == id))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "in src/ops/catalog.rs but emitted nowhere: {unused:?}"
+    );
+}
+
+#[test]
+fn readme_check_table_is_the_catalog() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/checks.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let table = catalog::markdown_table();
+    let heading = table.lines().next().unwrap();
+    let start = readme
+        .find(&format!("{heading}\n"))
+        .expect("docs/checks.md has the check table's heading");
+    // The table runs to the first line that is not a table row.
+    let len = readme[start..]
+        .split_inclusive('\n')
+        .take_while(|l| l.starts_with('|'))
+        .map(str::len)
+        .sum::<usize>();
+    let shown = &readme[start..start + len];
+    if std::env::var_os("KSEG_REGENERATE").is_some() {
+        let updated = format!("{}{table}{}", &readme[..start], &readme[start + len..]);
+        std::fs::write(&path, updated).unwrap();
+    } else {
+        assert!(
+            shown == table,
+            "docs/checks.md's check table is not src/ops/catalog.rs's; run KSEG_REGENERATE=1 cargo test --test readme_checks"
+        );
+    }
 }

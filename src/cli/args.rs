@@ -56,10 +56,11 @@ pub struct RepairArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-    /// The broker clock: what retention.ms, the cleaner's lags and delete horizon and
-    /// producer.id.expiration.ms (producers idle that long are dropped) are measured against.
-    /// Epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, in --tz or the local zone)
-    /// or relative (`-1h`, `2d ago`). Default: now.
+    /// The broker clock (default: now). Every command: producers idle longer than
+    /// producer.id.expiration.ms at this time are dropped from the producer state it rebuilds.
+    /// retention: also what retention.ms counts from; compact: also the cleaner's lags and
+    /// delete horizon. Epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, in --tz or
+    /// the local zone) or relative (`-1h`, `2d ago`).
     #[arg(long, value_name = "TIME", value_parser = parse_now, allow_hyphen_values = true)]
     pub now: Option<i64>,
     /// The topic's index.interval.bytes.

@@ -2,6 +2,7 @@
 //! about Kafka's formats lives in the layers below.
 
 mod args;
+pub mod checks;
 pub mod compact;
 pub mod coordinator;
 pub mod diff;
@@ -10,6 +11,7 @@ pub mod dump;
 pub mod groups;
 pub mod locate;
 pub mod ls;
+pub mod manual;
 pub mod offsets;
 mod progress;
 pub mod rebuild_index;
@@ -21,11 +23,14 @@ pub mod stats;
 pub mod time;
 pub mod txns;
 pub mod verify;
+pub mod version;
 pub mod write;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+pub use manual::command;
 
 /// Exit status: everything checked out.
 pub const EXIT_OK: u8 = 0;
@@ -95,6 +100,11 @@ pub enum Command {
     /// Consumer groups from __consumer_offsets on disk: committed offsets (replayed as the
     /// group coordinator does), state, members and lag.
     Groups(groups::GroupsArgs),
+    /// Every finding id (`batch.crc`, `index.untrimmed`, …): its severity, what it means and
+    /// what the broker does about it.
+    Checks(checks::ChecksArgs),
+    /// The version, git commit, build date, the Kafka release kseg follows, and features.
+    Version(version::VersionArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -104,7 +114,7 @@ static SUBCOMMAND: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 pub fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     time::preset_zone(&args);
-    let matches = <Cli as clap::CommandFactory>::command().get_matches_from(args);
+    let matches = command().version(version::text()).get_matches_from(args);
     if let Some(name) = matches.subcommand_name() {
         let _ = SUBCOMMAND.set(name.to_owned());
     }
@@ -131,6 +141,8 @@ pub fn main() -> ExitCode {
         Command::Coordinator(args) => coordinator::run(args),
         Command::Ls(args) => ls::run(args),
         Command::Groups(args) => groups::run(args),
+        Command::Checks(args) => checks::run(args),
+        Command::Version(args) => version::run(args),
     };
     ExitCode::from(code)
 }

@@ -16,7 +16,7 @@ pub enum Severity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Finding {
-    /// Stable id, e.g. `batch.crc`, `log.torn-tail`, `index.order` (README lists them).
+    /// Stable id, e.g. `batch.crc`, `log.torn-tail`, `index.order` ([`super::catalog`] lists them).
     pub check: &'static str,
     pub severity: Severity,
     pub file: PathBuf,

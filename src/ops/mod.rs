@@ -10,9 +10,10 @@
 //! - [`simulate`]: what the broker's background work would do (`retention`, `compact`).
 //! - [`write`](mod@write): building partition directories (specs, JSON Lines, damage on purpose).
 //!
-//! [`finding`], [`input`] (what a path named on the command line holds) and [`partition`] are
-//! shared by all of them.
+//! [`finding`] (with [`catalog`], every check id explained), [`input`] (what a path named on
+//! the command line holds) and [`partition`] are shared by all of them.
 
+pub mod catalog;
 pub mod check;
 pub mod finding;
 pub mod human;

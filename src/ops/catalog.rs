@@ -1,0 +1,327 @@
+//! The catalog of check ids: every id a [`Finding`](super::Finding) can carry, with its
+//! severity, what it means and what the broker does about it. `kseg checks` prints it and
+//! README.md's check table is rendered from it (tests/readme_checks.rs keeps both in step and
+//! checks that every id the code emits is here and every id here is emitted).
+
+use serde::Serialize;
+
+/// One row: ids that share a meaning (`batch.crc`, `batch.magic`, …), described once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Check {
+    pub ids: &'static [&'static str],
+    /// `error` or `warning`, with the condition under which it is the other when it can be.
+    pub severity: &'static str,
+    /// What the finding means (Markdown: code in backquotes).
+    pub what: &'static str,
+    /// What the broker does about it, and the Kafka sources that say so.
+    pub broker: &'static str,
+}
+
+/// Every check, in the order README.md shows them (by file kind, log first).
+pub const CHECKS: &[Check] = &[
+    Check {
+        ids: &["log.size-too-small", "log.bad-entry", "log.entry-too-large"],
+        severity: "error",
+        what: "framing breaks at a byte position",
+        broker: "recovery truncates the segment there and deletes every later segment; a closed segment below the recovery point is served as it is and fails the consumer (`LogSegment.recover`, `LogLoader.recoverLog`, `FileLogInputStream`)",
+    },
+    Check {
+        ids: &["log.torn-tail"],
+        severity: "error",
+        what: "bytes after the last whole entry (a partial entry, or fewer bytes than an entry header): where valid data ends and how many bytes follow",
+        broker: "recovery truncates it (`LogSegment.recover`)",
+    },
+    Check {
+        ids: &["log.offset-order"],
+        severity: "error",
+        what: "a batch's offsets do not follow the previous batch's",
+        broker: "the broker never writes it (`LogValidator`); lookups go wrong",
+    },
+    Check {
+        ids: &["batch.crc", "batch.magic", "batch.count", "batch.codec"],
+        severity: "error",
+        what: "stored checksum wrong; unknown magic; more records than offsets; unknown codec",
+        broker: "recovery truncates at the batch (`RecordBatch.ensureValid` in `LogSegment.recover`)",
+    },
+    Check {
+        ids: &["batch.records"],
+        severity: "error",
+        what: "(`--deep`) records do not decode: varints, lengths, decompression, control records",
+        broker: "consumers fail on the batch (`DefaultRecordBatch`, `AbstractLegacyRecordBatch`)",
+    },
+    Check {
+        ids: &["batch.unchecked"],
+        severity: "warning",
+        what: "(`--deep`) a batch that decompresses to more than the limit (256 MiB; `--max-batch-bytes` of `dump`, `verify`, `stats`) was not checked beyond its header",
+        broker: "the broker never decompresses on load; consumers read it",
+    },
+    Check {
+        ids: &["record.offset", "record.timestamp"],
+        severity: "error",
+        what: "(`--deep`) a record outside its batch's offsets, or above its CreateTime max timestamp",
+        broker: "the broker rewrites the max timestamp on append (`LogValidator`); on disk, time lookups and retention use the wrong one",
+    },
+    Check {
+        ids: &["record.decode"],
+        severity: "error",
+        what: "(`--deep`) a control record that is not well formed, or (dump with an internal-topic decoder) a record kafka-dump-log would die on",
+        broker: "`ControlRecordType.parse`, the internal topics' loaders fail",
+    },
+    Check {
+        ids: &["segment.base-offset", "segment.overlap"],
+        severity: "error",
+        what: "first batch below the file's base offset; segments overlapping",
+        broker: "index appends overflow or lookups land in the wrong segment (`LogSegment`, `LogSegments.floorSegment`)",
+    },
+    Check {
+        ids: &["segment.name"],
+        severity: "warning",
+        what: "not the 20-digit name; or no offset in the name at all (read with the offset of its first batch, its log's or `--base-offset`)",
+        broker: "the loader takes the offset from a numeric name all the same (`LogFileUtils.offsetFromFile`); a name without one it does not load",
+    },
+    Check {
+        ids: &["index.missing"],
+        severity: "warning",
+        what: "no `.index`",
+        broker: "the loader recovers the segment, rebuilding its indexes (`LogLoader.loadSegmentFiles`, `LogSegment.sanityCheck`)",
+    },
+    Check {
+        ids: &["timeindex.missing"],
+        severity: "warning",
+        what: "no `.timeindex`",
+        broker: "created empty at load and filled if the segment is recovered; until then time lookups scan the segment and time retention uses the file's mtime (`LogSegment.sanityCheck`, `largestTimestamp`)",
+    },
+    Check {
+        ids: &["index.orphan"],
+        severity: "warning",
+        what: "an index without its `.log`",
+        broker: "the loader deletes it (`LogLoader.loadSegmentFiles`)",
+    },
+    Check {
+        ids: &["index.partial-entry"],
+        severity: "warning",
+        what: "length not a multiple of the entry size",
+        broker: "whole slots are read, the rest ignored; brokers before 3.0 rebuild the index at load (`AbstractIndex`)",
+    },
+    Check {
+        ids: &["index.untrimmed"],
+        severity: "warning; error on a closed segment's `.timeindex`",
+        what: "a preallocated zero-filled tail (a zero slot 0 of an untrimmed file is part of it: position 0 is never indexed)",
+        broker: "trimmed when the active segment is closed or recovered; in a closed segment's offset index zero slots only make lookups scan from the segment start, in its time index they make timestamp 0 the segment's largest, so time retention deletes it early (`LogSegment.largestTimestamp`)",
+    },
+    Check {
+        ids: &["index.order", "index.position", "index.offset-hidden"],
+        severity: "error",
+        what: "entries not increasing; an entry not at a batch start; an entry whose lookup would skip its offset",
+        broker: "served as they are on a segment that is not recovered: fetches start at the wrong place (`OffsetIndex.lookup`, `LogSegment.translateOffset`)",
+    },
+    Check {
+        ids: &["index.log-missing"],
+        severity: "error",
+        what: "the index's `.log` cannot be read",
+        broker: "—",
+    },
+    Check {
+        ids: &["timeindex.offset", "timeindex.timestamp", "timeindex.order"],
+        severity: "error",
+        what: "an offset past every batch; a timestamp that is not the largest of the batch the entry's offset lands in; timestamps not increasing. The offset may name any record of its batch: Kafka 4.0 writes the batch's last offset, brokers up to 3.7 the record with the largest timestamp (KAFKA-16310), and a lookup lands on the batch through either",
+        broker: "served as they are: `offsetsForTimes` answers wrong (`TimeIndex.lookup`, `LogSegment.findOffsetByTimestamp`)",
+    },
+    Check {
+        ids: &["index.unchecked", "timeindex.unchecked"],
+        severity: "warning",
+        what: "more than 65,536 entries out of order (each an `index.order` finding already): the rest were not checked against the log, so that a hostile index costs bounded memory",
+        broker: "as for `index.order`",
+    },
+    Check {
+        ids: &["txnindex.missing", "txnindex.marker", "txnindex.entry", "txnindex.order"],
+        severity: "error",
+        what: "against the engine's replay of producer state over the segment: an ABORT marker of a non-empty transaction without its entry; an entry naming no such marker; an entry whose first offset or last stable offset is not the log's; entries out of marker order",
+        broker: "READ_COMMITTED fetches return aborted data or hide committed data (`TransactionIndex.collectAbortedTxns`)",
+    },
+    Check {
+        ids: &["txnindex.partial-entry", "txnindex.decode"],
+        severity: "error",
+        what: "bad entries",
+        broker: "the loader's sanity check fails (`TransactionIndex.sanityCheck`)",
+    },
+    Check {
+        ids: &["snapshot.decode"],
+        severity: "warning",
+        what: "bad version or CRC",
+        broker: "the loader deletes the snapshot and rebuilds producer state from an older one or the log (`ProducerStateManager.loadFromSnapshot`)",
+    },
+    Check {
+        ids: &["snapshot.range"],
+        severity: "warning",
+        what: "a snapshot outside the log",
+        broker: "deleted at load (`ProducerStateManager.truncateAndReload`)",
+    },
+    Check {
+        ids: &["snapshot.content"],
+        severity: "error",
+        what: "a producer snapshot differs from the replayed producer state at its offset (epoch, sequence, last offset, delta, timestamp, coordinator epoch, open transaction), names a batch that is not that producer's, or lacks a producer with an open transaction",
+        broker: "loaded as it is: idempotence and the last stable offset go wrong (`ProducerStateManager`)",
+    },
+    Check {
+        ids: &["producer.state"],
+        severity: "error",
+        what: "a batch the broker's producer state refuses (a non-transactional batch inside an open transaction, a control batch that is no marker)",
+        broker: "`ProducerAppendInfo` raises during load",
+    },
+    Check {
+        ids: &["leader-epoch.decode", "leader-epoch.order", "leader-epoch.range", "leader-epoch.coverage"],
+        severity: "error",
+        what: "the checkpoint unreadable, or against the partition leader epochs of the batches",
+        broker: "follower truncation (`OffsetsForLeaderEpoch`) answers wrong (`LeaderEpochFileCache`)",
+    },
+    Check {
+        ids: &["leader-epoch.missing"],
+        severity: "warning",
+        what: "no `leader-epoch-checkpoint` although batches carry epochs",
+        broker: "the broker starts with an empty cache; followers truncate by the high watermark (`LeaderEpochFileCache`)",
+    },
+    Check {
+        ids: &["partition-metadata.decode", "meta-properties.decode", "checkpoint.decode", "quorum-state.decode"],
+        severity: "error",
+        what: "unreadable state files",
+        broker: "the broker refuses to start or to load the partition (`PartitionMetadataFile`, `MetaProperties`, `CheckpointFile`, `raft/.../FileQuorumStateStore`)",
+    },
+    Check {
+        ids: &["checkpoint.recovery-point", "checkpoint.high-watermark", "checkpoint.log-start", "checkpoint.cleaner-offset"],
+        severity: "warning; error for a log start past the log end",
+        what: "a log-dir checkpoint entry outside its partition's log",
+        broker: "bounded by the log: the recovery point by its end (`LogLoader.recoverLog`), the high watermark by its start and end (`UnifiedLog.updateHighWatermark`), the cleaner offset by its start and active segment (`LogCleanerManager`; one below the log start, which retention leaves behind, is not reported), a log start by the first segment; a log start past the end is taken as it is",
+    },
+    Check {
+        ids: &["checkpoint.missing-entry", "checkpoint.unknown-partition"],
+        severity: "warning",
+        what: "a partition without an entry (never for `__cluster_metadata-0`, which is the raft layer's), or an entry without a partition",
+        broker: "no recovery point: recovery from offset 0; no high watermark: learnt from the leader; unknown entries are dropped at the next checkpoint (`LogManager`)",
+    },
+    Check {
+        ids: &["leftover.file"],
+        severity: "warning",
+        what: "`.swap`, `.cleaned`, `.deleted` files",
+        broker: "resolved at start-up (`LogLoader.removeTempFilesAndCollectSwapFiles`)",
+    },
+    Check {
+        ids: &["ls.dir-name"],
+        severity: "error",
+        what: "(`ls`) a directory of the log dir whose name is not a partition directory's",
+        broker: "the broker fails the whole log dir at start-up (`UnifiedLog.parseTopicPartitionName` in `LogManager.loadLogs`)",
+    },
+    Check {
+        ids: &["ls.partition-metadata-missing"],
+        severity: "error with KRaft metadata; warning when other partitions of the log dir have theirs",
+        what: "(`ls`) no `partition.metadata`",
+        broker: "a KRaft broker takes a log without a topic id for a stray replica and renames it `-stray` (`LogManager.isStrayKraftReplica`); otherwise it writes the file when it next becomes leader or follower",
+    },
+    Check {
+        ids: &["ls.topic-id", "ls.not-hosted"],
+        severity: "error",
+        what: "(`ls`) a topic id the KRaft metadata does not know (or gives another name); a partition the metadata does not have, or whose replicas do not include this broker (`meta.properties`' `node.id`)",
+        broker: "taken for a stray replica at start-up and renamed `-stray` (`LogManager.isStrayKraftReplica`)",
+    },
+    Check {
+        ids: &["ls.duplicate"],
+        severity: "error",
+        what: "(`ls`) the same partition live (or future) in two of the log dirs given",
+        broker: "the broker refuses to start: duplicate log directories (`LogManager.loadLog`)",
+    },
+    Check {
+        ids: &["ls.index-tail"],
+        severity: "warning",
+        what: "(`ls`) the active segment's last offset-index entry does not name the batch at its position",
+        broker: "ls reads that segment from its start instead; the broker's start-up rebuilds the index after an unclean shutdown",
+    },
+    Check {
+        ids: &["ls.unreadable"],
+        severity: "error",
+        what: "(`ls`) a partition directory whose files cannot be read",
+        broker: "—",
+    },
+    Check {
+        ids: &["leftover.kseg-tmp"],
+        severity: "warning",
+        what: "a `.kseg-tmp` file of an interrupted `kseg … --apply`",
+        broker: "ignored (an unknown name); a rerun of the command resolves it",
+    },
+    Check {
+        ids: &["leftover.kseg-backup"],
+        severity: "warning; error inside a log dir",
+        what: "a kseg backup (the root `<log dir>.kseg-backup`, or a directory holding a repair's `plan.json`) moved into a partition directory or a log dir",
+        broker: "inside a partition directory ignored: the loader reads files only (`LogLoader`, `File.isFile`); inside a log dir the broker fails the whole log dir at start-up on a name that is no partition's (`UnifiedLog.parseTopicPartitionName` in `LogManager.loadLogs`)",
+    },
+];
+
+/// The row that describes `id`, if any.
+pub fn find(id: &str) -> Option<&'static Check> {
+    CHECKS.iter().find(|c| c.ids.contains(&id))
+}
+
+/// Every check id, in catalog order.
+pub fn ids() -> impl Iterator<Item = &'static str> {
+    CHECKS.iter().flat_map(|c| c.ids.iter().copied())
+}
+
+/// README.md's check table: its heading, its rule and one Markdown row per [`Check`].
+pub fn markdown_table() -> String {
+    let mut t = String::from(
+        "| check id | severity | what | what the broker does (source) |\n|---|---|---|---|\n",
+    );
+    for c in CHECKS {
+        let ids: Vec<String> = c.ids.iter().map(|id| format!("`{id}`")).collect();
+        t += &format!(
+            "| {} | {} | {} | {} |\n",
+            ids.join(", "),
+            c.severity,
+            c.what,
+            c.broker
+        );
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = std::collections::HashSet::new();
+        for id in ids() {
+            assert!(seen.insert(id), "{id} is in the catalog twice");
+            let (area, what) = id.split_once('.').expect("area.what");
+            for part in [area, what] {
+                assert!(
+                    !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                    "{id}: lowercase words and dashes"
+                );
+            }
+        }
+        assert_eq!(find("batch.crc").unwrap().severity, "error");
+        assert!(find("batch.nonesuch").is_none());
+    }
+
+    #[test]
+    fn every_row_says_what_and_what_the_broker_does() {
+        for c in CHECKS {
+            assert!(!c.ids.is_empty());
+            assert!(
+                c.severity.starts_with("error") || c.severity.starts_with("warning"),
+                "{:?}: {}",
+                c.ids,
+                c.severity
+            );
+            assert!(!c.what.is_empty() && !c.broker.is_empty(), "{:?}", c.ids);
+            // A `|` would break README's table.
+            assert!(
+                !c.what.contains('|') && !c.broker.contains('|'),
+                "{:?}",
+                c.ids
+            );
+        }
+    }
+}
