@@ -341,7 +341,7 @@ fn tmp_path(to: &Path) -> PathBuf {
 /// rerun's plan to remove. Two of the executor's steps lie inside: half the bytes written (a
 /// crash there leaves a partial temporary file) and the rest written (where an injected fault
 /// is the disk running full).
-fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
+fn write_tmp(from: &Path, to: &Path, owner: Owner, steps: &mut Steps) -> Result<PathBuf> {
     let tmp = tmp_path(to);
     // A source held in memory (most new files of a plan over many segments) is answered and
     // copied from its record, no file opened.
@@ -354,6 +354,11 @@ fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
         None
     };
     let mut out = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    if let Err(e) = set_owner(&out, &tmp, owner) {
+        drop(out);
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     let mut copy = |n: Option<u64>, out: &mut File| match source.as_mut() {
         // A file's copy stays the kernel's (`copy_file_range`).
         Some(Reader::File(s)) => match n {
@@ -397,11 +402,18 @@ fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
 /// order they were made (ext4's and XFS's journals commit in order), so a crash among them
 /// leaves a prefix of the plan done, as one fsync of the directory per rename would. The disk
 /// running full removes the temporary files of the run.
-fn replace_files(writes: &[(&Path, &Path)], steps: &mut Steps) -> Result<()> {
+fn replace_files(
+    writes: &[(&Path, &Path)],
+    owners: &mut Owners,
+    steps: &mut Steps,
+) -> Result<()> {
     let mut tmps = Vec::with_capacity(writes.len());
     for &(from, to) in writes {
         steps.next(to)?;
-        let written = write_tmp(from, to, steps).map(|tmp| tmps.push(tmp));
+        let written = owners
+            .for_file(to)
+            .and_then(|owner| write_tmp(from, to, owner, steps))
+            .map(|tmp| tmps.push(tmp));
         remove_on_io_error(written, &tmps)?;
     }
     let dir = parent(writes[0].1);
@@ -547,6 +559,140 @@ fn check_writable(changes: &[Change]) -> Result<()> {
     Ok(())
 }
 
+/// The owner, group and permission bits a file the executor writes must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Owner {
+    uid: u32,
+    gid: u32,
+    mode: u32,
+}
+
+impl Owner {
+    fn of(m: &std::fs::Metadata) -> Owner {
+        use std::os::unix::fs::MetadataExt;
+        Owner {
+            uid: m.uid(),
+            gid: m.gid(),
+            mode: m.mode() & 0o7777,
+        }
+    }
+}
+
+/// What each written file must be owned by: a rewritten file keeps its own owner, group and
+/// mode (a broker running as `kafka` opens its indexes read-write, so a repair run with sudo
+/// must not leave them root's); a new file takes those of its directory's Kafka files, or the
+/// directory's owner with its permission bits minus execute. One answer per directory,
+/// looked up once.
+#[derive(Default)]
+struct Owners {
+    by_dir: std::collections::HashMap<PathBuf, Owner>,
+}
+
+impl Owners {
+    fn for_file(&mut self, file: &Path) -> Result<Owner> {
+        match std::fs::symlink_metadata(file) {
+            Ok(m) => return Ok(Owner::of(&m)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(file, e)),
+            Err(_) => {}
+        }
+        let dir = parent(file);
+        if let Some(o) = self.by_dir.get(dir) {
+            return Ok(*o);
+        }
+        let mut found = None;
+        for e in crate::storage::files::read_dir(dir)? {
+            let e = e.map_err(|e| Error::io(dir, e))?;
+            let kafka = crate::format::names::classify(&e.file_name().to_string_lossy())
+                != crate::format::names::FileKind::Unknown;
+            if kafka && e.file_type().map_err(|err| Error::io(&e.path(), err))?.is_file() {
+                found = Some(Owner::of(
+                    &e.metadata().map_err(|err| Error::io(&e.path(), err))?,
+                ));
+                break;
+            }
+        }
+        let owner = match found {
+            Some(o) => o,
+            None => {
+                let m = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
+                let o = Owner::of(&m);
+                Owner {
+                    mode: o.mode & 0o666,
+                    ..o
+                }
+            }
+        };
+        self.by_dir.insert(dir.to_path_buf(), owner);
+        Ok(owner)
+    }
+
+    /// Refuses, before anything changes, a plan whose written files this process could not
+    /// give their owner: only root can give a file to another user, or to a group it is not in.
+    fn check(&mut self, changes: &[Change]) -> Result<()> {
+        // SAFETY: plain system calls without arguments.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        if euid == 0 {
+            return Ok(());
+        }
+        let groups = own_groups();
+        for c in changes {
+            if let Change::Write { file, .. } = c {
+                let o = self.for_file(file)?;
+                if o.uid != euid || (o.gid != egid && !groups.contains(&o.gid)) {
+                    return Err(Error::invalid(
+                        file,
+                        format!(
+                            "the file must stay owned by {} (group {}), which this user (uid \
+                             {euid}) cannot give it; run as that user or as root; nothing was \
+                             changed",
+                            user_name(o.uid),
+                            o.gid
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// This process's supplementary groups.
+fn own_groups() -> Vec<u32> {
+    // SAFETY: a size query, then a buffer of that size.
+    let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    let mut g = vec![0; n.max(0) as usize];
+    let n = unsafe { libc::getgroups(n, g.as_mut_ptr()) };
+    g.truncate(n.max(0) as usize);
+    g
+}
+
+/// `uid`'s user name from the password database, else the number.
+fn user_name(uid: u32) -> String {
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut out = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes into `pwd` and `buf`, both ours and of the sizes given.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if rc == 0 && !out.is_null() {
+        // SAFETY: on success `pw_name` points at a NUL-terminated name inside `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+        return format!("{} (uid {uid})", name.to_string_lossy());
+    }
+    format!("uid {uid}")
+}
+
+/// Gives the open file `f` (at `path`) the owner, group and mode `o`.
+fn set_owner(f: &File, path: &Path, o: Owner) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let cur = Owner::of(&f.metadata().map_err(|e| Error::io(path, e))?);
+    if (cur.uid, cur.gid) != (o.uid, o.gid) {
+        std::os::unix::fs::fchown(f, Some(o.uid), Some(o.gid)).map_err(|e| Error::io(path, e))?;
+    }
+    // After the chown, which clears set-id bits.
+    f.set_permissions(std::fs::Permissions::from_mode(o.mode))
+        .map_err(|e| Error::io(path, e))
+}
+
 struct Steps {
     done: usize,
     fail_before: Option<usize>,
@@ -603,6 +749,8 @@ pub fn apply(
     let _lock = hold_lock(parent(dir))?;
     check_links(dir, changes)?;
     check_writable(changes)?;
+    let mut owners = Owners::default();
+    owners.check(changes)?;
     let mut steps = Steps {
         done: 0,
         fail_before: opts.fail_before_step,
@@ -649,7 +797,7 @@ pub fn apply(
             })
             .collect();
         if !run.is_empty() {
-            replace_files(&run, &mut steps)?;
+            replace_files(&run, &mut owners, &mut steps)?;
             i += run.len();
             continue;
         }
