@@ -296,6 +296,19 @@ pub fn finish_many<'d>(
     })
 }
 
+/// A dry run's statement of the disk space its `--apply` would take (the backup's bytes on
+/// disk, the new files', each file system's free space), on stderr; nothing for an apply or an
+/// empty plan.
+pub fn note_space(repair: &RepairArgs, dir: &Path, changes: &[crate::ops::repair::apply::Change]) {
+    if repair.apply || changes.is_empty() {
+        return;
+    }
+    match crate::ops::repair::apply::space(dir, changes, &repair.apply_options(dir).backup) {
+        Ok(s) => eprintln!("{}: --apply would take {s}", dir.display()),
+        Err(e) => eprintln!("{}: disk space unknown: {e}", dir.display()),
+    }
+}
+
 /// A dry run's exit status 1, with how many files would change and what to do next.
 pub fn would_change(files: usize, next: &str) -> u8 {
     super::why(&format!(

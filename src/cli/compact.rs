@@ -87,6 +87,16 @@ pub fn run(args: CompactArgs) -> u8 {
         ..CompactOptions::new(args.repair.now_ms())
     };
     if let Some(out_dir) = &args.out {
+        // The broker fails a whole log dir over a directory it cannot take for a partition.
+        if crate::ops::repair::log_dir::log_dir_of(&args.path).is_some() {
+            if let Err(e) = crate::ops::repair::apply::refuse_inside_log_dir(
+                out_dir,
+                &args.path,
+                "output directory",
+            ) {
+                return fail(&e);
+            }
+        }
         let cleaned = args
             .repair
             .progress("cleaning")

@@ -74,6 +74,7 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
             crate::cli::render::out!("{}", p.render_text(args.repair.verbose));
         }
         if !expanded {
+            super::args::note_space(&args.repair, &p.dir, &p.changes);
             code = code.max(finish(
                 files_changed(&p.changes),
                 &args.repair,

@@ -140,6 +140,7 @@ pub fn run(args: RecoverArgs) -> u8 {
                 );
             }
             notes(&plan);
+            super::args::note_space(&args.repair, dir, &plan.changes);
             return finish(files_changed(&plan.changes), &args.repair, dir, |o| {
                 plan.apply(o)
             });

@@ -528,6 +528,22 @@ fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
     Ok(())
 }
 
+/// A repair changes a partition directory only: a plan over a file beside non-Kafka files
+/// (`rebuild-index docs/server.log` would write `docs/server.index`) is a reading, not a
+/// repair.
+fn refuse_non_partition(dir: &Path) -> Result<()> {
+    let real = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
+    let name = real.file_name().unwrap_or_default().to_string_lossy();
+    if crate::format::names::parse_partition_dir(&name).is_none() {
+        return Err(Error::invalid(
+            dir,
+            "not a partition directory (<topic>-<partition>): --apply changes Kafka files in \
+             a partition directory only; nothing was changed",
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses files and directories the executor could not change, before anything changes.
 fn check_writable(changes: &[Change]) -> Result<()> {
     // The directory of the change before: a plan's files lie in one or two directories.
@@ -723,6 +739,247 @@ impl Steps {
     }
 }
 
+/// Whether the executor leaves `file`'s inode out of the directory for good (replaced by a
+/// write, deleted, or renamed to a name the plan then deletes): a hard link keeps it for the
+/// backup at no cost. Any other file (cut in place, or renamed to a name the broker goes on
+/// writing) is copied.
+fn leaves_for_good(file: &Path, changes: &[Change]) -> bool {
+    match changes.iter().find(|c| c.file() == file) {
+        Some(Change::Write { .. } | Change::Delete { .. }) => true,
+        Some(Change::Rename { to, .. }) => changes
+            .iter()
+            .any(|c| matches!(c, Change::Delete { file, .. } if file == to)),
+        _ => false,
+    }
+}
+
+/// The existing files `changes` touch, each once, in plan order.
+fn backed_up_files(changes: &[Change]) -> Result<Vec<(PathBuf, std::fs::Metadata)>> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for c in changes {
+        let f = c.file();
+        if !seen.insert(f.to_path_buf()) {
+            continue;
+        }
+        match std::fs::symlink_metadata(f) {
+            Ok(m) => out.push((f.to_path_buf(), m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(f, e)),
+        }
+    }
+    Ok(out)
+}
+
+/// Test hook: the free bytes every file system reports (a too-small disk without filling one).
+pub const FREE_BYTES_VAR: &str = "KSEG_TEST_FREE_BYTES";
+
+/// Bytes free to this user on the file system of `p` (or of its nearest existing ancestor).
+fn free_bytes(p: &Path) -> Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut at = resolved(p)?;
+    while !at.exists() {
+        match at.parent() {
+            Some(up) => at = up.to_path_buf(),
+            None => break,
+        }
+    }
+    let dev = std::fs::metadata(&at).map_err(|e| Error::io(&at, e))?.dev();
+    if let Some(v) = std::env::var(FREE_BYTES_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return Ok((dev, v));
+    }
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(at.as_os_str()))
+        .map_err(|_| Error::invalid(&at, "a path with a NUL byte"))?;
+    // SAFETY: a zeroed statvfs filled by the call; `c` is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(Error::io(&at, std::io::Error::last_os_error()));
+    }
+    Ok((dev, st.f_bavail as u64 * st.f_frsize as u64))
+}
+
+/// What an apply needs on disk: the backup's bytes on disk (copies as allocated, holes kept;
+/// hard links nothing) and the new files' bytes, against the free space of each file system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Space {
+    pub backup_bytes: u64,
+    pub new_bytes: u64,
+    /// (directory, free bytes, bytes needed there) per file system touched.
+    pub filesystems: Vec<(PathBuf, u64, u64)>,
+}
+
+/// Headroom kept free on every file system: 1 MiB plus 5% of what is written.
+fn margin(need: u64) -> u64 {
+    (1 << 20) + need / 20
+}
+
+/// The disk space the apply of `changes` in `dir` with `backup` takes.
+pub fn space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<Space> {
+    use std::os::unix::fs::MetadataExt;
+    let new_bytes: u64 = changes
+        .iter()
+        .map(|c| match c {
+            Change::Write { size_after, .. } => *size_after,
+            _ => 0,
+        })
+        .sum();
+    let mut backup_bytes = 0;
+    if let Backup::Dir(_) = backup {
+        for (f, m) in backed_up_files(changes)? {
+            if !leaves_for_good(&f, changes) {
+                backup_bytes += m.blocks() * 512;
+            }
+        }
+    }
+    let (dev, free) = free_bytes(dir)?;
+    let mut filesystems = vec![(dir.to_path_buf(), free, new_bytes)];
+    if let Backup::Dir(b) = backup {
+        let (bdev, bfree) = free_bytes(b)?;
+        if bdev == dev {
+            filesystems[0].2 += backup_bytes;
+        } else {
+            filesystems.push((b.clone(), bfree, backup_bytes));
+        }
+    }
+    Ok(Space {
+        backup_bytes,
+        new_bytes,
+        filesystems,
+    })
+}
+
+impl std::fmt::Display for Space {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "backup: {} bytes on disk; new files: {} bytes",
+            self.backup_bytes, self.new_bytes
+        )?;
+        for (d, free, need) in &self.filesystems {
+            write!(f, "; {}: {need} bytes needed, {free} free", d.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Refuses, before anything changes, an apply whose new files and backup would not fit.
+fn check_space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<()> {
+    let s = space(dir, changes, backup)?;
+    for (d, free, need) in &s.filesystems {
+        if need + margin(*need) > *free {
+            return Err(Error::invalid(
+                d,
+                format!(
+                    "not enough free space: {need} bytes needed (backup {} bytes on disk, new \
+                     files {} bytes) plus a margin of {}, {free} free; free space or choose \
+                     --backup-dir on another disk; nothing was changed",
+                    s.backup_bytes,
+                    s.new_bytes,
+                    margin(*need)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A new file at `to` for a backup: never through a link, never over an existing file.
+fn create_backup_file(to: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(to)
+        .map_err(|e| Error::io(to, e))
+}
+
+/// `from` copied to the new file `to` with its holes kept (`SEEK_DATA`/`SEEK_HOLE`): a
+/// preallocated 10 MiB index costs its entries, not 10 MiB.
+fn copy_sparse(from: &Path, to: &Path) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut src = File::open(from).map_err(|e| Error::io(from, e))?;
+    let len = src.metadata().map_err(|e| Error::io(from, e))?.len();
+    let mut out = create_backup_file(to)?;
+    let fd = src.as_raw_fd();
+    let mut pos = 0u64;
+    while pos < len {
+        // SAFETY: lseek on a descriptor we own.
+        let data = unsafe { libc::lseek(fd, pos as libc::off_t, libc::SEEK_DATA) };
+        let (data, hole) = if data < 0 {
+            match std::io::Error::last_os_error().raw_os_error() {
+                // No data past `pos`: the rest is a hole.
+                Some(libc::ENXIO) => break,
+                // A file system without hole reporting: all data.
+                _ => (pos, len),
+            }
+        } else {
+            // SAFETY: as above.
+            let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+            (data as u64, if hole < 0 { len } else { hole as u64 })
+        };
+        src.seek(SeekFrom::Start(data))
+            .and_then(|_| out.seek(SeekFrom::Start(data)))
+            .and_then(|_| std::io::copy(&mut (&mut src).take(hole - data), &mut out))
+            .map_err(|e| Error::io(to, e))?;
+        pos = hole;
+    }
+    out.set_len(len).map_err(|e| Error::io(to, e))
+}
+
+/// Writes the backup of `changes` into `b`, a directory created for it: each existing file
+/// kept by a hard link where the apply takes its inode out of the directory for good, else by
+/// a sparse copy; then the plan, last, so a backup holding `plan.json` is complete. A
+/// directory that already holds this very plan is this plan's backup from an earlier attempt,
+/// which the originals are in already: it is kept as it is. Any other existing directory is
+/// refused (never reused).
+fn make_backup(b: &Path, changes: &[Change], plan_json: &str, steps: &mut Steps) -> Result<()> {
+    let plan = b.join(BACKUP_PLAN_FILE_NAME);
+    if let Some(root) = b.parent().filter(|r| !r.as_os_str().is_empty()) {
+        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+    }
+    match std::fs::create_dir(b) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let same_plan = std::fs::symlink_metadata(b).is_ok_and(|m| m.is_dir())
+                && std::fs::symlink_metadata(&plan).is_ok_and(|m| m.is_file())
+                && std::fs::read_to_string(&plan).is_ok_and(|p| p == plan_json);
+            if same_plan {
+                return Ok(());
+            }
+            return Err(Error::invalid(
+                b,
+                "the backup directory exists; kseg writes a backup into a new directory \
+                 only; choose another --backup-dir; nothing was changed",
+            ));
+        }
+        Err(e) => return Err(Error::io(b, e)),
+    }
+    let mut copies = Vec::new();
+    for (f, _) in backed_up_files(changes)? {
+        steps.next(&f)?;
+        let to = b.join(f.file_name().unwrap_or_default());
+        let linked = leaves_for_good(&f, changes) && std::fs::hard_link(&f, &to).is_ok();
+        if !linked {
+            copy_sparse(&f, &to)?;
+            copies.push(to);
+        }
+    }
+    steps.next(&plan)?;
+    let mut pf = create_backup_file(&plan)?;
+    pf.write_all(plan_json.as_bytes())
+        .map_err(|e| Error::io(&plan, e))?;
+    drop(pf);
+    copies.push(plan);
+    // Every copy durable before anything changes: one sync of the file system (each file's
+    // fsync where that fails), then the directory's.
+    sync_files(b, &copies)?;
+    sync_dir(b)
+}
+
 /// Carries out `changes` (already in executor order) in `dir` (the partition directory),
 /// after the lock check and the backup; `plan_json` is recorded in the backup. Returns the
 /// backup directory used.
@@ -745,6 +1002,7 @@ pub fn apply(
         }
         refuse_inside_log_dir(b, dir, "backup directory")?;
     }
+    refuse_non_partition(dir)?;
     // Held until the end of the function, so for every change.
     let _lock = hold_lock(parent(dir))?;
     check_links(dir, changes)?;
@@ -756,31 +1014,11 @@ pub fn apply(
         fail_before: opts.fail_before_step,
         before: opts.before_step,
     };
+    check_space(dir, changes, &opts.backup)?;
     let backup = match &opts.backup {
         Backup::None => None,
         Backup::Dir(b) => {
-            std::fs::create_dir_all(b).map_err(|e| Error::io(b, e))?;
-            let mut copies = Vec::new();
-            for c in changes {
-                let f = c.file();
-                if !f.exists() {
-                    continue;
-                }
-                steps.next(f)?;
-                let to = b.join(f.file_name().unwrap_or_default());
-                std::fs::copy(f, &to).map_err(|e| Error::io(&to, e))?;
-                copies.push(to);
-            }
-            let plan = b.join(BACKUP_PLAN_FILE_NAME);
-            steps.next(&plan)?;
-            File::create(&plan)
-                .and_then(|mut f| f.write_all(plan_json.as_bytes()))
-                .map_err(|e| Error::io(&plan, e))?;
-            copies.push(plan);
-            // Every copy durable before anything changes: one sync of the file system (each
-            // file's fsync where that fails), then the directory's.
-            sync_files(b, &copies)?;
-            sync_dir(b)?;
+            make_backup(b, changes, plan_json, &mut steps)?;
             Some(b.clone())
         }
     };
