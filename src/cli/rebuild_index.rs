@@ -47,6 +47,11 @@ pub fn run(args: RebuildIndexArgs) -> u8 {
     for (d, why) in &skipped {
         notice(&format!("{}: left out: {why}", d.display()));
     }
+    // Before anything the plan depends on is read; held until the command ends.
+    let _locks = match args.repair.lock(&targets) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
+    };
     // Paths of one partition stay together (segment files of one directory are one plan).
     let expanded = targets != args.paths;
     let groups: Vec<Vec<PathBuf>> = if expanded {

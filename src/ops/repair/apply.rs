@@ -251,32 +251,116 @@ pub fn lock_holder(log_dir: &Path) -> Result<Option<i32>> {
     Ok((lock.l_type != libc::F_UNLCK as libc::c_short).then_some(lock.l_pid))
 }
 
-/// Takes the log dir's `.lock` as the broker does (a POSIX write lock, `FileChannel.tryLock`),
-/// for as long as the returned file is open: a broker starting meanwhile fails to lock it as it
-/// would against another broker. A log dir without `.lock` (a copy, or no log dir at all) gets
-/// none: creating one would leave a file the user did not have.
-fn hold_lock(log_dir: &Path) -> Result<Option<File>> {
-    let path = log_dir.join(LOCK_FILE_NAME);
-    let file = match OpenOptions::new().read(true).write(true).open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    let lock = write_lock_request();
-    // SAFETY: as in `lock_holder`; F_SETLK does not block.
-    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) } == 0 {
-        return Ok(Some(file));
+/// What a process holding a lock is, for the refusal: another kseg, a broker, or (an OFD
+/// lock, which reports no pid) some process.
+fn holder_name(pid: i32) -> String {
+    if pid <= 0 {
+        return "a process (OFD lock)".to_string();
     }
-    let held_by = lock_holder(log_dir)?.map_or_else(
-        || "another process".to_string(),
-        |pid| format!("process {pid}"),
-    );
-    Err(Error::invalid(
-        &path,
-        format!(
-            "the log directory is locked by {held_by} (a running broker?); stop it before --apply; nothing was changed"
-        ),
-    ))
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if comm.trim() == "kseg" {
+        format!("another kseg, pid {pid}")
+    } else {
+        format!("a broker, pid {pid}")
+    }
+}
+
+/// The pid holding a `flock` on the inode of `f`, from `/proc/locks`.
+fn flock_holder(f: &File) -> Option<i32> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata().ok()?;
+    let (major, minor) = (libc::major(m.dev()), libc::minor(m.dev()));
+    let id = format!("{major:02x}:{minor:02x}:{}", m.ino());
+    std::fs::read_to_string("/proc/locks")
+        .ok()?
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.len() > 5 && w[1] == "FLOCK" && w[5] == id)
+        .and_then(|w| w[4].parse().ok())
+}
+
+/// The locks this process holds, by what is locked: a POSIX lock is the process's, and closing
+/// any descriptor of its file drops it, so a lock held is never taken (nor probed) again.
+static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A partition's lock for an `--apply`, held from before its plan is read to after the last
+/// rename and directory fsync (until dropped).
+#[derive(Debug)]
+pub struct PartitionLock {
+    key: PathBuf,
+    _file: File,
+}
+
+impl Drop for PartitionLock {
+    fn drop(&mut self) {
+        if let Ok(mut held) = HELD.lock() {
+            held.retain(|k| *k != self.key);
+        }
+    }
+}
+
+/// Takes the lock an `--apply` on the partition directory `dir` holds: its log dir's `.lock`
+/// as the broker takes it (a POSIX write lock, `FileChannel.tryLock`), so a broker starting
+/// meanwhile fails as against another broker; where there is no `.lock` (a copy, or no log
+/// dir), a `flock` on the partition directory itself, which the broker ignores and which
+/// leaves no file behind. Taken again in this process, it is the lock held already. Another
+/// holder: refused naming it, or waited for (`wait`).
+pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
+    let dir_real = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
+    let lock_path = parent(&dir_real).join(LOCK_FILE_NAME);
+    // The registry first: opening and closing the held `.lock` again would drop its lock.
+    let mut held = HELD.lock().map_err(|_| Error::invalid(dir, "lock registry poisoned"))?;
+    if held.contains(&lock_path) || held.contains(&dir_real) {
+        return Ok(None);
+    }
+    let file = match OpenOptions::new().read(true).write(true).open(&lock_path) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(&lock_path, e)),
+    };
+    let key = if file.is_some() {
+        lock_path.clone()
+    } else {
+        dir_real.clone()
+    };
+    let (file, refused) = match file {
+        Some(f) => {
+            let lock = write_lock_request();
+            let cmd = if wait { libc::F_SETLKW } else { libc::F_SETLK };
+            // SAFETY: the descriptor is open; `lock` is a valid flock.
+            if unsafe { libc::fcntl(f.as_raw_fd(), cmd, &lock) } == 0 {
+                (f, None)
+            } else {
+                let who = lock_holder(parent(&dir_real))?;
+                (f, Some(who.map_or_else(|| "another process".into(), holder_name)))
+            }
+        }
+        None => {
+            let d = File::open(&dir_real).map_err(|e| Error::io(dir, e))?;
+            let op = libc::LOCK_EX | if wait { 0 } else { libc::LOCK_NB };
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(d.as_raw_fd(), op) } == 0 {
+                (d, None)
+            } else {
+                let who = flock_holder(&d).map_or_else(|| "another process".into(), holder_name);
+                (d, Some(who))
+            }
+        }
+    };
+    if let Some(who) = refused {
+        return Err(Error::invalid(
+            &key,
+            format!(
+                "locked by {who}; stop it or rerun with --wait; kseg works on a partition \
+                 only while nothing else does; nothing was changed"
+            ),
+        ));
+    }
+    held.push(key.clone());
+    Ok(Some(PartitionLock {
+        key,
+        _file: file,
+    }))
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
@@ -404,12 +488,20 @@ fn write_tmp(from: &Path, to: &Path, owner: Owner, steps: &mut Steps) -> Result<
 /// running full removes the temporary files of the run.
 fn replace_files(
     writes: &[(&Path, &Path)],
+    planned: &[Change],
     owners: &mut Owners,
     steps: &mut Steps,
 ) -> Result<()> {
     let mut tmps = Vec::with_capacity(writes.len());
-    for &(from, to) in writes {
+    for (&(from, to), c) in writes.iter().zip(planned) {
         steps.next(to)?;
+        if let Err(e) = check_unchanged(c) {
+            // The temporary files written so far are this run's alone.
+            for t in &tmps {
+                let _ = std::fs::remove_file(t);
+            }
+            return Err(e);
+        }
         let written = owners
             .for_file(to)
             .and_then(|owner| write_tmp(from, to, owner, steps))
@@ -709,6 +801,64 @@ fn set_owner(f: &File, path: &Path, o: Owner) -> Result<()> {
         .map_err(|e| Error::io(path, e))
 }
 
+/// Test hook: a directory where the process, at each pause point (`locked`: the lock taken,
+/// nothing read; `step-N`: before step N; `applied`: the last rename and fsync done, the lock
+/// still held), creates a file of that name and waits until the test removes it.
+pub const PAUSE_DIR_VAR: &str = "KSEG_TEST_PAUSE_DIR";
+
+/// Pauses at `point` when [`PAUSE_DIR_VAR`] is set.
+pub fn pause(point: &str) {
+    let Some(d) = std::env::var_os(PAUSE_DIR_VAR) else {
+        return;
+    };
+    let f = Path::new(&d).join(point);
+    if std::fs::write(&f, b"").is_ok() {
+        while f.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+/// Refuses a change to a file that is not what the plan read: its size differs from the
+/// plan's, or it appeared or went away since (another process changed the partition).
+fn check_unchanged(c: &Change) -> Result<()> {
+    let (file, planned): (&Path, Option<u64>) = match c {
+        Change::Write {
+            file,
+            size_before: Some(n),
+            ..
+        } => (file, Some(*n)),
+        // A new file: the rename puts it in place whatever is there.
+        Change::Write { .. } => return Ok(()),
+        Change::Truncate {
+            file, size_before, ..
+        }
+        | Change::Delete {
+            file, size_before, ..
+        } => (file, Some(*size_before)),
+        // A rename is checked by its own done-already test.
+        Change::Rename { .. } => return Ok(()),
+    };
+    let now = match std::fs::symlink_metadata(file) {
+        Ok(m) => Some(m.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(file, e)),
+    };
+    // A deletion done by an interrupted earlier attempt is done.
+    if now != planned && !(matches!(c, Change::Delete { .. }) && now.is_none()) {
+        return Err(Error::invalid(
+            file,
+            format!(
+                "changed since the plan was made ({} bytes planned, {} now): stopped, \
+                 changing nothing more; rerun to plan again",
+                planned.map_or("absent".into(), |n| n.to_string()),
+                now.map_or("absent".into(), |n| n.to_string())
+            ),
+        ));
+    }
+    Ok(())
+}
+
 struct Steps {
     done: usize,
     fail_before: Option<usize>,
@@ -728,6 +878,7 @@ impl Steps {
         if let Some(hook) = self.before {
             hook(self.done);
         }
+        pause(&format!("step-{}", self.done));
         if self.fail_before == Some(self.done) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::StorageFull,
@@ -1003,8 +1154,9 @@ pub fn apply(
         refuse_inside_log_dir(b, dir, "backup directory")?;
     }
     refuse_non_partition(dir)?;
-    // Held until the end of the function, so for every change.
-    let _lock = hold_lock(parent(dir))?;
+    // Held until the end of the function, so for every change (the caller's, when it took
+    // it before reading what the plan depends on).
+    let _lock = lock_partition(dir, false)?;
     check_links(dir, changes)?;
     check_writable(changes)?;
     let mut owners = Owners::default();
@@ -1035,13 +1187,14 @@ pub fn apply(
             })
             .collect();
         if !run.is_empty() {
-            replace_files(&run, &mut owners, &mut steps)?;
+            replace_files(&run, &changes[i..i + run.len()], &mut owners, &mut steps)?;
             i += run.len();
             continue;
         }
         let c = &changes[i];
         i += 1;
         steps.next(c.file())?;
+        check_unchanged(c)?;
         match c {
             Change::Write { .. } => unreachable!("a write is carried out in its run, above"),
             Change::Truncate {
@@ -1079,6 +1232,7 @@ pub fn apply(
             }
         }
     }
+    pause("applied");
     Ok(backup)
 }
 
