@@ -309,7 +309,9 @@ pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
     let dir_real = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
     let lock_path = parent(&dir_real).join(LOCK_FILE_NAME);
     // The registry first: opening and closing the held `.lock` again would drop its lock.
-    let mut held = HELD.lock().map_err(|_| Error::invalid(dir, "lock registry poisoned"))?;
+    let mut held = HELD
+        .lock()
+        .map_err(|_| Error::invalid(dir, "lock registry poisoned"))?;
     if held.contains(&lock_path) || held.contains(&dir_real) {
         return Ok(None);
     }
@@ -332,7 +334,10 @@ pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
                 (f, None)
             } else {
                 let who = lock_holder(parent(&dir_real))?;
-                (f, Some(who.map_or_else(|| "another process".into(), holder_name)))
+                (
+                    f,
+                    Some(who.map_or_else(|| "another process".into(), holder_name)),
+                )
             }
         }
         None => {
@@ -357,10 +362,7 @@ pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
         ));
     }
     held.push(key.clone());
-    Ok(Some(PartitionLock {
-        key,
-        _file: file,
-    }))
+    Ok(Some(PartitionLock { key, _file: file }))
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
@@ -712,7 +714,11 @@ impl Owners {
             let e = e.map_err(|e| Error::io(dir, e))?;
             let kafka = crate::format::names::classify(&e.file_name().to_string_lossy())
                 != crate::format::names::FileKind::Unknown;
-            if kafka && e.file_type().map_err(|err| Error::io(&e.path(), err))?.is_file() {
+            if kafka
+                && e.file_type()
+                    .map_err(|err| Error::io(&e.path(), err))?
+                    .is_file()
+            {
                 found = Some(Owner::of(
                     &e.metadata().map_err(|err| Error::io(&e.path(), err))?,
                 ));
