@@ -177,7 +177,7 @@ fn the_lock_spans_plan_to_last_rename_and_excludes_a_second_apply() {
     let dir = crashed_partition(root.path());
     let pauses = root.path().join("pauses");
     std::fs::create_dir(&pauses).unwrap();
-    let mut child = Command::new(KSEG)
+    let child = Command::new(KSEG)
         .args(["recover", "--apply", "--no-backup", s(&dir)])
         .env("KSEG_TEST_PAUSE_DIR", &pauses)
         .stderr(Stdio::piped())
