@@ -171,11 +171,11 @@ fn at_pause(pauses: &Path, name: &str, probe: impl FnOnce()) {
     std::fs::remove_file(f).unwrap();
 }
 
-#[test]
-fn the_lock_spans_plan_to_last_rename_and_excludes_a_second_apply() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = crashed_partition(root.path());
-    let pauses = root.path().join("pauses");
+/// `recover --apply` of a crashed partition under `root`, pausing at every point of the
+/// test hook: the partition, the pause directory and the child.
+fn paused_recover(root: &Path) -> (PathBuf, PathBuf, std::process::Child) {
+    let dir = crashed_partition(root);
+    let pauses = root.join("pauses");
     std::fs::create_dir(&pauses).unwrap();
     let child = Command::new(KSEG)
         .args(["recover", "--apply", "--no-backup", s(&dir)])
@@ -183,6 +183,13 @@ fn the_lock_spans_plan_to_last_rename_and_excludes_a_second_apply() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    (dir, pauses, child)
+}
+
+#[test]
+fn the_lock_spans_plan_to_last_rename_and_excludes_a_second_apply() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, pauses, child) = paused_recover(root.path());
     at_pause(&pauses, "locked", || {
         assert!(flocked(&dir), "locked before the plan reads the .log");
         let (code, err) = run(&["recover", "--apply", "--no-backup", s(&dir)], &[]);
@@ -220,15 +227,7 @@ fn the_lock_spans_plan_to_last_rename_and_excludes_a_second_apply() {
 #[test]
 fn a_file_changed_after_the_plan_stops_the_apply() {
     let root = tempfile::tempdir().unwrap();
-    let dir = crashed_partition(root.path());
-    let pauses = root.path().join("pauses");
-    std::fs::create_dir(&pauses).unwrap();
-    let child = Command::new(KSEG)
-        .args(["recover", "--apply", "--no-backup", s(&dir)])
-        .env("KSEG_TEST_PAUSE_DIR", &pauses)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (dir, pauses, child) = paused_recover(root.path());
     at_pause(&pauses, "locked", || {});
     at_pause(&pauses, "step-0", || {
         // Another writer (not kseg's lock-holding self) grows every index.
