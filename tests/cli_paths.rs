@@ -546,9 +546,10 @@ fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
             (1, "a broker would not load this file under this name"),
             (2, "not a segment file"),
         ),
+        // Applied only inside a partition directory (issue 34).
         (
             &["rebuild-index", "--apply"],
-            (0, "a broker would not load this file under this name"),
+            (2, "not a partition directory"),
             (2, "not a segment file"),
         ),
         // recover takes several paths (issue 22): each file is refused.
@@ -582,12 +583,6 @@ fn every_subcommand_on_a_renamed_segment_and_a_file_glob() {
             stdout.contains(renamed_words) || stderr.contains(renamed_words),
             "{args:?}: {stdout}{stderr}"
         );
-        if args == &["rebuild-index", "--apply"] {
-            // What it wrote: the renamed segment's own indexes, nothing else.
-            for f in ["renamed.index", "renamed.timeindex"] {
-                std::fs::remove_file(tmp.path().join(f)).unwrap();
-            }
-        }
         let files = common::listing(&dir);
         let (code, _, stderr) = run(&os(args)
             .chain(files.iter().map(|f| f.as_os_str()))
@@ -679,17 +674,15 @@ fn a_renamed_snapshot_takes_its_offset_from_its_own_entries() {
 }
 
 /// `rebuild-index` of a renamed segment reads it as verify and dump do (base offset from its
-/// first batch) and writes its indexes beside it under its stem: the bytes the broker's
-/// recovery rebuilds for that segment under its own name (the reference's
-/// `expected-recovered`, where `LogSegment.recover` rebuilt segment 317's indexes).
+/// first batch) and plans its indexes beside it under its stem; outside a partition
+/// directory `--apply` is refused, nothing written.
 #[test]
-fn rebuild_index_rebuilds_a_renamed_segment_beside_it() {
+fn rebuild_index_plans_a_renamed_segment_and_applies_only_in_a_partition() {
     let Some(reference) = common::reference_dir() else {
         return;
     };
     let scenario = reference.join("a-plain-v2");
     let input = scenario.join("input/orders-0");
-    let expected = scenario.join("expected-recovered/orders-0");
     let tmp = tempfile::tempdir().unwrap();
     let copy = tmp.path().join("copy.log");
     std::fs::copy(input.join("00000000000000000317.log"), &copy).unwrap();
@@ -712,32 +705,25 @@ fn rebuild_index_rebuilds_a_renamed_segment_beside_it() {
         stdout.contains("read with offset 317 from its first batch"),
         "{stdout}"
     );
+    // Outside a partition directory the plan is a reading only: --apply is refused, nothing
+    // changed (issue 34).
     let (code, stdout, stderr) = run(&[
         "rebuild-index".as_ref(),
         "--apply".as_ref(),
         "--no-backup".as_ref(),
         copy.as_os_str(),
     ]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
-    for suffix in ["index", "timeindex"] {
-        assert_eq!(
-            std::fs::read(tmp.path().join(format!("copy.{suffix}"))).unwrap(),
-            std::fs::read(expected.join(format!("00000000000000000317.{suffix}"))).unwrap(),
-            "{suffix}"
-        );
-    }
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("not a partition directory"), "{stderr}");
     let names: Vec<String> = common::listing(tmp.path())
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(names, ["copy.index", "copy.log", "copy.timeindex"]);
-    // The log itself is left as it is, and a rerun plans nothing.
+    assert_eq!(names, ["copy.index", "copy.log"]);
     assert_eq!(
-        std::fs::read(&copy).unwrap(),
-        std::fs::read(input.join("00000000000000000317.log")).unwrap()
+        std::fs::read(tmp.path().join("copy.index")).unwrap(),
+        std::fs::read(input.join("00000000000000000317.index")).unwrap()
     );
-    let (code, stdout, stderr) = run(&["rebuild-index".as_ref(), copy.as_os_str()]);
-    assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
 /// Output into a pipe whose reader is gone (`kseg … | head` after head exits) ends quietly:

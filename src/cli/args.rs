@@ -10,7 +10,7 @@ use clap::Args;
 use super::progress::{Bar, Counting};
 use super::{fail, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
-use crate::ops::repair::apply::{ApplyOptions, Backup};
+use crate::ops::repair::apply::{ApplyOptions, Backup, PartitionLock};
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 use crate::storage::LogConfig;
 
@@ -47,6 +47,10 @@ pub struct RepairArgs {
     /// dir; one inside the log dir is refused: the broker would take it for a partition).
     #[arg(long, value_name = "DIR")]
     pub backup_dir: Option<PathBuf>,
+    /// With --apply: wait for the partition's lock (a broker's or another kseg's) instead of
+    /// refusing.
+    #[arg(long)]
+    pub wait: bool,
     /// Print the plan or report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -94,6 +98,29 @@ impl RepairArgs {
 
     pub fn now_ms(&self) -> i64 {
         self.now.unwrap_or_else(wall_clock_ms)
+    }
+
+    /// With `--apply`: the locks of the partitions at `paths` (partition directories, or
+    /// files in one), taken before anything a plan depends on is read and held until the
+    /// command ends. A dry run reads only and takes none.
+    pub fn lock(&self, paths: &[PathBuf]) -> crate::Result<Vec<PartitionLock>> {
+        if !self.apply {
+            return Ok(Vec::new());
+        }
+        let mut locks = Vec::new();
+        for p in paths {
+            let dir = if p.is_dir() {
+                p.as_path()
+            } else {
+                match p.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                }
+            };
+            locks.extend(crate::ops::repair::apply::lock_partition(dir, self.wait)?);
+        }
+        crate::ops::repair::apply::pause("locked");
+        Ok(locks)
     }
 
     pub fn apply_options(&self, dir: &Path) -> ApplyOptions {
@@ -251,6 +278,19 @@ pub fn finish_many<'d>(
     changing.iter().fold(code, |code, dir| {
         code.max(report_applied(apply(dir, &repair.apply_options(dir))))
     })
+}
+
+/// A dry run's statement of the disk space its `--apply` would take (the backup's bytes on
+/// disk, the new files', each file system's free space), on stderr; nothing for an apply or an
+/// empty plan.
+pub fn note_space(repair: &RepairArgs, dir: &Path, changes: &[crate::ops::repair::apply::Change]) {
+    if repair.apply || changes.is_empty() {
+        return;
+    }
+    match crate::ops::repair::apply::space(dir, changes, &repair.apply_options(dir).backup) {
+        Ok(s) => eprintln!("{}: --apply would take {s}", dir.display()),
+        Err(e) => eprintln!("{}: disk space unknown: {e}", dir.display()),
+    }
 }
 
 /// A dry run's exit status 1, with how many files would change and what to do next.

@@ -86,7 +86,22 @@ pub fn run(args: CompactArgs) -> u8 {
         producer_id_expiration_ms: args.repair.producer_id_expiration_ms,
         ..CompactOptions::new(args.repair.now_ms())
     };
+    // Before anything the plan depends on is read; held until the command ends.
+    let _locks = match args.repair.lock(std::slice::from_ref(&args.path)) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
+    };
     if let Some(out_dir) = &args.out {
+        // The broker fails a whole log dir over a directory it cannot take for a partition.
+        if crate::ops::repair::log_dir::log_dir_of(&args.path).is_some() {
+            if let Err(e) = crate::ops::repair::apply::refuse_inside_log_dir(
+                out_dir,
+                &args.path,
+                "output directory",
+            ) {
+                return fail(&e);
+            }
+        }
         let cleaned = args
             .repair
             .progress("cleaning")

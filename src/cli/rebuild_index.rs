@@ -51,6 +51,11 @@ pub fn run(mut args: RebuildIndexArgs) -> u8 {
     for (d, why) in &skipped {
         notice(&format!("{}: left out: {why}", d.display()));
     }
+    // Before anything the plan depends on is read; held until the command ends.
+    let _locks = match args.repair.lock(&targets) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
+    };
     // Paths of one partition stay together (segment files of one directory are one plan).
     let expanded = targets != args.paths;
     let groups: Vec<Vec<PathBuf>> = if expanded {
@@ -78,6 +83,7 @@ pub fn run(mut args: RebuildIndexArgs) -> u8 {
             crate::cli::render::out!("{}", p.render_text(args.repair.verbose));
         }
         if !expanded {
+            super::args::note_space(&args.repair, &p.dir, &p.changes);
             code = code.max(finish(
                 files_changed(&p.changes),
                 &args.repair,

@@ -117,6 +117,11 @@ pub fn run(mut args: RecoverArgs) -> u8 {
     for (d, why) in &skipped {
         notice(&format!("{}: left out: {why}", d.display()));
     }
+    // Before anything the plan depends on is read; held until the command ends.
+    let _locks = match args.repair.lock(&dirs) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
+    };
     // One partition named: the plan alone, as it always was.
     if let [dir] = dirs.as_slice() {
         if args.paths.len() == 1 && args.paths[0] == *dir {
@@ -144,6 +149,7 @@ pub fn run(mut args: RecoverArgs) -> u8 {
                 );
             }
             notes(&plan);
+            super::args::note_space(&args.repair, dir, &plan.changes);
             return finish(files_changed(&plan.changes), &args.repair, dir, |o| {
                 plan.apply(o)
             });

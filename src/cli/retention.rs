@@ -48,6 +48,11 @@ pub fn run(args: RetentionArgs) -> u8 {
         config: args.repair.config(),
         producer_id_expiration_ms: args.repair.producer_id_expiration_ms,
     };
+    // Before anything the plan depends on is read; held until the command ends.
+    let _locks = match args.repair.lock(std::slice::from_ref(&args.path)) {
+        Ok(l) => l,
+        Err(e) => return fail(&e),
+    };
     let planned = args
         .repair
         .progress("reading")

@@ -251,32 +251,118 @@ pub fn lock_holder(log_dir: &Path) -> Result<Option<i32>> {
     Ok((lock.l_type != libc::F_UNLCK as libc::c_short).then_some(lock.l_pid))
 }
 
-/// Takes the log dir's `.lock` as the broker does (a POSIX write lock, `FileChannel.tryLock`),
-/// for as long as the returned file is open: a broker starting meanwhile fails to lock it as it
-/// would against another broker. A log dir without `.lock` (a copy, or no log dir at all) gets
-/// none: creating one would leave a file the user did not have.
-fn hold_lock(log_dir: &Path) -> Result<Option<File>> {
-    let path = log_dir.join(LOCK_FILE_NAME);
-    let file = match OpenOptions::new().read(true).write(true).open(&path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    let lock = write_lock_request();
-    // SAFETY: as in `lock_holder`; F_SETLK does not block.
-    if unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) } == 0 {
-        return Ok(Some(file));
+/// What a process holding a lock is, for the refusal: another kseg, a broker, or (an OFD
+/// lock, which reports no pid) some process.
+fn holder_name(pid: i32) -> String {
+    if pid <= 0 {
+        return "a process (OFD lock)".to_string();
     }
-    let held_by = lock_holder(log_dir)?.map_or_else(
-        || "another process".to_string(),
-        |pid| format!("process {pid}"),
-    );
-    Err(Error::invalid(
-        &path,
-        format!(
-            "the log directory is locked by {held_by} (a running broker?); stop it before --apply; nothing was changed"
-        ),
-    ))
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    if comm.trim() == "kseg" {
+        format!("another kseg, pid {pid}")
+    } else {
+        format!("a broker, pid {pid}")
+    }
+}
+
+/// The pid holding a `flock` on the inode of `f`, from `/proc/locks`.
+fn flock_holder(f: &File) -> Option<i32> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata().ok()?;
+    let (major, minor) = (libc::major(m.dev()), libc::minor(m.dev()));
+    let id = format!("{major:02x}:{minor:02x}:{}", m.ino());
+    std::fs::read_to_string("/proc/locks")
+        .ok()?
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.len() > 5 && w[1] == "FLOCK" && w[5] == id)
+        .and_then(|w| w[4].parse().ok())
+}
+
+/// The locks this process holds, by what is locked: a POSIX lock is the process's, and closing
+/// any descriptor of its file drops it, so a lock held is never taken (nor probed) again.
+static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A partition's lock for an `--apply`, held from before its plan is read to after the last
+/// rename and directory fsync (until dropped).
+#[derive(Debug)]
+pub struct PartitionLock {
+    key: PathBuf,
+    _file: File,
+}
+
+impl Drop for PartitionLock {
+    fn drop(&mut self) {
+        if let Ok(mut held) = HELD.lock() {
+            held.retain(|k| *k != self.key);
+        }
+    }
+}
+
+/// Takes the lock an `--apply` on the partition directory `dir` holds: its log dir's `.lock`
+/// as the broker takes it (a POSIX write lock, `FileChannel.tryLock`), so a broker starting
+/// meanwhile fails as against another broker; where there is no `.lock` (a copy, or no log
+/// dir), a `flock` on the partition directory itself, which the broker ignores and which
+/// leaves no file behind. Taken again in this process, it is the lock held already. Another
+/// holder: refused naming it, or waited for (`wait`).
+pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
+    let dir_real = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
+    let lock_path = parent(&dir_real).join(LOCK_FILE_NAME);
+    // The registry first: opening and closing the held `.lock` again would drop its lock.
+    let mut held = HELD
+        .lock()
+        .map_err(|_| Error::invalid(dir, "lock registry poisoned"))?;
+    if held.contains(&lock_path) || held.contains(&dir_real) {
+        return Ok(None);
+    }
+    let file = match OpenOptions::new().read(true).write(true).open(&lock_path) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(&lock_path, e)),
+    };
+    let key = if file.is_some() {
+        lock_path.clone()
+    } else {
+        dir_real.clone()
+    };
+    let (file, refused) = match file {
+        Some(f) => {
+            let lock = write_lock_request();
+            let cmd = if wait { libc::F_SETLKW } else { libc::F_SETLK };
+            // SAFETY: the descriptor is open; `lock` is a valid flock.
+            if unsafe { libc::fcntl(f.as_raw_fd(), cmd, &lock) } == 0 {
+                (f, None)
+            } else {
+                let who = lock_holder(parent(&dir_real))?;
+                (
+                    f,
+                    Some(who.map_or_else(|| "another process".into(), holder_name)),
+                )
+            }
+        }
+        None => {
+            let d = File::open(&dir_real).map_err(|e| Error::io(dir, e))?;
+            let op = libc::LOCK_EX | if wait { 0 } else { libc::LOCK_NB };
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(d.as_raw_fd(), op) } == 0 {
+                (d, None)
+            } else {
+                let who = flock_holder(&d).map_or_else(|| "another process".into(), holder_name);
+                (d, Some(who))
+            }
+        }
+    };
+    if let Some(who) = refused {
+        return Err(Error::invalid(
+            &key,
+            format!(
+                "locked by {who}; stop it or rerun with --wait; kseg works on a partition \
+                 only while nothing else does; nothing was changed"
+            ),
+        ));
+    }
+    held.push(key.clone());
+    Ok(Some(PartitionLock { key, _file: file }))
 }
 
 fn sync_dir(dir: &Path) -> Result<()> {
@@ -341,7 +427,7 @@ fn tmp_path(to: &Path) -> PathBuf {
 /// rerun's plan to remove. Two of the executor's steps lie inside: half the bytes written (a
 /// crash there leaves a partial temporary file) and the rest written (where an injected fault
 /// is the disk running full).
-fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
+fn write_tmp(from: &Path, to: &Path, owner: Owner, steps: &mut Steps) -> Result<PathBuf> {
     let tmp = tmp_path(to);
     // A source held in memory (most new files of a plan over many segments) is answered and
     // copied from its record, no file opened.
@@ -354,6 +440,11 @@ fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
         None
     };
     let mut out = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    if let Err(e) = set_owner(&out, &tmp, owner) {
+        drop(out);
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     let mut copy = |n: Option<u64>, out: &mut File| match source.as_mut() {
         // A file's copy stays the kernel's (`copy_file_range`).
         Some(Reader::File(s)) => match n {
@@ -397,11 +488,26 @@ fn write_tmp(from: &Path, to: &Path, steps: &mut Steps) -> Result<PathBuf> {
 /// order they were made (ext4's and XFS's journals commit in order), so a crash among them
 /// leaves a prefix of the plan done, as one fsync of the directory per rename would. The disk
 /// running full removes the temporary files of the run.
-fn replace_files(writes: &[(&Path, &Path)], steps: &mut Steps) -> Result<()> {
+fn replace_files(
+    writes: &[(&Path, &Path)],
+    planned: &[Change],
+    owners: &mut Owners,
+    steps: &mut Steps,
+) -> Result<()> {
     let mut tmps = Vec::with_capacity(writes.len());
-    for &(from, to) in writes {
+    for (&(from, to), c) in writes.iter().zip(planned) {
         steps.next(to)?;
-        let written = write_tmp(from, to, steps).map(|tmp| tmps.push(tmp));
+        if let Err(e) = check_unchanged(c) {
+            // The temporary files written so far are this run's alone.
+            for t in &tmps {
+                let _ = std::fs::remove_file(t);
+            }
+            return Err(e);
+        }
+        let written = owners
+            .for_file(to)
+            .and_then(|owner| write_tmp(from, to, owner, steps))
+            .map(|tmp| tmps.push(tmp));
         remove_on_io_error(written, &tmps)?;
     }
     let dir = parent(writes[0].1);
@@ -516,6 +622,22 @@ fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
     Ok(())
 }
 
+/// A repair changes a partition directory only: a plan over a file beside non-Kafka files
+/// (`rebuild-index docs/server.log` would write `docs/server.index`) is a reading, not a
+/// repair.
+fn refuse_non_partition(dir: &Path) -> Result<()> {
+    let real = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
+    let name = real.file_name().unwrap_or_default().to_string_lossy();
+    if crate::format::names::parse_partition_dir(&name).is_none() {
+        return Err(Error::invalid(
+            dir,
+            "not a partition directory (<topic>-<partition>): --apply changes Kafka files in \
+             a partition directory only; nothing was changed",
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses files and directories the executor could not change, before anything changes.
 fn check_writable(changes: &[Change]) -> Result<()> {
     // The directory of the change before: a plan's files lie in one or two directories.
@@ -547,6 +669,202 @@ fn check_writable(changes: &[Change]) -> Result<()> {
     Ok(())
 }
 
+/// The owner, group and permission bits a file the executor writes must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Owner {
+    uid: u32,
+    gid: u32,
+    mode: u32,
+}
+
+impl Owner {
+    fn of(m: &std::fs::Metadata) -> Owner {
+        use std::os::unix::fs::MetadataExt;
+        Owner {
+            uid: m.uid(),
+            gid: m.gid(),
+            mode: m.mode() & 0o7777,
+        }
+    }
+}
+
+/// What each written file must be owned by: a rewritten file keeps its own owner, group and
+/// mode (a broker running as `kafka` opens its indexes read-write, so a repair run with sudo
+/// must not leave them root's); a new file takes those of its directory's Kafka files, or the
+/// directory's owner with its permission bits minus execute. One answer per directory,
+/// looked up once.
+#[derive(Default)]
+struct Owners {
+    by_dir: std::collections::HashMap<PathBuf, Owner>,
+}
+
+impl Owners {
+    fn for_file(&mut self, file: &Path) -> Result<Owner> {
+        match std::fs::symlink_metadata(file) {
+            Ok(m) => return Ok(Owner::of(&m)),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(file, e)),
+            Err(_) => {}
+        }
+        let dir = parent(file);
+        if let Some(o) = self.by_dir.get(dir) {
+            return Ok(*o);
+        }
+        let mut found = None;
+        for e in crate::storage::files::read_dir(dir)? {
+            let e = e.map_err(|e| Error::io(dir, e))?;
+            let kafka = crate::format::names::classify(&e.file_name().to_string_lossy())
+                != crate::format::names::FileKind::Unknown;
+            if kafka
+                && e.file_type()
+                    .map_err(|err| Error::io(&e.path(), err))?
+                    .is_file()
+            {
+                found = Some(Owner::of(
+                    &e.metadata().map_err(|err| Error::io(&e.path(), err))?,
+                ));
+                break;
+            }
+        }
+        let owner = match found {
+            Some(o) => o,
+            None => {
+                let m = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
+                let o = Owner::of(&m);
+                Owner {
+                    mode: o.mode & 0o666,
+                    ..o
+                }
+            }
+        };
+        self.by_dir.insert(dir.to_path_buf(), owner);
+        Ok(owner)
+    }
+
+    /// Refuses, before anything changes, a plan whose written files this process could not
+    /// give their owner: only root can give a file to another user, or to a group it is not in.
+    fn check(&mut self, changes: &[Change]) -> Result<()> {
+        // SAFETY: plain system calls without arguments.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        if euid == 0 {
+            return Ok(());
+        }
+        let groups = own_groups();
+        for c in changes {
+            if let Change::Write { file, .. } = c {
+                let o = self.for_file(file)?;
+                if o.uid != euid || (o.gid != egid && !groups.contains(&o.gid)) {
+                    return Err(Error::invalid(
+                        file,
+                        format!(
+                            "the file must stay owned by {} (group {}), which this user (uid \
+                             {euid}) cannot give it; run as that user or as root; nothing was \
+                             changed",
+                            user_name(o.uid),
+                            o.gid
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// This process's supplementary groups.
+fn own_groups() -> Vec<u32> {
+    // SAFETY: a size query, then a buffer of that size.
+    let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+    let mut g = vec![0; n.max(0) as usize];
+    let n = unsafe { libc::getgroups(n, g.as_mut_ptr()) };
+    g.truncate(n.max(0) as usize);
+    g
+}
+
+/// `uid`'s user name from the password database, else the number.
+fn user_name(uid: u32) -> String {
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut out = std::ptr::null_mut();
+    // SAFETY: getpwuid_r writes into `pwd` and `buf`, both ours and of the sizes given.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut pwd, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if rc == 0 && !out.is_null() {
+        // SAFETY: on success `pw_name` points at a NUL-terminated name inside `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+        return format!("{} (uid {uid})", name.to_string_lossy());
+    }
+    format!("uid {uid}")
+}
+
+/// Gives the open file `f` (at `path`) the owner, group and mode `o`.
+fn set_owner(f: &File, path: &Path, o: Owner) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let cur = Owner::of(&f.metadata().map_err(|e| Error::io(path, e))?);
+    if (cur.uid, cur.gid) != (o.uid, o.gid) {
+        std::os::unix::fs::fchown(f, Some(o.uid), Some(o.gid)).map_err(|e| Error::io(path, e))?;
+    }
+    // After the chown, which clears set-id bits.
+    f.set_permissions(std::fs::Permissions::from_mode(o.mode))
+        .map_err(|e| Error::io(path, e))
+}
+
+/// Test hook: a directory where the process, at each pause point (`locked`: the lock taken,
+/// nothing read; `step-N`: before step N; `applied`: the last rename and fsync done, the lock
+/// still held), creates a file of that name and waits until the test removes it.
+pub const PAUSE_DIR_VAR: &str = "KSEG_TEST_PAUSE_DIR";
+
+/// Pauses at `point` when [`PAUSE_DIR_VAR`] is set.
+pub fn pause(point: &str) {
+    let Some(d) = std::env::var_os(PAUSE_DIR_VAR) else {
+        return;
+    };
+    let f = Path::new(&d).join(point);
+    if std::fs::write(&f, b"").is_ok() {
+        while f.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+/// Refuses a change to a file that is not what the plan read: its size differs from the
+/// plan's, or it appeared or went away since (another process changed the partition).
+fn check_unchanged(c: &Change) -> Result<()> {
+    let (file, planned): (&Path, Option<u64>) = match c {
+        Change::Write {
+            file,
+            size_before: Some(n),
+            ..
+        } => (file, Some(*n)),
+        // A new file: the rename puts it in place whatever is there.
+        Change::Write { .. } => return Ok(()),
+        Change::Truncate {
+            file, size_before, ..
+        }
+        | Change::Delete {
+            file, size_before, ..
+        } => (file, Some(*size_before)),
+        // A rename is checked by its own done-already test.
+        Change::Rename { .. } => return Ok(()),
+    };
+    let now = match std::fs::symlink_metadata(file) {
+        Ok(m) => Some(m.len()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(file, e)),
+    };
+    // A deletion done by an interrupted earlier attempt is done.
+    if now != planned && !(matches!(c, Change::Delete { .. }) && now.is_none()) {
+        return Err(Error::invalid(
+            file,
+            format!(
+                "changed since the plan was made ({} bytes planned, {} now): stopped, \
+                 changing nothing more; rerun to plan again",
+                planned.map_or("absent".into(), |n| n.to_string()),
+                now.map_or("absent".into(), |n| n.to_string())
+            ),
+        ));
+    }
+    Ok(())
+}
+
 struct Steps {
     done: usize,
     fail_before: Option<usize>,
@@ -566,6 +884,7 @@ impl Steps {
         if let Some(hook) = self.before {
             hook(self.done);
         }
+        pause(&format!("step-{}", self.done));
         if self.fail_before == Some(self.done) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::StorageFull,
@@ -575,6 +894,247 @@ impl Steps {
         self.done += 1;
         Ok(())
     }
+}
+
+/// Whether the executor leaves `file`'s inode out of the directory for good (replaced by a
+/// write, deleted, or renamed to a name the plan then deletes): a hard link keeps it for the
+/// backup at no cost. Any other file (cut in place, or renamed to a name the broker goes on
+/// writing) is copied.
+fn leaves_for_good(file: &Path, changes: &[Change]) -> bool {
+    match changes.iter().find(|c| c.file() == file) {
+        Some(Change::Write { .. } | Change::Delete { .. }) => true,
+        Some(Change::Rename { to, .. }) => changes
+            .iter()
+            .any(|c| matches!(c, Change::Delete { file, .. } if file == to)),
+        _ => false,
+    }
+}
+
+/// The existing files `changes` touch, each once, in plan order.
+fn backed_up_files(changes: &[Change]) -> Result<Vec<(PathBuf, std::fs::Metadata)>> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for c in changes {
+        let f = c.file();
+        if !seen.insert(f.to_path_buf()) {
+            continue;
+        }
+        match std::fs::symlink_metadata(f) {
+            Ok(m) => out.push((f.to_path_buf(), m)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(f, e)),
+        }
+    }
+    Ok(out)
+}
+
+/// Test hook: the free bytes every file system reports (a too-small disk without filling one).
+pub const FREE_BYTES_VAR: &str = "KSEG_TEST_FREE_BYTES";
+
+/// Bytes free to this user on the file system of `p` (or of its nearest existing ancestor).
+fn free_bytes(p: &Path) -> Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut at = resolved(p)?;
+    while !at.exists() {
+        match at.parent() {
+            Some(up) => at = up.to_path_buf(),
+            None => break,
+        }
+    }
+    let dev = std::fs::metadata(&at).map_err(|e| Error::io(&at, e))?.dev();
+    if let Some(v) = std::env::var(FREE_BYTES_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return Ok((dev, v));
+    }
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(at.as_os_str()))
+        .map_err(|_| Error::invalid(&at, "a path with a NUL byte"))?;
+    // SAFETY: a zeroed statvfs filled by the call; `c` is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(Error::io(&at, std::io::Error::last_os_error()));
+    }
+    Ok((dev, st.f_bavail as u64 * st.f_frsize as u64))
+}
+
+/// What an apply needs on disk: the backup's bytes on disk (copies as allocated, holes kept;
+/// hard links nothing) and the new files' bytes, against the free space of each file system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Space {
+    pub backup_bytes: u64,
+    pub new_bytes: u64,
+    /// (directory, free bytes, bytes needed there) per file system touched.
+    pub filesystems: Vec<(PathBuf, u64, u64)>,
+}
+
+/// Headroom kept free on every file system: 1 MiB plus 5% of what is written.
+fn margin(need: u64) -> u64 {
+    (1 << 20) + need / 20
+}
+
+/// The disk space the apply of `changes` in `dir` with `backup` takes.
+pub fn space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<Space> {
+    use std::os::unix::fs::MetadataExt;
+    let new_bytes: u64 = changes
+        .iter()
+        .map(|c| match c {
+            Change::Write { size_after, .. } => *size_after,
+            _ => 0,
+        })
+        .sum();
+    let mut backup_bytes = 0;
+    if let Backup::Dir(_) = backup {
+        for (f, m) in backed_up_files(changes)? {
+            if !leaves_for_good(&f, changes) {
+                backup_bytes += m.blocks() * 512;
+            }
+        }
+    }
+    let (dev, free) = free_bytes(dir)?;
+    let mut filesystems = vec![(dir.to_path_buf(), free, new_bytes)];
+    if let Backup::Dir(b) = backup {
+        let (bdev, bfree) = free_bytes(b)?;
+        if bdev == dev {
+            filesystems[0].2 += backup_bytes;
+        } else {
+            filesystems.push((b.clone(), bfree, backup_bytes));
+        }
+    }
+    Ok(Space {
+        backup_bytes,
+        new_bytes,
+        filesystems,
+    })
+}
+
+impl std::fmt::Display for Space {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "backup: {} bytes on disk; new files: {} bytes",
+            self.backup_bytes, self.new_bytes
+        )?;
+        for (d, free, need) in &self.filesystems {
+            write!(f, "; {}: {need} bytes needed, {free} free", d.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Refuses, before anything changes, an apply whose new files and backup would not fit.
+fn check_space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<()> {
+    let s = space(dir, changes, backup)?;
+    for (d, free, need) in &s.filesystems {
+        if need + margin(*need) > *free {
+            return Err(Error::invalid(
+                d,
+                format!(
+                    "not enough free space: {need} bytes needed (backup {} bytes on disk, new \
+                     files {} bytes) plus a margin of {}, {free} free; free space or choose \
+                     --backup-dir on another disk; nothing was changed",
+                    s.backup_bytes,
+                    s.new_bytes,
+                    margin(*need)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A new file at `to` for a backup: never through a link, never over an existing file.
+fn create_backup_file(to: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(to)
+        .map_err(|e| Error::io(to, e))
+}
+
+/// `from` copied to the new file `to` with its holes kept (`SEEK_DATA`/`SEEK_HOLE`): a
+/// preallocated 10 MiB index costs its entries, not 10 MiB.
+fn copy_sparse(from: &Path, to: &Path) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut src = File::open(from).map_err(|e| Error::io(from, e))?;
+    let len = src.metadata().map_err(|e| Error::io(from, e))?.len();
+    let mut out = create_backup_file(to)?;
+    let fd = src.as_raw_fd();
+    let mut pos = 0u64;
+    while pos < len {
+        // SAFETY: lseek on a descriptor we own.
+        let data = unsafe { libc::lseek(fd, pos as libc::off_t, libc::SEEK_DATA) };
+        let (data, hole) = if data < 0 {
+            match std::io::Error::last_os_error().raw_os_error() {
+                // No data past `pos`: the rest is a hole.
+                Some(libc::ENXIO) => break,
+                // A file system without hole reporting: all data.
+                _ => (pos, len),
+            }
+        } else {
+            // SAFETY: as above.
+            let hole = unsafe { libc::lseek(fd, data, libc::SEEK_HOLE) };
+            (data as u64, if hole < 0 { len } else { hole as u64 })
+        };
+        src.seek(SeekFrom::Start(data))
+            .and_then(|_| out.seek(SeekFrom::Start(data)))
+            .and_then(|_| std::io::copy(&mut (&mut src).take(hole - data), &mut out))
+            .map_err(|e| Error::io(to, e))?;
+        pos = hole;
+    }
+    out.set_len(len).map_err(|e| Error::io(to, e))
+}
+
+/// Writes the backup of `changes` into `b`, a directory created for it: each existing file
+/// kept by a hard link where the apply takes its inode out of the directory for good, else by
+/// a sparse copy; then the plan, last, so a backup holding `plan.json` is complete. A
+/// directory that already holds this very plan is this plan's backup from an earlier attempt,
+/// which the originals are in already: it is kept as it is. Any other existing directory is
+/// refused (never reused).
+fn make_backup(b: &Path, changes: &[Change], plan_json: &str, steps: &mut Steps) -> Result<()> {
+    let plan = b.join(BACKUP_PLAN_FILE_NAME);
+    if let Some(root) = b.parent().filter(|r| !r.as_os_str().is_empty()) {
+        std::fs::create_dir_all(root).map_err(|e| Error::io(root, e))?;
+    }
+    match std::fs::create_dir(b) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let same_plan = std::fs::symlink_metadata(b).is_ok_and(|m| m.is_dir())
+                && std::fs::symlink_metadata(&plan).is_ok_and(|m| m.is_file())
+                && std::fs::read_to_string(&plan).is_ok_and(|p| p == plan_json);
+            if same_plan {
+                return Ok(());
+            }
+            return Err(Error::invalid(
+                b,
+                "the backup directory exists; kseg writes a backup into a new directory \
+                 only; choose another --backup-dir; nothing was changed",
+            ));
+        }
+        Err(e) => return Err(Error::io(b, e)),
+    }
+    let mut copies = Vec::new();
+    for (f, _) in backed_up_files(changes)? {
+        steps.next(&f)?;
+        let to = b.join(f.file_name().unwrap_or_default());
+        let linked = leaves_for_good(&f, changes) && std::fs::hard_link(&f, &to).is_ok();
+        if !linked {
+            copy_sparse(&f, &to)?;
+            copies.push(to);
+        }
+    }
+    steps.next(&plan)?;
+    let mut pf = create_backup_file(&plan)?;
+    pf.write_all(plan_json.as_bytes())
+        .map_err(|e| Error::io(&plan, e))?;
+    drop(pf);
+    copies.push(plan);
+    // Every copy durable before anything changes: one sync of the file system (each file's
+    // fsync where that fails), then the directory's.
+    sync_files(b, &copies)?;
+    sync_dir(b)
 }
 
 /// Carries out `changes` (already in executor order) in `dir` (the partition directory),
@@ -599,40 +1159,24 @@ pub fn apply(
         }
         refuse_inside_log_dir(b, dir, "backup directory")?;
     }
-    // Held until the end of the function, so for every change.
-    let _lock = hold_lock(parent(dir))?;
+    refuse_non_partition(dir)?;
+    // Held until the end of the function, so for every change (the caller's, when it took
+    // it before reading what the plan depends on).
+    let _lock = lock_partition(dir, false)?;
     check_links(dir, changes)?;
     check_writable(changes)?;
+    let mut owners = Owners::default();
+    owners.check(changes)?;
     let mut steps = Steps {
         done: 0,
         fail_before: opts.fail_before_step,
         before: opts.before_step,
     };
+    check_space(dir, changes, &opts.backup)?;
     let backup = match &opts.backup {
         Backup::None => None,
         Backup::Dir(b) => {
-            std::fs::create_dir_all(b).map_err(|e| Error::io(b, e))?;
-            let mut copies = Vec::new();
-            for c in changes {
-                let f = c.file();
-                if !f.exists() {
-                    continue;
-                }
-                steps.next(f)?;
-                let to = b.join(f.file_name().unwrap_or_default());
-                std::fs::copy(f, &to).map_err(|e| Error::io(&to, e))?;
-                copies.push(to);
-            }
-            let plan = b.join(BACKUP_PLAN_FILE_NAME);
-            steps.next(&plan)?;
-            File::create(&plan)
-                .and_then(|mut f| f.write_all(plan_json.as_bytes()))
-                .map_err(|e| Error::io(&plan, e))?;
-            copies.push(plan);
-            // Every copy durable before anything changes: one sync of the file system (each
-            // file's fsync where that fails), then the directory's.
-            sync_files(b, &copies)?;
-            sync_dir(b)?;
+            make_backup(b, changes, plan_json, &mut steps)?;
             Some(b.clone())
         }
     };
@@ -649,13 +1193,14 @@ pub fn apply(
             })
             .collect();
         if !run.is_empty() {
-            replace_files(&run, &mut steps)?;
+            replace_files(&run, &changes[i..i + run.len()], &mut owners, &mut steps)?;
             i += run.len();
             continue;
         }
         let c = &changes[i];
         i += 1;
         steps.next(c.file())?;
+        check_unchanged(c)?;
         match c {
             Change::Write { .. } => unreachable!("a write is carried out in its run, above"),
             Change::Truncate {
@@ -693,6 +1238,7 @@ pub fn apply(
             }
         }
     }
+    pause("applied");
     Ok(backup)
 }
 

@@ -101,6 +101,11 @@ pub fn shutdown_checkpoint_updates(
     ) else {
         return Ok(Vec::new());
     };
+    // The KRaft metadata log is the raft layer's, never in `LogManager`'s logs: no offset
+    // checkpoint of its log dir names it.
+    if pd.topic == crate::ops::inspect::ls::KRAFT_METADATA_TOPIC {
+        return Ok(Vec::new());
+    }
     let mut out = Vec::new();
     for file in [
         RECOVERY_POINT_CHECKPOINT_FILE_NAME,

@@ -1,0 +1,304 @@
+//! Repairs a broker host can live with (issue 34): owners and modes kept, sparse backups with
+//! room checked, one lock from plan to last write, stale plans stopped, backups into new
+//! directories only, refusals outside a partition.
+
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+const KSEG: &str = env!("CARGO_BIN_EXE_kseg");
+
+/// A partition `t-0` under `root` as a crashed broker leaves it: a preallocated (sparse)
+/// 10 MiB `.index`, a damaged `.timeindex`, no producer snapshot.
+fn crashed_partition(root: &Path) -> PathBuf {
+    let values: Vec<Vec<u8>> = (0..50).map(|i| format!("value-{i}").into_bytes()).collect();
+    let dir = common::write_values(root, "t", &values);
+    let index = dir.join("00000000000000000000.index");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&index)
+        .unwrap()
+        .set_len(10 << 20)
+        .unwrap();
+    std::fs::write(dir.join("00000000000000000000.timeindex"), [0xffu8; 12]).unwrap();
+    for p in common::listing(&dir) {
+        if p.extension().is_some_and(|x| x == "snapshot") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    dir
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let out = Command::new(KSEG)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// (owner, group, mode) of every file in `dir`.
+fn owners(dir: &Path) -> Vec<(String, u32, u32, u32)> {
+    common::listing(dir)
+        .iter()
+        .map(|p| {
+            let m = std::fs::metadata(p).unwrap();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                m.uid(),
+                m.gid(),
+                m.mode() & 0o7777,
+            )
+        })
+        .collect()
+}
+
+fn chown_all(dir: &Path, id: u32, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::os::unix::fs::chown(dir, Some(id), Some(id)).unwrap();
+    for p in common::listing(dir) {
+        std::os::unix::fs::chown(&p, Some(id), Some(id)).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: no arguments.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn every_apply_keeps_owners_and_modes() {
+    // CI runs as root; elsewhere the files cannot be given to another user to begin with.
+    if !is_root() {
+        assert!(std::env::var_os("CI").is_none(), "CI must run as root");
+        return;
+    }
+    for cmd in [
+        vec!["recover", "--apply", "--no-backup"],
+        vec!["rebuild-index", "--apply", "--no-backup"],
+        vec!["compact", "--apply", "--no-backup", "--now", "0"],
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let dir = crashed_partition(root.path());
+        chown_all(&dir, 4242, 0o640);
+        let before = owners(&dir);
+        let mut args = cmd.clone();
+        args.push(s(&dir));
+        let (code, err) = run(&args, &[]);
+        assert!(code == 0, "{cmd:?}: {code} {err}");
+        for (name, uid, gid, mode) in owners(&dir) {
+            assert_eq!((uid, gid, mode), (4242, 4242, 0o640), "{cmd:?}: {name}");
+        }
+        assert!(!before.is_empty());
+    }
+}
+
+#[test]
+fn backups_keep_holes_and_the_dry_run_states_their_size() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = crashed_partition(root.path());
+    let log_bytes: u64 = common::logs(&dir)
+        .iter()
+        .map(|l| std::fs::metadata(l).unwrap().len())
+        .sum();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let backup = elsewhere.path().join("backup");
+    let (code, err) = run(&["recover", "--backup-dir", s(&backup), s(&dir)], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("backup:") && err.contains("free"), "{err}");
+    assert!(!backup.exists(), "a dry run writes no backup");
+    let (code, err) = run(
+        &["recover", "--apply", "--backup-dir", s(&backup), s(&dir)],
+        &[],
+    );
+    assert_eq!(code, 0, "{err}");
+    let on_disk: u64 = common::files_under(&backup)
+        .iter()
+        .map(|p| std::fs::metadata(p).unwrap().blocks() * 512)
+        .sum();
+    assert!(
+        on_disk <= log_bytes + (1 << 20),
+        "backup takes {on_disk} bytes on disk"
+    );
+    // The preallocated index is in the backup at its length, as a hole.
+    let index = backup.join("00000000000000000000.index");
+    assert_eq!(std::fs::metadata(&index).unwrap().len(), 10 << 20);
+}
+
+#[test]
+fn a_disk_too_small_refuses_with_nothing_changed() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = crashed_partition(root.path());
+    let before = common::dir_contents(&dir);
+    let (code, err) = run(
+        &["recover", "--apply", s(&dir)],
+        &[("KSEG_TEST_FREE_BYTES", "1000")],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not enough free space"), "{err}");
+    assert_eq!(common::dir_contents(&dir), before);
+}
+
+/// Whether a `flock` on `dir` is held by another process.
+fn flocked(dir: &Path) -> bool {
+    let d = std::fs::File::open(dir).unwrap();
+    // SAFETY: flock on a descriptor we own; released when `d` closes.
+    unsafe { libc::flock(d.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
+}
+
+/// Waits for the pause file `name` in `pauses`, then runs `probe` and releases the pause.
+fn at_pause(pauses: &Path, name: &str, probe: impl FnOnce()) {
+    let f = pauses.join(name);
+    let start = Instant::now();
+    while !f.exists() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no pause {name}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    probe();
+    std::fs::remove_file(f).unwrap();
+}
+
+/// `recover --apply` of a crashed partition under `root`, pausing at every point of the
+/// test hook: the partition, the pause directory and the child.
+fn paused_recover(root: &Path) -> (PathBuf, PathBuf, std::process::Child) {
+    let dir = crashed_partition(root);
+    let pauses = root.join("pauses");
+    std::fs::create_dir(&pauses).unwrap();
+    let child = Command::new(KSEG)
+        .args(["recover", "--apply", "--no-backup", s(&dir)])
+        .env("KSEG_TEST_PAUSE_DIR", &pauses)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    (dir, pauses, child)
+}
+
+#[test]
+fn the_lock_spans_plan_to_last_rename_and_excludes_a_second_apply() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, pauses, child) = paused_recover(root.path());
+    at_pause(&pauses, "locked", || {
+        assert!(flocked(&dir), "locked before the plan reads the .log");
+        let (code, err) = run(&["recover", "--apply", "--no-backup", s(&dir)], &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!("another kseg, pid {}", child.id())),
+            "{err}"
+        );
+    });
+    // Every step, then the end, each released in turn.
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(60));
+        let applied = pauses.join("applied");
+        if applied.exists() {
+            assert!(flocked(&dir), "still locked after the last rename");
+            std::fs::remove_file(applied).unwrap();
+            break;
+        }
+        for p in common::listing(&pauses) {
+            let _ = std::fs::remove_file(p);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!flocked(&dir));
+    common::assert_verifies_clean(&dir);
+}
+
+#[test]
+fn a_file_changed_after_the_plan_stops_the_apply() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, pauses, child) = paused_recover(root.path());
+    at_pause(&pauses, "locked", || {});
+    at_pause(&pauses, "step-0", || {
+        // Another writer (not kseg's lock-holding self) grows every index.
+        for p in common::listing(&dir) {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            if n.ends_with("index") {
+                let f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+                let len = f.metadata().unwrap().len();
+                f.set_len(len + 12).unwrap();
+            }
+        }
+    });
+    let out = release_all(&pauses, child);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("changed since the plan"), "{err}");
+    // Nothing of the other writer's lost: every index still has the bytes it was grown to.
+    assert!(common::listing(&dir)
+        .iter()
+        .all(|p| !p.to_string_lossy().ends_with(".kseg-tmp")));
+}
+
+/// Releases every pause of `child` until it ends; its output.
+fn release_all(pauses: &Path, mut child: std::process::Child) -> std::process::Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(start.elapsed() < Duration::from_secs(60));
+        for p in common::listing(pauses) {
+            let _ = std::fs::remove_file(p);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_planted_link_in_the_backup_dir_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = crashed_partition(root.path());
+    let victim = root.path().join("victim.txt");
+    std::fs::write(&victim, b"keep me").unwrap();
+    let backup = root.path().join("backup");
+    std::fs::create_dir(&backup).unwrap();
+    std::os::unix::fs::symlink(&victim, backup.join("00000000000000000000.index")).unwrap();
+    let before = common::dir_contents(&dir);
+    let (code, err) = run(
+        &["recover", "--apply", "--backup-dir", s(&backup), s(&dir)],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+    assert_eq!(common::dir_contents(&dir), before);
+}
+
+#[test]
+fn rebuild_index_apply_refuses_a_file_outside_a_partition() {
+    let root = tempfile::tempdir().unwrap();
+    let part = crashed_partition(root.path());
+    let docs = root.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::copy(
+        part.join("00000000000000000000.log"),
+        docs.join("server.log"),
+    )
+    .unwrap();
+    std::fs::write(docs.join("server.index"), b"notes").unwrap();
+    let (code, err) = run(
+        &["rebuild-index", "--apply", s(&docs.join("server.log"))],
+        &[],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read(docs.join("server.index")).unwrap(), b"notes");
+    assert!(!docs.join("server.timeindex").exists());
+}
