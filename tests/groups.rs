@@ -424,3 +424,71 @@ fn transaction_rules_on_a_crafted_partition() {
         .collect();
     assert_eq!(pending, [(4, 5, 70)]);
 }
+
+/// A compact string (uvarint length + 1, then the bytes); lengths under 127 here.
+fn compact(s: &str) -> String {
+    format!("{:02x}{}", s.len() + 1, common::hex(s.as_bytes()))
+}
+
+#[test]
+fn regular_expression_subscriptions() {
+    use serde_json::json;
+    // ConsumerGroupMetadata (type 3) makes "g" a consumer group; type 16 records resolve
+    // two regexes, then a tombstone drops one.
+    let group_key = format!("0003{}", string("g"));
+    let regex_key = |r: &str| format!("0010{}{}", string("g"), string(r));
+    let regex_value = |topics: &[&str]| {
+        let list: String = topics.iter().map(|t| compact(t)).collect();
+        format!(
+            "0000{:02x}{list}{:016x}{:016x}00",
+            topics.len() + 1,
+            7,
+            1_730_000_000_000i64
+        )
+    };
+    let records = vec![
+        json!({"key_hex": group_key, "value_hex": "00000000000500"}),
+        json!({"key_hex": regex_key("a.*"), "value_hex": regex_value(&["a1", "a2"])}),
+        json!({"key_hex": regex_key("b.*"), "value_hex": regex_value(&["b1"])}),
+        json!({"key_hex": regex_key("b.*")}),
+    ];
+    let spec = json!({"topic": "__consumer_offsets", "partition": 0,
+        "ops": [{"op": "append", "batches": [{"records": records}]}]});
+    let tmp = tempfile::tempdir().unwrap();
+    let spec_path = tmp.path().join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let dir = tmp.path().join("__consumer_offsets-0");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .arg("write")
+        .arg(&spec_path)
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let report = describe_groups(std::slice::from_ref(&dir), None).unwrap();
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    let g = &report.groups[0];
+    assert_eq!(
+        (g.group.as_str(), g.group_type, g.generation),
+        ("g", "consumer", Some(5))
+    );
+    let regexes: Vec<(&str, Vec<&str>, i64)> = g
+        .regex_subscriptions
+        .iter()
+        .map(|r| {
+            (
+                r.regex.as_str(),
+                r.topics.iter().map(String::as_str).collect(),
+                r.version,
+            )
+        })
+        .collect();
+    assert_eq!(regexes, [("a.*", vec!["a1", "a2"], 7)]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .arg("groups")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("  regex a.* topics [a1,a2]"), "{text}");
+}
