@@ -357,23 +357,6 @@ fn commit_value(offset: i64) -> String {
     )
 }
 
-/// `__consumer_offsets-0` written by `kseg write` from `ops`, in a temporary directory.
-fn write_offsets(ops: &[Value]) -> (tempfile::TempDir, std::path::PathBuf) {
-    let spec = serde_json::json!({"topic": "__consumer_offsets", "partition": 0, "ops": ops});
-    let tmp = tempfile::tempdir().unwrap();
-    let spec_path = tmp.path().join("spec.json");
-    std::fs::write(&spec_path, spec.to_string()).unwrap();
-    let dir = tmp.path().join("__consumer_offsets-0");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .arg("write")
-        .arg(&spec_path)
-        .arg(&dir)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    (tmp, dir)
-}
-
 #[test]
 fn transaction_rules_on_a_crafted_partition() {
     use serde_json::json;
@@ -407,7 +390,18 @@ fn transaction_rules_on_a_crafted_partition() {
         .into_iter()
         .map(|b| json!({"op": "append", "batches": [b]}))
         .collect();
-    let (_tmp, dir) = write_offsets(&ops);
+    let spec = json!({"topic": "__consumer_offsets", "partition": 0, "ops": ops});
+    let tmp = tempfile::tempdir().unwrap();
+    let spec_path = tmp.path().join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let dir = tmp.path().join("__consumer_offsets-0");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .arg("write")
+        .arg(&spec_path)
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
     let report = describe_groups(&[dir], None).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     assert_eq!(report.groups.len(), 1);
@@ -458,7 +452,19 @@ fn regular_expression_subscriptions() {
         json!({"key_hex": regex_key("b.*"), "value_hex": regex_value(&["b1"])}),
         json!({"key_hex": regex_key("b.*")}),
     ];
-    let (_tmp, dir) = write_offsets(&[json!({"op": "append", "batches": [{"records": records}]})]);
+    let spec = json!({"topic": "__consumer_offsets", "partition": 0,
+        "ops": [{"op": "append", "batches": [{"records": records}]}]});
+    let tmp = tempfile::tempdir().unwrap();
+    let spec_path = tmp.path().join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).unwrap();
+    let dir = tmp.path().join("__consumer_offsets-0");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .arg("write")
+        .arg(&spec_path)
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
     let report = describe_groups(std::slice::from_ref(&dir), None).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     let g = &report.groups[0];
