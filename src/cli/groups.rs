@@ -81,9 +81,6 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
                 .map_or(String::new(), |e| format!(" epoch {e}"))
         )?;
     }
-    for r in &g.regex_subscriptions {
-        writeln!(out, "  regex {} topics [{}]", r.regex, r.topics.join(","))?;
-    }
     if !g.offsets.is_empty() {
         // The columns kafka-consumer-groups.sh --describe prints, then the commit's own.
         let mut t = table([

@@ -78,18 +78,6 @@ pub struct Member {
     pub member_epoch: Option<i32>,
 }
 
-/// A consumer group's regular-expression subscription (record type 16, KIP-848): the topics
-/// the coordinator last resolved it to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RegexSubscription {
-    pub regex: String,
-    pub topics: Vec<String>,
-    /// The metadata image version the regex was resolved at.
-    pub version: i64,
-    pub timestamp: i64,
-}
-
 /// One group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -106,9 +94,6 @@ pub struct Group {
     /// Consumer: the target assignment epoch.
     pub assignment_epoch: Option<i32>,
     pub members: Vec<Member>,
-    /// Consumer: the resolved regular-expression subscriptions.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub regex_subscriptions: Vec<RegexSubscription>,
     pub offsets: Vec<CommittedOffset>,
     /// Transactional commits still waiting for their transaction's marker.
     pub pending_transactional_offsets: Vec<PendingOffset>,
@@ -147,7 +132,6 @@ struct ConsumerState {
     assignment_epoch: i32,
     /// member id → (metadata, member epoch and state of its current assignment).
     members: BTreeMap<String, (Member, i32, i64)>,
-    regexes: BTreeMap<String, RegexSubscription>,
 }
 
 type Key = (String, String, i32);
@@ -280,33 +264,6 @@ impl Replay {
                     _ => {}
                 }
             }
-            "16" => {
-                let Some(regex) = s(k, "regularExpression") else {
-                    return;
-                };
-                match value {
-                    None => {
-                        if let Some(g) = self.consumer.get_mut(&group) {
-                            g.regexes.remove(regex);
-                        }
-                    }
-                    Some(v) => {
-                        let topics = v.get("topics").and_then(|t| t.as_array());
-                        let subscription = RegexSubscription {
-                            regex: regex.to_owned(),
-                            topics: topics
-                                .into_iter()
-                                .flatten()
-                                .filter_map(|t| t.as_str().map(str::to_owned))
-                                .collect(),
-                            version: int(v, "version").unwrap_or(-1),
-                            timestamp: int(v, "timestamp").unwrap_or(-1),
-                        };
-                        let g = self.consumer.entry(group).or_default();
-                        g.regexes.insert(regex.to_owned(), subscription);
-                    }
-                }
-            }
             "6" => {
                 if let Some(v) = value {
                     self.consumer.entry(group).or_default().assignment_epoch =
@@ -416,7 +373,6 @@ impl Replay {
                     generation: None,
                     assignment_epoch: None,
                     members: Vec::new(),
-                    regex_subscriptions: Vec::new(),
                     offsets: offsets.remove(&name).unwrap_or_default(),
                     pending_transactional_offsets: pending.remove(&name).unwrap_or_default(),
                 };
@@ -439,7 +395,6 @@ impl Replay {
                         "Stable"
                     };
                     g.members = c.members.into_values().map(|(m, _, _)| m).collect();
-                    g.regex_subscriptions = c.regexes.into_values().collect();
                 } else if let Some(c) = classic.remove(&name) {
                     g.group_type = "classic";
                     g.state = if c.members.is_empty() {
