@@ -210,17 +210,6 @@ static SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_INFO: St = st("TopicInfo
     f("topicId", Uuid, from(0)),
     f("topicName", Str, from(0)),
 ]);
-pub(super) static CONSUMER_GROUP_REGULAR_EXPRESSION_KEY: Msg = Msg { flex: NONE, root: &CONSUMER_GROUP_REGULAR_EXPRESSION_KEY_ROOT };
-static CONSUMER_GROUP_REGULAR_EXPRESSION_KEY_ROOT: St = st("ConsumerGroupRegularExpressionKey", only(16), SHARED, &[
-    f("groupId", Str, only(16)),
-    f("regularExpression", Str, only(16)),
-]);
-pub(super) static CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE: Msg = Msg { flex: from(0), root: &CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE_ROOT };
-static CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE_ROOT: St = st("ConsumerGroupRegularExpressionValue", only(0), SHARED, &[
-    f("topics", Arr(&Str), from(0)),
-    f("version", I64, from(0)),
-    f("timestamp", I64, from(0)),
-]);
 
 // ---- consumer-protocol member bytes (inside GroupMetadataValue of "consumer" groups) ----
 pub(super) static CONSUMER_PROTOCOL_ASSIGNMENT: Msg = Msg { flex: NONE, root: &CONSUMER_PROTOCOL_ASSIGNMENT_ROOT };
@@ -638,7 +627,6 @@ pub(super) static OFFSETS_RECORDS: &[(i16, &Msg, &Msg)] = &[
     (13, &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY, &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
     (14, &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY, &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
     (15, &SHARE_GROUP_STATE_PARTITION_METADATA_KEY, &SHARE_GROUP_STATE_PARTITION_METADATA_VALUE),
-    (16, &CONSUMER_GROUP_REGULAR_EXPRESSION_KEY, &CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE),
 ];
 
 /// `__share_group_state`: record type → key and value schemas.
