@@ -13,61 +13,16 @@ pub enum Topic {
     ShareState,
 }
 
-/// Key and value schemas by record type (the key's version prefix).
+/// Key and value schemas by record type (the key's version prefix), from the generated tables.
 pub(super) fn schemas(topic: Topic, record_type: i16) -> Option<(&'static Msg, &'static Msg)> {
-    Some(match (topic, record_type) {
-        (Topic::Offsets, 0 | 1) => (&OFFSET_COMMIT_KEY, &OFFSET_COMMIT_VALUE),
-        (Topic::Offsets, 2) => (&GROUP_METADATA_KEY, &GROUP_METADATA_VALUE),
-        (Topic::Offsets, 3) => (&CONSUMER_GROUP_METADATA_KEY, &CONSUMER_GROUP_METADATA_VALUE),
-        (Topic::Offsets, 4) => (
-            &CONSUMER_GROUP_PARTITION_METADATA_KEY,
-            &CONSUMER_GROUP_PARTITION_METADATA_VALUE,
-        ),
-        (Topic::Offsets, 5) => (
-            &CONSUMER_GROUP_MEMBER_METADATA_KEY,
-            &CONSUMER_GROUP_MEMBER_METADATA_VALUE,
-        ),
-        (Topic::Offsets, 6) => (
-            &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
-            &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
-        ),
-        (Topic::Offsets, 7) => (
-            &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
-            &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
-        ),
-        (Topic::Offsets, 8) => (
-            &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
-            &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
-        ),
-        (Topic::Offsets, 9) => (
-            &SHARE_GROUP_PARTITION_METADATA_KEY,
-            &SHARE_GROUP_PARTITION_METADATA_VALUE,
-        ),
-        (Topic::Offsets, 10) => (
-            &SHARE_GROUP_MEMBER_METADATA_KEY,
-            &SHARE_GROUP_MEMBER_METADATA_VALUE,
-        ),
-        (Topic::Offsets, 11) => (&SHARE_GROUP_METADATA_KEY, &SHARE_GROUP_METADATA_VALUE),
-        (Topic::Offsets, 12) => (
-            &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY,
-            &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE,
-        ),
-        (Topic::Offsets, 13) => (
-            &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY,
-            &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE,
-        ),
-        (Topic::Offsets, 14) => (
-            &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY,
-            &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE,
-        ),
-        (Topic::Offsets, 15) => (
-            &SHARE_GROUP_STATE_PARTITION_METADATA_KEY,
-            &SHARE_GROUP_STATE_PARTITION_METADATA_VALUE,
-        ),
-        (Topic::ShareState, 0) => (&SHARE_SNAPSHOT_KEY, &SHARE_SNAPSHOT_VALUE),
-        (Topic::ShareState, 1) => (&SHARE_UPDATE_KEY, &SHARE_UPDATE_VALUE),
-        _ => return None,
-    })
+    let table = match topic {
+        Topic::Offsets => OFFSETS_RECORDS,
+        Topic::ShareState => SHARE_STATE_RECORDS,
+    };
+    table
+        .iter()
+        .find(|(t, _, _)| *t == record_type)
+        .map(|&(_, k, v)| (k, v))
 }
 
 enum Failure {

@@ -1,5 +1,5 @@
 //! `--cluster-metadata-decoder` (dump-log.md §7.4, formats.md §12.4): the metadata record frame
-//! (uvarint frame version 1, api key, version) and the 25 record types of this Kafka version.
+//! (uvarint frame version 1, api key, version) and the record types of the generated tables.
 
 use super::json::{write_message, Json};
 use super::reader::{read_message, Buf, JResult, JavaError, Val};
@@ -7,51 +7,12 @@ use super::schema::Msg;
 use super::tables::*;
 use super::Decoded;
 
-/// Api key → enum constant name and schema.
+/// Api key → enum constant name and schema, from the generated tables.
 pub(super) fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
-    Some(match api_key {
-        0 => ("REGISTER_BROKER_RECORD", &REGISTER_BROKER_RECORD),
-        1 => ("UNREGISTER_BROKER_RECORD", &UNREGISTER_BROKER_RECORD),
-        2 => ("TOPIC_RECORD", &TOPIC_RECORD),
-        3 => ("PARTITION_RECORD", &PARTITION_RECORD),
-        4 => ("CONFIG_RECORD", &CONFIG_RECORD),
-        5 => ("PARTITION_CHANGE_RECORD", &PARTITION_CHANGE_RECORD),
-        7 => ("FENCE_BROKER_RECORD", &FENCE_BROKER_RECORD),
-        8 => ("UNFENCE_BROKER_RECORD", &UNFENCE_BROKER_RECORD),
-        9 => ("REMOVE_TOPIC_RECORD", &REMOVE_TOPIC_RECORD),
-        10 => ("DELEGATION_TOKEN_RECORD", &DELEGATION_TOKEN_RECORD),
-        11 => (
-            "USER_SCRAM_CREDENTIAL_RECORD",
-            &USER_SCRAM_CREDENTIAL_RECORD,
-        ),
-        12 => ("FEATURE_LEVEL_RECORD", &FEATURE_LEVEL_RECORD),
-        14 => ("CLIENT_QUOTA_RECORD", &CLIENT_QUOTA_RECORD),
-        15 => ("PRODUCER_IDS_RECORD", &PRODUCER_IDS_RECORD),
-        17 => (
-            "BROKER_REGISTRATION_CHANGE_RECORD",
-            &BROKER_REGISTRATION_CHANGE_RECORD,
-        ),
-        18 => ("ACCESS_CONTROL_ENTRY_RECORD", &ACCESS_CONTROL_ENTRY_RECORD),
-        19 => (
-            "REMOVE_ACCESS_CONTROL_ENTRY_RECORD",
-            &REMOVE_ACCESS_CONTROL_ENTRY_RECORD,
-        ),
-        20 => ("NO_OP_RECORD", &NO_OP_RECORD),
-        21 => ("ZK_MIGRATION_STATE_RECORD", &ZK_MIGRATION_STATE_RECORD),
-        22 => (
-            "REMOVE_USER_SCRAM_CREDENTIAL_RECORD",
-            &REMOVE_USER_SCRAM_CREDENTIAL_RECORD,
-        ),
-        23 => ("BEGIN_TRANSACTION_RECORD", &BEGIN_TRANSACTION_RECORD),
-        24 => ("END_TRANSACTION_RECORD", &END_TRANSACTION_RECORD),
-        25 => ("ABORT_TRANSACTION_RECORD", &ABORT_TRANSACTION_RECORD),
-        26 => (
-            "REMOVE_DELEGATION_TOKEN_RECORD",
-            &REMOVE_DELEGATION_TOKEN_RECORD,
-        ),
-        27 => ("REGISTER_CONTROLLER_RECORD", &REGISTER_CONTROLLER_RECORD),
-        _ => return None,
-    })
+    METADATA_RECORDS
+        .iter()
+        .find(|(k, _, _)| *k == api_key)
+        .map(|&(_, name, msg)| (name, msg))
 }
 
 /// The api key of a record type's enum constant name.
