@@ -386,7 +386,9 @@ impl Spec {
             Some(format!("is longer than {MAX_TOPIC_CHARS} characters"))
         } else {
             bad_char.map(|c| {
-                format!("{t:?} holds {c:?}: a topic has only ASCII letters, digits, '.', '_' and '-'")
+                format!(
+                    "{t:?} holds {c:?}: a topic has only ASCII letters, digits, '.', '_' and '-'"
+                )
             })
         };
         if let Some(why) = topic {
@@ -584,7 +586,8 @@ pub(super) fn write_driven(
     out_dir: &Path,
     drive: &mut AppendDriver<'_>,
 ) -> Result<WriteSummary> {
-    spec.check("").map_err(|m| Error::invalid(&spec.source, m))?;
+    spec.check("")
+        .map_err(|m| Error::invalid(&spec.source, m))?;
     super::all_or_nothing_with(out_dir, |dir, outside| {
         build_driven(spec, dir, drive, outside)
     })
