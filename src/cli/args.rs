@@ -305,14 +305,14 @@ pub fn would_change(files: usize, next: &str) -> u8 {
 pub fn report_applied(result: crate::Result<Option<PathBuf>>) -> u8 {
     match result {
         Ok(Some(b)) => {
-            eprintln!(
+            crate::cli::errln!(
                 "applied; the original files and the plan are in {}",
                 b.display()
             );
             EXIT_OK
         }
         Ok(None) => {
-            eprintln!("applied (no backup)");
+            crate::cli::errln!("applied (no backup)");
             EXIT_OK
         }
         Err(e) => fail(&e),

@@ -806,7 +806,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
             Event::FileStart { path } => writeln!(self.out, "Dumping {}", path.display()),
             Event::Ignored { path, .. } => {
                 self.out.flush()?;
-                eprintln!("Ignoring unknown file {}", path.display());
+                crate::cli::errln!("Ignoring unknown file {}", path.display());
                 Ok(())
             }
             Event::LogHeader(h) => match h {
@@ -830,7 +830,7 @@ impl<W: Write> Sink for TextSink<'_, W> {
                     writeln!(self.out, "{}", f.message)
                 } else {
                     self.out.flush()?;
-                    eprintln!("{}: {}", f.file.display(), f.message);
+                    crate::cli::errln!("{}: {}", f.file.display(), f.message);
                     Ok(())
                 }
             }

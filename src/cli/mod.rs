@@ -144,15 +144,57 @@ pub fn main() -> ExitCode {
         Command::Checks(args) => checks::run(args),
         Command::Version(args) => version::run(args),
     };
-    ExitCode::from(code)
+    ExitCode::from(finish(code))
 }
+
+/// The exit status once the command is done: 1 when a file changed while it was read (the
+/// output holds what was read; said here, after it), 2 when standard error could not be
+/// written (what it should have said is lost).
+fn finish(code: u8) -> u8 {
+    let changed = crate::storage::live::changed();
+    for p in &changed {
+        why(&format!(
+            "{}: {}; what is shown is what was read",
+            p.display(),
+            crate::storage::live::CHANGED_MESSAGE
+        ));
+    }
+    if STDERR_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
+        EXIT_FAILURE
+    } else if !changed.is_empty() {
+        EXIT_FINDINGS
+    } else {
+        code
+    }
+}
+
+/// Whether a write to standard error failed (a full disk, a closed pipe).
+static STDERR_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes to standard error as `eprint!` does, without its panic on a failed write: the
+/// failure is remembered and makes the exit status 2 at the end ([`finish`]), once the work
+/// is done and safe. Used through [`errln!`].
+pub(crate) fn eprint_fmt(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    if std::io::stderr().lock().write_fmt(args).is_err() {
+        STDERR_FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// `eprintln!` through [`eprint_fmt`].
+macro_rules! errln {
+    ($($t:tt)*) => {
+        $crate::cli::eprint_fmt(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+pub(crate) use errln;
 
 /// Prints a notice on standard error (`kseg offsets: notice: …`): something the output does
 /// not show but the user should know, such as an index that could not be used.
 pub(crate) fn notice(n: &dyn std::fmt::Display) {
     match SUBCOMMAND.get() {
-        Some(name) => eprintln!("kseg {name}: notice: {n}"),
-        None => eprintln!("kseg: notice: {n}"),
+        Some(name) => errln!("kseg {name}: notice: {n}"),
+        None => errln!("kseg: notice: {n}"),
     }
 }
 
@@ -161,8 +203,8 @@ pub(crate) fn notice(n: &dyn std::fmt::Display) {
 /// Says on stderr why the exit status is 1, whatever stdout is redirected to.
 pub(crate) fn why(summary: &str) {
     match SUBCOMMAND.get() {
-        Some(name) => eprintln!("kseg {name}: {summary}"),
-        None => eprintln!("kseg: {summary}"),
+        Some(name) => errln!("kseg {name}: {summary}"),
+        None => errln!("kseg: {summary}"),
     }
 }
 
@@ -243,8 +285,8 @@ pub(crate) fn fail(e: &dyn std::fmt::Display) -> u8 {
         render::Stream::Stderr,
     );
     match SUBCOMMAND.get() {
-        Some(name) => eprintln!("kseg {name}: {error} {e}"),
-        None => eprintln!("kseg: {error} {e}"),
+        Some(name) => errln!("kseg {name}: {error} {e}"),
+        None => errln!("kseg: {error} {e}"),
     }
     EXIT_FAILURE
 }

@@ -57,7 +57,7 @@ fn notes(plan: &RecoverPlan) {
         notice(&note);
     }
     if let Some(log_end) = plan.clamped_recovery_point() {
-        eprintln!(
+        crate::cli::errln!(
             "note: {}: the recovery point {} ({}) is past the log end offset {log_end}; as the broker \
              does with a checkpointed recovery point past the log end, the log end is taken",
             plan.dir.display(),

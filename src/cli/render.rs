@@ -593,7 +593,7 @@ pub fn print_json_or_text<T: Serialize>(
 /// and exits with 2. Used through [`out!`] and [`outln!`].
 pub fn print_fmt(args: std::fmt::Arguments<'_>) {
     if let Err(e) = quiet_broken_pipe(io::stdout().lock().write_fmt(args)) {
-        eprintln!("error: writing standard output: {e}");
+        crate::cli::errln!("error: writing standard output: {e}");
         std::process::exit(2);
     }
 }

@@ -128,6 +128,24 @@ fn underflow(e: DecodeError) -> DecodeError {
     )
 }
 
+/// Trailing bytes after the entries a snapshot is read with ([`max_len`]): the broker never
+/// writes any, but reads them (under the CRC) when there.
+pub const PRODUCER_SNAPSHOT_MAX_TRAILING_BYTES: u64 = 1 << 20;
+
+/// The most bytes a `.snapshot` beginning with `head` (its first bytes, up to the header's)
+/// is read with: the header, the entries its count announces, and
+/// [`PRODUCER_SNAPSHOT_MAX_TRAILING_BYTES`]; past that, nothing [`decode`] could use.
+pub fn max_len(head: &[u8]) -> u64 {
+    let count = head
+        .get(PRODUCER_SNAPSHOT_CRC_COVERAGE_START_BYTES..PRODUCER_SNAPSHOT_HEADER_BYTES)
+        .map_or(0, |b| {
+            i32::from_be_bytes([b[0], b[1], b[2], b[3]]).max(0) as u64
+        });
+    PRODUCER_SNAPSHOT_HEADER_BYTES as u64
+        + count * PRODUCER_SNAPSHOT_ENTRY_BYTES as u64
+        + PRODUCER_SNAPSHOT_MAX_TRAILING_BYTES
+}
+
 /// Decodes a whole `.snapshot` file as Kafka's `readSnapshot` does: version (must be 1), the
 /// message body (CRC, entry array), then the CRC check. Bytes after the last entry are not
 /// parsed but are covered by the CRC. Error messages are Kafka's `CorruptSnapshotException`

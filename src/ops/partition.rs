@@ -16,6 +16,7 @@ use crate::format::index::{OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES};
 use crate::format::names::{
     classify, index_file_name, log_file_name, parse_partition_dir, time_index_file_name, FileKind,
 };
+use crate::storage::files::{read_state, StateFile};
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::TimeIndex;
 
@@ -195,12 +196,12 @@ pub fn checkpoint_entry(
 
 /// The offset checkpoint file at `path`, decoded; `None` when it does not exist.
 pub fn read_checkpoint(path: &Path) -> Result<Option<OffsetCheckpoint>> {
-    match std::fs::read(path) {
+    match read_state(path, StateFile::Checkpoint) {
         Ok(b) => OffsetCheckpoint::decode(&b, &path.display().to_string())
             .map(Some)
             .map_err(|e| Error::decode(path, 0, e)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
 }
 

@@ -209,10 +209,15 @@ pub struct IndexBytes {
 /// The bytes of [`IndexBytes`]: the file mapped read-only, never read whole into memory, so
 /// only the pages a check visits become resident (a 2 GiB index whose data lies at both ends
 /// costs the pages at its ends; Kafka maps its indexes too), and a pass over it keeps only a
-/// window of them ([`IndexData::passed`]). The file must not shrink while mapped: kseg works on
-/// partitions no broker has open.
+/// window of them ([`IndexData::passed`]). A file a broker shrinks while mapped reads as zeros
+/// past its new end and is reported as changed ([`super::live`]), never a SIGBUS.
 #[derive(Debug)]
-pub struct IndexData(Option<memmap2::Mmap>, std::cell::Cell<usize>);
+pub struct IndexData {
+    // Dropped before the mapping it guards.
+    _guard: Option<super::live::MapGuard>,
+    map: Option<memmap2::Mmap>,
+    released: std::cell::Cell<usize>,
+}
 
 /// Bytes of an index a pass keeps resident behind where it reads (a multiple of the page).
 const INDEX_PASS_WINDOW: usize = 64 << 10;
@@ -223,9 +228,9 @@ impl IndexData {
     /// so a pass over an index costs a window, not the index. A smaller `at` than before starts
     /// a new pass.
     pub fn passed(&self, at: usize) {
-        let from = self.1.get();
+        let from = self.released.get();
         if at < from {
-            self.1.set(at - at % INDEX_PASS_WINDOW);
+            self.released.set(at - at % INDEX_PASS_WINDOW);
         } else if at - from >= 2 * INDEX_PASS_WINDOW {
             self.release(at - at % INDEX_PASS_WINDOW - INDEX_PASS_WINDOW);
         }
@@ -233,8 +238,8 @@ impl IndexData {
 
     /// Lets the pages of the bytes from the last release to `upto` go.
     fn release(&self, upto: usize) {
-        let Some(map) = &self.0 else { return };
-        let (from, upto) = (self.1.get(), upto.min(map.len()));
+        let Some(map) = &self.map else { return };
+        let (from, upto) = (self.released.get(), upto.min(map.len()));
         if upto > from {
             // SAFETY: a read-only shared file mapping: MADV_DONTNEED drops page-table entries
             // only, and the next access reads the same file bytes again. Failing, it is a hint
@@ -242,7 +247,7 @@ impl IndexData {
             let _ = unsafe {
                 map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, upto - from)
             };
-            self.1.set(upto);
+            self.released.set(upto);
         }
     }
 
@@ -273,7 +278,7 @@ impl IndexData {
 impl std::ops::Deref for IndexData {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        self.0.as_deref().unwrap_or_default()
+        self.map.as_deref().unwrap_or_default()
     }
 }
 
@@ -289,7 +294,7 @@ pub fn read_index(p: &Path) -> Result<IndexBytes> {
 
 /// The whole file `p` (a `.txnindex`: every byte counts) mapped read-only, as [`IndexData`].
 pub fn map_whole(p: &Path) -> Result<IndexData> {
-    let f = std::fs::File::open(resolve(p)).map_err(|e| Error::io(p, e))?;
+    let f = open_regular(p)?;
     let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
     map_prefix(&f, p, len)
 }
@@ -297,16 +302,24 @@ pub fn map_whole(p: &Path) -> Result<IndexData> {
 /// The first `n` bytes (all there) of the file `f` at `p`, mapped read-only.
 fn map_prefix(f: &std::fs::File, p: &Path, n: u64) -> Result<IndexData> {
     if n == 0 {
-        return Ok(IndexData(None, Default::default()));
+        return Ok(IndexData {
+            _guard: None,
+            map: None,
+            released: Default::default(),
+        });
     }
     let n_usize =
         usize::try_from(n).map_err(|_| Error::invalid(p, format!("{n} bytes cannot be mapped")))?;
-    // SAFETY: a read-only map of a file of at least `n` bytes (measured just now); the
-    // partition is not in use by a broker while kseg reads it (see `IndexData`).
+    // SAFETY: a read-only map of a file of at least `n` bytes (measured just now); a file cut
+    // short under it faults into the guard made next, not into a SIGBUS (see `IndexData`).
     let map =
         unsafe { memmap2::MmapOptions::new().len(n_usize).map(f) }.map_err(|e| Error::io(p, e))?;
     super::progress::read(n);
-    Ok(IndexData(Some(map), Default::default()))
+    Ok(IndexData {
+        _guard: Some(super::live::MapGuard::new(map.as_ptr(), n_usize, p)),
+        map: Some(map),
+        released: Default::default(),
+    })
 }
 
 /// How many leading bytes of the index file `f` (of `len` bytes) [`read_index`] reads.
@@ -604,16 +617,148 @@ pub fn placeholder_origin(p: &Path) -> Option<PathBuf> {
     placeholders().get(p).cloned()
 }
 
+/// What a file of type `t` is, in words, when it is not a regular file.
+fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    Some(if t.is_file() {
+        return None;
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "something else"
+    })
+}
+
+fn not_regular_error(p: &Path, what: &str) -> Error {
+    Error::invalid(
+        p,
+        format!("{what}, not a regular file: only regular files (or links to them) are read as Kafka files"),
+    )
+}
+
+/// Opens the file `p` for reading (links followed; a staged file not yet made is its original,
+/// [`resolve`]) if it is a regular file, else an error naming what it is: the one way the
+/// engine opens a file to read it. A FIFO would block the open and the reads forever, a device
+/// never ends: the type is checked before the open, the open does not block (`O_NONBLOCK`),
+/// and the type is checked again on the descriptor (the name may have been replaced between).
+pub fn open_regular(p: &Path) -> Result<std::fs::File> {
+    open_regular_at(p, &resolve(p))
+}
+
+/// [`open_regular`] of the file at `at`, errors naming `p`.
+fn open_regular_at(p: &Path, at: &Path) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let before = std::fs::metadata(at).map_err(|e| Error::io(p, e))?;
+    if let Some(what) = not_regular(before.file_type()) {
+        return Err(not_regular_error(p, what));
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(at)
+        .map_err(|e| Error::io(p, e))?;
+    let after = f.metadata().map_err(|e| Error::io(p, e))?;
+    if let Some(what) = not_regular(after.file_type()) {
+        return Err(not_regular_error(p, what));
+    }
+    // Regular-file reads ignore the flag; cleared so the descriptor is an ordinary one.
+    // SAFETY: fcntl on a descriptor we own.
+    unsafe {
+        let flags = libc::fcntl(f.as_raw_fd(), libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(f)
+}
+
+/// The whole regular file `p` ([`open_regular`]; a held one's from its record), refused
+/// unread when longer than `cap` bytes, the most a `what` can hold: a state file linked to
+/// `/dev/zero` or grown without bound is an error, not an allocation. A file whose length
+/// changes while read is recorded as changed ([`super::live`]) and is an error.
+pub fn read_capped(p: &Path, cap: u64, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    if let Some(h) = held().get(p) {
+        let mut out = h.data.clone();
+        out.resize(h.len as usize, 0);
+        return Ok(out);
+    }
+    let f = open_regular(p)?;
+    let len = f.metadata().map_err(|e| Error::io(p, e))?.len();
+    if len > cap {
+        return Err(Error::invalid(
+            p,
+            format!("{len} bytes, more than a {what} can hold ({cap} bytes at most): not read"),
+        ));
+    }
+    let mut out = Vec::with_capacity(len as usize);
+    (&f).take(cap.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| Error::io(p, e))?;
+    if out.len() as u64 != len {
+        super::live::note_changed(p);
+        return Err(Error::invalid(
+            p,
+            format!(
+                "{}: {len} bytes when opened, {} read",
+                super::live::CHANGED_MESSAGE,
+                out.len()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// The small state files read whole, each with the most its format lets it hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateFile {
+    /// `leader-epoch-checkpoint` and the log dir's offset checkpoints: a line per epoch or
+    /// partition (a partition's at most ~290 bytes: a 249-character topic and two numbers), so
+    /// 64 MiB is over 200 k partitions.
+    Checkpoint,
+    /// `partition.metadata`, `meta.properties`, `quorum-state`: a few short lines.
+    Properties,
+    /// A producer `.snapshot`: as many entries as its count says ([`snapshot::max_len`]).
+    ///
+    /// [`snapshot::max_len`]: crate::format::snapshot::max_len
+    ProducerSnapshot,
+}
+
+/// The whole state file `p` of kind `kind`, read with its format's cap ([`read_capped`]).
+pub fn read_state(p: &Path, kind: StateFile) -> Result<Vec<u8>> {
+    use crate::format::snapshot;
+    let (cap, what) = match kind {
+        StateFile::Checkpoint => (64 << 20, "checkpoint file"),
+        StateFile::Properties => (1 << 20, "properties file"),
+        StateFile::ProducerSnapshot => {
+            let mut head = [0u8; snapshot::PRODUCER_SNAPSHOT_HEADER_BYTES];
+            let n = open_bytes(p)?
+                .read_at(&mut head, 0)
+                .map_err(|e| Error::io(p, e))?;
+            (snapshot::max_len(&head[..n]), "producer snapshot")
+        }
+    };
+    read_capped(p, cap, what)
+}
+
 /// Opens the bytes of the data file `p` for reading, with their length: the file itself, or,
 /// for a placeholder, the original it stands for, cut to the placeholder's length.
 pub fn open_data(p: &Path) -> Result<(std::fs::File, u64)> {
     let origin = placeholder_origin(p);
     let len = file_len(p)?;
     let Some(origin) = origin else {
-        let f = std::fs::File::open(resolve(p)).map_err(|e| Error::io(p, e))?;
-        return Ok((f, len));
+        return Ok((open_regular(p)?, len));
     };
-    let f = std::fs::File::open(&origin).map_err(|e| Error::io(&origin, e))?;
+    let f = open_regular_at(&origin, &origin)?;
     let origin_len = f.metadata().map_err(|e| Error::io(&origin, e))?.len();
     if len > origin_len {
         // Planning never appends to an existing segment; a longer placeholder would read
@@ -932,16 +1077,6 @@ fn exists_unheld(p: &Path) -> bool {
     unresolved(p).exists()
 }
 
-/// The whole file `p`, a held one's from its record.
-pub fn read(p: &Path) -> Result<Vec<u8>> {
-    if let Some(h) = held().get(p) {
-        let mut out = h.data.clone();
-        out.resize(h.len as usize, 0);
-        return Ok(out);
-    }
-    std::fs::read(resolve(p)).map_err(|e| Error::io(p, e))
-}
-
 /// `fsync` of the file `p` ([`sync_all`]): nothing for a file in a staging directory.
 pub fn sync_path(p: &Path) -> Result<()> {
     if in_staging(p) {
@@ -1017,9 +1152,7 @@ pub fn open_bytes(p: &Path) -> Result<Reader> {
             pos: 0,
         });
     }
-    std::fs::File::open(resolve(p))
-        .map(Reader::File)
-        .map_err(|e| Error::io(p, e))
+    open_regular(p).map(Reader::File)
 }
 
 /// [`open_sparse`] as a [`Reader`] (a held file's data ends with its bytes), without the
@@ -1487,7 +1620,7 @@ mod tests {
                 len.to_string()
             );
             both(&|p| format!("{} {}", exists(p), is_file(p)));
-            both(&|p| format!("{:?}", read(p).unwrap()));
+            both(&|p| format!("{:?}", read_state(p, StateFile::Properties).unwrap()));
             both(&|p| {
                 let mut out = Vec::new();
                 std::io::Read::read_to_end(&mut open_bytes(p).unwrap(), &mut out).unwrap();
@@ -1525,7 +1658,10 @@ mod tests {
         rename(&held_p, &held_q).unwrap();
         rename(&real_p, &real_q).unwrap();
         assert!(!exists(&held_p) && exists(&held_q) && !held_q.exists());
-        assert_eq!(read(&held_q).unwrap(), read(&real_q).unwrap());
+        assert_eq!(
+            read_state(&held_q, StateFile::Properties).unwrap(),
+            read_state(&real_q, StateFile::Properties).unwrap()
+        );
         assert!(!names(&work).contains(&name.into()));
         remove_file(&held_q).unwrap();
         remove_file(&real_q).unwrap();

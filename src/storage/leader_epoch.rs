@@ -43,10 +43,12 @@ impl LeaderEpochCache {
     /// missing file (None then): for commands that only read.
     pub fn read(dir: &Path) -> Result<Option<Self>> {
         let path = dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME);
-        let bytes = match std::fs::read(super::files::resolve(&path)) {
+        let bytes = match super::files::read_state(&path, super::files::StateFile::Checkpoint) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(&path, e)),
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
         };
         let file = LeaderEpochCheckpoint::decode(&bytes, &path.display().to_string())
             .map_err(|e| Error::decode(&path, 0, e))?;

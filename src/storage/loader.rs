@@ -272,7 +272,7 @@ impl Loader<'_> {
         let mut cleaned = Vec::new();
         let mut min_cleaned = i64::MAX;
         for p in regular_files(self.dir)? {
-            std::fs::File::open(super::files::resolve(&p)).map_err(|e| Error::io(&p, e))?;
+            super::files::open_regular(&p)?;
             let name = file_name(&p);
             let FileKind::Leftover { suffix, .. } = classify(&name) else {
                 continue;

@@ -5,6 +5,7 @@ pub mod files;
 pub mod index;
 pub(crate) mod java_hash_order;
 pub mod leader_epoch;
+pub mod live;
 pub mod loader;
 pub mod log;
 pub mod log_reader;

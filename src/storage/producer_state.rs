@@ -409,7 +409,7 @@ impl ProducerStateManager {
     fn load_from_snapshot(&mut self, log_start: i64, now_ms: i64) -> Result<()> {
         while let Some(offset) = self.latest_snapshot_offset() {
             let path = self.dir.join(snapshot_file_name(offset));
-            let bytes = super::files::read(&path)?;
+            let bytes = super::files::read_state(&path, super::files::StateFile::ProducerSnapshot)?;
             match snapshot::decode(&bytes) {
                 Ok(snap) => {
                     for e in &snap.entries {

@@ -118,7 +118,7 @@ pub struct TxnIndexEntries {
 
 impl TxnIndexEntries {
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(super::files::resolve(path)).map_err(|e| Error::io(path, e))?;
+        let file = super::files::open_regular(path)?;
         let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         Ok(TxnIndexEntries {
             file,

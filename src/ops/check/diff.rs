@@ -28,11 +28,12 @@ use crate::error::{Error, Result};
 use crate::format::batch::PARTITION_LEADER_EPOCH_OFFSET;
 use crate::format::checkpoint::EpochEntry;
 use crate::format::entry::Entry;
-use crate::format::index::{txn_index_entries, AbortedTxn};
+use crate::format::index::AbortedTxn;
 use crate::format::names::{LOG_START_OFFSET_CHECKPOINT_FILE_NAME, TXN_INDEX_FILE_SUFFIX};
 use crate::ops::input::sibling;
 use crate::ops::partition::checkpoint_entry;
 use crate::storage::leader_epoch::{end_offset_for, UNDEFINED_EPOCH_OFFSET};
+use crate::storage::txn_index::TxnIndexEntries;
 use crate::storage::LeaderEpochCache;
 
 /// One side's offsets and counts.
@@ -353,13 +354,15 @@ fn aborted_txns(batches: &PartitionBatches) -> Result<BTreeSet<(i64, i64, i64, i
     let mut out = BTreeSet::new();
     for log in batches.logs() {
         let path = sibling(log, TXN_INDEX_FILE_SUFFIX);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(&path, e)),
+        let entries = match TxnIndexEntries::open(&path) {
+            Ok(entries) => entries,
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                continue
+            }
+            Err(e) => return Err(e),
         };
-        for (i, t) in txn_index_entries(&bytes).enumerate() {
-            let t: AbortedTxn = t.map_err(|e| Error::decode(&path, i as u64, e))?;
+        for t in entries {
+            let t: AbortedTxn = t?;
             out.insert((
                 t.last_offset,
                 t.first_offset,

@@ -36,6 +36,7 @@ use crate::ops::finding::Finding;
 use crate::ops::inspect::records::{log_files, replay};
 use crate::ops::partition::read_checkpoint;
 use crate::storage::files::{list_dir, mtime_ms, read_index, read_index_last_slot, segment_logs};
+use crate::storage::files::{read_state, StateFile};
 use crate::storage::seek::{scan_to_end, seek_reader};
 
 /// The KRaft metadata log's topic: the raft layer's, not the log manager's.
@@ -428,7 +429,10 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
         ));
     }
     let mut findings = Vec::new();
-    let broker_id = match std::fs::read(log_dir.join(META_PROPERTIES_FILE_NAME)) {
+    let broker_id = match read_state(
+        &log_dir.join(META_PROPERTIES_FILE_NAME),
+        StateFile::Properties,
+    ) {
         Ok(b) => match MetaProperties::decode(&b) {
             // node.id (KRaft, version 1) or broker.id (ZooKeeper, version 0).
             Ok(m) => m.node_id,
@@ -488,7 +492,7 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
                 .push(Finding::error("ls.unreadable", &dir, e.to_string()));
         }
         let metadata_file = dir.join(PARTITION_METADATA_FILE_NAME);
-        match std::fs::read(&metadata_file) {
+        match read_state(&metadata_file, StateFile::Properties) {
             Ok(b) => match PartitionMetadata::decode(&b, &metadata_file.display().to_string()) {
                 Ok(m) => p.topic_id = Some(uuid_to_base64(&m.topic_id)),
                 Err(e) => p.findings.push(Finding::error(
@@ -497,7 +501,7 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
                     e.to_string(),
                 )),
             },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => p.findings.push(Finding::error(
                 "partition-metadata.decode",
                 &metadata_file,

@@ -28,6 +28,7 @@ use crate::format::snapshot;
 use crate::ops::inspect::seek::partition_dirs;
 use crate::ops::partition::checkpoint_entry;
 use crate::ops::simulate::retention::Sourced;
+use crate::storage::files::{read_state, StateFile};
 use crate::storage::log_reader::{torn_tail, LogReader, Step};
 use crate::storage::producer_state::{IdMap, ProducerStateManager};
 use crate::storage::read::marker_type;
@@ -614,13 +615,15 @@ pub(crate) fn high_watermark(
 /// base without a readable snapshot: producers are known from what the log shows).
 pub(crate) fn start_state(dir: &Path, base: i64) -> Result<ProducerStateManager> {
     let path = dir.join(snapshot_file_name(base));
-    let entries = match std::fs::read(&path) {
+    let entries = match read_state(&path, StateFile::ProducerSnapshot) {
         Ok(bytes) if base > 0 => {
             snapshot::decode(&bytes).map_or_else(|_| Vec::new(), |s| s.entries)
         }
         Ok(_) => Vec::new(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(Error::io(&path, e)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Vec::new()
+        }
+        Err(e) => return Err(e),
     };
     Ok(ProducerStateManager::from_snapshot_entries(
         dir, base, &entries,
@@ -641,7 +644,7 @@ pub(crate) fn latest_snapshot_at_or_below(dir: &Path, log_end: i64) -> Result<Op
     offsets.sort_unstable();
     for offset in offsets.into_iter().rev() {
         let path = dir.join(snapshot_file_name(offset));
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        let bytes = read_state(&path, StateFile::ProducerSnapshot)?;
         if snapshot::decode(&bytes).is_ok() {
             return Ok(Some(offset));
         }

@@ -31,7 +31,10 @@ pub(crate) fn rebase_text(text: &str, work: &Path, dir: &Path) -> String {
 
 /// [`rebase_text`] on JSON text, where the paths appear as JSON strings.
 pub(crate) fn rebase_json(text: &str, work: &Path, dir: &Path) -> String {
-    let quoted = |p: &Path| serde_json::to_string(p).expect("a path serializes");
+    // Lossily, as paths are shown: a name that is not UTF-8 must not stop a repair.
+    let quoted = |p: &Path| {
+        serde_json::to_string(&p.to_string_lossy()).unwrap_or_else(|_| p.display().to_string())
+    };
     let (from, to) = (quoted(work), quoted(&as_prefix(dir)));
     text.replace(from.trim_matches('"'), to.trim_matches('"'))
 }

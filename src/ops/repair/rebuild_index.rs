@@ -223,13 +223,18 @@ fn renamed_plan(path: &Path, kind: &Kind, opts: &RebuildOptions) -> Result<Rebui
     ] {
         let (built, file) = (work.join(built), sibling(path, suffix));
         let size_before = std::fs::metadata(&file).ok().map(|m| m.len());
-        match (crate::storage::files::read(&built).ok(), size_before) {
-            (Some(bytes), _) if std::fs::read(&file).ok().as_ref() != Some(&bytes) => {
+        let size_after = crate::storage::files::file_len(&built).ok();
+        match (size_after, size_before) {
+            // Compared in chunks: an index can be gigabytes.
+            (Some(size_after), _)
+                if size_before != Some(size_after)
+                    || !crate::storage::files::same_prefix(&built, &file, size_after)? =>
+            {
                 changes.push(Change::Write {
                     file,
                     source: built,
                     size_before,
-                    size_after: bytes.len() as u64,
+                    size_after,
                 })
             }
             (None, Some(size_before)) => changes.push(Change::Delete { file, size_before }),

@@ -18,6 +18,7 @@ use crate::format::checkpoint::{uuid_from_base64, PartitionMetadata};
 use crate::format::entry::Entry;
 use crate::format::names::{log_file_name, PARTITION_METADATA_FILE_NAME};
 use crate::ops::write::spec::DEFAULT_TOPIC_ID;
+use crate::storage::files::{read_state, StateFile};
 use crate::storage::log_reader::{LogReader, Step};
 use crate::storage::seek::first_offset;
 use crate::storage::{CloseMode, LoadEvent, Log, LogConfig};
@@ -301,7 +302,7 @@ pub(crate) fn walk_region(
 /// The topic id of `dir`'s `partition.metadata`, else the writer's default.
 fn topic_id_of(dir: &Path) -> Result<[u8; crate::format::checkpoint::UUID_BYTES]> {
     let path = dir.join(PARTITION_METADATA_FILE_NAME);
-    if let Ok(bytes) = std::fs::read(&path) {
+    if let Ok(bytes) = read_state(&path, StateFile::Properties) {
         if let Ok(m) = PartitionMetadata::decode(&bytes, &path.display().to_string()) {
             if m.topic_id != [0; crate::format::checkpoint::UUID_BYTES] {
                 return Ok(m.topic_id);

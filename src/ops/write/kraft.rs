@@ -325,7 +325,7 @@ fn snapshot(
 }
 
 /// `path` with its `.` and `..` components resolved as names (no link followed).
-fn lexical(path: &Path) -> PathBuf {
+pub(super) fn lexical(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in path.components() {
         match c {

@@ -105,6 +105,10 @@ pub fn write_log_dir(spec: &LogDirSpec, out_dir: &Path) -> Result<LogDirSummary>
 /// [`write_log_dir`] into the directory `out_dir`, which exists and is empty.
 fn build_log_dir(spec: &LogDirSpec, out_dir: &Path) -> Result<LogDirSummary> {
     let src = &spec.source;
+    for (i, p) in spec.partitions.iter().enumerate() {
+        p.check(&format!("partitions[{i}]."))
+            .map_err(|m| Error::invalid(src, m))?;
+    }
     let names: Vec<String> = spec
         .partitions
         .iter()

@@ -367,6 +367,50 @@ impl Spec {
         Ok(spec)
     }
 
+    /// Whether the spec names its partition and files as Kafka allows and writes nothing
+    /// outside where it is written: else the spec's JSON path (under `at`, e.g.
+    /// `partitions[2].`) and why. The topic as Kafka's `Topic.validate` takes it (1 to 249
+    /// characters of `[a-zA-Z0-9._-]`, not `.` or `..`; so no separator, no escape), the
+    /// partition not negative (`t--1` would read as topic `t-`, partition 1), and every path
+    /// relative and inside the log dir that holds the partition directory.
+    pub fn check(&self, at: &str) -> std::result::Result<(), String> {
+        let t = &self.topic;
+        let bad_char = t
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')));
+        let topic = if t.is_empty() {
+            Some("is empty".to_owned())
+        } else if t == "." || t == ".." {
+            Some(format!("{t:?} is not allowed"))
+        } else if t.chars().count() > MAX_TOPIC_CHARS {
+            Some(format!("is longer than {MAX_TOPIC_CHARS} characters"))
+        } else {
+            bad_char.map(|c| {
+                format!(
+                    "{t:?} holds {c:?}: a topic has only ASCII letters, digits, '.', '_' and '-'"
+                )
+            })
+        };
+        if let Some(why) = topic {
+            return Err(format!("{at}topic: {why}"));
+        }
+        if self.partition < 0 {
+            return Err(format!("{at}partition: {} is negative", self.partition));
+        }
+        for (i, op) in self.ops.iter().enumerate() {
+            if let Op::BootstrapCheckpoint { path, .. } = op {
+                if !inside_log_dir(path) {
+                    return Err(format!(
+                        "{at}ops[{i}].path: {} is not a relative path inside the log dir that \
+                         holds the partition directory",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn log_config(&self) -> LogConfig {
         let d = LogConfig::default();
         let c = &self.config;
@@ -486,6 +530,33 @@ impl WriteSummary {
     }
 }
 
+/// The longest topic name Kafka accepts (`Topic.MAX_NAME_LENGTH`).
+pub const MAX_TOPIC_CHARS: usize = 249;
+
+/// Whether `path`, relative to a partition directory, stays inside the log dir holding it
+/// (names only: `..` once at most, a named directory undone by a later `..`).
+fn inside_log_dir(path: &Path) -> bool {
+    use std::path::Component;
+    let mut depth = 1i64;
+    for c in path.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir => depth -= 1,
+            Component::RootDir | Component::Prefix(_) => return false,
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    // A file: not the log dir or a directory named on the way.
+    depth > 0
+        && path
+            .components()
+            .next_back()
+            .is_some_and(|c| matches!(c, Component::Normal(_)))
+}
+
 /// Writes the partition directory `out_dir` (which must be absent or empty) from `spec`.
 pub fn write_spec(spec: &Spec, out_dir: &Path) -> Result<WriteSummary> {
     write_spec_with(spec, out_dir, &mut |b: &PlannedBatch| b.build(&spec.source))
@@ -515,6 +586,8 @@ pub(super) fn write_driven(
     out_dir: &Path,
     drive: &mut AppendDriver<'_>,
 ) -> Result<WriteSummary> {
+    spec.check("")
+        .map_err(|m| Error::invalid(&spec.source, m))?;
     super::all_or_nothing_with(out_dir, |dir, outside| {
         build_driven(spec, dir, drive, outside)
     })
@@ -993,6 +1066,31 @@ fn fill_splitmix_lanes(out: &mut [u8], x0: u64, pick: impl Fn(u64) -> u8 + Copy)
 
 #[cfg(test)]
 mod tests {
+
+    proptest::proptest! {
+        /// No spec that passes [`Spec::check`] names its partition directory or a file
+        /// outside the log dir: topics and paths drawn from separators, dots and names.
+        #[test]
+        fn a_checked_spec_writes_inside_outdir(
+            topic in "[a-z./_\\-]{0,6}",
+            partition in -2i32..3,
+            path in proptest::collection::vec(proptest::sample::select(vec!["..", ".", "a", "/", ""]), 0..5),
+        ) {
+            let path = PathBuf::from(path.join("/"));
+            let spec = Spec::from_json(&serde_json::json!({
+                "topic": topic, "partition": partition,
+                "ops": [{"op": "bootstrap_checkpoint", "path": path, "records": []}],
+            }).to_string()).unwrap();
+            if spec.check("").is_ok() {
+                let out = Path::new("/out");
+                let dir = out.join(crate::format::names::partition_dir_name(&topic, partition));
+                let dir = super::kraft::lexical(&dir);
+                proptest::prop_assert_eq!(dir.parent(), Some(out));
+                let file = super::kraft::lexical(&dir.join(&path));
+                proptest::prop_assert!(file.starts_with(out) && file != out, "{}", file.display());
+            }
+        }
+    }
     use super::*;
 
     #[test]

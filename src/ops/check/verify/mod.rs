@@ -24,6 +24,7 @@ use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
 use crate::ops::input::{examine, kind_of, sibling, Input, Shape};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
+use crate::storage::files::{read_state, StateFile};
 use crate::storage::txn_index::TxnIndexEntries;
 use producers::{SegmentReplay, StartState};
 
@@ -283,7 +284,7 @@ struct Task {
 type FileScans = Vec<(PathBuf, FileScan)>;
 
 fn decoded_snapshot(path: &Path) -> Option<Vec<ProducerSnapshotEntry>> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = read_state(path, StateFile::ProducerSnapshot).ok()?;
     crate::format::snapshot::decode(&bytes)
         .ok()
         .map(|s| s.entries)
@@ -486,7 +487,7 @@ fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
 /// How many bytes of `file` its check reads: of an index, not the holes of a preallocated one;
 /// of a file kseg cannot classify, none.
 fn bytes_read(file: &Path, base_offset: Option<i64>) -> u64 {
-    let Ok(f) = std::fs::File::open(file) else {
+    let Ok(f) = crate::storage::files::open_regular(file) else {
         return 0;
     };
     let len = f.metadata().map_or(0, |m| m.len());

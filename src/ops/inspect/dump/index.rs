@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::batches::{Discard, Tap, WalkedBatches, WrongTime};
 use super::{DumpOptions, Event, Walker, DEFAULT_MAX_BYTES};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::format::index::{
     dump_tool_shown_slots, offset_index_entries, offset_index_entry_count,
     offset_index_sanity_check, offset_index_zero_tail_start, time_index_entries,
@@ -34,11 +34,8 @@ impl Walker<'_, '_> {
         if let Some(cached) = self.walked.take().filter(|(l, _)| *l == log) {
             return Ok(Some(cached));
         }
-        if let Err(e) = std::fs::File::open(&log) {
-            let m = format!(
-                "entries cannot be checked against the log: {}",
-                Error::io(&log, e)
-            );
+        if let Err(e) = crate::storage::files::open_regular(&log) {
+            let m = format!("entries cannot be checked against the log: {e}");
             self.finding(Finding::error("index.log-missing", p, m))?;
             return Ok(None);
         }

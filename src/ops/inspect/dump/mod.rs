@@ -20,6 +20,7 @@ use crate::format::names::{classify, FileKind};
 use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
+use crate::storage::files::{read_state, StateFile};
 use crate::storage::log_reader::{torn_tail, LogReader, Step, DEFAULT_MAX_ENTRY_BYTES};
 use crate::storage::read::{BatchTraits, Isolation, IsolationView, RecordFilter};
 use crate::storage::seek::{first_offset, BatchHit, Fallback, Seeker, SEEK_READ_CHUNK_BYTES};
@@ -638,7 +639,7 @@ impl<'o, 's> Walker<'o, 's> {
                 self.log(p, 0, 0).map(drop)
             }
             FileKind::QuorumState => {
-                let bytes = self.read_small(p)?;
+                let bytes = self.read_small(p, StateFile::Properties)?;
                 match serde_json::from_slice::<serde_json::Value>(&bytes) {
                     Ok(v) => self.emit(Event::QuorumState(&v)),
                     Err(e) => {
@@ -672,9 +673,9 @@ impl<'o, 's> Walker<'o, 's> {
         }
     }
 
-    /// Reads a whole small file (index, snapshot, checkpoint); they are bounded in size.
-    fn read_small(&self, p: &Path) -> Result<Vec<u8>> {
-        std::fs::read(p).map_err(|e| Error::io(p, e))
+    /// Reads a whole state file, bounded by its format ([`read_state`]).
+    fn read_small(&self, p: &Path, kind: StateFile) -> Result<Vec<u8>> {
+        read_state(p, kind)
     }
 
     /// Reports a finding; errors count as damage.

@@ -10,6 +10,7 @@ use crate::format::checkpoint::{
 };
 use crate::format::snapshot;
 use crate::ops::finding::Finding;
+use crate::storage::files::StateFile;
 use crate::storage::txn_index::TxnIndexEntries;
 
 impl Walker<'_, '_> {
@@ -40,7 +41,7 @@ impl Walker<'_, '_> {
     }
 
     pub(super) fn producer_snapshot(&mut self, p: &Path) -> Result<()> {
-        let bytes = self.read_small(p)?;
+        let bytes = self.read_small(p, StateFile::ProducerSnapshot)?;
         match snapshot::decode(&bytes) {
             Ok(s) => {
                 for e in &s.entries {
@@ -58,7 +59,7 @@ impl Walker<'_, '_> {
     }
 
     pub(super) fn leader_epochs(&mut self, p: &Path) -> Result<()> {
-        let bytes = self.read_small(p)?;
+        let bytes = self.read_small(p, StateFile::Checkpoint)?;
         match LeaderEpochCheckpoint::decode(&bytes, &p.display().to_string()) {
             Ok(c) => c
                 .entries
@@ -69,7 +70,7 @@ impl Walker<'_, '_> {
     }
 
     pub(super) fn offset_checkpoint(&mut self, p: &Path) -> Result<()> {
-        let bytes = self.read_small(p)?;
+        let bytes = self.read_small(p, StateFile::Checkpoint)?;
         match OffsetCheckpoint::decode(&bytes, &p.display().to_string()) {
             Ok(c) => c
                 .entries
@@ -80,7 +81,7 @@ impl Walker<'_, '_> {
     }
 
     pub(super) fn partition_metadata(&mut self, p: &Path) -> Result<()> {
-        let bytes = self.read_small(p)?;
+        let bytes = self.read_small(p, StateFile::Properties)?;
         match PartitionMetadata::decode(&bytes, &p.display().to_string()) {
             Ok(m) => self.emit(Event::PartitionMetadata {
                 version: m.version,
@@ -91,7 +92,7 @@ impl Walker<'_, '_> {
     }
 
     pub(super) fn meta_properties(&mut self, p: &Path) -> Result<()> {
-        let bytes = self.read_small(p)?;
+        let bytes = self.read_small(p, StateFile::Properties)?;
         match MetaProperties::decode(&bytes) {
             Ok(m) => m
                 .to_properties()

@@ -1,0 +1,254 @@
+//! Hostile and live input (issue 35): every Kafka file name of a partition directory and of
+//! its log dir replaced in turn by a FIFO, a socket, a link to `/dev/zero`, a directory and a
+//! file without read permission, under every main command: no hang, no signal, no panic,
+//! memory bounded. Indexes and logs cut and regrown while commands read them: never a signal.
+//! Standard error on a full device: no panic.
+
+mod common;
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::big_segment::run_measured_within;
+
+const RSS_BOUND: u64 = 64 << 20;
+
+fn kseg() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_kseg"))
+}
+
+/// A writable log dir `tmp/logs` holding c-transactions' partition (segments with every
+/// index, snapshots, epochs, metadata) and the log dir's own files.
+fn log_dir(tmp: &Path) -> Option<(PathBuf, PathBuf)> {
+    let src = common::reference_dir()?.join("c-transactions/input/orders-0");
+    let logs = tmp.join("logs");
+    let dir = logs.join("orders-0");
+    common::copy_dir(&src, &dir);
+    for (name, text) in [
+        ("meta.properties", "version=1\nnode.id=1\ncluster.id=AAAAAAAAAAAAAAAAAAAAAA\ndirectory.id=AAAAAAAAAAAAAAAAAAAAAQ\n"),
+        ("recovery-point-offset-checkpoint", "0\n1\norders 0 432\n"),
+        ("log-start-offset-checkpoint", "0\n1\norders 0 0\n"),
+    ] {
+        std::fs::write(logs.join(name), text).unwrap();
+    }
+    Some((logs, dir))
+}
+
+/// The ways a name is made something else than a regular file.
+#[derive(Debug, Clone, Copy)]
+enum Hostile {
+    Fifo,
+    Socket,
+    DevZero,
+    Directory,
+    /// Mode 000: unreadable, except to root (this test then runs it as a readable file, which
+    /// it still is, and the assertions are the same).
+    Unreadable,
+}
+
+/// Replaces `p` by `how`; the listener of a socket is returned to keep it bound.
+fn make(p: &Path, how: Hostile) -> Option<std::os::unix::net::UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::remove_file(p);
+    match how {
+        Hostile::Fifo => {
+            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+            // SAFETY: mkfifo with a NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        }
+        Hostile::Socket => return Some(std::os::unix::net::UnixListener::bind(p).unwrap()),
+        Hostile::DevZero => std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
+        Hostile::Directory => std::fs::create_dir(p).unwrap(),
+        Hostile::Unreadable => {
+            std::fs::write(p, b"0\n1\n0 0\n").unwrap();
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o000)).unwrap();
+        }
+    }
+    None
+}
+
+/// Every main command on the partition `dir` of the log dir `logs`.
+fn commands(logs: &Path, dir: &Path, out: &Path) -> Vec<Vec<OsString>> {
+    let d = dir.as_os_str();
+    let words = |w: &[&OsStr]| w.iter().map(|s| s.to_os_string()).collect::<Vec<_>>();
+    vec![
+        words(&["dump".as_ref(), d]),
+        words(&["verify".as_ref(), d]),
+        words(&["verify".as_ref(), "--deep".as_ref(), d]),
+        words(&["verify".as_ref(), logs.as_os_str()]),
+        words(&["ls".as_ref(), logs.as_os_str()]),
+        words(&["offsets".as_ref(), d]),
+        words(&["locate".as_ref(), "150".as_ref(), d]),
+        words(&["recover".as_ref(), d]),
+        words(&["rebuild-index".as_ref(), d]),
+        words(&["salvage".as_ref(), "--out".as_ref(), out.as_os_str(), d]),
+        words(&["stats".as_ref(), d]),
+        words(&["txns".as_ref(), d]),
+        words(&["diff".as_ref(), d, d]),
+        words(&["digest".as_ref(), d]),
+    ]
+}
+
+#[test]
+fn non_regular_files_named_like_kafka_files_never_hang_kill_or_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((logs, dir)) = log_dir(tmp.path()) else {
+        return;
+    };
+    let names = [
+        dir.join("leader-epoch-checkpoint"),
+        dir.join("partition.metadata"),
+        dir.join("00000000000000000201.snapshot"),
+        dir.join("00000000000000000100.index"),
+        dir.join("00000000000000000100.timeindex"),
+        dir.join("00000000000000000100.txnindex"),
+        logs.join("meta.properties"),
+        logs.join("recovery-point-offset-checkpoint"),
+    ];
+    let mut failures = Vec::new();
+    for name in &names {
+        let original = tmp.path().join("original");
+        std::fs::rename(name, &original).unwrap();
+        for how in [
+            Hostile::Fifo,
+            Hostile::Socket,
+            Hostile::DevZero,
+            Hostile::Directory,
+            Hostile::Unreadable,
+        ] {
+            let listener = make(name, how);
+            for args in commands(&logs, &dir, &tmp.path().join("salvaged")) {
+                let args: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+                let (code, rss, _) =
+                    run_measured_within(kseg(), &args, Some(Duration::from_secs(20)));
+                let _ = std::fs::remove_dir_all(tmp.path().join("salvaged"));
+                if !(0..=2).contains(&code) || rss > RSS_BOUND {
+                    failures.push(format!(
+                        "{} as {how:?}: {args:?}: exit {code} (-1: killed by a signal or the \
+                         watchdog), peak {} MiB",
+                        name.display(),
+                        rss >> 20
+                    ));
+                }
+            }
+            drop(listener);
+            if name.is_dir() {
+                std::fs::remove_dir(name).unwrap();
+            } else {
+                std::fs::remove_file(name).unwrap();
+            }
+        }
+        std::fs::rename(&original, name).unwrap();
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A named FIFO is refused with what it is, at once.
+#[test]
+fn a_fifo_is_named_for_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((_, dir)) = log_dir(tmp.path()) else {
+        return;
+    };
+    let p = dir.join("leader-epoch-checkpoint");
+    make(&p, Hostile::Fifo);
+    let out = common::kseg(&["dump", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a FIFO, not a regular file"), "{err}");
+}
+
+/// Files cut and regrown while `dump`, `verify --deep`, `rebuild-index` and `offsets` read
+/// them (as a broker trims and preallocates its indexes): the exit status is always one of
+/// kseg's, never a signal (the mapped indexes faulted with SIGBUS before).
+#[test]
+fn files_changing_under_a_read_never_kill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((_, dir)) = log_dir(tmp.path()) else {
+        return;
+    };
+    // An index big enough to be mapped over many pages: 8 MiB of entries that are not zero.
+    let index = dir.join("00000000000000000000.index");
+    let body = vec![0x11u8; 8 << 20];
+    std::fs::write(&index, &body).unwrap();
+    let log = dir.join("00000000000000000398.log");
+    let log_len = std::fs::metadata(&log).unwrap().len();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let cutter = {
+        let (stop, index, log) = (stop.clone(), index.clone(), log.clone());
+        std::thread::spawn(move || {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&index)
+                .unwrap();
+            let l = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                f.set_len(4096).unwrap();
+                l.set_len(log_len / 2).unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+                std::os::unix::fs::FileExt::write_all_at(&f, &body, 0).unwrap();
+                l.set_len(log_len).unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    let d = dir.to_str().unwrap();
+    let i = index.to_str().unwrap();
+    let mut seen = Vec::new();
+    for _ in 0..15 {
+        for args in [
+            vec!["dump", i],
+            vec!["dump", d],
+            vec!["verify", "--deep", d],
+            vec!["rebuild-index", d],
+            vec!["offsets", d],
+        ] {
+            let status = std::process::Command::new(kseg())
+                .args(&args)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .unwrap();
+            assert!(
+                matches!(status.code(), Some(0..=2)),
+                "{args:?}: {status} (a signal: the file changing under the read killed it)"
+            );
+            seen.push(status.code());
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    cutter.join().unwrap();
+    assert_eq!(seen.len(), 75);
+}
+
+/// Standard error on a full device: the command finishes and exits 2, no panic (101).
+#[test]
+fn a_full_stderr_is_no_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((_, dir)) = log_dir(tmp.path()) else {
+        return;
+    };
+    let d = || dir.clone().into_os_string();
+    for args in [
+        vec!["verify".into(), d()],
+        vec!["recover".into(), "--apply".into(), d()],
+        vec![
+            OsString::from("dump"),
+            dir.join("nothing.log").into_os_string(),
+        ],
+    ] {
+        let status = std::process::Command::new(kseg())
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .status()
+            .unwrap();
+        assert!(matches!(status.code(), Some(0..=2)), "{args:?}: {status}");
+    }
+}
