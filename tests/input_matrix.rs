@@ -55,6 +55,8 @@ const TABLE: &[Row] = &[
     ("coordinator", None,                               [0; 17]),
     ("ls", Some(&["ls", "{P}"]),                        [2,  2,  2,  2,  2,  2,  2,  2,  0,  0,  1,  2,  2,  2,  2,  2,  2]),
     ("groups", Some(&["groups", "{P}"]),                [2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2]),
+    ("checks", None,                                    [0; 17]),
+    ("version", None,                                   [0; 17]),
 ];
 
 fn running_as_root() -> bool {

@@ -288,8 +288,8 @@ pub fn note_space(repair: &RepairArgs, dir: &Path, changes: &[crate::ops::repair
         return;
     }
     match crate::ops::repair::apply::space(dir, changes, &repair.apply_options(dir).backup) {
-        Ok(s) => eprintln!("{}: --apply would take {s}", dir.display()),
-        Err(e) => eprintln!("{}: disk space unknown: {e}", dir.display()),
+        Ok(s) => super::errln!("{}: --apply would take {s}", dir.display()),
+        Err(e) => super::errln!("{}: disk space unknown: {e}", dir.display()),
     }
 }
 
