@@ -1,4 +1,4 @@
-//! One policy for links (#15 item 7, README "Links"): a symbolic or hard link inside a
+//! One policy for links (#15 item 7, docs/repair.md, "Links"): a symbolic or hard link inside a
 //! partition directory is read as the file it names by every command (as the broker's
 //! `File.isFile` follows links); repairs refuse, with exit 2 naming the link, to change a file
 //! through one, and never write outside the partition directory; a planted backup-directory

@@ -13,7 +13,7 @@ use crate::ops::check::digest::{digest, DigestOptions};
 #[command(
     after_help = "The digest covers each record's offset, timestamp and timestamp type, \
 producer id, epoch and sequence, transactional and control flags, key, value and headers, in \
-offset order (the encoding is in the README); not segment or batch boundaries, compression or \
+offset order (the encoding is in docs/compare.md); not segment or batch boundaries, compression or \
 CRCs, nor the partition leader epoch unless --with-epochs. Exit status: 0 when every batch \
 could be read; 1 when reading stopped at damage (the digest covers the records before it); \
 2 on errors."

@@ -20,7 +20,7 @@ use crate::ops::finding::{Finding, Severity};
 pub enum OutputFormat {
     /// A summary table per partition, then each finding.
     Table,
-    /// The full report as one JSON document (schema in README.md).
+    /// The full report as one JSON document (schema in schemas/, keys in docs/json.md).
     Json,
     /// GitHub Actions workflow commands (`::error file=…::…`), one per finding.
     Github,

@@ -18,7 +18,7 @@ use crate::ops::write::spec::{
 #[derive(Debug, Args)]
 pub struct WriteArgs {
     /// The spec: the format of the reference corpus' SPEC.json, or the log-dir form (see
-    /// README.md, "kseg write: the spec format"). Omitted with --jsonl.
+    /// docs/write.md, "kseg write: the spec format"). Omitted with --jsonl.
     #[arg(value_name = "SPEC.json")]
     pub spec: Option<PathBuf>,
     /// The partition directory to create (`<topic>-<partition>`), or a directory to create it

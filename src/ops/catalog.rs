@@ -1,6 +1,6 @@
 //! The catalog of check ids: every id a [`Finding`](super::Finding) can carry, with its
 //! severity, what it means and what the broker does about it. `kseg checks` prints it and
-//! README.md's check table is rendered from it (tests/readme_checks.rs keeps both in step and
+//! docs/checks.md's check table is rendered from it (tests/readme_checks.rs keeps both in step and
 //! checks that every id the code emits is here and every id here is emitted).
 
 use serde::Serialize;
@@ -18,7 +18,7 @@ pub struct Check {
     pub broker: &'static str,
 }
 
-/// Every check, in the order README.md shows them (by file kind, log first).
+/// Every check, in the order docs/checks.md shows them (by file kind, log first).
 pub const CHECKS: &[Check] = &[
     Check {
         ids: &["log.size-too-small", "log.bad-entry", "log.entry-too-large"],
@@ -266,7 +266,7 @@ pub fn ids() -> impl Iterator<Item = &'static str> {
     CHECKS.iter().flat_map(|c| c.ids.iter().copied())
 }
 
-/// README.md's check table: its heading, its rule and one Markdown row per [`Check`].
+/// docs/checks.md's check table: its heading, its rule and one Markdown row per [`Check`].
 pub fn markdown_table() -> String {
     let mut t = String::from(
         "| check id | severity | what | what the broker does (source) |\n|---|---|---|---|\n",
@@ -316,7 +316,7 @@ mod tests {
                 c.severity
             );
             assert!(!c.what.is_empty() && !c.broker.is_empty(), "{:?}", c.ids);
-            // A `|` would break README's table.
+            // A `|` would break the Markdown table.
             assert!(
                 !c.what.contains('|') && !c.broker.contains('|'),
                 "{:?}",

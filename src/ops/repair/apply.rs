@@ -551,7 +551,7 @@ fn sync_files(dir: &Path, files: &[PathBuf]) -> Result<()> {
     })
 }
 
-/// The one policy for links (README "Links"): commands read a symbolic or hard link inside a
+/// The one policy for links (docs/repair.md, "Links"): commands read a symbolic or hard link inside a
 /// partition directory as the file it names, but a repair changes only files that are the
 /// partition directory's (or its log dir's checkpoints) alone. Refused, before anything
 /// changes: a partition directory that is itself a symbolic link, a change to a symbolic link
