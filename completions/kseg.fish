@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kseg_global_optspecs
-    string join \n h/help V/version
+    string join \n width= wide tsv bytes color= tz= local h/help V/version
 end
 
 function __fish_kseg_needs_command
@@ -24,6 +24,15 @@ function __fish_kseg_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c kseg -n "__fish_kseg_needs_command" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_needs_command" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_needs_command" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
+complete -c kseg -n "__fish_kseg_needs_command" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_needs_command" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_needs_command" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_needs_command" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_needs_command" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'
@@ -83,14 +92,14 @@ utf8\t'UTF-8 text, invalid sequences replaced (like kafka-dump-log\'s StringDeco
 hex\t''
 base64\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l time-format -d 'How the text shows record and batch timestamps: epoch milliseconds as kafka-dump-log prints them (the default), or RFC 3339 (`rfc3339` in UTC, `local`). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
-rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
-local\t'RFC 3339 in this machine\'s time zone, with its offset'"
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
+local\t'RFC 3339 in the local zone (`--tz`, else this machine\'s), with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l offset -d 'Partition directories or log dirs: only the batch holding offset N (the next batch after a gap, as a fetch), found through the indexes; with --deep-iteration, its record N' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-offset -d 'Partition directories or log dirs: start at the batch holding offset A, found through the indexes (records below A are not shown)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l to-offset -d 'Partition directories or log dirs: stop after offset B' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l count -d 'Partition directories or log dirs: show at most N records (with --deep-iteration) or batches' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l base-offset -d 'The offset of a segment file whose name carries none (an index renamed without its log); a renamed log\'s is its first batch\'s' -r
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-time -d 'Partition directories or log dirs: start at the offset ListOffsets returns for time T (epoch ms or RFC 3339): the first record stamped at or after T, as the broker searches' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-time -d 'Partition directories or log dirs: start at the offset ListOffsets returns for time T (epoch ms, RFC 3339, local `2016-11-18 08:05`, `-1h`): the first record stamped at or after T, as the broker searches' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l to-time -d 'Partition directories or log dirs: stop before the first record stamped after T2 (as the broker\'s search for T2 + 1 finds it); later records with earlier stamps are not shown' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l isolation -d '`read_committed`: partition directories or log dirs, only what such a consumer gets (below the last stable offset; aborted transactions, from the `.txnindex` files, and control batches left out). `read_uncommitted` (the default): everything' -r -f -a "read_uncommitted\t''
 read_committed\t''"
@@ -100,6 +109,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l header -d 'Only recor
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l producer-id -d 'Only records of batches from this producer id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l producer-epoch -d 'Only records of batches with this producer epoch' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l leader-epoch -d 'Only records of batches with this partition leader epoch' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l deep-iteration -d 'One line per record, not only per batch'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l print-data-log -d 'Print record keys and payloads (implies --deep-iteration)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l skip-record-metadata -d 'Leave the per-record metadata out of record lines'
@@ -117,17 +131,30 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l transactional -d 'Onl
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l control -d 'Only control records (transaction markers)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l tombstones -d 'Only tombstones (records without a value)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l batches -d 'With record filters: print every batch line for context, not only those of batches with a matching record'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l format -r -f -a "table\t'A summary table per partition, then each finding'
-json\t'The full report as one JSON document (schema in README.md)'
+json\t'The full report as one JSON document (schema in schemas/, keys in docs/json.md)'
 github\t'GitHub Actions workflow commands (`::error file=…::…`), one per finding'"
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l base-offset -d 'The offset of a segment file whose name carries none (an index renamed without its log); a renamed log\'s is its first batch\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant' -r
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l deep -d 'Decode every record (decompressing), not only batch headers'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l json -d 'Short for --format json'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l strict -d 'Warnings make the exit status 1 too'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s q -l quiet -d 'No progress bar'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic -r
@@ -153,40 +180,69 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l start-offset -d 'The
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l now-ms -d 'The broker clock in ms (default: the reference corpus\' 1730000000000)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l start-ts -d 'The timestamp of the first record that gives none (default: now − 1 h; +1 per record)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic-id -d 'The topic id (base64) for partition.metadata' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the summary (segments, rolls, aborted transactions, damage) as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read records from standard input, one JSON object per line (key, value, headers, timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s q -l quiet -d 'No progress bar (one counts the bytes written, on a terminal\'s standard error)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l jobs -d 'Partitions of log dirs planned at once (default: the number of CPUs)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l now -d 'The broker clock (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon. Epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, in --tz or the local zone) or relative (`-1h`, `2d ago`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l all -d 'Rebuild every index, even those that look sound (missing, partial, out-of-order, untrimmed or out-of-range indexes are always rebuilt)'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l wait -d 'With --apply: wait for the partition\'s lock (a broker\'s or another kseg\'s) instead of refusing'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s q -l quiet -d 'No progress bar'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand rebuild-index" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l recovery-point -d 'Recover from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l salvage -d 'Before anything is dropped, save every valid batch recovery would drop (found past the damage, as `dump` finds them) to DIR, as `kseg salvage --out DIR` does; written in a dry run too, and before `--apply` changes anything' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l jobs -d 'Partitions planned at once (default: the number of CPUs)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l now -d 'The broker clock (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon. Epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, in --tz or the local zone) or relative (`-1h`, `2d ago`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l remains -d 'Also say what `verify --deep` will still report once the plan is carried out (damage the broker\'s recovery keeps): a deep read of each whole partition, where the plan itself reads only what lies past the recovery point'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l wait -d 'With --apply: wait for the partition\'s lock (a broker\'s or another kseg\'s) instead of refusing'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s q -l quiet -d 'No progress bar'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand recover" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand recover" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-ms -d '`retention.ms`; -1 = unlimited' -r
@@ -194,18 +250,28 @@ complete -c kseg -n "__fish_kseg_using_subcommand retention" -l retention-bytes 
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l time-format -d 'How the table shows times (ages are durations either way)' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
-rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
-local\t'RFC 3339 in this machine\'s time zone, with its offset'"
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
+local\t'RFC 3339 in the local zone (`--tz`, else this machine\'s), with its offset'"
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l now -d 'The broker clock (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon. Epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, in --tz or the local zone) or relative (`-1h`, `2d ago`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l wait -d 'With --apply: wait for the partition\'s lock (a broker\'s or another kseg\'s) instead of refusing'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s q -l quiet -d 'No progress bar'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand retention" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand retention" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l out -d 'A new log dir to write the cleaned partition into (with its cleaner-offset-checkpoint)' -r -F
@@ -219,70 +285,152 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l first-dirty-offset
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l log-start-offset -d 'Default: the log dir\'s `log-start-offset-checkpoint`, else the first segment\'s base' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l high-watermark -d 'Default: the log dir\'s `replication-offset-checkpoint`, else the log end offset' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l backup-dir -d 'Backup directory (default: `<log dir>.kseg-backup/<partition>-<time>`, beside the log dir; one inside the log dir is refused: the broker would take it for a partition)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock, in epoch milliseconds or RFC 3339 (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l now -d 'The broker clock (default: now). Every command: producers idle longer than producer.id.expiration.ms at this time are dropped from the producer state it rebuilds. retention: also what retention.ms counts from; compact: also the cleaner\'s lags and delete horizon. Epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, in --tz or the local zone) or relative (`-1h`, `2d ago`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l index-interval-bytes -d 'The topic\'s index.interval.bytes' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l segment-index-bytes -d 'The topic\'s segment.index.bytes (the most index entries a segment can have)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l producer-id-expiration-ms -d 'The broker\'s producer.id.expiration.ms' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l apply -d 'Carry out the plan (default: only print it; nothing is written)'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l no-backup -d 'Do not copy the affected files and the plan to a backup directory first'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l wait -d 'With --apply: wait for the partition\'s lock (a broker\'s or another kseg\'s) instead of refusing'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l json -d 'Print the plan or report as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s v -l verbose -d 'List every file change of a plan (by default a long plan lists 20 and counts the rest)'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s q -l quiet -d 'No progress bar'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand compact" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp), or a time in epoch milliseconds or RFC 3339 (the first offset whose timestamp is at or after it, as the broker searches)' -r
-complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
-rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
-local\t'RFC 3339 in this machine\'s time zone, with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp; -1, -2, -3 as kafka-get-offsets.sh), or a time (the first offset whose timestamp is at or after it, as the broker searches): epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, `2016-11-18`) or relative (`-1h`)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages; in the local zone with --local), in the local zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
+local\t'RFC 3339 in the local zone (`--tz`, else this machine\'s), with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l json -d 'Print JSON (one document; `partitions`: one object each) instead of one line each'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l json -d 'Print JSON instead of one line'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l by -d 'What to count separately (a table each); a total follows when there is more than one' -r -f -a "segment\t''
 partition\t''
 topic\t''
 producer\t''"
-complete -c kseg -n "__fish_kseg_using_subcommand stats" -l now -d 'Timestamps after this (epoch ms or RFC 3339) count as in the future; default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l now -d 'Timestamps after this count as in the future; default: now. Any time form (epoch ms, RFC 3339, `2016-11-18 08:05` local, `-1h`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l top -d 'How many producers the top lists name' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant' -r
-complete -c kseg -n "__fish_kseg_using_subcommand stats" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
-rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
-local\t'RFC 3339 in this machine\'s time zone, with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages; in the local zone with --local), in the local zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
+local\t'RFC 3339 in the local zone (`--tz`, else this machine\'s), with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l deep -d 'Decode every record: record, key, value and header sizes, uncompressed bytes per codec, record timestamps, and keys (distinct keys estimated, null keys, tombstones)'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l json -d 'Print the report as one JSON document'
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand txns" -l now -d 'The time open transactions are aged at (epoch ms or RFC 3339); default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l now -d 'The time open transactions are aged at; default: now. Any time form (epoch ms, RFC 3339, `2016-11-18 08:05` local, `-1h`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l transaction-max-timeout-ms -d '`transaction.max.timeout.ms`: an open transaction whose producer wrote nothing for longer hangs (as `kafka-transactions.sh find-hanging` judges)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l txn-log -d 'A `__transaction_state` partition directory: each producer\'s transactional id and the coordinator\'s state of it, and where the two sides disagree (exit status 1)' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand txns" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
-rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
-local\t'RFC 3339 in this machine\'s time zone, with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages; in the local zone with --local), in the local zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
+local\t'RFC 3339 in the local zone (`--tz`, else this machine\'s), with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l json -d 'Print the report as one JSON document'
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l out -d 'Where to write (absent or empty, outside the log dir): `DIR/<partition>/`, the salvaged partition directory, and `DIR/salvage.json`, the report' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l recovery-point -d 'Recovery from the segment holding this offset (default: the log dir\'s recovery-point-offset-checkpoint entry, else the start of the log)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l now -d 'The broker clock (epoch milliseconds or RFC 3339). Default: now' -r
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l json -d 'Print the report as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l json -d 'Print the comparison as JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l from-offset -d 'First offset to hash (inclusive)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l to-offset -d 'Last offset to hash (inclusive)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l with-epochs -d 'Hash each batch\'s partition leader epoch too'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l segments -d 'Print a digest per segment as well'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l json -d 'Print JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l group -d 'A consumer group id: which `__consumer_offsets` partition holds its offsets' -r
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l transactional-id -d 'A transactional id: which `__transaction_state` partition holds its state' -r
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l partitions -d 'The topic\'s partition count (`offsets.topic.num.partitions` or `transaction.state.log.num.partitions` when the topic was created; both default to 50)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l json -d 'Print JSON instead of one line'
+complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -l metadata -d 'A `__cluster_metadata-0` directory, or a log dir holding one, to check topic ids and replica assignments against (default: the log dir\'s own, when it has one)' -r -F
@@ -293,22 +441,59 @@ start-offset\t'Lowest log start offset first'
 end-offset\t'Highest log end offset first'
 modified\t'Most recently modified first'"
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -l time-format -d 'How the table shows times (JSON keeps epoch milliseconds)' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
-rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
-local\t'RFC 3339 in this machine\'s time zone, with its offset'"
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
+local\t'RFC 3339 in the local zone (`--tz`, else this machine\'s), with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand ls" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand ls" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand ls" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -l json -d 'Print JSON (one document, with every log dir) instead of tables'
+complete -c kseg -n "__fish_kseg_using_subcommand ls" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand ls" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand ls" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand ls" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand ls" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -l group -d 'Only this group' -r
-complete -c kseg -n "__fish_kseg_using_subcommand groups" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages), in this machine\'s zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
-rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`)'
-local\t'RFC 3339 in this machine\'s time zone, with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages; in the local zone with --local), in the local zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
+rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
+local\t'RFC 3339 in the local zone (`--tz`, else this machine\'s), with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -l json -d 'Print JSON instead of tables'
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l csv -d 'Print the committed offsets as the CSV `kafka-consumer-groups.sh --reset-offsets --from-file` reads, no header: `topic,partition,offset` with --group, else `group,topic,partition,offset` (for --all-groups or several --group)'
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand groups" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand groups" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand checks" -l json -d 'Print JSON: one entry per check id'
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand checks" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand checks" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand checks" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand version" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand version" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand version" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand version" -l json -d 'Print JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand version" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand version" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand version" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand version" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand version" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand help; and not __fish_seen_subcommand_from dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help" -f -a "dump" -d 'Print the contents of segment, index, snapshot and checkpoint files (a drop-in for kafka-dump-log.sh --files, with JSON output and damage reports)'

@@ -74,8 +74,11 @@ pub enum Unusable {
     Missing,
     #[error("not a directory")]
     NotADirectory,
-    #[error("neither a regular file nor a directory")]
-    NotAFile,
+    /// Neither a regular file nor a directory: what it is (`a FIFO`, `a socket`, ...).
+    #[error(
+        "{0}, not a regular file: only regular files (or links to them) are read as Kafka files"
+    )]
+    NotAFile(&'static str),
     #[error("this is {0}")]
     Shape(&'static str),
     #[error("a directory of log dirs ({0}); name them one by one")]

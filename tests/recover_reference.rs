@@ -387,7 +387,7 @@ fn apply_refuses_a_locked_log_dir() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains(&format!("locked by process {}", child.id())),
+        err.contains(&format!("locked by a broker, pid {}", child.id())),
         "{err}"
     );
     assert_eq!(common::dir_contents(&dir), before);

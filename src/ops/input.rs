@@ -145,7 +145,9 @@ pub fn resolve(path: &Path, expected: Expected) -> Result<(Shape, Input)> {
         return Ok((Shape::File, Input::File));
     }
     if !meta.is_dir() {
-        return unusable(Unusable::NotAFile);
+        // Not a regular file either (returned above): say what it is.
+        let what = crate::storage::files::not_regular(meta.file_type()).unwrap_or("something else");
+        return unusable(Unusable::NotAFile(what));
     }
     let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = crate::storage::files::list_dir(path)?
         .into_iter()

@@ -618,7 +618,7 @@ pub fn placeholder_origin(p: &Path) -> Option<PathBuf> {
 }
 
 /// What a file of type `t` is, in words, when it is not a regular file.
-fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
+pub fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     Some(if t.is_file() {
         return None;

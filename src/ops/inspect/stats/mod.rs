@@ -26,6 +26,7 @@ use crate::format::codec::{Compression, DEFAULT_MAX_DECOMPRESSED_BYTES};
 use crate::format::entry::Entry;
 use crate::format::names::{classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::increment_sequence;
+use crate::format::ErrorKind;
 use crate::ops::input::{examine, Input};
 use crate::ops::inspect::seek::partition_dirs;
 use crate::storage::log_reader::{LogReader, Step};
@@ -579,8 +580,11 @@ impl Acc {
         };
         let (deep_records, uncompressed) = if opts.deep {
             match self.records(entry, opts, scratch) {
-                Some(r) => (Some(r.0), r.1),
-                None => return false,
+                Ok(r) => (Some(r.0), r.1),
+                // Past --max-batch-bytes a batch is not damaged, only not opened (verify's
+                // batch.unchecked, a warning): counted from its header, as without --deep.
+                Err(ErrorKind::TooLarge) => (None, 0),
+                Err(_) => return false,
             }
         } else {
             (None, 0)
@@ -653,17 +657,20 @@ impl Acc {
     }
 
     /// (`deep`) Decodes the records of `entry` and counts them: their number and the
-    /// uncompressed bytes. None when they do not decode; nothing is counted then.
+    /// uncompressed bytes. The error's kind when they do not decode; nothing is counted then.
     fn records(
         &mut self,
         entry: &Entry<'_>,
         opts: &StatsOptions,
         scratch: &mut Scratch,
-    ) -> Option<(u64, u64)> {
+    ) -> std::result::Result<(u64, u64), ErrorKind> {
         let pending = &mut scratch.pending;
         pending.clear();
-        for r in entry.records(&mut scratch.buf, opts.max_batch_bytes).ok()? {
-            let r = r.ok()?;
+        let records = entry
+            .records(&mut scratch.buf, opts.max_batch_bytes)
+            .map_err(|e| e.kind)?;
+        for r in records {
+            let r = r.map_err(|e| e.kind)?;
             pending.push(RecordFacts {
                 size: r.size_in_bytes as u64,
                 key: r.key.map(|k| (k.len() as u64, hll::hash(k))),
@@ -710,7 +717,7 @@ impl Acc {
                 None => self.tombstones += 1,
             }
         }
-        Some((pending.len() as u64, uncompressed))
+        Ok((pending.len() as u64, uncompressed))
     }
 }
 
