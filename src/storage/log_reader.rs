@@ -236,8 +236,10 @@ impl LogReader {
                 .read(&mut self.buf[self.valid..self.valid + chunk])
                 .map_err(|e| Error::io(&self.path, e))?;
             if got == 0 {
-                // The file shrank under us: behave as if it ended here.
+                // The file shrank under us (a broker truncating it): behave as if it ended
+                // here, and say so once the command is done.
                 self.end = have_end;
+                super::live::note_changed(&self.path);
                 break;
             }
             self.valid += got;
@@ -246,9 +248,10 @@ impl LogReader {
             self.read_chunk = (self.read_chunk * 2).min(self.max_read_chunk);
             have_end += got as u64;
         }
-        let start = (pos - self.buf_pos) as usize;
+        // Past a shrunken end `pos` can lie beyond what was read: an empty slice then.
         let stop = (want_end.min(have_end) - self.buf_pos) as usize;
-        Ok(&self.buf[start..stop.max(start)])
+        let start = ((pos - self.buf_pos) as usize).min(stop);
+        Ok(&self.buf[start..stop])
     }
 
     /// Reads the entry at the current position and advances past it (past whatever length
