@@ -248,8 +248,9 @@ impl LogReader {
             self.read_chunk = (self.read_chunk * 2).min(self.max_read_chunk);
             have_end += got as u64;
         }
-        // Past a shrunken end `pos` can lie beyond what was read: an empty slice then.
-        let stop = (want_end.min(have_end) - self.buf_pos) as usize;
+        // Past a shrunken end, `pos` can lie beyond what was read (and beyond `end`): an empty
+        // slice then.
+        let stop = want_end.min(have_end).saturating_sub(self.buf_pos) as usize;
         let start = ((pos - self.buf_pos) as usize).min(stop);
         Ok(&self.buf[start..stop])
     }
@@ -266,7 +267,7 @@ impl LogReader {
         match frame_at(head) {
             Frame::End => Ok(Step::End {
                 position,
-                trailing: self.end - position,
+                trailing: self.end.saturating_sub(position),
                 truncated_len: None,
             }),
             Frame::SizeTooSmall { size } => Ok(Step::SizeTooSmall { position, size }),
@@ -276,7 +277,7 @@ impl LogReader {
                 if position + len > self.end {
                     return Ok(Step::End {
                         position,
-                        trailing: self.end - position,
+                        trailing: self.end.saturating_sub(position),
                         truncated_len: Some(len),
                     });
                 }
@@ -307,7 +308,7 @@ impl LogReader {
         if position >= self.end {
             return Ok(None);
         }
-        let available = self.end - position;
+        let available = self.end.saturating_sub(position);
         let have_end = self.buf_pos + self.valid as u64;
         if position >= self.buf_pos && position + PEEK_HEADER_BYTES as u64 <= have_end {
             let start = (position - self.buf_pos) as usize;
