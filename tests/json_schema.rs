@@ -1,6 +1,6 @@
 //! Every JSON document kseg prints, over the whole reference corpus, the internal-topic corpus
-//! and the real-world log dirs, is valid against `schemas/kseg-1.schema.json`, says
-//! `"format": "kseg/1"` and has no key twice.
+//! and the real-world log dirs, is valid against `schemas/kseg-2.schema.json`, says
+//! `"format": "kseg/2"` and has no key twice.
 
 mod common;
 
@@ -38,7 +38,7 @@ impl Checker {
         let docs = documents(&text);
         assert!(!docs.is_empty(), "kseg {shown:?}: no JSON on stdout");
         assert_eq!(
-            docs[0]["format"], "kseg/1",
+            docs[0]["format"], "kseg/2",
             "kseg {shown:?}: first document"
         );
         let v = validator(&self.root, def);
@@ -192,7 +192,7 @@ fn the_schema_rejects_renamed_and_retyped_fields() {
     let root = schema_root();
     let verify = validator(&root, "verify");
     let good = serde_json::json!({
-        "format": "kseg/1", "partitions": [{"dir": "t-0", "topic": "t", "partition": 0,
+        "format": "kseg/2", "partitions": [{"dir": "t-0", "topic": "t", "partition": 0,
         "segments": [], "logStartOffset": null, "logEndOffset": null, "findings": []}],
         "logDirFindings": [], "filesChecked": 0, "bytesChecked": 0, "skipped": [], "classified": []
     });

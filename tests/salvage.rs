@@ -131,7 +131,7 @@ fn g_corrupt_middle_salvage_then_recover_matches_kafka() {
     // The report: the saved run starts where the first valid batch after the damage does,
     // and the damaged batch is the one range that held nothing valid.
     let r = report(&out2);
-    assert_eq!(r["format"], json!("kseg/1"));
+    assert_eq!(r["format"], json!("kseg/2"));
     assert_eq!(r["savedBatches"], json!(want.len()));
     assert_eq!(r["saved"][0]["position"], after[0]["position"]);
     assert_eq!(r["saved"][0]["baseOffset"], after[0]["baseOffset"]);

@@ -201,7 +201,7 @@ fn cli_exit_status_says_hanging() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     common::assert_json_without_duplicate_keys(&text);
-    assert!(text.trim_start().starts_with("{\n  \"format\": \"kseg/1\""));
+    assert!(text.trim_start().starts_with("{\n  \"format\": \"kseg/2\""));
 }
 
 #[test]

@@ -29,4 +29,4 @@ pub use finding::{Finding, Severity};
 /// The version of kseg's JSON vocabulary. Every JSON document kseg prints or writes (a
 /// salvage's report; the first line of a JSON Lines stream) starts with `"format":
 /// JSON_FORMAT`; renaming or retyping a field means a new version.
-pub const JSON_FORMAT: &str = "kseg/1";
+pub const JSON_FORMAT: &str = "kseg/2";
