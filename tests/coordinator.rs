@@ -50,7 +50,7 @@ fn hand_computed_groups() {
         assert_eq!(code, 0);
         assert_eq!(j["format"], "kseg/2");
         assert_eq!(j["hashCode"], hash, "{group}");
-        assert_eq!(j["partitions"], 50);
+        assert_eq!(j["partitionCount"], 50);
         assert_eq!(j["topic"], "__consumer_offsets");
         assert_eq!(j["partition"], partition, "{group}");
         assert_eq!(j["dir"], format!("__consumer_offsets-{partition}"));

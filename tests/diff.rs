@@ -52,7 +52,7 @@ fn prefix() -> Vec<(i32, u32, i64)> {
 }
 
 fn range(base: i64, last: i64, batches: u64, records: u64) -> Value {
-    json!({"baseOffset": base, "lastOffset": last, "batches": batches, "records": records})
+    json!({"baseOffset": base, "lastOffset": last, "batchCount": batches, "recordCount": records})
 }
 
 #[test]

@@ -53,13 +53,13 @@ fn equal_across_segment_sizes_per_segment_digests_differ() {
     let one = digest_of(&records_spec(1 << 30, 0, &same), &["--segments"]);
     let many = digest_of(&records_spec(200, 0, &same), &["--segments"]);
     assert_eq!(one["format"], json!("kseg/2"));
-    assert_eq!(one["records"], json!(12));
+    assert_eq!(one["recordCount"], json!(12));
     assert_eq!(one["sha256"], many["sha256"]);
     assert_eq!(one["segments"].as_array().unwrap().len(), 1);
     let segs = many["segments"].as_array().unwrap();
     assert!(segs.len() > 2, "{many}");
     // The segments' digests cover their own records, which add up to the whole.
-    let n: u64 = segs.iter().map(|s| s["records"].as_u64().unwrap()).sum();
+    let n: u64 = segs.iter().map(|s| s["recordCount"].as_u64().unwrap()).sum();
     assert_eq!(n, 12);
     assert_eq!(one["segments"][0]["sha256"], one["sha256"]);
     assert_ne!(segs[0]["sha256"], one["sha256"]);
@@ -135,7 +135,7 @@ fn offset_ranges_and_the_documented_encoding() {
     let part = json!({"topic": "t", "partition": 0, "start_offset": 3,
         "ops": [batch(3, 6), batch(6, 10)]});
     let ranged = digest_of(&full, &["--from-offset", "3", "--to-offset", "9"]);
-    assert_eq!(ranged["records"], json!(7));
+    assert_eq!(ranged["recordCount"], json!(7));
     assert_eq!(ranged["firstOffset"], json!(3));
     assert_eq!(ranged["lastOffset"], json!(9));
     assert_eq!(ranged["sha256"], digest_of(&part, &[])["sha256"]);

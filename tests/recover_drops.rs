@@ -44,8 +44,8 @@ fn expected(scenario: &std::path::Path) -> Vec<Value> {
             "sizeInBytes": before - from,
             "baseOffset": if from > 0 { log_end } else { base.max(log_end) },
             "lastOffset": valid.last().map(|b| b["lastOffset"].clone()),
-            "records": valid.iter().map(|b| b["count"].as_u64().unwrap()).sum::<u64>(),
-            "batches": valid.len(),
+            "recordCount": valid.iter().map(|b| b["count"].as_u64().unwrap()).sum::<u64>(),
+            "batchCount": valid.len(),
             "damagedBytes": before - from - valid_bytes,
         }));
     }
@@ -98,7 +98,7 @@ fn recover_reports_what_kafka_drops_in_offsets_records_batches_and_bytes() {
                 let said = match d["lastOffset"].as_i64() {
                     Some(last) => format!(
                         "drops offsets {}..{last}: {} records in {} batches, {size} bytes",
-                        d["baseOffset"], d["records"], d["batches"]
+                        d["baseOffset"], d["recordCount"], d["batchCount"]
                     ),
                     None => format!("drops no record: {size} bytes"),
                 };

@@ -132,7 +132,7 @@ fn g_corrupt_middle_salvage_then_recover_matches_kafka() {
     // and the damaged batch is the one range that held nothing valid.
     let r = report(&out2);
     assert_eq!(r["format"], json!("kseg/2"));
-    assert_eq!(r["savedBatches"], json!(want.len()));
+    assert_eq!(r["savedBatchCount"], json!(want.len()));
     assert_eq!(r["saved"][0]["position"], after[0]["position"]);
     assert_eq!(r["saved"][0]["baseOffset"], after[0]["baseOffset"]);
     assert_eq!(
@@ -324,7 +324,7 @@ fn torn_tail_saves_nothing_and_says_so() {
     assert_eq!(o.status.code(), Some(1));
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r, report(&out));
-    assert_eq!(r["savedBatches"], json!(0));
+    assert_eq!(r["savedBatchCount"], json!(0));
     assert_eq!(r["salvagedDir"], Value::Null);
     assert_eq!(r["droppedBytes"], json!(40));
     assert_eq!(r["unsaved"][0]["sizeInBytes"], json!(40));

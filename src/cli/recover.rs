@@ -201,9 +201,9 @@ pub fn run(mut args: RecoverArgs) -> u8 {
         let doc = serde_json::json!({
             "estimate": estimate,
             "plans": plans.iter().map(RecoverPlan::to_json).collect::<Vec<_>>(),
-            "partitions": plans.len(),
-            "partitionsChanging": plans.iter().filter(|p| !p.is_empty()).count(),
-            "filesChanging": files,
+            "partitionCount": plans.len(),
+            "changingPartitionCount": plans.iter().filter(|p| !p.is_empty()).count(),
+            "changingFileCount": files,
         });
         crate::cli::render::outln!("{}", document(&doc));
     } else {

@@ -45,7 +45,9 @@ pub struct SideSummary {
     pub log_end_offset: i64,
     /// The checkpoint's epochs (those starting below the log end), oldest first.
     pub leader_epochs: Vec<EpochEntry>,
+    #[serde(rename = "batchCount")]
     pub batches: u64,
+    #[serde(rename = "recordCount")]
     pub records: u64,
     /// Reading stopped at damage here; later batches were not compared.
     pub stopped: Option<Stopped>,
@@ -57,7 +59,9 @@ pub struct SideSummary {
 pub struct OnlyRange {
     pub base_offset: i64,
     pub last_offset: i64,
+    #[serde(rename = "batchCount")]
     pub batches: u64,
+    #[serde(rename = "recordCount")]
     pub records: u64,
 }
 

@@ -47,6 +47,7 @@ pub struct RecordsDigest {
     /// The segment's `.log` (per-segment digests only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<PathBuf>,
+    #[serde(rename = "recordCount")]
     pub records: u64,
     /// The first and last offsets hashed; None without records.
     pub first_offset: Option<i64>,
@@ -244,7 +245,7 @@ impl DigestReport {
             "toOffset": self.to_offset,
             "withEpochs": self.with_epochs,
             "sha256": self.digest.sha256,
-            "records": self.digest.records,
+            "recordCount": self.digest.records,
             "firstOffset": self.digest.first_offset,
             "lastOffset": self.digest.last_offset,
             "segments": self.segments,

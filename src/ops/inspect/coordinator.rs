@@ -28,6 +28,7 @@ pub struct CoordinatorAnswer {
     /// Java's `String.hashCode` of the key.
     pub hash_code: i32,
     /// The partition count the answer assumes.
+    #[serde(rename = "partitionCount")]
     pub partitions: i32,
     pub topic: &'static str,
     pub partition: i32,

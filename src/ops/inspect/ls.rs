@@ -69,6 +69,7 @@ pub struct PartitionListing {
     /// Bytes on disk (`size` in every report's vocabulary).
     #[serde(rename = "size")]
     pub size_in_bytes: u64,
+    #[serde(rename = "segmentCount")]
     pub segments: usize,
     /// The log dir's `log-start-offset-checkpoint` entry, never below the first segment.
     pub log_start_offset: Option<i64>,
@@ -123,7 +124,9 @@ impl PartitionListing {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
+    #[serde(rename = "partitionCount")]
     pub partitions: usize,
+    #[serde(rename = "segmentCount")]
     pub segments: usize,
     /// Bytes on disk (`size` in every report's vocabulary).
     #[serde(rename = "size")]

@@ -95,6 +95,7 @@ pub struct OpenTxn {
     pub first_offset: i64,
     /// The last offset of its last data batch seen (None: begun before the first segment).
     pub last_offset: Option<i64>,
+    #[serde(rename = "recordCount")]
     pub records: u64,
     pub bytes: u64,
     /// The producer's last timestamp (`lastTimestamp` of its state).
@@ -116,6 +117,7 @@ pub struct CompletedTransaction {
     pub marker_offset: i64,
     pub committed: bool,
     /// Data records and bytes (whole batches) between the first offset and the marker.
+    #[serde(rename = "recordCount")]
     pub records: u64,
     pub bytes: u64,
     /// Marker timestamp minus the first batch's first timestamp (None: begun before the first
@@ -133,10 +135,13 @@ pub struct CompletedTransaction {
 #[serde(rename_all = "camelCase")]
 pub struct OutcomeTotals {
     pub count: u64,
+    #[serde(rename = "recordCount")]
     pub records: u64,
     pub bytes: u64,
     /// Markers that completed no transaction (no data since the producer's last marker).
+    #[serde(rename = "emptyCount")]
     pub empty: u64,
+    #[serde(rename = "afterEpochBumpCount")]
     pub after_epoch_bump: u64,
     pub duration_ms: Option<Histogram>,
 }
@@ -177,6 +182,7 @@ pub struct PartitionTxns {
     pub last_stable_offset: i64,
     pub first_unstable_offset: Option<i64>,
     pub open: Vec<OpenTxn>,
+    #[serde(rename = "hangingCount")]
     pub hanging: u64,
     pub committed: OutcomeTotals,
     pub aborted: OutcomeTotals,

@@ -31,7 +31,9 @@ pub struct Dropped {
     /// The last offset of the last valid batch that goes; null when none is valid.
     pub last_offset: Option<i64>,
     /// Records and batches whose checksum holds (damaged bytes are not counted as either).
+    #[serde(rename = "recordCount")]
     pub records: u64,
+    #[serde(rename = "batchCount")]
     pub batches: u64,
     /// Bytes among them that hold no valid batch (the damage itself, and what resync skipped).
     pub damaged_bytes: u64,

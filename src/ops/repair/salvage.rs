@@ -35,6 +35,7 @@ pub struct SavedRun {
     pub size_in_bytes: u64,
     pub base_offset: i64,
     pub last_offset: i64,
+    #[serde(rename = "batchCount")]
     pub batches: u64,
 }
 
@@ -72,7 +73,7 @@ impl SalvageReport {
             "dir": self.dir,
             "salvagedDir": self.salvaged_dir,
             "droppedBytes": self.dropped_bytes,
-            "savedBatches": self.saved_batches(),
+            "savedBatchCount": self.saved_batches(),
             "saved": self.saved,
             "unsaved": self.unsaved,
         })

@@ -58,8 +58,10 @@ pub struct SegmentSummary {
     /// The file's size (`size` in every report's vocabulary).
     #[serde(rename = "size")]
     pub bytes: u64,
+    #[serde(rename = "batchCount")]
     pub batches: u64,
     /// Counted with `--deep` only.
+    #[serde(rename = "recordCount")]
     pub records: Option<u64>,
     pub first_offset: Option<i64>,
     pub last_offset: Option<i64>,

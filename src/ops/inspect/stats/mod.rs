@@ -113,7 +113,9 @@ enum GroupKey {
 #[serde(rename_all = "camelCase")]
 pub struct CodecStats {
     pub codec: String,
+    #[serde(rename = "batchCount")]
     pub batches: u64,
+    #[serde(rename = "recordCount")]
     pub records: u64,
     /// Bytes on disk, whole batches (headers included).
     pub bytes: u64,
@@ -177,12 +179,15 @@ pub struct TimeStats {
 #[serde(rename_all = "camelCase")]
 pub struct ProducerSummary {
     pub producer_id: i64,
+    #[serde(rename = "batchCount")]
     pub batches: u64,
+    #[serde(rename = "recordCount")]
     pub records: u64,
     pub bytes: u64,
     /// The producer epochs its batches carry.
     pub epochs: Vec<i16>,
     /// Batches of one epoch whose base sequence does not follow the previous batch's last.
+    #[serde(rename = "sequenceGapCount")]
     pub sequence_gaps: u64,
 }
 
@@ -191,7 +196,9 @@ pub struct ProducerSummary {
 pub struct ProducerStats {
     /// Producer ids seen (batches with a producer id).
     pub count: u64,
+    #[serde(rename = "epochCount")]
     pub epochs_seen: u64,
+    #[serde(rename = "sequenceGapCount")]
     pub sequence_gaps: u64,
     pub top_by_bytes: Vec<ProducerSummary>,
     pub top_by_batches: Vec<ProducerSummary>,
@@ -202,9 +209,12 @@ pub struct ProducerStats {
 #[serde(rename_all = "camelCase")]
 pub struct KeyStats {
     /// Records with a key.
+    #[serde(rename = "keyedRecordCount")]
     pub keyed_records: u64,
+    #[serde(rename = "nullKeyCount")]
     pub null_keys: u64,
     /// Records with a null value.
+    #[serde(rename = "tombstoneCount")]
     pub tombstones: u64,
     /// Distinct keys, estimated (HyperLogLog, 2^14 registers).
     pub distinct_keys_estimate: u64,
@@ -221,14 +231,19 @@ pub struct KeyStats {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {
+    #[serde(rename = "segmentCount")]
     pub segments: u64,
+    #[serde(rename = "batchCount")]
     pub batches: u64,
     /// v2 header counts and v0/v1 messages; v0/v1 compressed wrappers count only with `deep`.
+    #[serde(rename = "recordCount")]
     pub records: u64,
     pub bytes: u64,
     /// v0/v1 compressed wrappers whose records were not counted (without `deep`).
+    #[serde(rename = "unopenedWrapperCount")]
     pub unopened_wrappers: u64,
     /// Entries skipped: CRC mismatch, or records that do not decode (`deep`).
+    #[serde(rename = "invalidBatchCount")]
     pub invalid_batches: u64,
     /// Bytes skipped where framing broke, and torn tails.
     pub damaged_bytes: u64,
@@ -237,9 +252,12 @@ pub struct Stats {
     pub formats: BTreeMap<String, u64>,
     /// Batches per timestamp type.
     pub timestamp_types: BTreeMap<String, u64>,
+    #[serde(rename = "controlBatchCount")]
     pub control_batches: u64,
+    #[serde(rename = "transactionalBatchCount")]
     pub transactional_batches: u64,
     /// Batches with a producer id (transactional ones included).
+    #[serde(rename = "idempotentBatchCount")]
     pub idempotent_batches: u64,
     pub histograms: Histograms,
     pub time: TimeStats,

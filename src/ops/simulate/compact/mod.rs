@@ -108,13 +108,18 @@ impl CompactOptions {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CleanStats {
+    #[serde(rename = "batchCountBefore")]
     pub batches_before: u64,
+    #[serde(rename = "batchCountAfter")]
     pub batches_after: u64,
+    #[serde(rename = "recordCountBefore")]
     pub records_before: u64,
+    #[serde(rename = "recordCountAfter")]
     pub records_after: u64,
     pub bytes_before: u64,
     pub bytes_after: u64,
     /// Distinct keys among the records kept.
+    #[serde(rename = "keyCount")]
     pub keys: u64,
     pub tombstones_removed: u64,
     pub tombstones_kept: u64,
