@@ -310,7 +310,7 @@ fn json_starts_with_the_format_and_has_no_duplicate_keys() {
     common::assert_json_without_duplicate_keys(&text);
     assert!(text.trim_start().starts_with("{\n  \"format\": \"kseg/2\""));
     let v: Value = serde_json::from_str(&text).unwrap();
-    assert!(v["groups"][0]["group"]["baseOffset"].is_i64());
+    assert!(v["groups"][0]["groupKey"]["baseOffset"].is_i64());
     // A text run draws the histograms.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
         .args(["stats"])

@@ -143,6 +143,7 @@ pub struct OutcomeTotals {
     pub empty: u64,
     #[serde(rename = "afterEpochBumpCount")]
     pub after_epoch_bump: u64,
+    #[serde(rename = "durationHistogram")]
     pub duration_ms: Option<Histogram>,
 }
 
@@ -184,7 +185,9 @@ pub struct PartitionTxns {
     pub open: Vec<OpenTxn>,
     #[serde(rename = "hangingCount")]
     pub hanging: u64,
+    #[serde(rename = "committedTotals")]
     pub committed: OutcomeTotals,
+    #[serde(rename = "abortedTotals")]
     pub aborted: OutcomeTotals,
     pub aborted_transactions: Vec<CompletedTransaction>,
     pub producers: Vec<ProducerTxnState>,

@@ -131,18 +131,25 @@ pub struct CodecStats {
 #[serde(rename_all = "camelCase")]
 pub struct Histograms {
     /// Bytes per batch on disk.
+    #[serde(rename = "batchSizeHistogram")]
     pub batch_size: Option<Histogram>,
     /// Records per batch (v2 header counts; v0/v1 wrappers with `deep`).
+    #[serde(rename = "recordsPerBatchHistogram")]
     pub records_per_batch: Option<Histogram>,
     /// Milliseconds between a v2 batch's first and largest timestamp.
+    #[serde(rename = "batchTimeSpanHistogram")]
     pub batch_time_span_ms: Option<Histogram>,
     /// (`deep`) bytes per record.
+    #[serde(rename = "recordSizeHistogram")]
     pub record_size: Option<Histogram>,
     /// (`deep`) bytes per non-null key.
+    #[serde(rename = "keySizeHistogram")]
     pub key_size: Option<Histogram>,
     /// (`deep`) bytes per non-null value.
+    #[serde(rename = "valueSizeHistogram")]
     pub value_size: Option<Histogram>,
     /// (`deep`) headers per v2 record.
+    #[serde(rename = "headersPerRecordHistogram")]
     pub headers_per_record: Option<Histogram>,
 }
 
@@ -261,13 +268,16 @@ pub struct Stats {
     pub idempotent_batches: u64,
     pub histograms: Histograms,
     pub time: TimeStats,
+    #[serde(rename = "producerStats")]
     pub producers: ProducerStats,
+    #[serde(rename = "keyStats")]
     pub keys: Option<KeyStats>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupStats {
+    #[serde(rename = "groupKey")]
     pub group: GroupName,
     #[serde(flatten)]
     pub stats: Stats,
