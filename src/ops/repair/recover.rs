@@ -266,7 +266,7 @@ impl RecoverPlan {
         json!({
             "dir": self.dir,
             "recoveryPoint": self.recovery_point,
-            "recoveryPointFrom": self.recovery_point_source,
+            "recoveryPointSource": self.recovery_point_source,
             "logStartOffset": self.report.log_start_offset,
             "logEndOffset": self.report.log_end_offset,
             "events": events,

@@ -75,6 +75,38 @@ pub struct Sourced {
     pub source: String,
 }
 
+/// A [`Sourced`] field as two JSON keys, `NAME` (the value) and `NAMESource`, so that a
+/// concept keeps one type across commands (`logStartOffset` is a number everywhere). Used as
+/// `#[serde(flatten, serialize_with = "sourced_as::log_start_offset")]`.
+pub mod sourced_as {
+    use super::Sourced;
+    use serde::ser::{SerializeMap, Serializer};
+
+    fn flat<S: Serializer>(v: Option<&Sourced>, name: &str, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry(name, &v.map(|v| v.value))?;
+        m.serialize_entry(&format!("{name}Source"), &v.map(|v| &v.source))?;
+        m.end()
+    }
+
+    pub fn log_start_offset<S: Serializer>(v: &Sourced, s: S) -> Result<S::Ok, S::Error> {
+        flat(Some(v), "logStartOffset", s)
+    }
+
+    pub fn high_watermark<S: Serializer>(v: &Sourced, s: S) -> Result<S::Ok, S::Error> {
+        flat(Some(v), "highWatermark", s)
+    }
+
+    pub fn first_dirty_offset<S: Serializer>(v: &Sourced, s: S) -> Result<S::Ok, S::Error> {
+        flat(Some(v), "firstDirtyOffset", s)
+    }
+
+    /// Both keys null when there is nothing to lag against.
+    pub fn lag_against<S: Serializer>(v: &Option<Sourced>, s: S) -> Result<S::Ok, S::Error> {
+        flat(v.as_ref(), "lagAgainst", s)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeletedSegment {
@@ -116,7 +148,9 @@ pub struct RetentionReport {
     pub retention_ms: i64,
     pub retention_bytes: i64,
     pub log_end_offset: i64,
+    #[serde(flatten, serialize_with = "sourced_as::high_watermark")]
     pub high_watermark: Sourced,
+    #[serde(flatten, serialize_with = "sourced_as::log_start_offset")]
     pub log_start_offset: Sourced,
     pub new_log_start_offset: i64,
     pub size_before: u64,
