@@ -30,3 +30,17 @@ pub use finding::{Finding, Severity};
 /// salvage's report; the first line of a JSON Lines stream) starts with `"format":
 /// JSON_FORMAT`; renaming or retyping a field means a new version.
 pub const JSON_FORMAT: &str = "kseg/2";
+
+/// Serializes Kafka's `-1` for "none" as `null`: in kseg's JSON, absent is `null`, never `-1`
+/// (`#[serde(serialize_with = "crate::ops::minus_one_as_null")]`).
+pub fn minus_one_as_null<T, S>(v: &T, s: S) -> Result<S::Ok, S::Error>
+where
+    T: Copy + Into<i64> + serde::Serialize,
+    S: serde::Serializer,
+{
+    if (*v).into() == -1 {
+        s.serialize_none()
+    } else {
+        v.serialize(s)
+    }
+}

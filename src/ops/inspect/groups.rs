@@ -51,7 +51,8 @@ pub struct CommittedOffset {
     pub topic: String,
     pub partition: i32,
     pub offset: i64,
-    /// -1 when the commit carries none.
+    /// -1 when the commit carries none (null in JSON).
+    #[serde(serialize_with = "crate::ops::minus_one_as_null")]
     pub leader_epoch: i32,
     pub metadata: String,
     pub commit_timestamp: i64,

@@ -400,7 +400,9 @@ fn measure(dir: &Path, p: &mut PartitionListing) -> Result<()> {
     let tail = scan_to_end(&mut reader, last_base)?;
     p.log_bytes_read = reader.bytes_read();
     p.log_end_offset = Some(tail.next_offset);
-    p.max_timestamp = Some(max_timestamp.max(tail.max_timestamp));
+    // No timestamp anywhere (-1 in the indexes and batches) is none, not a time.
+    p.max_timestamp = Some(max_timestamp.max(tail.max_timestamp))
+        .filter(|&t| t != crate::format::index::NO_TIMESTAMP);
     p.log_start_offset = Some(segments[0].0);
     Ok(())
 }

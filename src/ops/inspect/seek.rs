@@ -37,7 +37,8 @@ pub struct OffsetsAnswer {
     pub dir: PathBuf,
     /// None: the broker answers "no offset" (no record at or after the timestamp).
     pub offset: Option<i64>,
-    /// -1 for earliest and latest, as the broker returns.
+    /// -1 for earliest and latest, as the broker returns (null in JSON).
+    #[serde(serialize_with = "crate::ops::minus_one_as_null")]
     pub timestamp: i64,
     pub leader_epoch: Option<i32>,
     /// Indexes that could not be used; their segments were scanned instead.

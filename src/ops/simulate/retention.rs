@@ -114,6 +114,7 @@ pub struct DeletedSegment {
     /// The next segment's base offset (the log end offset for the last segment).
     pub upper_bound_offset: i64,
     pub size: u64,
+    #[serde(rename = "maxTimestamp")]
     pub largest_timestamp: i64,
     /// `records` (the time index's last entry) or `mtime` (the `.log` modification time).
     pub timestamp_source: &'static str,
@@ -129,6 +130,7 @@ pub struct DeletedSegment {
 pub struct RemainingSegment {
     pub base_offset: i64,
     pub size: u64,
+    #[serde(rename = "maxTimestamp")]
     pub largest_timestamp: i64,
     pub timestamp_source: &'static str,
     pub active: bool,
