@@ -1146,7 +1146,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 json!({"version": version, "topicId": topic_id}),
             ),
             Event::Property { key, value } => {
-                self.line("property", json!({"key": key, "value": value}))
+                self.line("property", json!({"propertyName": key, "propertyValue": value}))
             }
         }
     }

@@ -25,10 +25,12 @@ pub struct VersionArgs {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Version {
+    #[serde(rename = "ksegVersion")]
     pub version: &'static str,
     /// The git commit built (null when not built from a clone).
     pub commit: Option<&'static str>,
     pub build_time_ms: i64,
+    #[serde(rename = "kafkaVersion")]
     pub kafka: &'static str,
     pub features: Vec<&'static str>,
 }

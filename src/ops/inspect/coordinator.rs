@@ -24,6 +24,7 @@ pub enum CoordinatorKey {
 pub struct CoordinatorAnswer {
     /// `"group"` or `"transactionalId"`.
     pub key_type: &'static str,
+    #[serde(rename = "coordinatorKey")]
     pub key: String,
     /// Java's `String.hashCode` of the key.
     pub hash_code: i32,
