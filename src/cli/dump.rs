@@ -1092,7 +1092,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 ),
                 LogHeader::Bootstrap => self.line("kraft_bootstrap", json!({})),
             },
-            Event::QuorumState(v) => self.line("quorum_state", json!({"state": v})),
+            Event::QuorumState(v) => self.line("quorum_state", json!({"quorumState": v})),
             Event::Batch { info, .. } => self.line("batch", info),
             Event::Record(r) => self.record(r),
             Event::BatchRecords { .. } => Ok(()),
@@ -1130,7 +1130,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 ..
             } => self.line(
                 "zero_tail",
-                json!({"firstSlot": first_slot, "slots": slots, "bytes": bytes}),
+                json!({"firstSlot": first_slot, "slotCount": slots, "bytes": bytes}),
             ),
             Event::TxnEntry(t) => self.line("txn_index_entry", t),
             Event::SnapshotEntry(e) => {
