@@ -56,7 +56,7 @@ fn confluent(id: u32, indexes: &[u8], message: &[u8]) -> Vec<u8> {
 }
 
 fn dump(args: &[&str], path: &Path) -> (Vec<Value>, String) {
-    let out = common::kseg(&[&["dump", "--json"], args, &[path.to_str().unwrap()]].concat());
+    let out = common::kseg(&[&["dump", "--jsonl"], args, &[path.to_str().unwrap()]].concat());
     assert!(
         out.status.success(),
         "{}",

@@ -65,7 +65,7 @@ fn every_file_kind() {
         "orders-json",
         &[
             "dump",
-            "--json",
+            "--jsonl",
             "--print-data-log",
             "--value-format",
             "hex",

@@ -245,7 +245,7 @@ fn writer_damage_in_first_middle_and_last_segment() {
 /// The record lines of `kseg dump --json --print-data-log DIR`, without the fields that name
 /// where a record is stored.
 fn dumped_records(dir: &Path) -> Vec<Value> {
-    let o = kseg(&["dump", "--json", "--print-data-log", dir.to_str().unwrap()]);
+    let o = kseg(&["dump", "--jsonl", "--print-data-log", dir.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     String::from_utf8(o.stdout)
         .unwrap()
@@ -284,7 +284,7 @@ fn salvage_replays_through_dump_and_write_jsonl() {
     let salvaged = out.join("t-0");
     let dump = kseg(&[
         "dump",
-        "--json",
+        "--jsonl",
         "--print-data-log",
         salvaged.to_str().unwrap(),
     ]);

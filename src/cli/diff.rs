@@ -42,7 +42,7 @@ pub fn run(args: DiffArgs) -> u8 {
         }
     }
     if args.json {
-        crate::cli::render::outln!("{}", report.to_json());
+        crate::cli::render::print_document(&report.to_json());
     } else {
         crate::cli::render::out!("{}", report.render_text());
     }

@@ -51,7 +51,7 @@ pub fn run(args: DigestArgs) -> u8 {
         Err(e) => return fail(&e),
     };
     if args.json {
-        crate::cli::render::outln!("{}", report.to_json());
+        crate::cli::render::print_document(&report.to_json());
     } else {
         crate::cli::render::out!("{}", report.render_text());
     }

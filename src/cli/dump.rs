@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::args::{offset, parse_now, BatchLimitArgs};
 use super::progress::{bytes_below, Bar, Counting};
-use super::render::{document, BytesFormat};
+use super::render::{BytesFormat, JsonStream};
 use super::time::TimeFormat;
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::batch::Headers;
@@ -111,9 +111,14 @@ pub struct DumpArgs {
     /// For the protobuf decoder: the message type of plain values (`package.Message`)
     #[arg(long, value_name = "NAME", requires = "proto_descriptor")]
     pub proto_message: Option<String>,
-    /// JSON Lines: one object per batch, record, index entry, snapshot or checkpoint entry.
-    #[arg(long)]
+    /// One JSON document: `{"format", "items": [...]}`, an object per batch, record, index
+    /// entry, snapshot or checkpoint entry (written as they come)
+    #[arg(long, conflicts_with = "jsonl")]
     pub json: bool,
+    /// JSON Lines: the same objects, one per line, after a first line `{"format", "type":
+    /// "stream"}`
+    #[arg(long)]
+    pub jsonl: bool,
     /// Encoding of keys with --print-data-log (text: `auto` is kafka-dump-log's lossy UTF-8;
     /// `hex` and `base64` keep every record on one line).
     #[arg(long, value_enum, default_value_t = BytesFormat::Auto)]
@@ -471,13 +476,13 @@ pub fn run(args: DumpArgs) -> u8 {
         Counting::Read,
     );
     let out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = if args.json {
-        let mut out = out;
-        // The stream's first line says which vocabulary the lines that follow use.
+    let result = if args.json || args.jsonl {
+        // The stream starts by saying which vocabulary the objects that follow use.
         // (Buffered: a closed pipe shows when the buffer is flushed, in `finish`.)
-        if let Err(e) = writeln!(out, "{}", document(&json!({"type": "stream"}))) {
-            return fail(&e);
-        }
+        let out = match JsonStream::start(out, args.jsonl) {
+            Ok(out) => out,
+            Err(e) => return fail(&e),
+        };
         let mut sink = JsonSink {
             out,
             opts: &opts,
@@ -486,7 +491,11 @@ pub fn run(args: DumpArgs) -> u8 {
             file: String::new(),
         };
         let r = bar.run(|| dump_paths(&paths, &opts, &mut sink));
-        finish(sink.out, r)
+        // The document is closed even after an error, so that what was printed parses.
+        match sink.out.finish() {
+            Ok(out) => finish(out, r),
+            Err(e) => finish(io::sink(), r.and(Err(crate::Error::io(Path::new("<stdout>"), e)))),
+        }
     } else {
         let mut sink = TextSink {
             out,
@@ -899,9 +908,10 @@ impl<W: Write> Sink for TextSink<'_, W> {
     }
 }
 
-/// JSON Lines: one object per event that carries data, each with `type` and `file`.
+/// `--json` and `--jsonl`: one object per event that carries data, each with `type` and
+/// `file`.
 struct JsonSink<'o, W: Write> {
-    out: W,
+    out: JsonStream<W>,
     opts: &'o DumpOptions,
     key_format: BytesFormat,
     value_format: BytesFormat,
@@ -920,10 +930,6 @@ struct Line<'a, T: Serialize> {
     body: T,
 }
 
-fn write_line<T: Serialize>(out: &mut impl Write, line: Line<'_, T>) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, &line)?;
-    out.write_all(b"\n")
-}
 
 /// A byte string in the chosen encoding; `None` is JSON null.
 #[derive(Serialize)]
@@ -1019,7 +1025,7 @@ fn payload_error(read: &Option<Result<Payload, String>>) -> Option<String> {
 impl<W: Write> JsonSink<'_, W> {
     fn line<T: Serialize>(&mut self, kind: &'static str, body: T) -> io::Result<()> {
         let file = Some(self.file.as_str());
-        write_line(&mut self.out, Line { kind, file, body })
+        self.out.item(&Line { kind, file, body })
     }
 
     fn record(&mut self, r: &RecordInfo<'_>) -> io::Result<()> {
@@ -1096,14 +1102,11 @@ impl<W: Write> Sink for JsonSink<'_, W> {
             Event::Batch { info, .. } => self.line("batch", info),
             Event::Record(r) => self.record(r),
             Event::BatchRecords { .. } => Ok(()),
-            Event::Finding(f) => write_line(
-                &mut self.out,
-                Line {
-                    kind: "finding",
-                    file: None,
-                    body: f,
-                },
-            ),
+            Event::Finding(f) => self.out.item(&Line {
+                kind: "finding",
+                file: None,
+                body: f,
+            }),
             Event::TrailingBytes {
                 bytes, position, ..
             } => self.line(

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::args::{finish, finish_many, jobs, RepairArgs};
-use super::render::document;
 use super::{fail, notice, EXIT_OK};
 use crate::error::Work;
 use crate::ops::repair::apply::files_changed;
@@ -77,7 +76,7 @@ pub fn run(mut args: RebuildIndexArgs) -> u8 {
     let files: usize = plans.iter().map(|p| files_changed(&p.changes)).sum();
     for p in &plans {
         if args.repair.json {
-            crate::cli::render::outln!("{}", document(&p.to_json()));
+            crate::cli::render::print_document(&p.to_json());
         } else {
             crate::cli::render::out!("{}", p.render_text(args.repair.verbose));
         }

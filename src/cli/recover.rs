@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::args::{finish, finish_many, jobs, offset, save_salvage, RepairArgs};
-use super::render::document;
 use super::render::line;
 use super::{fail, notice, EXIT_OK};
 use crate::error::Work;
@@ -132,7 +131,7 @@ pub fn run(mut args: RecoverArgs) -> u8 {
                 Err(code) => return code,
             };
             if args.repair.json {
-                crate::cli::render::outln!("{}", document(&plan.to_json()));
+                crate::cli::render::print_document(&plan.to_json());
             } else {
                 crate::cli::render::out!(
                     "{}{}",
@@ -205,7 +204,7 @@ pub fn run(mut args: RecoverArgs) -> u8 {
             "changingPartitionCount": plans.iter().filter(|p| !p.is_empty()).count(),
             "changingFileCount": files,
         });
-        crate::cli::render::outln!("{}", document(&doc));
+        crate::cli::render::print_document(&doc);
     } else {
         crate::cli::render::out!("{}", estimate.render_text());
         for p in &plans {

@@ -1,7 +1,7 @@
 //! Shared rendering helpers: byte strings in the encodings users ask for, a report printed
 //! as JSON or as text, and a finding's one-line form (`verify`, `ls`, `groups`, `recover`).
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::sync::OnceLock;
 
 use base64::Engine as _;
@@ -183,7 +183,6 @@ pub enum Stream {
 /// `text` in red (`error`) or yellow (`warning`) when colour is on for `stream`: `--color
 /// always`, or `auto` on a terminal without `NO_COLOR`.
 pub fn paint(text: &str, severity: crate::ops::Severity, stream: Stream) -> String {
-    use std::io::IsTerminal;
     let on = match output().color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -564,17 +563,81 @@ pub fn document<T: Serialize>(v: &T) -> serde_json::Value {
     serde_json::Value::Object(doc)
 }
 
-/// Writes `v` as a pretty JSON [`document`] and a newline, keeping an I/O error's kind (so
-/// a closed pipe is recognised as one).
+/// Writes `v` as a JSON [`document`] and a newline: indented when standard output is a
+/// terminal (a person reads it), compact otherwise (a program does; one line). Keeps an I/O
+/// error's kind, so a closed pipe is recognised as one.
 pub fn write_document<T: Serialize>(out: &mut impl Write, v: &T) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &document(v)).map_err(|e| match e.io_error_kind() {
+    let doc = document(v);
+    let written = if io::stdout().is_terminal() {
+        serde_json::to_writer_pretty(&mut *out, &doc)
+    } else {
+        serde_json::to_writer(&mut *out, &doc)
+    };
+    written.map_err(|e| match e.io_error_kind() {
         Some(kind) => io::Error::new(kind, e),
         None => io::Error::other(e),
     })?;
     writeln!(out)
 }
 
-/// Prints to standard output `json` as a pretty JSON [`document`] when given, else what
+/// Prints `v` as a JSON [`document`] on standard output, as [`print_fmt`] prints text.
+pub fn print_document<T: Serialize>(v: &T) {
+    if let Err(e) = quiet_broken_pipe(write_document(&mut io::stdout().lock(), v)) {
+        crate::cli::errln!("error: writing standard output: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// What a command that streams (`dump`) prints, object by object as they come, so memory
+/// stays bounded: with `--jsonl` JSON Lines, the first line `{"format": …, "type":
+/// "stream"}`; with `--json` one document, `{"format": …, "items": [ … ]}`, an item a line.
+pub struct JsonStream<W: Write> {
+    out: W,
+    lines: bool,
+    items: u64,
+}
+
+impl<W: Write> JsonStream<W> {
+    /// Starts the stream (`lines`: JSON Lines) on `out`.
+    pub fn start(mut out: W, lines: bool) -> io::Result<Self> {
+        if lines {
+            serde_json::to_writer(&mut out, &document(&serde_json::json!({"type": "stream"})))?;
+            out.write_all(b"\n")?;
+        } else {
+            let format = serde_json::Value::from(crate::ops::JSON_FORMAT);
+            write!(out, "{{\"format\":{format},\"items\":[")?;
+        }
+        Ok(JsonStream {
+            out,
+            lines,
+            items: 0,
+        })
+    }
+
+    /// Writes one object.
+    pub fn item<T: Serialize>(&mut self, v: &T) -> io::Result<()> {
+        if !self.lines {
+            self.out
+                .write_all(if self.items == 0 { b"\n" } else { b",\n" })?;
+        }
+        serde_json::to_writer(&mut self.out, v)?;
+        if self.lines {
+            self.out.write_all(b"\n")?;
+        }
+        self.items += 1;
+        Ok(())
+    }
+
+    /// Ends the document (nothing to end in JSON Lines); the writer back, unflushed.
+    pub fn finish(mut self) -> io::Result<W> {
+        if !self.lines {
+            self.out.write_all(b"\n]}\n")?;
+        }
+        Ok(self.out)
+    }
+}
+
+/// Prints to standard output `json` as a JSON [`document`] when given, else what
 /// `text` writes. A closed pipe (`kseg … | head`) ends the output quietly; other write
 /// errors are returned.
 pub fn print_json_or_text<T: Serialize>(

@@ -51,7 +51,7 @@ pub fn run(args: SalvageArgs) -> u8 {
     match save_salvage(&plan, &opts, &args.out) {
         Ok(report) => {
             if args.json {
-                crate::cli::render::outln!("{}", report.to_json());
+                crate::cli::render::print_document(&report.to_json());
             } else {
                 crate::cli::render::out!("{}", report.render_text());
             }

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::progress::{Bar, Counting};
-use super::render::document;
 use super::{fail, EXIT_OK};
 use crate::format::names::partition_dir_name;
 use crate::ops::write::jsonl::write_jsonl;
@@ -174,7 +173,7 @@ pub fn run(args: WriteArgs) -> u8 {
         }
         Ok(AnySpec::LogDir(spec)) => bar().run(|| write_log_dir(&spec, out_dir)).map(|summary| {
             if args.json {
-                crate::cli::render::outln!("{}", document(&summary.report(out_dir)));
+                crate::cli::render::print_document(&summary.report(out_dir));
             } else {
                 for p in &summary.partitions {
                     print_summary(&out_dir.join(&p.topic_partition), p, false);
@@ -200,7 +199,7 @@ fn report(result: crate::Result<()>) -> u8 {
 
 fn print_summary(dir: &Path, summary: &WriteSummary, json: bool) {
     if json {
-        crate::cli::render::outln!("{}", document(&summary.report(dir)));
+        crate::cli::render::print_document(&summary.report(dir));
         return;
     }
     crate::cli::render::outln!(

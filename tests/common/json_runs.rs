@@ -1,0 +1,234 @@
+//! Every run of kseg whose JSON the JSON tests read: each command that prints JSON over the
+//! bundled `testdata/` and the corpora, with the schema definition its documents follow.
+//! `tests/json_schema.rs` validates them, `tests/json_vocabulary.rs` collects their keys.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// One run: the schema definition (under `$defs`) of its documents (`dumpLine` for each line
+/// of `dump --jsonl`), and kseg's arguments, the subcommand first.
+pub struct JsonRun {
+    pub def: &'static str,
+    pub args: Vec<OsString>,
+}
+
+impl JsonRun {
+    fn new<A: Into<OsString>>(def: &'static str, args: impl IntoIterator<Item = A>) -> Self {
+        JsonRun {
+            def,
+            args: args.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// The subcommand.
+    pub fn command(&self) -> String {
+        self.args[0].to_string_lossy().into_owned()
+    }
+
+    /// `kseg ARGS` as a person would type it, for messages.
+    pub fn shown(&self) -> String {
+        let args: Vec<_> = self.args.iter().map(|a| a.to_string_lossy()).collect();
+        format!("kseg {}", args.join(" "))
+    }
+
+    /// Runs it: the documents of its standard output (one JSON document, or JSON Lines),
+    /// checked for duplicate keys; fails when it printed none.
+    pub fn documents(&self) -> Vec<Value> {
+        let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args(&self.args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        super::assert_json_without_duplicate_keys(&text);
+        let docs: Vec<Value> = serde_json::Deserializer::from_str(&text)
+            .into_iter::<Value>()
+            .map(Result::unwrap)
+            .collect();
+        assert!(
+            !docs.is_empty(),
+            "{}: no JSON on stdout ({})",
+            self.shown(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        docs
+    }
+}
+
+fn os(p: &Path) -> OsString {
+    p.as_os_str().to_owned()
+}
+
+/// What every partition directory is asked: the commands that read one partition.
+fn partition_runs(dir: &Path, out: &mut Vec<JsonRun>) {
+    let d = os(dir);
+    out.extend([
+        JsonRun::new("verify", ["verify".into(), "--json".into(), "--deep".into(), d.clone()]),
+        JsonRun::new("recover", ["recover".into(), "--json".into(), d.clone()]),
+        JsonRun::new(
+            "rebuildIndex",
+            ["rebuild-index".into(), "--json".into(), "--all".into(), d.clone()],
+        ),
+        JsonRun::new("retention", ["retention".into(), "--json".into(), d.clone()]),
+        JsonRun::new("compact", ["compact".into(), "--json".into(), d.clone()]),
+        JsonRun::new(
+            "offsets",
+            ["offsets".into(), "--json".into(), "--time".into(), "0".into(), d.clone()],
+        ),
+        JsonRun::new("offsets", ["offsets".into(), "--json".into(), d.clone()]),
+        JsonRun::new("locate", ["locate".into(), "--json".into(), "100".into(), d.clone()]),
+        JsonRun::new("stats", ["stats".into(), "--json".into(), "--deep".into(), d.clone()]),
+        JsonRun::new("txns", ["txns".into(), "--json".into(), d.clone()]),
+        JsonRun::new(
+            "digest",
+            ["digest".into(), "--json".into(), "--segments".into(), d.clone()],
+        ),
+        JsonRun::new(
+            "dumpLine",
+            [
+                "dump".into(),
+                "--jsonl".into(),
+                "--deep-iteration".into(),
+                "--print-data-log".into(),
+                d,
+            ],
+        ),
+    ]);
+}
+
+/// The writes, salvages and copies a scenario `name` (`SPEC.json` beside `dir`) makes into
+/// `tmp`.
+fn writing_runs(spec: &Path, dir: &Path, tmp: &Path, name: &str, out: &mut Vec<JsonRun>) {
+    let d = os(dir);
+    out.extend([
+        JsonRun::new(
+            "compact",
+            ["compact".into(), "--json".into(), "--out".into(), os(&tmp.join(format!("c-{name}"))), d.clone()],
+        ),
+        JsonRun::new(
+            "salvage",
+            ["salvage".into(), "--json".into(), d, "--out".into(), os(&tmp.join(format!("s-{name}")))],
+        ),
+        JsonRun::new(
+            "write",
+            ["write".into(), "--json".into(), os(spec), os(&tmp.join(format!("w-{name}")))],
+        ),
+    ]);
+}
+
+/// The reference corpus: every scenario's partition through every partition command, each
+/// file dumped on its own, a diff against the plain scenario, its log dir listed and verified
+/// whole, and the writes (into `tmp`).
+pub fn reference(root: &Path, tmp: &Path) -> Vec<JsonRun> {
+    let mut out = Vec::new();
+    let plain = root.join("a-plain-v2/input/orders-0");
+    for s in super::scenarios(root) {
+        let name = s.file_name().unwrap().to_string_lossy().into_owned();
+        let dir = s.join("input/orders-0");
+        let mut files = vec![OsString::from("dump"), "--jsonl".into()];
+        files.extend(super::listing(&dir).iter().map(|f| os(f)));
+        out.push(JsonRun::new("dumpLine", files));
+        partition_runs(&dir, &mut out);
+        out.push(JsonRun::new(
+            "diff",
+            ["diff".into(), "--json".into(), os(&plain), os(&dir)],
+        ));
+        out.push(JsonRun::new("ls", ["ls".into(), "--json".into(), os(&s.join("input"))]));
+        writing_runs(&s.join("SPEC.json"), &dir, tmp, &name, &mut out);
+    }
+    out
+}
+
+/// The internal-topic corpus: groups replayed, the coordinator asked, every partition dumped
+/// through its topic's decoder.
+pub fn reference_internal(root: &Path) -> Vec<JsonRun> {
+    let mut out = Vec::new();
+    for scenario in ["offsets-classic", "offsets-edge", "offsets-modern"] {
+        let dir = root.join(scenario).join("input/__consumer_offsets-0");
+        out.push(JsonRun::new("groups", ["groups".into(), "--json".into(), os(&dir)]));
+    }
+    for key in ["--group", "--transactional-id"] {
+        out.push(JsonRun::new(
+            "coordinator",
+            ["coordinator", "--json", key, "é-ü-𝄞"],
+        ));
+    }
+    let decoders = [
+        ("offsets-classic", "--offsets-decoder"),
+        ("offsets-edge", "--offsets-decoder"),
+        ("offsets-modern", "--offsets-decoder"),
+        ("transactions", "--transaction-log-decoder"),
+        ("share-state", "--share-group-state-decoder"),
+        ("cluster-metadata", "--cluster-metadata-decoder"),
+    ];
+    for (scenario, decoder) in decoders {
+        for p in super::listing(&root.join(scenario).join("input")) {
+            let args = ["dump", "--jsonl", "--deep-iteration", "--print-data-log", decoder];
+            let mut args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            args.push(os(&p));
+            out.push(JsonRun::new("dumpLine", args));
+        }
+    }
+    out
+}
+
+/// Real brokers' log dirs (unpacked): each verified, listed, recovered and dumped whole, and
+/// each partition with segments asked for its offsets, transactions and statistics; groups
+/// where a log dir holds `__consumer_offsets`.
+pub fn realworld(log_dirs: &[PathBuf]) -> Vec<JsonRun> {
+    let mut out = Vec::new();
+    for dir in log_dirs {
+        let d = os(dir);
+        out.push(JsonRun::new("verify", ["verify".into(), "--json".into(), "--deep".into(), d.clone()]));
+        out.push(JsonRun::new("ls", ["ls".into(), "--json".into(), d]));
+        let partitions: Vec<_> = super::listing(dir).into_iter().filter(|p| p.is_dir()).collect();
+        // A KRaft log dir may hold only snapshots: the partition commands need a segment.
+        let with_log: Vec<_> = partitions
+            .iter()
+            .filter(|p| !super::logs(p).is_empty())
+            .collect();
+        for p in &with_log {
+            for (def, cmd) in [("offsets", "offsets"), ("txns", "txns"), ("stats", "stats")] {
+                out.push(JsonRun::new(def, [cmd.into(), "--json".into(), os(p)]));
+            }
+            if p.file_name().unwrap().to_string_lossy().starts_with("__consumer_offsets-") {
+                out.push(JsonRun::new("groups", ["groups".into(), "--json".into(), os(p)]));
+            }
+        }
+        if !with_log.is_empty() {
+            out.push(JsonRun::new("recover", ["recover".into(), "--json".into(), os(dir)]));
+        }
+        let mut dump = vec![OsString::from("dump"), "--jsonl".into(), "--deep-iteration".into()];
+        dump.extend(partitions.iter().map(|p| os(p)));
+        out.push(JsonRun::new("dumpLine", dump));
+    }
+    out
+}
+
+/// The bundled `testdata/` (always present): every partition through every partition
+/// command and the writes (into `tmp`), each log dir listed; then `version` and `checks`.
+pub fn bundled(tmp: &Path) -> Vec<JsonRun> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut out = Vec::new();
+    for name in ["crashed", "legacy", "orders", "payments"] {
+        let dir = root.join(name).join(format!("{name}-0"));
+        partition_runs(&dir, &mut out);
+        writing_runs(&root.join(name).join("SPEC.json"), &dir, tmp, name, &mut out);
+        out.push(JsonRun::new("ls", ["ls".into(), "--json".into(), os(&root.join(name))]));
+    }
+    out.push(JsonRun::new(
+        "diff",
+        [
+            "diff".into(),
+            "--json".into(),
+            os(&root.join("orders/orders-0")),
+            os(&root.join("crashed/crashed-0")),
+        ],
+    ));
+    out.push(JsonRun::new("version", ["version", "--json"]));
+    out.push(JsonRun::new("checks", ["checks", "--json"]));
+    out.push(JsonRun::new("checks", ["checks", "--json", "index.untrimmed"]));
+    out
+}
