@@ -1,56 +1,31 @@
-//! Every JSON document kseg prints, over the whole reference corpus, the internal-topic corpus
-//! and the real-world log dirs, is valid against `schemas/kseg-2.schema.json`, says
-//! `"format": "kseg/2"` and has no key twice.
+//! Every JSON document kseg prints, over the bundled testdata, the whole reference corpus, the
+//! internal-topic corpus and the real-world log dirs (the runs of `common::json_runs`), is
+//! valid against `schemas/kseg-2.schema.json`, says `"format": "kseg/2"` and has no key twice.
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
+use common::json_runs::{self, JsonRun};
 use common::{schema_errors, schema_root, validator};
 
 use serde_json::Value;
 
-/// The documents of `text`: one JSON document, several, or JSON Lines.
-fn documents(text: &str) -> Vec<Value> {
-    common::assert_json_without_duplicate_keys(text);
-    serde_json::Deserializer::from_str(text)
-        .into_iter::<Value>()
-        .map(Result::unwrap)
-        .collect()
-}
-
-struct Checker {
-    root: Value,
-    documents: usize,
-}
-
-impl Checker {
-    /// Runs `kseg ARGS`, and checks every document of its standard output against `def`
-    /// (`dumpLine` for each line of `dump --json`).
-    fn run(&mut self, def: &str, args: &[&dyn AsRef<std::ffi::OsStr>]) {
-        let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
-            .args(args.iter().map(|a| a.as_ref()))
-            .output()
-            .unwrap();
-        let shown: Vec<_> = args.iter().map(|a| a.as_ref().to_string_lossy()).collect();
-        let text = String::from_utf8(out.stdout).unwrap();
-        let docs = documents(&text);
-        assert!(!docs.is_empty(), "kseg {shown:?}: no JSON on stdout");
-        assert_eq!(
-            docs[0]["format"], "kseg/2",
-            "kseg {shown:?}: first document"
-        );
-        let v = validator(&self.root, def);
+/// Checks every document of every run against its definition; the number of documents.
+fn check(runs: &[JsonRun]) -> usize {
+    let root = schema_root();
+    let mut documents = 0;
+    for run in runs {
+        let docs = run.documents();
+        let first = &docs[0];
+        let format = first.get("format").unwrap_or(&Value::Null);
+        assert_eq!(format, "kseg/2", "{}: first document", run.shown());
+        let v = validator(&root, run.def);
         for (i, doc) in docs.iter().enumerate() {
             let errors = schema_errors(&v, doc);
-            assert!(
-                errors.is_empty(),
-                "kseg {shown:?}, document {i}: {errors:#?}"
-            );
+            assert!(errors.is_empty(), "{}, document {i}: {errors:#?}", run.shown());
         }
-        self.documents += docs.len();
+        documents += docs.len();
     }
+    documents
 }
 
 #[test]
@@ -59,49 +34,8 @@ fn every_command_matches_the_schema_on_the_reference_corpus() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
-    let mut c = Checker {
-        root: schema_root(),
-        documents: 0,
-    };
-    for s in common::scenarios(&root) {
-        let dir = s.join("input/orders-0");
-        let files: Vec<_> = common::listing(&dir);
-        let mut dump_files: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"dump", &"--json"];
-        dump_files.extend(files.iter().map(|f| f as &dyn AsRef<std::ffi::OsStr>));
-        c.run("dumpLine", &dump_files);
-        let deep = ["dump", "--json", "--deep-iteration", "--print-data-log"];
-        c.run("dumpLine", &[&deep[0], &deep[1], &deep[2], &deep[3], &dir]);
-        c.run("verify", &[&"verify", &"--json", &"--deep", &dir]);
-        c.run("recover", &[&"recover", &"--json", &dir]);
-        c.run(
-            "rebuildIndex",
-            &[&"rebuild-index", &"--json", &"--all", &dir],
-        );
-        c.run("retention", &[&"retention", &"--json", &dir]);
-        c.run("compact", &[&"compact", &"--json", &dir]);
-        let out = tmp.path().join(s.file_name().unwrap());
-        c.run("compact", &[&"compact", &"--json", &"--out", &out, &dir]);
-        c.run("offsets", &[&"offsets", &"--json", &"--time", &"0", &dir]);
-        c.run("offsets", &[&"offsets", &"--json", &dir]);
-        c.run("locate", &[&"locate", &"--json", &"100", &dir]);
-        c.run("stats", &[&"stats", &"--json", &"--deep", &dir]);
-        c.run("txns", &[&"txns", &"--json", &dir]);
-        c.run("digest", &[&"digest", &"--json", &"--segments", &dir]);
-        let plain = root.join("a-plain-v2/input/orders-0");
-        c.run("diff", &[&"diff", &"--json", &plain, &dir]);
-        let saved = tmp
-            .path()
-            .join(format!("s-{}", s.file_name().unwrap().to_string_lossy()));
-        c.run("salvage", &[&"salvage", &"--json", &dir, &"--out", &saved]);
-        let written = tmp
-            .path()
-            .join(format!("w-{}", s.file_name().unwrap().to_string_lossy()));
-        c.run(
-            "write",
-            &[&"write", &"--json", &s.join("SPEC.json"), &written],
-        );
-    }
-    assert!(c.documents > 10_000, "only {} documents", c.documents);
+    let n = check(&json_runs::reference(&root, tmp.path()));
+    assert!(n > 10_000, "only {n} documents");
 }
 
 #[test]
@@ -109,41 +43,8 @@ fn internal_topic_dumps_match_the_schema() {
     let Some(root) = common::reference_internal_dir() else {
         return;
     };
-    let mut c = Checker {
-        root: schema_root(),
-        documents: 0,
-    };
-    let decoders = [
-        ("offsets-classic", "--offsets-decoder"),
-        ("offsets-edge", "--offsets-decoder"),
-        ("offsets-modern", "--offsets-decoder"),
-        ("transactions", "--transaction-log-decoder"),
-        ("share-state", "--share-group-state-decoder"),
-        ("cluster-metadata", "--cluster-metadata-decoder"),
-    ];
-    for scenario in ["offsets-classic", "offsets-edge", "offsets-modern"] {
-        let dir = root.join(scenario).join("input/__consumer_offsets-0");
-        c.run("groups", &[&"groups", &"--json", &dir]);
-    }
-    for key in ["--group", "--transactional-id"] {
-        c.run("coordinator", &[&"coordinator", &"--json", &key, &"é-ü-𝄞"]);
-    }
-    for (scenario, decoder) in decoders {
-        for p in common::listing(&root.join(scenario).join("input")) {
-            let args = [
-                "dump",
-                "--json",
-                "--deep-iteration",
-                "--print-data-log",
-                decoder,
-            ];
-            c.run(
-                "dumpLine",
-                &[&args[0], &args[1], &args[2], &args[3], &args[4], &p],
-            );
-        }
-    }
-    assert!(c.documents > 1_000, "only {} documents", c.documents);
+    let n = check(&json_runs::reference_internal(&root));
+    assert!(n > 1_000, "only {n} documents");
 }
 
 #[test]
@@ -152,37 +53,35 @@ fn verify_and_dump_of_real_brokers_log_dirs_match_the_schema() {
         return;
     };
     let (tmp, _) = common::unpack_realworld(&root);
-    let mut c = Checker {
-        root: schema_root(),
-        documents: 0,
-    };
     let dirs = common::broker_log_dirs(tmp.path());
     assert!(dirs.len() >= 5, "only {} broker log dirs", dirs.len());
-    for dir in &dirs {
-        c.run("verify", &[&"verify", &"--json", &"--deep", dir]);
-        c.run("ls", &[&"ls", &"--json", dir]);
-        let partitions: Vec<_> = common::listing(dir)
-            .into_iter()
-            .filter(|p| p.is_dir())
-            .collect();
-        // ListOffsets needs a segment: a KRaft log dir may hold only snapshots.
-        let has_log = |p: &Path| {
-            common::listing(p)
-                .iter()
-                .any(|f| f.extension() == Some("log".as_ref()))
-        };
-        for p in partitions.iter().filter(|p| has_log(p)) {
-            c.run("offsets", &[&"offsets", &"--json", p]);
-        }
-        if partitions.iter().any(|p| has_log(p)) {
-            c.run("recover", &[&"recover", &"--json", dir]);
-        }
-        let mut dump: Vec<&dyn AsRef<std::ffi::OsStr>> =
-            vec![&"dump", &"--json", &"--deep-iteration"];
-        dump.extend(partitions.iter().map(|f| f as &dyn AsRef<std::ffi::OsStr>));
-        c.run("dumpLine", &dump);
-    }
-    assert!(c.documents > 100, "only {} documents", c.documents);
+    let n = check(&json_runs::realworld(&dirs));
+    assert!(n > 100, "only {n} documents");
+}
+
+#[test]
+fn every_command_matches_the_schema_on_the_bundled_testdata() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = json_runs::bundled(tmp.path());
+    let n = check(&runs);
+    assert!(n > runs.len(), "only {n} documents");
+}
+
+#[test]
+fn dump_json_is_one_document_whose_items_are_the_jsonl_lines() {
+    let log = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/orders/orders-0");
+    let out = common::kseg(&["dump", "--json", "--deep-iteration", log]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = common::kseg(&["dump", "--jsonl", "--deep-iteration", log]);
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0], serde_json::json!({"format": "kseg/2", "type": "stream"}));
+    assert_eq!(doc["format"], "kseg/2");
+    assert_eq!(doc["items"].as_array().unwrap()[..], lines[1..]);
+    assert!(lines.len() > 100);
 }
 
 /// The schema is strict: an old field name, a missing format or a string where an object is
@@ -213,16 +112,4 @@ fn the_schema_rejects_renamed_and_retyped_fields() {
     let mut as_string = record.clone();
     as_string["key"] = Value::from("k");
     assert!(!line.is_valid(&as_string));
-}
-
-#[test]
-fn version_and_checks_match_the_schema() {
-    let mut c = Checker {
-        root: schema_root(),
-        documents: 0,
-    };
-    c.run("version", &[&"version", &"--json"]);
-    c.run("checks", &[&"checks", &"--json"]);
-    c.run("checks", &[&"checks", &"--json", &"index.untrimmed"]);
-    assert_eq!(c.documents, 3);
 }

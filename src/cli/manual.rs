@@ -52,8 +52,8 @@ pub const PAGES: &[Page] = &[
         examples: &[
             ex("Print a segment's batches and records as kafka-dump-log.sh --files does",
                "kseg dump --deep-iteration --print-data-log testdata/orders/orders-0/00000000000000000000.log", OK),
-            ex("Every batch of a partition as JSON Lines",
-               "kseg dump --json testdata/payments/payments-0", OK),
+            ex("Every batch of a partition as JSON Lines, for a program reading as they come",
+               "kseg dump --jsonl testdata/payments/payments-0", OK),
             ex("Only the batch holding offset 100, found through the indexes",
                "kseg dump --offset 100 testdata/orders/orders-0", OK),
             ex("Committed consumer offsets, decoded",

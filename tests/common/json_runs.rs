@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 
 /// One run: the schema definition (under `$defs`) of its documents (`dumpLine` for each line
-/// of `dump --jsonl`), and kseg's arguments, the subcommand first.
+/// of `dump --jsonl`, `dump` for `dump --json`), and kseg's arguments, the subcommand first.
 pub struct JsonRun {
     pub def: &'static str,
     pub args: Vec<OsString>,
@@ -127,9 +127,9 @@ pub fn reference(root: &Path, tmp: &Path) -> Vec<JsonRun> {
     for s in super::scenarios(root) {
         let name = s.file_name().unwrap().to_string_lossy().into_owned();
         let dir = s.join("input/orders-0");
-        let mut files = vec![OsString::from("dump"), "--jsonl".into()];
+        let mut files = vec![OsString::from("dump"), "--json".into()];
         files.extend(super::listing(&dir).iter().map(|f| os(f)));
-        out.push(JsonRun::new("dumpLine", files));
+        out.push(JsonRun::new("dump", files));
         partition_runs(&dir, &mut out);
         out.push(JsonRun::new(
             "diff",
@@ -175,8 +175,8 @@ pub fn reference_internal(root: &Path) -> Vec<JsonRun> {
 }
 
 /// Real brokers' log dirs (unpacked): each verified, listed, recovered and dumped whole, and
-/// each partition with segments asked for its offsets, transactions and statistics; groups
-/// where a log dir holds `__consumer_offsets`.
+/// each partition with segments asked for its offsets, transactions, statistics and retention
+/// (whose checkpoints these log dirs have); groups where a log dir holds `__consumer_offsets`.
 pub fn realworld(log_dirs: &[PathBuf]) -> Vec<JsonRun> {
     let mut out = Vec::new();
     for dir in log_dirs {
@@ -190,7 +190,13 @@ pub fn realworld(log_dirs: &[PathBuf]) -> Vec<JsonRun> {
             .filter(|p| !super::logs(p).is_empty())
             .collect();
         for p in &with_log {
-            for (def, cmd) in [("offsets", "offsets"), ("txns", "txns"), ("stats", "stats")] {
+            let asked = [
+                ("offsets", "offsets"),
+                ("txns", "txns"),
+                ("stats", "stats"),
+                ("retention", "retention"),
+            ];
+            for (def, cmd) in asked {
                 out.push(JsonRun::new(def, [cmd.into(), "--json".into(), os(p)]));
             }
             if p.file_name().unwrap().to_string_lossy().starts_with("__consumer_offsets-") {
@@ -208,7 +214,8 @@ pub fn realworld(log_dirs: &[PathBuf]) -> Vec<JsonRun> {
 }
 
 /// The bundled `testdata/` (always present): every partition through every partition
-/// command and the writes (into `tmp`), each log dir listed; then `version` and `checks`.
+/// command and the writes (into `tmp`), each log dir listed, a diff, an index's sanity check;
+/// then `version` and `checks`.
 pub fn bundled(tmp: &Path) -> Vec<JsonRun> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
     let mut out = Vec::new();
@@ -226,6 +233,11 @@ pub fn bundled(tmp: &Path) -> Vec<JsonRun> {
             os(&root.join("orders/orders-0")),
             os(&root.join("crashed/crashed-0")),
         ],
+    ));
+    let crashed = root.join("crashed/crashed-0/00000000000000000054.index");
+    out.push(JsonRun::new(
+        "dump",
+        ["dump".into(), "--json".into(), "--index-sanity-check".into(), os(&crashed)],
     ));
     out.push(JsonRun::new("version", ["version", "--json"]));
     out.push(JsonRun::new("checks", ["checks", "--json"]));

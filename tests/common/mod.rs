@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 pub mod big_segment;
+pub mod json_runs;
 
 /// The reference corpus written by Apache Kafka's own code (`../shared/reference`).
 /// Missing corpus: a failure, unless `KSEG_ALLOW_SKIP` is set (then `None`) and `KSEG_REFERENCE`

@@ -103,8 +103,14 @@ pub struct Estimate {
     /// their recovery walks.
     pub bytes_per_second: f64,
     /// At that speed with one recovery thread per log dir (`num.recovery.threads.per.data.dir`
-    /// defaults to 1), log dirs in parallel: the slowest log dir's time.
+    /// defaults to 1), log dirs in parallel: the slowest log dir's time (`recoveryMs` in JSON,
+    /// whole milliseconds, as every duration there).
+    #[serde(rename = "recoveryMs", serialize_with = "whole_ms")]
     pub seconds: f64,
+}
+
+fn whole_ms<S: serde::Serializer>(seconds: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64((seconds * 1000.0).round() as u64)
 }
 
 impl Estimate {
