@@ -226,7 +226,7 @@ fn invalid_utf8_is_replaced_as_java_does() {
     let (out, _, _) = kseg(
         &[
             "dump",
-            "--json",
+            "--jsonl",
             "--print-data-log",
             "--value-format",
             "utf8",

@@ -59,7 +59,10 @@ fn equal_across_segment_sizes_per_segment_digests_differ() {
     let segs = many["segments"].as_array().unwrap();
     assert!(segs.len() > 2, "{many}");
     // The segments' digests cover their own records, which add up to the whole.
-    let n: u64 = segs.iter().map(|s| s["recordCount"].as_u64().unwrap()).sum();
+    let n: u64 = segs
+        .iter()
+        .map(|s| s["recordCount"].as_u64().unwrap())
+        .sum();
     assert_eq!(n, 12);
     assert_eq!(one["segments"][0]["sha256"], one["sha256"]);
     assert_ne!(segs[0]["sha256"], one["sha256"]);

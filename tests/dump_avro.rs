@@ -70,7 +70,7 @@ fn dump(args: &[&str], path: &std::path::Path) -> Vec<Value> {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
         .arg("dump")
         .args(args)
-        .arg("--json")
+        .arg("--jsonl")
         .arg(path)
         .output()
         .unwrap();

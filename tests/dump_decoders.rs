@@ -172,7 +172,7 @@ fn json_decoder_nests_values_and_reports_invalid_ones_per_record() {
         Some(common::hex(b"not json").as_str())
     );
     assert_eq!(parts[&2], (Some("k3".into()), None));
-    let (_, json, _) = run(&["--value-decoder", "json", "--json"], &log);
+    let (_, json, _) = run(&["--value-decoder", "json", "--jsonl"], &log);
     let records: Vec<Value> = json
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -274,7 +274,7 @@ fn remote_log_metadata_written_and_decoded_back() {
         Some("Error at offset 2, skipping. Could not deserialize metadata record due to unknown frame version 110(only frame version 1 is supported)")
     );
     assert_eq!(dump_dir(&["--decode", "auto"], &part), (code, text));
-    let (_, json) = dump_dir(&["--remote-log-metadata-decoder", "--json"], &part);
+    let (_, json) = dump_dir(&["--remote-log-metadata-decoder", "--jsonl"], &part);
     let first: Value =
         serde_json::from_str(json.lines().find(|l| l.contains("\"record\"")).unwrap()).unwrap();
     assert_eq!(

@@ -21,7 +21,11 @@ fn check(runs: &[JsonRun]) -> usize {
         let v = validator(&root, run.def);
         for (i, doc) in docs.iter().enumerate() {
             let errors = schema_errors(&v, doc);
-            assert!(errors.is_empty(), "{}, document {i}: {errors:#?}", run.shown());
+            assert!(
+                errors.is_empty(),
+                "{}, document {i}: {errors:#?}",
+                run.shown()
+            );
         }
         documents += docs.len();
     }
@@ -78,7 +82,10 @@ fn dump_json_is_one_document_whose_items_are_the_jsonl_lines() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0], serde_json::json!({"format": "kseg/2", "type": "stream"}));
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"format": "kseg/2", "type": "stream"})
+    );
     assert_eq!(doc["format"], "kseg/2");
     assert_eq!(doc["items"].as_array().unwrap()[..], lines[1..]);
     assert!(lines.len() > 100);

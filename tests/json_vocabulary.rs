@@ -51,7 +51,9 @@ impl Seen {
             Value::Object(m) => {
                 for (k, x) in m {
                     let at = self.types.entry(k.clone()).or_default();
-                    at.entry(json_type(x)).or_default().insert(command.to_owned());
+                    at.entry(json_type(x))
+                        .or_default()
+                        .insert(command.to_owned());
                     if x.as_i64() == Some(-1) {
                         self.minus_one
                             .entry(k.clone())
@@ -88,8 +90,8 @@ struct Row {
 /// The key table of docs/json.md: rows `` | `key` | type[ or null] | meaning | `` under
 /// "## Every key".
 fn documented() -> BTreeMap<String, Row> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json.md"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/json.md")).unwrap();
     let section = text
         .split("\n## Every key\n")
         .nth(1)
@@ -102,14 +104,22 @@ fn documented() -> BTreeMap<String, Row> {
         let key = cells[0].trim_matches('`').to_owned();
         let types: BTreeSet<String> = cells[1].split(" or ").map(str::to_owned).collect();
         for t in &types {
-            let known = ["null", "boolean", "integer", "number", "string", "array", "object"];
-            assert!(known.contains(&t.as_str()), "docs/json.md, `{key}`: type {t}");
+            let known = [
+                "null", "boolean", "integer", "number", "string", "array", "object",
+            ];
+            assert!(
+                known.contains(&t.as_str()),
+                "docs/json.md, `{key}`: type {t}"
+            );
         }
         let row = Row {
             types,
             meaning: cells[2].to_owned(),
         };
-        assert!(rows.insert(key.clone(), row).is_none(), "docs/json.md: `{key}` twice");
+        assert!(
+            rows.insert(key.clone(), row).is_none(),
+            "docs/json.md: `{key}` twice"
+        );
     }
     assert!(rows.len() > 100, "docs/json.md: only {} keys", rows.len());
     rows
@@ -152,7 +162,9 @@ fn every_key_is_documented_with_one_type_in_every_command() {
     if let Some(root) = &corpora[1] {
         seen.run_all(&json_runs::reference_internal(root));
     }
-    let unpacked = corpora[2].as_ref().map(|root| common::unpack_realworld(root).0);
+    let unpacked = corpora[2]
+        .as_ref()
+        .map(|root| common::unpack_realworld(root).0);
     if let Some(dir) = &unpacked {
         seen.run_all(&json_runs::realworld(&common::broker_log_dirs(dir.path())));
     }
@@ -178,7 +190,10 @@ fn every_key_is_documented_with_one_type_in_every_command() {
     for (key, row) in &docs {
         let kinds = row.types.iter().filter(|t| *t != "null").count();
         if kinds != 1 {
-            problems.push(format!("`{key}`: one type and maybe null, not {:?}", row.types));
+            problems.push(format!(
+                "`{key}`: one type and maybe null, not {:?}",
+                row.types
+            ));
         }
         let integer = row.types.contains("integer");
         if key.ends_with("Count") && !integer {
@@ -190,9 +205,13 @@ fn every_key_is_documented_with_one_type_in_every_command() {
             && !["Bytes", "bytes", "Ms"].iter().any(|s| key.ends_with(s))
             && !row.meaning.contains("(kafka-dump-log's)");
         if plural && integer {
-            problems.push(format!("`{key}`: a plural names a list; a count is `…Count`"));
+            problems.push(format!(
+                "`{key}`: a plural names a list; a count is `…Count`"
+            ));
         }
-        let time = ["Ms", "Timestamp", "timestamp"].iter().any(|s| key.ends_with(s));
+        let time = ["Ms", "Timestamp", "timestamp"]
+            .iter()
+            .any(|s| key.ends_with(s));
         if time && !integer {
             problems.push(format!("`{key}`: a time is an integer of milliseconds"));
         }
@@ -208,7 +227,9 @@ fn every_key_is_documented_with_one_type_in_every_command() {
     // Stale rows, and commands never run, only show with every corpus read.
     if corpora.iter().all(Option::is_some) {
         for key in docs.keys().filter(|k| !seen.types.contains_key(*k)) {
-            problems.push(format!("`{key}` is in docs/json.md but no command printed it"));
+            problems.push(format!(
+                "`{key}` is in docs/json.md but no command printed it"
+            ));
         }
         for c in commands_with_json().difference(&seen.commands) {
             problems.push(format!(

@@ -494,7 +494,10 @@ pub fn run(args: DumpArgs) -> u8 {
         // The document is closed even after an error, so that what was printed parses.
         match sink.out.finish() {
             Ok(out) => finish(out, r),
-            Err(e) => finish(io::sink(), r.and(Err(crate::Error::io(Path::new("<stdout>"), e)))),
+            Err(e) => finish(
+                io::sink(),
+                r.and(Err(crate::Error::io(Path::new("<stdout>"), e))),
+            ),
         }
     } else {
         let mut sink = TextSink {
@@ -930,7 +933,6 @@ struct Line<'a, T: Serialize> {
     body: T,
 }
 
-
 /// A byte string in the chosen encoding; `None` is JSON null.
 #[derive(Serialize)]
 struct Encoded {
@@ -1148,9 +1150,10 @@ impl<W: Write> Sink for JsonSink<'_, W> {
                 "partition_metadata",
                 json!({"version": version, "topicId": topic_id}),
             ),
-            Event::Property { key, value } => {
-                self.line("property", json!({"propertyName": key, "propertyValue": value}))
-            }
+            Event::Property { key, value } => self.line(
+                "property",
+                json!({"propertyName": key, "propertyValue": value}),
+            ),
         }
     }
 }

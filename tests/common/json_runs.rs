@@ -65,25 +65,53 @@ fn os(p: &Path) -> OsString {
 fn partition_runs(dir: &Path, out: &mut Vec<JsonRun>) {
     let d = os(dir);
     out.extend([
-        JsonRun::new("verify", ["verify".into(), "--json".into(), "--deep".into(), d.clone()]),
+        JsonRun::new(
+            "verify",
+            ["verify".into(), "--json".into(), "--deep".into(), d.clone()],
+        ),
         JsonRun::new("recover", ["recover".into(), "--json".into(), d.clone()]),
         JsonRun::new(
             "rebuildIndex",
-            ["rebuild-index".into(), "--json".into(), "--all".into(), d.clone()],
+            [
+                "rebuild-index".into(),
+                "--json".into(),
+                "--all".into(),
+                d.clone(),
+            ],
         ),
-        JsonRun::new("retention", ["retention".into(), "--json".into(), d.clone()]),
+        JsonRun::new(
+            "retention",
+            ["retention".into(), "--json".into(), d.clone()],
+        ),
         JsonRun::new("compact", ["compact".into(), "--json".into(), d.clone()]),
         JsonRun::new(
             "offsets",
-            ["offsets".into(), "--json".into(), "--time".into(), "0".into(), d.clone()],
+            [
+                "offsets".into(),
+                "--json".into(),
+                "--time".into(),
+                "0".into(),
+                d.clone(),
+            ],
         ),
         JsonRun::new("offsets", ["offsets".into(), "--json".into(), d.clone()]),
-        JsonRun::new("locate", ["locate".into(), "--json".into(), "100".into(), d.clone()]),
-        JsonRun::new("stats", ["stats".into(), "--json".into(), "--deep".into(), d.clone()]),
+        JsonRun::new(
+            "locate",
+            ["locate".into(), "--json".into(), "100".into(), d.clone()],
+        ),
+        JsonRun::new(
+            "stats",
+            ["stats".into(), "--json".into(), "--deep".into(), d.clone()],
+        ),
         JsonRun::new("txns", ["txns".into(), "--json".into(), d.clone()]),
         JsonRun::new(
             "digest",
-            ["digest".into(), "--json".into(), "--segments".into(), d.clone()],
+            [
+                "digest".into(),
+                "--json".into(),
+                "--segments".into(),
+                d.clone(),
+            ],
         ),
         JsonRun::new(
             "dumpLine",
@@ -105,15 +133,32 @@ fn writing_runs(spec: &Path, dir: &Path, tmp: &Path, name: &str, out: &mut Vec<J
     out.extend([
         JsonRun::new(
             "compact",
-            ["compact".into(), "--json".into(), "--out".into(), os(&tmp.join(format!("c-{name}"))), d.clone()],
+            [
+                "compact".into(),
+                "--json".into(),
+                "--out".into(),
+                os(&tmp.join(format!("c-{name}"))),
+                d.clone(),
+            ],
         ),
         JsonRun::new(
             "salvage",
-            ["salvage".into(), "--json".into(), d, "--out".into(), os(&tmp.join(format!("s-{name}")))],
+            [
+                "salvage".into(),
+                "--json".into(),
+                d,
+                "--out".into(),
+                os(&tmp.join(format!("s-{name}"))),
+            ],
         ),
         JsonRun::new(
             "write",
-            ["write".into(), "--json".into(), os(spec), os(&tmp.join(format!("w-{name}")))],
+            [
+                "write".into(),
+                "--json".into(),
+                os(spec),
+                os(&tmp.join(format!("w-{name}"))),
+            ],
         ),
     ]);
 }
@@ -135,7 +180,10 @@ pub fn reference(root: &Path, tmp: &Path) -> Vec<JsonRun> {
             "diff",
             ["diff".into(), "--json".into(), os(&plain), os(&dir)],
         ));
-        out.push(JsonRun::new("ls", ["ls".into(), "--json".into(), os(&s.join("input"))]));
+        out.push(JsonRun::new(
+            "ls",
+            ["ls".into(), "--json".into(), os(&s.join("input"))],
+        ));
         writing_runs(&s.join("SPEC.json"), &dir, tmp, &name, &mut out);
     }
     out
@@ -147,7 +195,10 @@ pub fn reference_internal(root: &Path) -> Vec<JsonRun> {
     let mut out = Vec::new();
     for scenario in ["offsets-classic", "offsets-edge", "offsets-modern"] {
         let dir = root.join(scenario).join("input/__consumer_offsets-0");
-        out.push(JsonRun::new("groups", ["groups".into(), "--json".into(), os(&dir)]));
+        out.push(JsonRun::new(
+            "groups",
+            ["groups".into(), "--json".into(), os(&dir)],
+        ));
     }
     for key in ["--group", "--transactional-id"] {
         out.push(JsonRun::new(
@@ -165,7 +216,13 @@ pub fn reference_internal(root: &Path) -> Vec<JsonRun> {
     ];
     for (scenario, decoder) in decoders {
         for p in super::listing(&root.join(scenario).join("input")) {
-            let args = ["dump", "--jsonl", "--deep-iteration", "--print-data-log", decoder];
+            let args = [
+                "dump",
+                "--jsonl",
+                "--deep-iteration",
+                "--print-data-log",
+                decoder,
+            ];
             let mut args: Vec<OsString> = args.iter().map(OsString::from).collect();
             args.push(os(&p));
             out.push(JsonRun::new("dumpLine", args));
@@ -181,9 +238,15 @@ pub fn realworld(log_dirs: &[PathBuf]) -> Vec<JsonRun> {
     let mut out = Vec::new();
     for dir in log_dirs {
         let d = os(dir);
-        out.push(JsonRun::new("verify", ["verify".into(), "--json".into(), "--deep".into(), d.clone()]));
+        out.push(JsonRun::new(
+            "verify",
+            ["verify".into(), "--json".into(), "--deep".into(), d.clone()],
+        ));
         out.push(JsonRun::new("ls", ["ls".into(), "--json".into(), d]));
-        let partitions: Vec<_> = super::listing(dir).into_iter().filter(|p| p.is_dir()).collect();
+        let partitions: Vec<_> = super::listing(dir)
+            .into_iter()
+            .filter(|p| p.is_dir())
+            .collect();
         // A KRaft log dir may hold only snapshots: the partition commands need a segment.
         let with_log: Vec<_> = partitions
             .iter()
@@ -199,14 +262,28 @@ pub fn realworld(log_dirs: &[PathBuf]) -> Vec<JsonRun> {
             for (def, cmd) in asked {
                 out.push(JsonRun::new(def, [cmd.into(), "--json".into(), os(p)]));
             }
-            if p.file_name().unwrap().to_string_lossy().starts_with("__consumer_offsets-") {
-                out.push(JsonRun::new("groups", ["groups".into(), "--json".into(), os(p)]));
+            if p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("__consumer_offsets-")
+            {
+                out.push(JsonRun::new(
+                    "groups",
+                    ["groups".into(), "--json".into(), os(p)],
+                ));
             }
         }
         if !with_log.is_empty() {
-            out.push(JsonRun::new("recover", ["recover".into(), "--json".into(), os(dir)]));
+            out.push(JsonRun::new(
+                "recover",
+                ["recover".into(), "--json".into(), os(dir)],
+            ));
         }
-        let mut dump = vec![OsString::from("dump"), "--jsonl".into(), "--deep-iteration".into()];
+        let mut dump = vec![
+            OsString::from("dump"),
+            "--jsonl".into(),
+            "--deep-iteration".into(),
+        ];
         dump.extend(partitions.iter().map(|p| os(p)));
         out.push(JsonRun::new("dumpLine", dump));
     }
@@ -222,8 +299,17 @@ pub fn bundled(tmp: &Path) -> Vec<JsonRun> {
     for name in ["crashed", "legacy", "orders", "payments"] {
         let dir = root.join(name).join(format!("{name}-0"));
         partition_runs(&dir, &mut out);
-        writing_runs(&root.join(name).join("SPEC.json"), &dir, tmp, name, &mut out);
-        out.push(JsonRun::new("ls", ["ls".into(), "--json".into(), os(&root.join(name))]));
+        writing_runs(
+            &root.join(name).join("SPEC.json"),
+            &dir,
+            tmp,
+            name,
+            &mut out,
+        );
+        out.push(JsonRun::new(
+            "ls",
+            ["ls".into(), "--json".into(), os(&root.join(name))],
+        ));
     }
     out.push(JsonRun::new(
         "diff",
@@ -237,10 +323,18 @@ pub fn bundled(tmp: &Path) -> Vec<JsonRun> {
     let crashed = root.join("crashed/crashed-0/00000000000000000054.index");
     out.push(JsonRun::new(
         "dump",
-        ["dump".into(), "--json".into(), "--index-sanity-check".into(), os(&crashed)],
+        [
+            "dump".into(),
+            "--json".into(),
+            "--index-sanity-check".into(),
+            os(&crashed),
+        ],
     ));
     out.push(JsonRun::new("version", ["version", "--json"]));
     out.push(JsonRun::new("checks", ["checks", "--json"]));
-    out.push(JsonRun::new("checks", ["checks", "--json", "index.untrimmed"]));
+    out.push(JsonRun::new(
+        "checks",
+        ["checks", "--json", "index.untrimmed"],
+    ));
     out
 }

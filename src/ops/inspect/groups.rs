@@ -63,7 +63,10 @@ pub struct CommittedOffset {
     pub log_end_offset: Option<i64>,
     /// What `kafka-consumer-groups.sh` shows as LOG-END-OFFSET and lags against: the high
     /// watermark (its source the checkpoint file), else the log end offset (said so).
-    #[serde(flatten, serialize_with = "crate::ops::simulate::retention::sourced_as::lag_against")]
+    #[serde(
+        flatten,
+        serialize_with = "crate::ops::simulate::retention::sourced_as::lag_against"
+    )]
     pub lag_against: Option<Sourced>,
     pub lag: Option<i64>,
 }

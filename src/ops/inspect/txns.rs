@@ -179,7 +179,10 @@ pub struct PartitionTxns {
     pub log_start_offset: i64,
     pub log_end_offset: i64,
     /// From `replication-offset-checkpoint`, else the log end offset (none checkpointed).
-    #[serde(flatten, serialize_with = "crate::ops::simulate::retention::sourced_as::high_watermark")]
+    #[serde(
+        flatten,
+        serialize_with = "crate::ops::simulate::retention::sourced_as::high_watermark"
+    )]
     pub high_watermark: Sourced,
     pub last_stable_offset: i64,
     pub first_unstable_offset: Option<i64>,

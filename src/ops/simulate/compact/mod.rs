@@ -171,13 +171,22 @@ pub struct CompactReport {
     /// The partition directory written (`--out`).
     pub out: Option<PathBuf>,
     pub now_ms: i64,
-    #[serde(flatten, serialize_with = "crate::ops::simulate::retention::sourced_as::log_start_offset")]
+    #[serde(
+        flatten,
+        serialize_with = "crate::ops::simulate::retention::sourced_as::log_start_offset"
+    )]
     pub log_start_offset: Sourced,
-    #[serde(flatten, serialize_with = "crate::ops::simulate::retention::sourced_as::high_watermark")]
+    #[serde(
+        flatten,
+        serialize_with = "crate::ops::simulate::retention::sourced_as::high_watermark"
+    )]
     pub high_watermark: Sourced,
     pub log_end_offset: i64,
     pub last_stable_offset: i64,
-    #[serde(flatten, serialize_with = "crate::ops::simulate::retention::sourced_as::first_dirty_offset")]
+    #[serde(
+        flatten,
+        serialize_with = "crate::ops::simulate::retention::sourced_as::first_dirty_offset"
+    )]
     pub first_dirty_offset: Sourced,
     /// The end of the cleanable range, aligned to a segment base.
     pub first_uncleanable_offset: i64,
