@@ -15,6 +15,7 @@ use crate::ops::inspect::dump::{dump_paths, DumpOptions, Event, Sink};
 #[derive(Debug)]
 pub struct ReplayedRecord<'a> {
     pub offset: i64,
+    pub timestamp: i64,
     pub producer_id: i64,
     pub is_transactional: bool,
     /// A control batch's record type (transaction markers: `Abort`, `Commit`).
@@ -54,6 +55,7 @@ impl Sink for ReplaySink<'_> {
                 let decoded = r.decoded.as_ref();
                 (self.visit)(&ReplayedRecord {
                     offset: r.view.offset,
+                    timestamp: r.view.timestamp,
                     producer_id: self.producer_id,
                     is_transactional: self.is_transactional,
                     control: r.control.map(|c| c.control_type),
