@@ -125,6 +125,18 @@ fn internal_topic_dumps_match_the_schema() {
         let dir = root.join(scenario).join("input/__consumer_offsets-0");
         c.run("groups", &[&"groups", &"--json", &dir]);
     }
+    let metadata = root.join("cluster-metadata").join("input");
+    for at in ["0", "60", "114", "200"] {
+        c.run(
+            "metadata",
+            &[&"metadata", &"--json", &"--at", &at, &metadata],
+        );
+    }
+    c.run("metadata", &[&"metadata", &"--json", &"--check", &metadata]);
+    c.run(
+        "metadataDiff",
+        &[&"metadata", &"--json", &"--diff", &"0", &"end", &metadata],
+    );
     for key in ["--group", "--transactional-id"] {
         c.run("coordinator", &[&"coordinator", &"--json", &key, &"é-ü-𝄞"]);
     }

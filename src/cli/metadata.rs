@@ -43,7 +43,7 @@ pub struct MetadataArgs {
     /// status 1 on the refused ones.
     #[arg(long)]
     pub check: bool,
-    /// Print JSON instead of the tree.
+    /// Print JSON instead of the tree (with every finding, whether --check is given or not).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -81,7 +81,7 @@ pub fn run(args: MetadataArgs) -> u8 {
                 "fromOffset": a.offset,
                 "toOffset": b.offset,
                 "changes": changes,
-                "findings": if args.check { [&a.findings[..], &b.findings[..]].concat() } else { Vec::new() },
+                "findings": a.findings.iter().chain(&b.findings).collect::<Vec<_>>(),
             })
         });
         if let Err(e) = print_json_or_text(json.as_ref(), |out| print_diff(out, &a, &b, &changes)) {
@@ -98,13 +98,7 @@ pub fn run(args: MetadataArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    let json = args.json.then(|| {
-        let mut v = crate::cli::render::document(&report);
-        if !args.check {
-            v["findings"] = serde_json::json!([]);
-        }
-        v
-    });
+    let json = args.json.then_some(&report);
     if let Err(e) = print_json_or_text(json.as_ref(), |out| {
         print_source(out, &report, tf)?;
         print_tree(out, &report.image.entries())?;
@@ -120,17 +114,22 @@ pub fn run(args: MetadataArgs) -> u8 {
     finish(&args, &[&report])
 }
 
-/// Walk damage and gaps are said whatever the mode; the replay's findings decide the exit
-/// status with --check.
+/// What the image leaves out whatever the mode: records missing from disk, a transaction
+/// still open at the point.
+const ALWAYS_SAID: [&str; 2] = ["metadata.gap", "metadata.open-transaction"];
+
+/// Damage met on the walk and [`ALWAYS_SAID`] are said on stderr whatever the mode; with
+/// --check every finding is printed and decides the exit status.
 fn finish(args: &MetadataArgs, reports: &[&MetadataReport]) -> u8 {
     let all = || reports.iter().flat_map(|r| &r.findings);
     if args.check {
         return exit_for_errors(all());
     }
-    for f in all().filter(|f| !f.check.starts_with("metadata.") || f.check == "metadata.gap") {
+    let replayed = |f: &&crate::ops::Finding| f.check.starts_with("metadata.");
+    for f in all().filter(|f| !replayed(f) || ALWAYS_SAID.contains(&f.check)) {
         notice(&line(f));
     }
-    exit_for_errors(all().filter(|f| !f.check.starts_with("metadata.")))
+    exit_for_errors(all().filter(|f| !replayed(f)))
 }
 
 fn print_source(out: &mut impl Write, r: &MetadataReport, tf: TimeFormat) -> std::io::Result<()> {
@@ -140,7 +139,7 @@ fn print_source(out: &mut impl Write, r: &MetadataReport, tf: TimeFormat) -> std
             s.file_name().unwrap_or_default().to_string_lossy()
         )
     });
-    let last = r.last_record_time.map_or(String::new(), |t| {
+    let last = r.last_record_timestamp.map_or(String::new(), |t| {
         format!(", last record written {}", tf.show(t))
     });
     writeln!(

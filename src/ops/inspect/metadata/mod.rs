@@ -49,7 +49,7 @@ pub struct MetadataReport {
     /// The image holds the records with offsets below this one.
     pub offset: i64,
     /// The time of the last record applied from the log (null: none).
-    pub last_record_time: Option<i64>,
+    pub last_record_timestamp: Option<i64>,
     pub image: Image,
     pub findings: Vec<Finding>,
 }
@@ -210,7 +210,7 @@ pub fn load(path: &Path, point: Point) -> Result<MetadataReport> {
         dir,
         snapshot: snapshot.map(|(_, p)| p),
         offset,
-        last_record_time: last_time,
+        last_record_timestamp: last_time,
         image: loader.image,
         findings,
     })
