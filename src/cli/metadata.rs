@@ -10,7 +10,7 @@ use super::render::print_json_or_text;
 use super::time::{parse_now, TimeArgs, TimeFormat};
 use super::verify::line;
 use super::{exit_for_errors, fail, notice};
-use crate::ops::inspect::metadata::{diff, load, Change, Entry, MetadataReport, Point};
+use crate::ops::inspect::metadata::{diff, load, replayed, Change, Entry, MetadataReport, Point};
 
 #[derive(Debug, Args)]
 #[command(
@@ -125,7 +125,6 @@ fn finish(args: &MetadataArgs, reports: &[&MetadataReport]) -> u8 {
     if args.check {
         return exit_for_errors(all());
     }
-    let replayed = |f: &&crate::ops::Finding| f.check.starts_with("metadata.");
     for f in all().filter(|f| !replayed(f) || ALWAYS_SAID.contains(&f.check)) {
         notice(&line(f));
     }

@@ -1,6 +1,6 @@
 //! The records of an internal topic's partition replayed in offset order with their decoded
 //! keys and values, for the commands that rebuild a coordinator's state from its log (`groups`
-//! from `__consumer_offsets`, `ls` from `__cluster_metadata`). Built on `dump`'s walk, so the
+//! from `__consumer_offsets`, `metadata` and `ls` from `__cluster_metadata`). Built on `dump`'s walk, so the
 //! decoding is kafka-dump-log's own; nothing here parses bytes.
 
 use std::path::{Path, PathBuf};

@@ -131,9 +131,20 @@ fn offset_at_time(dir: &Path, segments: &[(i64, PathBuf)], time: i64) -> Result<
     Ok(first_after.unwrap_or(end))
 }
 
+/// Whether a finding is the replay's own (`metadata.*`: what the controller refuses, what
+/// the image leaves out), not damage met reading the files.
+pub fn replayed(f: &Finding) -> bool {
+    f.check.starts_with("metadata.")
+}
+
 /// The image of `path` (a KRaft log dir or its `__cluster_metadata-0`) at `point`.
 pub fn load(path: &Path, point: Point) -> Result<MetadataReport> {
-    let dir = metadata_dir(path)?;
+    load_dir(&metadata_dir(path)?, point)
+}
+
+/// The image at `point` of `dir`, a `__cluster_metadata-0` directory whatever its name.
+pub fn load_dir(dir: &Path, point: Point) -> Result<MetadataReport> {
+    let dir = dir.to_path_buf();
     let segments = segments(&dir)?;
     let limit = match point {
         Point::End => i64::MAX,
