@@ -243,6 +243,18 @@ pub const CHECKS: &[Check] = &[
         broker: "—",
     },
     Check {
+        ids: &["record.loader-rejects"],
+        severity: "error",
+        what: "(`--deep`) a record of `__consumer_offsets`, `__share_group_state`, `__transaction_state` or `__cluster_metadata` that the topic's loader throws on: no key, a key or value that does not deserialize",
+        broker: "the group or share coordinator fails to load the partition (`CoordinatorLoaderImpl`); the transaction coordinator stops loading it there (`TransactionStateManager.loadTransactionsMetadata`); the controller stops replaying the log (`MetadataRecordSerde`)",
+    },
+    Check {
+        ids: &["record.loader-skips"],
+        severity: "warning",
+        what: "(`--deep`) a record of an internal topic whose type (coordinator record type, transaction-log key version) the loader does not know",
+        broker: "logged as a possible leftover of an aborted upgrade and ignored (`CoordinatorLoaderImpl`, `TransactionStateManager`)",
+    },
+    Check {
         ids: &["metadata.unknown-topic", "metadata.broker-epoch", "metadata.unknown-acl", "metadata.bad-value"],
         severity: "error",
         what: "(`metadata --check`) a metadata record for a topic id or partition that does not exist at that point, a broker change at another epoch than the broker's registration, the removal of an ACL id that does not exist, a registration change with a value outside its codes",

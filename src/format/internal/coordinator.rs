@@ -70,6 +70,40 @@ pub fn decode(topic: Topic, offset: i64, key: Option<&[u8]>, value: Option<&[u8]
     }
 }
 
+/// `CoordinatorLoaderImpl`: `deserialize` throwing `UnknownRecordTypeException` is logged and
+/// skipped; any other exception (a null key included) fails the partition's load.
+pub(super) fn loader_verdict(
+    topic: Topic,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Option<super::LoaderVerdict> {
+    use super::LoaderVerdict::{Rejects, Skips};
+    let coordinator = match topic {
+        Topic::Offsets => "group coordinator",
+        Topic::ShareState => "share coordinator",
+    };
+    let fails = |why: String| {
+        Rejects(format!(
+            "the {coordinator} fails to load the partition ({why}): the groups it holds stay unavailable"
+        ))
+    };
+    let Some(key) = key else {
+        return Some(fails(
+            "a record without a key: its deserializer throws".into(),
+        ));
+    };
+    match parse(topic, key, value) {
+        Ok(_) => None,
+        Err(Failure::UnknownType(t)) => Some(Skips(format!(
+            "record type {t} is unknown to the {coordinator}: its loader ignores the record"
+        ))),
+        Err(Failure::Java(e)) => Some(fails(format!(
+            "deserializing the record throws: {}",
+            e.message()
+        ))),
+    }
+}
+
 fn read_version(buf: &mut Buf<'_>, what: &str) -> Result<i16, JavaError> {
     buf.i16().map_err(|_| {
         JavaError::new(

@@ -113,6 +113,18 @@ pub(super) fn read_framed(value: &[u8], types: RecordTypes) -> JResult<Framed> {
     })
 }
 
+/// The raft client's `MetadataRecordSerde` throws on a record that does not read (a null
+/// value included), and the controller stops replaying the log there.
+pub(super) fn loader_verdict(value: Option<&[u8]>) -> Option<super::LoaderVerdict> {
+    let why = match value {
+        None => "a record without a value".to_owned(),
+        Some(v) => read_framed(v, record_type).err()?.message(),
+    };
+    Some(super::LoaderVerdict::Rejects(format!(
+        "the controller fails to replay the log here ({why}): it stops, and brokers report a metadata loading fault"
+    )))
+}
+
 fn parse(value: Option<&[u8]>) -> JResult<Json> {
     // A null value makes every read fail, starting with the frame version.
     let value = value.ok_or_else(|| parse_error("Error while reading frame version"))?;

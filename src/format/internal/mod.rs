@@ -127,6 +127,38 @@ pub fn decode_record(
     }
 }
 
+/// How the broker's loader of an internal topic takes one data record (`verify --deep`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoaderVerdict {
+    /// The loader throws on it: what the broker then does.
+    Rejects(String),
+    /// The loader ignores it (a warning in its log): why.
+    Skips(String),
+}
+
+/// What the loader of `decoder`'s topic does with a data record, when it does not simply
+/// load it: the group and share coordinators' `CoordinatorLoaderImpl` (a missing key or a key
+/// or value that does not deserialize fails the load; an unknown record type is skipped),
+/// `TransactionStateManager.loadTransactionsMetadata` (a missing key, or a key or value that
+/// does not read, ends the load there; an unknown key version is skipped), and the metadata
+/// loader (a record that does not deserialize stops the controller). `__remote_log_metadata`
+/// is not judged.
+pub fn loader_verdict(
+    decoder: Decoder,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Option<LoaderVerdict> {
+    match decoder {
+        Decoder::Offsets => coordinator::loader_verdict(coordinator::Topic::Offsets, key, value),
+        Decoder::ShareGroupState => {
+            coordinator::loader_verdict(coordinator::Topic::ShareState, key, value)
+        }
+        Decoder::TransactionLog => txn::loader_verdict(key, value),
+        Decoder::ClusterMetadata => metadata::loader_verdict(value),
+        Decoder::RemoteLogMetadata => None,
+    }
+}
+
 /// The text kafka-dump-log appends to a control record's line, with its leading space
 /// (` SnapshotHeader {"version":0,…}`, ` controlType: LEADER_CHANGE(2)`,
 /// ` endTxnMarker: COMMIT coordinatorEpoch: 5`, ` controlType: UNKNOWN(9)`), and a JSON form:

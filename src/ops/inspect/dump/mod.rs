@@ -15,7 +15,9 @@ use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
-use crate::format::internal::{control_record_text, decode_record, Decoded, Decoder};
+use crate::format::internal::{
+    control_record_text, decode_record, loader_verdict, Decoded, Decoder, LoaderVerdict,
+};
 use crate::format::names::{classify, FileKind};
 use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
@@ -59,6 +61,9 @@ pub struct DumpOptions {
     /// Check time-index timestamps against the largest record timestamp of the batch (a deep
     /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
     pub exact_time_index: bool,
+    /// With `deep`: judge every data record of an internal topic's partition as the broker's
+    /// loader of that topic reads it ([`loader_verdict`]; `verify --deep`).
+    pub loader_rules: bool,
     /// Only the batches (and records) of an offset range of a partition directory, from the
     /// batch a fetch of its start would begin with.
     pub range: Option<OffsetRange>,
@@ -105,6 +110,7 @@ impl Default for DumpOptions {
             exact_time_index: true,
             decoder: None,
             auto_decoder: false,
+            loader_rules: false,
             key_decoder: None,
             value_decoder: None,
             range: None,
@@ -348,6 +354,8 @@ struct Walker<'o, 's> {
     current: PathBuf,
     /// The internal-topic decoder of its records.
     decoder: Option<Decoder>,
+    /// The internal topic of its partition directory, by its decoder.
+    topic_decoder: Option<Decoder>,
     /// The batches a log's walk recorded for the checks of its indexes, and that log.
     walked: Option<(PathBuf, batches::WalkedBatches)>,
     /// With a range: batches or records still to show; the range is done at 0.
@@ -428,6 +436,7 @@ impl<'o, 's> Walker<'o, 's> {
             in_dir: false,
             current: PathBuf::new(),
             decoder: opts.decoder,
+            topic_decoder: None,
             walked: None,
             left: u64::MAX,
             range_started: false,
@@ -527,7 +536,7 @@ impl<'o, 's> Walker<'o, 's> {
     /// Starts on the file `p`, choosing its records' decoder.
     fn set_current(&mut self, p: &Path) {
         self.current = p.to_path_buf();
-        self.decoder = self.opts.decoder.or_else(|| {
+        self.topic_decoder = (|| {
             let dir = std::path::absolute(p)
                 .ok()?
                 .parent()?
@@ -535,8 +544,12 @@ impl<'o, 's> Walker<'o, 's> {
                 .to_str()?
                 .to_owned();
             let topic = crate::format::names::parse_partition_dir(&dir)?.topic;
-            Decoder::for_topic(&topic).filter(|_| self.opts.auto_decoder)
-        });
+            Decoder::for_topic(&topic)
+        })();
+        self.decoder = self
+            .opts
+            .decoder
+            .or(self.topic_decoder.filter(|_| self.opts.auto_decoder));
     }
 
     /// Whether the record at `offset` is shown; counts it against `--count`.
@@ -925,11 +938,31 @@ impl<'o, 's> Walker<'o, 's> {
         regressions: &mut Vec<(i64, i64)>,
     ) -> Result<()> {
         self.check_record(batch, view.offset, view.timestamp, last_offset, regressions)?;
+        if let Some(d) = self.topic_decoder.filter(|_| self.opts.loader_rules) {
+            if !batch.is_control {
+                self.judge_load(d, &view, batch.position)?;
+            }
+        }
         if batch.checks_only {
             self.count_shown(batch, &view, shown);
             return Ok(());
         }
         self.decode_record(batch, view, shown)
+    }
+
+    /// The finding for a record the internal topic's loader rejects or skips.
+    #[inline(never)]
+    fn judge_load(&mut self, d: Decoder, view: &RecordView<'_>, position: u64) -> Result<()> {
+        let f = match loader_verdict(d, view.key, view.value) {
+            None => return Ok(()),
+            Some(LoaderVerdict::Rejects(m)) => {
+                Finding::error("record.loader-rejects", self.current.clone(), m)
+            }
+            Some(LoaderVerdict::Skips(m)) => {
+                Finding::warning("record.loader-skips", self.current.clone(), m)
+            }
+        };
+        self.finding(f.at(position).offset(view.offset))
     }
 
     /// [`Walker::deep_record`] past the checks: a control record's reading or the decoders'
