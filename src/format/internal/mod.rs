@@ -71,6 +71,18 @@ pub struct Decoded {
     /// Where kafka-dump-log itself dies on this record: the exception it dies with
     /// (`class: message`). Key and payload are then `None`.
     pub fatal: Option<String>,
+    /// A value at a version newer than the tables: read with the newest known layout (in
+    /// `payload_json`, even where the pinned kafka-dump-log's text is an error).
+    pub unknown_version: Option<UnknownVersion>,
+}
+
+/// What a record newer than the tables leaves unread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownVersion {
+    /// The newest version of the record's schema in the tables.
+    pub newest_known: i16,
+    /// The bytes after the fields of that version.
+    pub unread: Vec<u8>,
 }
 
 impl Decoded {
@@ -97,7 +109,7 @@ impl Decoded {
             payload: payload.as_ref().map(text),
             key_json: key.as_ref().and_then(structured),
             payload_json: payload.as_ref().and_then(structured),
-            fatal: None,
+            ..Default::default()
         }
     }
 
