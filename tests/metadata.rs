@@ -481,3 +481,54 @@ fn on_real_kraft_log_dirs_the_image_names_what_the_broker_hosts() {
     }
     assert_eq!(with_log, 2);
 }
+
+/// Kafka's own metadata log (`../shared/reference-internal/cluster-metadata`): what `--check`
+/// finds are exactly the records after the newest snapshot that kafka-dump-log of the same
+/// Kafka could not decode (`Error at N, skipping.`), which the controller refuses too.
+#[test]
+fn check_on_kafkas_metadata_log_finds_the_records_kafka_could_not_decode() {
+    let Some(root) = common::reference_internal_dir() else {
+        return;
+    };
+    let scenario = root.join("cluster-metadata");
+    let decode: Value =
+        serde_json::from_slice(&std::fs::read(scenario.join("expected-decode.json")).unwrap())
+            .unwrap();
+    let mut expected = Vec::new();
+    for (name, file) in decode["files"].as_object().unwrap() {
+        if !name.ends_with(".log") {
+            continue;
+        }
+        for b in file["batches"].as_array().unwrap() {
+            for r in b["records"].as_array().into_iter().flatten() {
+                let offset = r["offset"].as_i64().unwrap();
+                let undecodable = r["payload"]
+                    .as_str()
+                    .is_some_and(|p| p.starts_with("Error at"));
+                // The image starts from the snapshot ending at 114.
+                if undecodable && offset >= 114 {
+                    expected.push(("metadata.undecodable".to_owned(), offset));
+                }
+            }
+        }
+    }
+    assert!(!expected.is_empty());
+    let (code, doc, stderr) = kseg(&["metadata", "--check", "--json"], &scenario.join("input"));
+    assert_eq!(code, 1, "{stderr}");
+    let found: Vec<(String, i64)> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap().to_owned(),
+                f["offset"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(found, expected);
+    assert!(doc["snapshot"]
+        .as_str()
+        .unwrap()
+        .ends_with("00000000000000000114-0000000002.checkpoint"));
+}

@@ -25,6 +25,8 @@ pub struct ReplayedRecord<'a> {
     pub value: Option<&'a serde_json::Value>,
     /// The record has no value: a tombstone.
     pub tombstone: bool,
+    /// The value's bytes, as stored.
+    pub value_bytes: Option<&'a [u8]>,
 }
 
 /// The `.log` segments of a partition directory, oldest first.
@@ -62,6 +64,7 @@ impl Sink for ReplaySink<'_> {
                     key: decoded.and_then(|d| d.key_json.as_ref()),
                     value: decoded.and_then(|d| d.payload_json.as_ref()),
                     tombstone: r.view.value.is_none(),
+                    value_bytes: r.view.value,
                 });
             }
             Event::Finding(f) => self.findings.push((*f).clone()),

@@ -19,12 +19,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Expected, Result, Unusable};
-use crate::format::internal::Decoder;
+use crate::format::internal::{loader_verdict, Decoder, LoaderVerdict};
 use crate::format::names::{classify, partition_dir_name, FileKind};
 use crate::ops::finding::Finding;
 use crate::ops::input::{examine, Input};
 use crate::ops::inspect::ls::KRAFT_METADATA_TOPIC;
-use crate::ops::inspect::records::replay;
+use crate::ops::inspect::records::{replay, ReplayedRecord};
 use image::Image;
 
 /// Where in the log the image is taken.
@@ -163,11 +163,7 @@ pub fn load_dir(dir: &Path, point: Point) -> Result<MetadataReport> {
                 std::slice::from_ref(path),
                 Decoder::ClusterMetadata,
                 0,
-                &mut |r| {
-                    if let Some(v) = r.value.filter(|_| r.control.is_none()) {
-                        loader.record(path, r.offset, v);
-                    }
-                },
+                &mut |r| loader.take(path, r),
             )?);
             loader.end_of_snapshot();
             *end
@@ -186,14 +182,7 @@ pub fn load_dir(dir: &Path, point: Point) -> Result<MetadataReport> {
             first_log.get_or_insert(r.offset);
             offset = r.offset + 1;
             last_time = Some(r.timestamp);
-            if r.control.is_some() {
-                return;
-            }
-            let file = segment_of(&segments, r.offset).unwrap_or(&dir);
-            match r.value {
-                Some(v) => loader.record(file, r.offset, v),
-                None => loader.undecodable(file, r.offset, r.tombstone),
-            }
+            loader.take(segment_of(&segments, r.offset).unwrap_or(&dir), r);
         })?);
     }
     let missing_to = first_log.or((limit != i64::MAX).then_some(limit));
@@ -242,6 +231,21 @@ struct Loader {
 }
 
 impl Loader {
+    /// One record of a snapshot or the log; control records are the raft layer's.
+    fn take(&mut self, file: &Path, r: &ReplayedRecord<'_>) {
+        if r.control.is_some() {
+            return;
+        }
+        // The one rule of what the controller's serde refuses (`verify --deep`'s too).
+        let verdict = loader_verdict(Decoder::ClusterMetadata, None, r.value_bytes);
+        if let Some(LoaderVerdict::Rejects(m)) = verdict {
+            let f = Finding::error("metadata.undecodable", file, m);
+            self.findings.push(f.offset(r.offset));
+        } else if let Some(v) = r.value {
+            self.record(file, r.offset, v);
+        }
+    }
+
     fn record(&mut self, file: &Path, offset: i64, v: &Value) {
         let kind = v.get("type").and_then(Value::as_str).unwrap_or_default();
         let misplaced = |what: &str| {
@@ -279,20 +283,6 @@ impl Loader {
                 None => self.apply(file, offset, v),
             },
         }
-    }
-
-    /// A record without a value, or one that does not decode as a metadata record: the
-    /// raft client's record serde throws on it (`MetadataRecordSerde`), and the controller and
-    /// the brokers' metadata loader stop there.
-    fn undecodable(&mut self, file: &Path, offset: i64, tombstone: bool) {
-        let what = if tombstone {
-            "a record without a value"
-        } else {
-            "a record that does not decode as a metadata record (`kseg dump --cluster-metadata-decoder` shows why)"
-        };
-        let m = format!("{what}: the controller fails to replay the log here (MetadataParseException) and stops");
-        self.findings
-            .push(Finding::error("metadata.undecodable", file, m).offset(offset));
     }
 
     /// A snapshot holds no open transaction: what one left open is dropped.
