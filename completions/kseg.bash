@@ -46,6 +46,9 @@ _kseg() {
             kseg,ls)
                 cmd="kseg__subcmd__ls"
                 ;;
+            kseg,metadata)
+                cmd="kseg__subcmd__metadata"
+                ;;
             kseg,offsets)
                 cmd="kseg__subcmd__offsets"
                 ;;
@@ -106,6 +109,9 @@ _kseg() {
             kseg__subcmd__help,ls)
                 cmd="kseg__subcmd__help__subcmd__ls"
                 ;;
+            kseg__subcmd__help,metadata)
+                cmd="kseg__subcmd__help__subcmd__metadata"
+                ;;
             kseg__subcmd__help,offsets)
                 cmd="kseg__subcmd__help__subcmd__offsets"
                 ;;
@@ -143,7 +149,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --width --wide --tsv --bytes --color --tz --local --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help"
+            opts="-h -V --width --wide --tsv --bytes --color --tz --local --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups metadata checks version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -559,7 +565,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups metadata checks version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -699,6 +705,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__ls)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__metadata)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -891,6 +911,48 @@ _kseg() {
                     ;;
                 --sort)
                     COMPREPLY=($(compgen -W "name size segments start-offset end-offset modified" -- "${cur}"))
+                    return 0
+                    ;;
+                --time-format)
+                    COMPREPLY=($(compgen -W "ms rfc3339 local" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --tz)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__metadata)
+            opts="-h -V --at --time --diff --check --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --at)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --time)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --diff)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --time-format)

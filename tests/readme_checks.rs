@@ -10,6 +10,7 @@ use kseg::ops::catalog;
 /// Literals of the `word.word` form under `src/ops` that are not check ids.
 const NOT_CHECK_IDS: &[&str] = &[
     "cleanup.policy",
+    "metadata.version",
     "plan.json",
     "salvage.json",
     "retention.bytes",

@@ -1005,6 +1005,14 @@ struct JsonRecord<'a> {
     key_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value_error: Option<String>,
+    /// A value newer than kseg's tables: `decodedValue` holds the fields of the newest known
+    /// version, `unreadBytes` what follows them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown_version: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    newest_known_version: Option<i16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unread_bytes: Option<Encoded>,
 }
 
 #[derive(Serialize)]
@@ -1033,6 +1041,7 @@ impl<W: Write> JsonSink<'_, W> {
     fn record(&mut self, r: &RecordInfo<'_>) -> io::Result<()> {
         let v = &r.view;
         let with_data = self.opts.print_data || r.is_control_batch;
+        let unknown = r.decoded.as_ref().and_then(|d| d.unknown_version.as_ref());
         let rec = JsonRecord {
             offset: v.offset,
             timestamp: v.timestamp,
@@ -1068,6 +1077,9 @@ impl<W: Write> JsonSink<'_, W> {
                 .or_else(|| payload_json(&r.value_payload)),
             key_error: payload_error(&r.key_payload),
             value_error: payload_error(&r.value_payload),
+            unknown_version: unknown.map(|_| true),
+            newest_known_version: unknown.map(|u| u.newest_known),
+            unread_bytes: unknown.and_then(|u| encoded(Some(&u.unread), self.value_format)),
         };
         self.line("record", rec)
     }

@@ -230,6 +230,20 @@ pub const PAGES: &[Page] = &[
         see_also: &["kseg-coordinator"],
     },
     Page {
+        name: "metadata",
+        examples: &[
+            ex("The cluster's metadata image at the log end, as a tree",
+               "kseg metadata /var/lib/kafka/data", ON_A_BROKER),
+            ex("What the metadata was an hour ago, as JSON",
+               "kseg metadata --time -1h --json /var/lib/kafka/data/__cluster_metadata-0", ON_A_BROKER),
+            ex("What changed between offset 5000 and the log end",
+               "kseg metadata --diff 5000 end /var/lib/kafka/data", ON_A_BROKER),
+            ex("Records the controller would refuse on replay",
+               "kseg metadata --check /var/lib/kafka/data", ON_A_BROKER),
+        ],
+        see_also: &["kseg-ls", "kseg-dump"],
+    },
+    Page {
         name: "checks",
         examples: &[
             ex("Every finding id, its severity and what the broker does",

@@ -12,6 +12,7 @@ pub mod groups;
 pub mod locate;
 pub mod ls;
 pub mod manual;
+pub mod metadata;
 pub mod offsets;
 mod progress;
 pub mod rebuild_index;
@@ -100,6 +101,10 @@ pub enum Command {
     /// Consumer groups from __consumer_offsets on disk: committed offsets (replayed as the
     /// group coordinator does), state, members and lag.
     Groups(groups::GroupsArgs),
+    /// The KRaft metadata image (features, brokers, topics and partitions, configs, quotas,
+    /// ACLs, …) at the log end, an offset or a time, rebuilt from __cluster_metadata as the
+    /// controller does; what changed between two points (--diff).
+    Metadata(metadata::MetadataArgs),
     /// Every finding id (`batch.crc`, `index.untrimmed`, …): its severity, what it means and
     /// what the broker does about it.
     Checks(checks::ChecksArgs),
@@ -141,6 +146,7 @@ pub fn main() -> ExitCode {
         Command::Coordinator(args) => coordinator::run(args),
         Command::Ls(args) => ls::run(args),
         Command::Groups(args) => groups::run(args),
+        Command::Metadata(args) => metadata::run(args),
         Command::Checks(args) => checks::run(args),
         Command::Version(args) => version::run(args),
     };

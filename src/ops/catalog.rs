@@ -243,6 +243,42 @@ pub const CHECKS: &[Check] = &[
         broker: "—",
     },
     Check {
+        ids: &["record.loader-rejects"],
+        severity: "error",
+        what: "(`--deep`) a record of `__consumer_offsets`, `__share_group_state`, `__transaction_state` or `__cluster_metadata` that the topic's loader throws on: no key, a key or value that does not deserialize",
+        broker: "the group or share coordinator fails to load the partition (`CoordinatorLoaderImpl`); the transaction coordinator stops loading it there (`TransactionStateManager.loadTransactionsMetadata`); the controller stops replaying the log (`MetadataRecordSerde`)",
+    },
+    Check {
+        ids: &["record.loader-skips"],
+        severity: "warning",
+        what: "(`--deep`) a record of an internal topic whose type (coordinator record type, transaction-log key version) the loader does not know",
+        broker: "logged as a possible leftover of an aborted upgrade and ignored (`CoordinatorLoaderImpl`, `TransactionStateManager`)",
+    },
+    Check {
+        ids: &["metadata.unknown-topic", "metadata.broker-epoch", "metadata.unknown-acl", "metadata.bad-value"],
+        severity: "error",
+        what: "(`metadata --check`) a metadata record for a topic id or partition that does not exist at that point, a broker change at another epoch than the broker's registration, the removal of an ACL id that does not exist, a registration change with a value outside its codes",
+        broker: "the controller's replay throws and its fault handler stops the process (`ReplicationControlManager.replay`, `ClusterControlManager.replay`, `AclControlManager.replay`); the brokers' loader reports a metadata loading fault (`TopicsDelta`, `ClusterDelta`)",
+    },
+    Check {
+        ids: &["metadata.unknown-broker"],
+        severity: "error for a fence, unfence or registration change of a broker not registered; warning for replicas, ISR, ELR or a leader naming one",
+        what: "(`metadata --check`) a broker id that is not registered at that point",
+        broker: "the controller throws on a change of an unregistered broker (`ClusterControlManager.replay`); a partition naming one is kept, the broker hosts nothing until it registers",
+    },
+    Check {
+        ids: &["metadata.undecodable", "metadata.transaction"],
+        severity: "error",
+        what: "(`metadata --check`) a `__cluster_metadata` record without a value or that does not decode as a metadata record; a BEGIN inside a metadata transaction, an END or ABORT outside one",
+        broker: "the raft client's serde throws (`MetadataRecordSerde`), and the loader throws on a misplaced transaction record (`MetadataBatchLoader`): the controller stops, brokers report a metadata loading fault",
+    },
+    Check {
+        ids: &["metadata.gap", "metadata.open-transaction"],
+        severity: "warning",
+        what: "(`metadata`) records between the snapshot and the point that no snapshot and no log segment here holds (the image is that of the last offset before them); a metadata transaction not ended at the point (its records are not in the image)",
+        broker: "a replica fetches missing records or a snapshot from the leader; the loader applies a transaction's records at its END_TRANSACTION_RECORD (`MetadataBatchLoader`)",
+    },
+    Check {
         ids: &["leftover.kseg-tmp"],
         severity: "warning",
         what: "a `.kseg-tmp` file of an interrupted `kseg … --apply`",

@@ -200,6 +200,39 @@ pub fn reference_internal(root: &Path) -> Vec<JsonRun> {
             ["groups".into(), "--json".into(), os(&dir)],
         ));
     }
+    let metadata = root.join("cluster-metadata").join("input");
+    for at in ["0", "60", "114", "200"] {
+        out.push(JsonRun::new(
+            "metadata",
+            [
+                "metadata".into(),
+                "--json".into(),
+                "--at".into(),
+                at.into(),
+                os(&metadata),
+            ],
+        ));
+    }
+    out.push(JsonRun::new(
+        "metadata",
+        [
+            "metadata".into(),
+            "--json".into(),
+            "--check".into(),
+            os(&metadata),
+        ],
+    ));
+    out.push(JsonRun::new(
+        "metadataDiff",
+        [
+            "metadata".into(),
+            "--json".into(),
+            "--diff".into(),
+            "0".into(),
+            "end".into(),
+            os(&metadata),
+        ],
+    ));
     for key in ["--group", "--transactional-id"] {
         out.push(JsonRun::new(
             "coordinator",

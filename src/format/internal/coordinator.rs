@@ -50,10 +50,13 @@ pub fn decode(topic: Topic, offset: i64, key: Option<&[u8]>, value: Option<&[u8]
         ));
     };
     match parse(topic, key, value) {
-        Ok((k, v)) => Decoded::json(
-            Some(k),
-            Some(v.unwrap_or_else(|| Json::Str("<DELETE>".into()))),
-        ),
+        Ok((k, v, unknown_version)) => {
+            let v = v.unwrap_or_else(|| Json::Str("<DELETE>".into()));
+            Decoded {
+                unknown_version,
+                ..Decoded::json(Some(k), Some(v))
+            }
+        }
         Err(Failure::UnknownType(t)) => Decoded::text(
             Some(format!(
                 "Unknown record type {t} at offset {offset}, skipping."
@@ -67,6 +70,40 @@ pub fn decode(topic: Topic, offset: i64, key: Option<&[u8]>, value: Option<&[u8]
             )),
             None,
         ),
+    }
+}
+
+/// `CoordinatorLoaderImpl`: `deserialize` throwing `UnknownRecordTypeException` is logged and
+/// skipped; any other exception (a null key included) fails the partition's load.
+pub(super) fn loader_verdict(
+    topic: Topic,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Option<super::LoaderVerdict> {
+    use super::LoaderVerdict::{Rejects, Skips};
+    let coordinator = match topic {
+        Topic::Offsets => "group coordinator",
+        Topic::ShareState => "share coordinator",
+    };
+    let fails = |why: String| {
+        Rejects(format!(
+            "the {coordinator} fails to load the partition ({why}): the groups it holds stay unavailable"
+        ))
+    };
+    let Some(key) = key else {
+        return Some(fails(
+            "a record without a key: its deserializer throws".into(),
+        ));
+    };
+    match parse(topic, key, value) {
+        Ok(_) => None,
+        Err(Failure::UnknownType(t)) => Some(Skips(format!(
+            "record type {t} is unknown to the {coordinator}: its loader ignores the record"
+        ))),
+        Err(Failure::Java(e)) => Some(fails(format!(
+            "deserializing the record throws: {}",
+            e.message()
+        ))),
     }
 }
 
@@ -91,19 +128,31 @@ fn read_part(msg: &Msg, buf: &mut Buf<'_>, version: i16, what: &str) -> Result<V
     })
 }
 
-/// The key object and the value object (`None` for a tombstone), as kafka-dump-log builds them.
-fn parse(topic: Topic, key: &[u8], value: Option<&[u8]>) -> Result<(Json, Option<Json>), Failure> {
+/// The key object and the value object (`None` for a tombstone), as kafka-dump-log builds them,
+/// and what a value newer than the tables leaves unread (the deserializer ignores it).
+type Parsed = (Json, Option<Json>, Option<super::UnknownVersion>);
+
+fn parse(topic: Topic, key: &[u8], value: Option<&[u8]>) -> Result<Parsed, Failure> {
     let mut kb = Buf::new(key);
     let record_type = read_version(&mut kb, "key")?;
     let (key_msg, value_msg) =
         schemas(topic, record_type).ok_or(Failure::UnknownType(record_type))?;
     let key_val = read_part(key_msg, &mut kb, record_type, "key")?;
+    let mut unknown_version = None;
     let value = match value {
         None => None,
         Some(v) => {
             let mut vb = Buf::new(v);
             let version = read_version(&mut vb, "value")?;
-            Some((version, read_part(value_msg, &mut vb, version, "value")?))
+            let val = read_part(value_msg, &mut vb, version, "value")?;
+            unknown_version =
+                value_msg
+                    .newer_than_known(version)
+                    .map(|newest_known| super::UnknownVersion {
+                        newest_known,
+                        unread: vb.rest().to_vec(),
+                    });
+            Some((version, val))
         }
     };
     let key_json = Json::obj(vec![
@@ -127,7 +176,7 @@ fn parse(topic: Topic, key: &[u8], value: Option<&[u8]>) -> Result<(Json, Option
             ]))
         }
     };
-    Ok((key_json, value_json))
+    Ok((key_json, value_json, unknown_version))
 }
 
 /// In a group whose protocolType is exactly "consumer", each member's subscription and

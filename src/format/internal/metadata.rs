@@ -5,7 +5,7 @@ use super::json::{write_message, Json};
 use super::reader::{read_message, Buf, JResult, JavaError, Val};
 use super::schema::Msg;
 use super::tables::*;
-use super::Decoded;
+use super::{Decoded, UnknownVersion};
 
 /// Api key → enum constant name and schema, from the generated tables.
 pub(super) fn record_type(api_key: i16) -> Option<(&'static str, &'static Msg)> {
@@ -28,17 +28,37 @@ fn parse_error(message: impl Into<String>) -> JavaError {
     )
 }
 
+/// kafka-dump-log's text; the JSON also for a record newer than the tables whose newer fields
+/// the pinned release calls garbage (read with the newest known layout, flagged).
 pub fn decode(offset: i64, value: Option<&[u8]>) -> Decoded {
-    let (payload, json) = match parse(value) {
+    let framed = value
+        // A null value makes every read fail, starting with the frame version.
+        .ok_or_else(|| parse_error("Error while reading frame version"))
+        .and_then(|v| read_framed(v, record_type));
+    let strict = framed
+        .clone()
+        .and_then(Framed::strict)
+        .and_then(|f| f.to_json());
+    let (payload, mut json) = match strict {
         Ok(j) => (j.to_text(), Some(j.to_value())),
         Err(e) => (
             format!("Error at {offset}, skipping. {}", e.message()),
             None,
         ),
     };
-    let mut d = Decoded::text(None, Some(payload));
-    d.payload_json = json;
-    d
+    let unknown_version = framed.ok().and_then(|f| {
+        let newest_known = f.msg.newer_than_known(f.version)?;
+        json = Some(f.to_json().ok()?.to_value());
+        Some(UnknownVersion {
+            newest_known,
+            unread: f.unread,
+        })
+    });
+    Decoded {
+        payload_json: json,
+        unknown_version,
+        ..Decoded::text(None, Some(payload))
+    }
 }
 
 /// `unsignedIntToShort`: a uvarint that must fit an int16 (read failures lose their detail).
@@ -59,14 +79,30 @@ pub(super) type RecordTypes = fn(i16) -> Option<(&'static str, &'static Msg)>;
 /// A record read through `AbstractApiMessageSerde.read`: the frame (uvarint frame version 1,
 /// api key, version), then the whole rest as the message. Errors are its
 /// `MetadataParseException`s.
+#[derive(Clone)]
 pub(super) struct Framed {
+    pub api_key: i16,
     pub name: &'static str,
     pub msg: &'static Msg,
     pub version: i16,
     pub val: Val,
+    /// Bytes after the message (garbage to `AbstractApiMessageSerde.read`).
+    pub unread: Vec<u8>,
 }
 
 impl Framed {
+    /// `AbstractApiMessageSerde.read`'s refusal of bytes after the message.
+    pub fn strict(self) -> JResult<Framed> {
+        if self.unread.is_empty() {
+            return Ok(self);
+        }
+        Err(parse_error(format!(
+            "Found {} byte(s) of garbage after {}",
+            self.unread.len(),
+            self.api_key
+        )))
+    }
+
     /// `{"type": NAME, "version": V, "data": {…}}`.
     pub fn to_json(&self) -> JResult<Json> {
         Ok(Json::obj(vec![
@@ -99,22 +135,28 @@ pub(super) fn read_framed(value: &[u8], types: RecordTypes) -> JResult<Framed> {
     })?;
     let val: Val = read_message(msg, &mut buf, version)
         .map_err(|_| parse_error(format!("Failed to deserialize record with type {api_key}")))?;
-    if buf.remaining() > 0 {
-        return Err(parse_error(format!(
-            "Found {} byte(s) of garbage after {api_key}",
-            buf.remaining()
-        )));
-    }
     Ok(Framed {
+        api_key,
         name,
         msg,
         version,
         val,
+        unread: buf.rest().to_vec(),
     })
 }
 
-fn parse(value: Option<&[u8]>) -> JResult<Json> {
-    // A null value makes every read fail, starting with the frame version.
-    let value = value.ok_or_else(|| parse_error("Error while reading frame version"))?;
-    read_framed(value, record_type)?.to_json()
+/// The raft client's `MetadataRecordSerde` throws on a record that does not read (a null
+/// value included), and the controller stops replaying the log there.
+pub(super) fn loader_verdict(value: Option<&[u8]>) -> Option<super::LoaderVerdict> {
+    let why = match value {
+        None => "a record without a value".to_owned(),
+        // A newer version's fields are no garbage to the broker that wrote them.
+        Some(v) => match read_framed(v, record_type) {
+            Ok(f) if f.msg.newer_than_known(f.version).is_some() => return None,
+            framed => framed.and_then(Framed::strict).err()?.message(),
+        },
+    };
+    Some(super::LoaderVerdict::Rejects(format!(
+        "the controller fails to replay the log here ({why}): it stops, and brokers report a metadata loading fault"
+    )))
 }

@@ -71,6 +71,18 @@ pub struct Decoded {
     /// Where kafka-dump-log itself dies on this record: the exception it dies with
     /// (`class: message`). Key and payload are then `None`.
     pub fatal: Option<String>,
+    /// A value at a version newer than the tables: read with the newest known layout (in
+    /// `payload_json`, even where the pinned kafka-dump-log's text is an error).
+    pub unknown_version: Option<UnknownVersion>,
+}
+
+/// What a record newer than the tables leaves unread.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownVersion {
+    /// The newest version of the record's schema in the tables.
+    pub newest_known: i16,
+    /// The bytes after the fields of that version.
+    pub unread: Vec<u8>,
 }
 
 impl Decoded {
@@ -97,7 +109,7 @@ impl Decoded {
             payload: payload.as_ref().map(text),
             key_json: key.as_ref().and_then(structured),
             payload_json: payload.as_ref().and_then(structured),
-            fatal: None,
+            ..Default::default()
         }
     }
 
@@ -124,6 +136,38 @@ pub fn decode_record(
         Decoder::TransactionLog => txn::decode(key, value),
         Decoder::ClusterMetadata => metadata::decode(offset, value),
         Decoder::RemoteLogMetadata => remote::decode(offset, value),
+    }
+}
+
+/// How the broker's loader of an internal topic takes one data record (`verify --deep`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoaderVerdict {
+    /// The loader throws on it: what the broker then does.
+    Rejects(String),
+    /// The loader ignores it (a warning in its log): why.
+    Skips(String),
+}
+
+/// What the loader of `decoder`'s topic does with a data record, when it does not simply
+/// load it: the group and share coordinators' `CoordinatorLoaderImpl` (a missing key or a key
+/// or value that does not deserialize fails the load; an unknown record type is skipped),
+/// `TransactionStateManager.loadTransactionsMetadata` (a missing key, or a key or value that
+/// does not read, ends the load there; an unknown key version is skipped), and the metadata
+/// loader (a record that does not deserialize stops the controller). `__remote_log_metadata`
+/// is not judged.
+pub fn loader_verdict(
+    decoder: Decoder,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Option<LoaderVerdict> {
+    match decoder {
+        Decoder::Offsets => coordinator::loader_verdict(coordinator::Topic::Offsets, key, value),
+        Decoder::ShareGroupState => {
+            coordinator::loader_verdict(coordinator::Topic::ShareState, key, value)
+        }
+        Decoder::TransactionLog => txn::loader_verdict(key, value),
+        Decoder::ClusterMetadata => metadata::loader_verdict(value),
+        Decoder::RemoteLogMetadata => None,
     }
 }
 

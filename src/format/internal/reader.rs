@@ -106,6 +106,11 @@ impl<'a> Buf<'a> {
         self.bytes.len() - self.pos
     }
 
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.bytes[self.pos..]
+    }
+
     fn take(&mut self, n: usize) -> JResult<&'a [u8]> {
         if self.remaining() < n {
             return Err(JavaError::underflow());

@@ -59,7 +59,7 @@ pub fn decode(offset: i64, value: Option<&[u8]>) -> Decoded {
     let parsed = value
         // `record.value.remaining` on a null value: the JVM's helpful NullPointerException.
         .ok_or_else(|| JavaError::new(NULL_POINTER, "Cannot invoke \"java.nio.ByteBuffer.remaining()\" because the return value of \"org.apache.kafka.common.record.Record.value()\" is null"))
-        .and_then(|v| read_framed(v, record_type))
+        .and_then(|v| read_framed(v, record_type)?.strict())
         .and_then(|f| Ok((to_text(&f)?, f.to_json()?)));
     match parsed {
         Ok((text, json)) => {

@@ -171,3 +171,11 @@ pub struct Msg {
     pub flex: V,
     pub root: &'static St,
 }
+
+impl Msg {
+    /// `version` when it is newer than the message's newest version: that newest version.
+    pub fn newer_than_known(&self, version: i16) -> Option<i16> {
+        let newest = self.root.versions.1;
+        (version > newest).then_some(newest)
+    }
+}

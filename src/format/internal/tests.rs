@@ -1079,3 +1079,69 @@ fn every_generated_record_type_and_version_round_trips() {
     // metadata: 25 types, 34 versions. A table that lost an entry fails here.
     assert_eq!(count, 10 + 5 + 13 + 2 + 34);
 }
+
+/// A value newer than the tables (issue 38, item 2): the fields of the newest known version,
+/// then the rest as unread bytes, flagged; the text stays what the pinned kafka-dump-log prints.
+#[test]
+fn newer_than_known_versions_read_the_newest_layout_and_keep_the_rest() {
+    // OffsetCommitValue v9 (newest known: 4): v4's fields and tagged section, then two bytes
+    // of a future field.
+    let v9 = cat(&[
+        &[0, 9],
+        I64_5,
+        &[0, 0, 0, 7],
+        &[2, b'm'],
+        I64_1000,
+        &[0],
+        &[0xca, 0xfe],
+    ]);
+    let d = offsets(COMMIT_KEY, Some(&v9));
+    assert_eq!(
+        payload(&d),
+        r#"{"version":"9","data":{"offset":5,"leaderEpoch":7,"metadata":"m","commitTimestamp":1000}}"#
+    );
+    assert_eq!(
+        d.unknown_version,
+        Some(UnknownVersion {
+            newest_known: 4,
+            unread: vec![0xca, 0xfe],
+        })
+    );
+    // A known version is not flagged, whatever follows it (the deserializer ignores it).
+    let v4 = cat(&[&[0, 4], I64_5, &[0, 0, 0, 7], &[2, b'm'], I64_1000, &[0]]);
+    assert_eq!(offsets(COMMIT_KEY, Some(&v4)).unknown_version, None);
+
+    // TopicRecord v5 (newest known: 0) with a byte after v0's fields: the pinned release
+    // calls it garbage; the JSON has v0's fields and the flag; no loader refuses it.
+    let mut uuid1 = [0u8; 16];
+    uuid1[15] = 1;
+    let topic = cat(&[&[1, 2, 5, 2, b't'], &uuid1, &[0], &[0x2a]]);
+    let d = decode_record(Decoder::ClusterMetadata, 7, None, Some(&topic));
+    assert_eq!(
+        d.payload.as_deref(),
+        Some("Error at 7, skipping. Found 1 byte(s) of garbage after 2")
+    );
+    assert_eq!(
+        d.payload_json.unwrap()["data"],
+        serde_json::json!({"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"})
+    );
+    assert_eq!(
+        d.unknown_version,
+        Some(UnknownVersion {
+            newest_known: 0,
+            unread: vec![0x2a],
+        })
+    );
+    assert_eq!(
+        loader_verdict(Decoder::ClusterMetadata, None, Some(&topic)),
+        None
+    );
+    // The same byte after a known version is garbage to every reader.
+    let garbage = cat(&[&[1, 2, 0, 2, b't'], &uuid1, &[0], &[0x2a]]);
+    assert!(matches!(
+        loader_verdict(Decoder::ClusterMetadata, None, Some(&garbage)),
+        Some(LoaderVerdict::Rejects(_))
+    ));
+    let d = decode_record(Decoder::ClusterMetadata, 7, None, Some(&garbage));
+    assert_eq!((d.payload_json, d.unknown_version), (None, None));
+}

@@ -31,6 +31,34 @@ pub fn decode(key: Option<&[u8]>, value: Option<&[u8]>) -> Decoded {
     }
 }
 
+/// `TransactionStateManager.loadTransactionsMetadata` reads each record with the functions
+/// kafka-dump-log's decoder uses: an unknown key version is logged and skipped; a missing key
+/// or any exception ends the load there (caught and logged), keeping what was read before.
+pub(super) fn loader_verdict(
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Option<super::LoaderVerdict> {
+    use super::LoaderVerdict::{Rejects, Skips};
+    let stops = |why: String| {
+        Rejects(format!(
+            "the transaction coordinator stops loading the partition here ({why}): the transactions of this and later records are not loaded"
+        ))
+    };
+    if key.is_none() {
+        return Some(stops("a record without a key".into()));
+    }
+    match parse(key, value) {
+        Err(e) => Some(stops(e.to_java_string())),
+        Ok(_) => match key.and_then(|k| k.get(..2)) {
+            Some(v) if v != [0, 0] => Some(Skips(format!(
+                "key version {} is unknown to the transaction coordinator: its loader ignores the record",
+                i16::from_be_bytes([v[0], v[1]])
+            ))),
+            _ => None,
+        },
+    }
+}
+
 fn parse(key: Option<&[u8]>, value: Option<&[u8]>) -> Result<Decoded, JavaError> {
     let mut kb = Buf::new(key.ok_or_else(JavaError::null_pointer)?);
     let key_version = kb.i16()?;

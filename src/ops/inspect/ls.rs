@@ -25,7 +25,6 @@ use crate::format::index::{
     offset_index_lookup, offset_index_zero_tail_start, OFFSET_INDEX_ENTRY_BYTES,
     TIME_INDEX_ENTRY_BYTES,
 };
-use crate::format::internal::Decoder;
 use crate::format::names::{
     classify, index_file_name, parse_partition_dir, partition_dir_name, time_index_file_name,
     FileKind, PartitionDirState, CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
@@ -33,7 +32,7 @@ use crate::format::names::{
     RECOVERY_POINT_CHECKPOINT_FILE_NAME, REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
 };
 use crate::ops::finding::Finding;
-use crate::ops::inspect::records::{log_files, replay};
+use crate::ops::inspect::metadata::{self, image::Image, Point};
 use crate::ops::partition::read_checkpoint;
 use crate::storage::files::{list_dir, mtime_ms, read_index, read_index_last_slot, segment_logs};
 use crate::storage::files::{read_state, StateFile};
@@ -171,106 +170,6 @@ impl LogDirListing {
             .iter()
             .flat_map(|p| &p.findings)
             .chain(&self.findings)
-    }
-}
-
-/// Topics and partition assignments as the KRaft metadata image holds them.
-#[derive(Debug, Default)]
-struct MetadataImage {
-    dir: PathBuf,
-    /// Topic id → name.
-    topics: HashMap<String, String>,
-    /// (topic id, partition) → replicas.
-    partitions: HashMap<(String, i32), Vec<i32>>,
-}
-
-fn str_field<'a>(data: &'a serde_json::Value, key: &str) -> Option<&'a str> {
-    data.get(key)?.as_str()
-}
-
-fn replicas(data: &serde_json::Value) -> Option<Vec<i32>> {
-    data.get("replicas")?
-        .as_array()?
-        .iter()
-        .map(|r| r.as_i64().and_then(|r| i32::try_from(r).ok()))
-        .collect()
-}
-
-impl MetadataImage {
-    fn apply(&mut self, value: &serde_json::Value) {
-        let (Some(kind), Some(data)) = (str_field(value, "type"), value.get("data")) else {
-            return;
-        };
-        let topic_id = str_field(data, "topicId").map(str::to_owned);
-        let partition = data
-            .get("partitionId")
-            .and_then(|p| p.as_i64())
-            .and_then(|p| i32::try_from(p).ok());
-        match (kind, topic_id, partition) {
-            ("TOPIC_RECORD", Some(id), _) => {
-                if let Some(name) = str_field(data, "name") {
-                    self.topics.insert(id, name.to_owned());
-                }
-            }
-            ("PARTITION_RECORD", Some(id), Some(p)) => {
-                self.partitions
-                    .insert((id, p), replicas(data).unwrap_or_default());
-            }
-            // A change record carries replicas only when they changed (null otherwise).
-            ("PARTITION_CHANGE_RECORD", Some(id), Some(p)) => {
-                if let Some(r) = replicas(data) {
-                    self.partitions.insert((id, p), r);
-                }
-            }
-            ("REMOVE_TOPIC_RECORD", Some(id), _) => {
-                self.topics.remove(&id);
-                self.partitions.retain(|(t, _), _| *t != id);
-            }
-            _ => {}
-        }
-    }
-
-    /// The image of `dir` (`__cluster_metadata-0`): its newest snapshot, then the log's records
-    /// from the snapshot's end offset, as the broker's metadata loader builds it.
-    fn load(dir: &Path) -> Result<(MetadataImage, Vec<Finding>)> {
-        let mut snapshot: Option<(i64, PathBuf)> = None;
-        for p in list_dir(dir)? {
-            let name = p
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
-            if let FileKind::KraftSnapshot { end_offset, .. } = classify(&name) {
-                if snapshot.as_ref().is_none_or(|(o, _)| end_offset > *o) {
-                    snapshot = Some((end_offset, p));
-                }
-            }
-        }
-        let mut image = MetadataImage {
-            dir: dir.to_path_buf(),
-            ..MetadataImage::default()
-        };
-        let mut findings = Vec::new();
-        let from = match snapshot {
-            Some((end_offset, path)) => {
-                findings.extend(replay(&[path], Decoder::ClusterMetadata, 0, &mut |r| {
-                    if let Some(v) = r.value {
-                        image.apply(v);
-                    }
-                })?);
-                end_offset
-            }
-            None => 0,
-        };
-        let logs = log_files(dir)?;
-        if !logs.is_empty() {
-            findings.extend(replay(&logs, Decoder::ClusterMetadata, from, &mut |r| {
-                if let Some(v) = r.value {
-                    image.apply(v);
-                }
-            })?);
-        }
-        Ok((image, findings))
     }
 }
 
@@ -468,9 +367,10 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
     };
     let image = match &metadata_dir {
         Some(d) => {
-            let (image, f) = MetadataImage::load(d)?;
-            findings.extend(f);
-            Some(image)
+            let r = metadata::load_dir(d, Point::End)?;
+            // What the walk met; the replay's own findings are `metadata --check`'s.
+            findings.extend(r.findings.into_iter().filter(|f| !metadata::replayed(f)));
+            Some((r.dir, r.image))
         }
         None => None,
     };
@@ -527,7 +427,7 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
                 p.cleaner_checkpoint = cleaner.entries.get(&key).copied();
             }
             if live && !raft {
-                judge_against_metadata(&mut p, image.as_ref(), broker_id);
+                judge_against_metadata(&mut p, image.as_ref().map(|(_, i)| i), broker_id);
             }
         }
         partitions.push(p);
@@ -558,7 +458,7 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
     Ok(LogDirListing {
         log_dir: log_dir.to_path_buf(),
         broker_id,
-        metadata: image.map(|i| i.dir),
+        metadata: image.map(|(dir, _)| dir),
         partitions,
         findings,
         topics: topics
@@ -570,11 +470,7 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
 }
 
 /// `LogManager.isStrayKraftReplica`, and a missing `partition.metadata` without metadata.
-fn judge_against_metadata(
-    p: &mut PartitionListing,
-    image: Option<&MetadataImage>,
-    broker_id: Option<i32>,
-) {
+fn judge_against_metadata(p: &mut PartitionListing, image: Option<&Image>, broker_id: Option<i32>) {
     let (Some(topic), Some(partition)) = (p.topic.clone(), p.partition) else {
         return;
     };
@@ -588,12 +484,8 @@ fn judge_against_metadata(
             .push(Finding::error("ls.partition-metadata-missing", &file, m));
         return;
     };
-    let by_name = image
-        .topics
-        .iter()
-        .find(|(_, name)| **name == topic)
-        .map(|(id, _)| id.clone());
-    match image.topics.get(&id) {
+    let by_name = image.topic_by_name(&topic).map(|t| t.topic_id.clone());
+    match image.topics.get(&id).map(|t| (&t.name, t)) {
         None => {
             let also = by_name.map_or(String::new(), |other| {
                 format!(" (the metadata's topic {topic} has id {other}: the topic was deleted and created again)")
@@ -601,17 +493,17 @@ fn judge_against_metadata(
             let m = format!("topic id {id} is not in the metadata{also}: the broker takes this log for a stray replica at start-up");
             p.findings.push(Finding::error("ls.topic-id", &file, m));
         }
-        Some(name) if *name != topic => {
+        Some((name, _)) if *name != topic => {
             let m = format!("topic id {id} is topic {name} in the metadata, not {topic}");
             p.findings.push(Finding::error("ls.topic-id", &file, m));
         }
-        Some(_) => match image.partitions.get(&(id, partition)) {
+        Some((_, t)) => match t.partitions.get(&i64::from(partition)).map(|p| &p.replicas) {
             None => {
                 let m = format!("the metadata has no partition {partition} of {topic}: the broker takes this log for a stray replica at start-up");
                 p.findings.push(Finding::error("ls.not-hosted", &p.dir, m));
             }
             Some(replicas) => {
-                if let Some(b) = broker_id.filter(|b| !replicas.contains(b)) {
+                if let Some(b) = broker_id.filter(|b| !replicas.contains(&i64::from(*b))) {
                     let m = format!("the metadata assigns {topic}-{partition} to brokers {replicas:?}, not to broker {b} (meta.properties): the broker takes this log for a stray replica at start-up");
                     p.findings.push(Finding::error("ls.not-hosted", &p.dir, m));
                 }
@@ -727,7 +619,7 @@ mod tests {
     #[test]
     fn a_partition_change_record_reassigns_replicas() {
         let id = "aMO8CfeHDjKjEa4IxeG3Eg";
-        let mut image = MetadataImage::default();
+        let mut image = Image::default();
         for record in [
             format!(
                 r#"{{"type":"TOPIC_RECORD","version":0,"data":{{"name":"orders","topicId":"{id}"}}}}"#
@@ -747,8 +639,8 @@ mod tests {
         ] {
             image.apply(&serde_json::from_str(&record).unwrap());
         }
-        assert_eq!(image.partitions[&(id.to_owned(), 7)], [4, 2, 3]);
-        let listing = |image: &MetadataImage, broker| {
+        assert_eq!(image.topics[id].partitions[&7].replicas, [4, 2, 3]);
+        let listing = |image: &Image, broker| {
             let mut p = PartitionListing::unmeasured(
                 PathBuf::from("orders-7"),
                 Some(("orders".into(), 7)),
@@ -769,7 +661,7 @@ mod tests {
             ))
             .unwrap(),
         );
-        assert!(image.partitions.is_empty() && image.topics.is_empty());
+        assert!(image.topics.is_empty());
         assert_eq!(listing(&image, 4), ["ls.topic-id"]);
     }
 }

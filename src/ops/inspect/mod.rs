@@ -7,6 +7,7 @@ pub mod coordinator;
 pub mod dump;
 pub mod groups;
 pub mod ls;
+pub mod metadata;
 pub mod records;
 pub mod seek;
 pub mod stats;

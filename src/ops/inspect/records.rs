@@ -1,6 +1,6 @@
 //! The records of an internal topic's partition replayed in offset order with their decoded
 //! keys and values, for the commands that rebuild a coordinator's state from its log (`groups`
-//! from `__consumer_offsets`, `ls` from `__cluster_metadata`). Built on `dump`'s walk, so the
+//! from `__consumer_offsets`, `metadata` and `ls` from `__cluster_metadata`). Built on `dump`'s walk, so the
 //! decoding is kafka-dump-log's own; nothing here parses bytes.
 
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use crate::ops::inspect::dump::{dump_paths, DumpOptions, Event, Sink};
 #[derive(Debug)]
 pub struct ReplayedRecord<'a> {
     pub offset: i64,
+    pub timestamp: i64,
     pub producer_id: i64,
     pub is_transactional: bool,
     /// A control batch's record type (transaction markers: `Abort`, `Commit`).
@@ -24,6 +25,8 @@ pub struct ReplayedRecord<'a> {
     pub value: Option<&'a serde_json::Value>,
     /// The record has no value: a tombstone.
     pub tombstone: bool,
+    /// The value's bytes, as stored.
+    pub value_bytes: Option<&'a [u8]>,
 }
 
 /// The `.log` segments of a partition directory, oldest first.
@@ -54,12 +57,14 @@ impl Sink for ReplaySink<'_> {
                 let decoded = r.decoded.as_ref();
                 (self.visit)(&ReplayedRecord {
                     offset: r.view.offset,
+                    timestamp: r.view.timestamp,
                     producer_id: self.producer_id,
                     is_transactional: self.is_transactional,
                     control: r.control.map(|c| c.control_type),
                     key: decoded.and_then(|d| d.key_json.as_ref()),
                     value: decoded.and_then(|d| d.payload_json.as_ref()),
                     tombstone: r.view.value.is_none(),
+                    value_bytes: r.view.value,
                 });
             }
             Event::Finding(f) => self.findings.push((*f).clone()),

@@ -297,6 +297,8 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         deep: opts.deep,
         // Shallow: time-index entries are checked against batch headers, whose max --deep checks.
         exact_time_index: opts.deep,
+        // Deep: every record of an internal topic as its loader reads it.
+        loader_rules: opts.deep,
         base_offset: opts.base_offset,
         max_batch_bytes: opts.max_batch_bytes,
         ..DumpOptions::default()

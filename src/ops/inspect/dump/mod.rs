@@ -15,7 +15,9 @@ use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::control::{decode_control_key, ControlRecordType, EndTxnMarker};
 use crate::format::entry::{Entry, LegacyRecordInfo, RecordView};
 use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
-use crate::format::internal::{control_record_text, decode_record, Decoded, Decoder};
+use crate::format::internal::{
+    control_record_text, decode_record, loader_verdict, Decoded, Decoder, LoaderVerdict,
+};
 use crate::format::names::{classify, FileKind};
 use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
@@ -63,6 +65,9 @@ pub struct DumpOptions {
     /// Check time-index timestamps against the largest record timestamp of the batch (a deep
     /// read, as kafka-dump-log does) rather than the batch header's max timestamp.
     pub exact_time_index: bool,
+    /// With `deep`: judge every data record of an internal topic's partition as the broker's
+    /// loader of that topic reads it ([`loader_verdict`]; `verify --deep`).
+    pub loader_rules: bool,
     /// Only the batches (and records) of an offset range of a partition directory, from the
     /// batch a fetch of its start would begin with.
     pub range: Option<OffsetRange>,
@@ -109,6 +114,7 @@ impl Default for DumpOptions {
             exact_time_index: true,
             decoder: None,
             auto_decoder: false,
+            loader_rules: false,
             key_decoder: None,
             value_decoder: None,
             range: None,
@@ -352,6 +358,8 @@ struct Walker<'o, 's> {
     current: PathBuf,
     /// The internal-topic decoder of its records.
     decoder: Option<Decoder>,
+    /// The internal topic of its partition directory, by its decoder.
+    topic_decoder: Option<Decoder>,
     /// The batches a log's walk recorded for the checks of its indexes, and that log.
     walked: Option<(PathBuf, batches::WalkedBatches)>,
     /// With a range: batches or records still to show; the range is done at 0.
@@ -432,6 +440,7 @@ impl<'o, 's> Walker<'o, 's> {
             in_dir: false,
             current: PathBuf::new(),
             decoder: opts.decoder,
+            topic_decoder: None,
             walked: None,
             left: u64::MAX,
             range_started: false,
@@ -443,7 +452,7 @@ impl<'o, 's> Walker<'o, 's> {
     /// Starts on the file `p`, choosing its records' decoder.
     fn set_current(&mut self, p: &Path) {
         self.current = p.to_path_buf();
-        self.decoder = self.opts.decoder.or_else(|| {
+        self.topic_decoder = (|| {
             let dir = std::path::absolute(p)
                 .ok()?
                 .parent()?
@@ -451,8 +460,12 @@ impl<'o, 's> Walker<'o, 's> {
                 .to_str()?
                 .to_owned();
             let topic = crate::format::names::parse_partition_dir(&dir)?.topic;
-            Decoder::for_topic(&topic).filter(|_| self.opts.auto_decoder)
-        });
+            Decoder::for_topic(&topic)
+        })();
+        self.decoder = self
+            .opts
+            .decoder
+            .or(self.topic_decoder.filter(|_| self.opts.auto_decoder));
     }
 
     fn emit(&mut self, e: Event<'_>) -> Result<()> {

@@ -103,11 +103,31 @@ impl Walker<'_, '_> {
         regressions: &mut Vec<(i64, i64)>,
     ) -> Result<()> {
         self.check_record(batch, view.offset, view.timestamp, last_offset, regressions)?;
+        if let Some(d) = self.topic_decoder.filter(|_| self.opts.loader_rules) {
+            if !batch.is_control {
+                self.judge_load(d, &view, batch.position)?;
+            }
+        }
         if batch.checks_only {
             self.count_shown(batch, &view, shown);
             return Ok(());
         }
         self.decode_record(batch, view, shown)
+    }
+
+    /// The finding for a record the internal topic's loader rejects or skips.
+    #[inline(never)]
+    fn judge_load(&mut self, d: Decoder, view: &RecordView<'_>, position: u64) -> Result<()> {
+        let f = match loader_verdict(d, view.key, view.value) {
+            None => return Ok(()),
+            Some(LoaderVerdict::Rejects(m)) => {
+                Finding::error("record.loader-rejects", self.current.clone(), m)
+            }
+            Some(LoaderVerdict::Skips(m)) => {
+                Finding::warning("record.loader-skips", self.current.clone(), m)
+            }
+        };
+        self.finding(f.at(position).offset(view.offset))
     }
 
     /// [`Walker::deep_record`] past the checks: a control record's reading or the decoders'
