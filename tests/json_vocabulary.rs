@@ -14,7 +14,7 @@ use serde_json::Value;
 /// Keys whose values are not kseg's vocabulary, so are not walked into: payloads and what
 /// Kafka's own JSON says (decoders' output, KRaft control records, the quorum-state file),
 /// record headers (kafka-dump-log's), and maps keyed by data (a magic, a timestamp type).
-const OPAQUE: [&str; 7] = [
+const OPAQUE: [&str; 9] = [
     "decodedKey",
     "decodedValue",
     "controlValue",
@@ -22,6 +22,8 @@ const OPAQUE: [&str; 7] = [
     "headers",
     "formats",
     "timestampTypes",
+    "configValues",
+    "quotas",
 ];
 
 fn json_type(v: &Value) -> &'static str {

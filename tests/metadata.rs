@@ -191,7 +191,7 @@ fn partition_image(
     epochs: (i64, i64),
 ) -> Value {
     json!({"partition": p, "replicas": replicas, "isr": isr, "eligibleLeaderReplicas": [],
-           "lastKnownElr": [], "removingReplicas": [], "addingReplicas": [], "leader": leader,
+           "lastKnownElr": [], "removingReplicas": [], "addingReplicas": [], "leaderId": leader,
            "leaderEpoch": epochs.0, "partitionEpoch": epochs.1, "leaderRecoveryState": "RECOVERED",
            "directories": []})
 }
@@ -213,7 +213,7 @@ fn the_image_of_a_log_written_from_a_spec_is_the_specs_final_state() {
                 partition_image(1, &[2, 1], &[2], 2, (0, 1)),
             ]},
         ],
-        "configs": [{"resourceType": "TOPIC", "resourceName": "orders", "configs": {"retention.ms": "1000"}}],
+        "configs": [{"resourceType": "TOPIC", "resourceName": "orders", "configValues": {"retention.ms": "1000"}}],
         "clientQuotas": [{"entity": "user=alice", "quotas": {"producer_byte_rate": 1024.0}}],
         "acls": [{"id": ACL, "resourceType": "TOPIC", "resourceName": "orders", "patternType": "LITERAL",
                   "principal": "User:alice", "host": "*", "operation": "READ", "permissionType": "ALLOW"}],
@@ -297,10 +297,10 @@ fn the_image_of_a_log_written_from_a_spec_is_the_specs_final_state() {
     assert_eq!(
         d["changes"],
         json!([
-            {"path": "/topics/orders/partitions/0/isr", "before": "[1,2]", "after": "[2]"},
-            {"path": "/topics/orders/partitions/0/leader", "before": "1", "after": "2"},
-            {"path": "/topics/orders/partitions/0/leaderEpoch", "before": "0", "after": "1"},
-            {"path": "/topics/orders/partitions/0/partitionEpoch", "before": "0", "after": "1"},
+            {"path": "/topics/orders/partitions/0/isr", "oldValue": "[1,2]", "newValue": "[2]"},
+            {"path": "/topics/orders/partitions/0/leader", "oldValue": "1", "newValue": "2"},
+            {"path": "/topics/orders/partitions/0/leaderEpoch", "oldValue": "0", "newValue": "1"},
+            {"path": "/topics/orders/partitions/0/partitionEpoch", "oldValue": "0", "newValue": "1"},
         ])
     );
     let removed = report(&["--diff", "16", "17"], &dir);
@@ -319,7 +319,7 @@ fn the_image_of_a_log_written_from_a_spec_is_the_specs_final_state() {
         .as_array()
         .unwrap()
         .iter()
-        .all(|c| c["after"].is_null()));
+        .all(|c| c["newValue"].is_null()));
     assert_eq!(
         report(&["--diff", "end", "end"], &dir)["changes"],
         json!([])

@@ -122,6 +122,8 @@ pub struct Partition {
     pub removing_replicas: Vec<i64>,
     pub adding_replicas: Vec<i64>,
     /// Null: no leader.
+    /// `leaderId`: `leader` is a member id in `groups`.
+    #[serde(rename = "leaderId")]
     pub leader: Option<i64>,
     pub leader_epoch: i64,
     pub partition_epoch: i64,
@@ -135,6 +137,8 @@ pub struct Partition {
 pub struct ConfigResource {
     pub resource_type: String,
     pub resource_name: String,
+    /// Config name → value: a map keyed by data, hence not `configs` (the image's list).
+    #[serde(rename = "configValues")]
     pub configs: BTreeMap<String, String>,
 }
 

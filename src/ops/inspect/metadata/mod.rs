@@ -482,9 +482,11 @@ impl Image {
 pub struct Change {
     /// `/topics/orders/partitions/0/leader`.
     pub path: String,
-    /// Null: added.
+    /// Null: added. (`oldValue`: `before` is an offset in other commands.)
+    #[serde(rename = "oldValue")]
     pub before: Option<String>,
     /// Null: removed.
+    #[serde(rename = "newValue")]
     pub after: Option<String>,
 }
 
