@@ -12,14 +12,13 @@ use super::*;
 /// partition directory and its log dir, and cutting a file with other hard links (it would cut
 /// them all; a write replaces the name only, leaving the other names their bytes).
 pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
-    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink());
     let refuse = |p: &Path, why: &str| {
         Err(Error::invalid(
             p,
             format!("{why}; kseg does not change files through links; nothing was changed"),
         ))
     };
-    if is_link(dir) {
+    if is_symlink(dir)? {
         return refuse(dir, "the partition directory is a symbolic link");
     }
     // "" (a relative name's parent) is ".".
@@ -42,7 +41,7 @@ pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
             | Change::Delete { file, .. } => vec![file],
         };
         for f in files {
-            if is_link(f) {
+            if is_symlink(f)? {
                 return refuse(f, "a symbolic link");
             }
             let given = dir_of(f);
@@ -60,7 +59,7 @@ pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
         }
         if let Change::Truncate { file, .. } = c {
             use std::os::unix::fs::MetadataExt;
-            let links = std::fs::metadata(file).map_or(1, |m| m.nlink());
+            let links = crate::storage::files::metadata_if_exists(file)?.map_or(1, |m| m.nlink());
             if links > 1 {
                 return refuse(
                     file,
@@ -72,6 +71,15 @@ pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `p` is a symbolic link; absent is not one, any other error is an error.
+pub(super) fn is_symlink(p: &Path) -> Result<bool> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) => Ok(m.is_symlink()),
+        Err(e) if crate::storage::files::is_absent(&e) => Ok(false),
+        Err(e) => Err(Error::io(p, e)),
+    }
 }
 
 /// A repair changes a partition directory only: a plan over a file beside non-Kafka files
@@ -107,7 +115,7 @@ pub(super) fn check_writable(changes: &[Change]) -> Result<()> {
             }
             checked_dir = Some(dir);
         }
-        if let Ok(m) = std::fs::metadata(f) {
+        if let Some(m) = crate::storage::files::metadata_if_exists(f)? {
             if m.permissions().readonly()
                 && !matches!(c, Change::Delete { .. } | Change::Rename { .. })
             {
