@@ -444,3 +444,58 @@ fn an_io_error_on_a_plan_input_fails_with_nothing_changed() {
         assert!(hits >= 3, "{cmd:?}: {hits} faults met");
     }
 }
+
+/// Issue 34, item 3: the executor checks each file against the one its plan read by inode,
+/// size and modification time. Between plan and apply (the pause hook) another writer
+/// rewrites every index with other bytes of the same size, or replaces each by a new file
+/// with the same bytes and modification time: the apply stops, and what the other writer left
+/// is all there.
+#[test]
+fn a_same_size_rewrite_or_a_replaced_inode_after_the_plan_stops_the_apply() {
+    type Change = fn(&Path);
+    let rewrite: Change = |p| {
+        let mut bytes = std::fs::read(p).unwrap();
+        for b in bytes.iter_mut().take(64) {
+            *b ^= 0x5a;
+        }
+        std::fs::write(p, &bytes).unwrap();
+    };
+    let replace: Change = |p| {
+        let m = std::fs::metadata(p).unwrap();
+        let new = p.with_extension("new");
+        std::fs::copy(p, &new).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&new)
+            .unwrap()
+            .set_modified(m.modified().unwrap())
+            .unwrap();
+        std::fs::rename(&new, p).unwrap();
+    };
+    for (what, change) in [("rewritten", rewrite), ("replaced", replace)] {
+        let root = tempfile::tempdir().unwrap();
+        let (dir, pauses, child) = paused_recover(root.path());
+        let mut left = Vec::new();
+        at_pause(&pauses, "locked", || {});
+        at_pause(&pauses, "step-0", || {
+            for p in common::listing(&dir) {
+                if p.to_string_lossy().ends_with("index") {
+                    let before = std::fs::metadata(&p).unwrap();
+                    change(&p);
+                    let after = std::fs::metadata(&p).unwrap();
+                    assert_eq!(before.len(), after.len());
+                    if what == "replaced" {
+                        assert_ne!(before.ino(), after.ino());
+                        assert_eq!(before.mtime_nsec(), after.mtime_nsec());
+                    }
+                }
+            }
+            left = common::dir_contents(&dir);
+        });
+        let out = release_all(&pauses, child);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains("changed since the plan"), "{what}: {err}");
+        assert_eq!(common::dir_contents(&dir), left, "{what}: nothing lost");
+    }
+}

@@ -273,10 +273,99 @@ pub fn metadata(p: &Path) -> Result<std::fs::Metadata> {
     stat(&resolve(p)).map_err(|e| Error::io(p, e))
 }
 
-/// `stat` of `p` (links followed), through the fault hook ([`injected`]).
+/// `stat` of `p` (links followed), through the fault hook ([`injected`]), remembered
+/// ([`remember_reads`]).
 pub(super) fn stat(p: &Path) -> std::io::Result<std::fs::Metadata> {
     injected(p, FsOp::Stat)?;
-    std::fs::metadata(p)
+    let m = std::fs::metadata(p)?;
+    note_read(p, &m);
+    Ok(m)
+}
+
+/// A file as a plan saw it: which inode, how long, last modified when. The same path with
+/// another identity is another file, or the same one rewritten, even at the same size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+    pub len: u64,
+    pub mtime_ns: i128,
+}
+
+impl FileId {
+    pub fn of(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        }
+    }
+}
+
+/// The identity of each regular file the engine stat'ed or opened since [`remember_reads`],
+/// the first seen, by absolute path; `None` before.
+static READS: std::sync::Mutex<Option<std::collections::HashMap<PathBuf, FileId>>> =
+    std::sync::Mutex::new(None);
+
+/// From now on, the identity of every file the engine stats or opens is remembered
+/// ([`read_as`]), what was remembered before forgotten: an `--apply` calls it when it takes
+/// its lock, before it plans, so the executor can tell a file from the one its plan read.
+pub fn remember_reads() {
+    if let Ok(mut r) = READS.lock() {
+        *r = Some(Default::default());
+    }
+}
+
+/// Stops [`remember_reads`], forgetting what it remembered (the last lock released).
+pub fn stop_remembering_reads() {
+    if let Ok(mut r) = READS.lock() {
+        *r = None;
+    }
+}
+
+/// The names `p` is remembered under: absolute, and with its directory's links resolved (a
+/// staged original is named canonically).
+fn read_keys(p: &Path) -> impl Iterator<Item = PathBuf> {
+    let canonical = p.parent().and_then(|d| {
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        Some(std::fs::canonicalize(d).ok()?.join(p.file_name()?))
+    });
+    std::path::absolute(p).ok().into_iter().chain(canonical)
+}
+
+fn note_read(p: &Path, m: &std::fs::Metadata) {
+    if !m.is_file() {
+        return;
+    }
+    if let Ok(mut guard) = READS.lock() {
+        if let (Some(r), Ok(k)) = (guard.as_mut(), std::path::absolute(p)) {
+            r.entry(k).or_insert_with(|| FileId::of(m));
+        }
+    }
+}
+
+/// The file `p` as the engine first saw it since [`remember_reads`], if it did.
+pub fn read_as(p: &Path) -> Option<FileId> {
+    let guard = READS.lock().ok()?;
+    let r = guard.as_ref()?;
+    read_keys(p).find_map(|k| r.get(&k).copied())
+}
+
+/// Forgets what `p` was: the executor changed it, and a later plan reads it anew.
+pub fn forget_read(p: &Path) {
+    if let Ok(mut guard) = READS.lock() {
+        if let Some(r) = guard.as_mut() {
+            for k in read_keys(p) {
+                r.remove(&k);
+            }
+        }
+    }
 }
 
 /// The metadata of `p` (links followed; a staged file not yet made answered by its original),

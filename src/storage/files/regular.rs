@@ -62,6 +62,9 @@ pub(super) fn open_regular_at(p: &Path, at: &Path) -> Result<std::fs::File> {
     if let Some(what) = not_regular(after.file_type()) {
         return Err(not_regular_error(p, what));
     }
+    if read_from == at {
+        note_read(at, &after);
+    }
     // Regular-file reads ignore the flag; cleared so the descriptor is an ordinary one.
     // SAFETY: fcntl on a descriptor we own.
     unsafe {

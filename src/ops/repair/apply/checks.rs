@@ -129,16 +129,36 @@ pub(super) fn check_writable(changes: &[Change]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a change to a file that is not what the plan read: its size differs from the
-/// plan's, or it appeared or went away since (another process changed the partition).
-pub(super) fn check_unchanged(c: &Change) -> Result<()> {
+/// Refuses a change to a file that is not what the plan read: another inode, size or
+/// modification time than when the plan read it (its size differs from the plan's, where the
+/// plan did not read it itself), or it went away since: another process changed the
+/// partition. Files this run changed already (`ours`) are what this run made them.
+pub(super) fn check_unchanged(
+    c: &Change,
+    ours: &std::collections::BTreeSet<PathBuf>,
+) -> Result<()> {
+    let stale = |file: &Path, what: String| {
+        Err(Error::invalid(
+            file,
+            format!(
+                "changed since the plan was made ({what}): stopped, changing nothing more; \
+                 rerun to plan again"
+            ),
+        ))
+    };
+    let now = |file: &Path| match std::fs::symlink_metadata(file) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if crate::storage::files::is_absent(&e) => Ok(None),
+        Err(e) => Err(Error::io(file, e)),
+    };
     let (file, planned): (&Path, Option<u64>) = match c {
         Change::Write {
             file,
             size_before: Some(n),
             ..
         } => (file, Some(*n)),
-        // A new file: the rename puts it in place whatever is there.
+        // A new file: the rename puts it in place whatever is there (an interrupted run of
+        // the same plan may have put it there already).
         Change::Write { .. } => return Ok(()),
         Change::Truncate {
             file, size_before, ..
@@ -146,25 +166,39 @@ pub(super) fn check_unchanged(c: &Change) -> Result<()> {
         | Change::Delete {
             file, size_before, ..
         } => (file, Some(*size_before)),
-        // A rename is checked by its own done-already test.
-        Change::Rename { .. } => return Ok(()),
+        // Its presence is checked by its own done-already test; what it is, here.
+        Change::Rename { from, .. } => (from, None),
     };
-    let now = match std::fs::symlink_metadata(file) {
-        Ok(m) => Some(m.len()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(file, e)),
-    };
+    if ours.contains(file) {
+        return Ok(());
+    }
+    let now = now(file)?;
+    let size_now = now.as_ref().map(|m| m.len());
     // A deletion done by an interrupted earlier attempt is done.
-    if now != planned && !(matches!(c, Change::Delete { .. }) && now.is_none()) {
-        return Err(Error::invalid(
+    let done = matches!(c, Change::Delete { .. }) && now.is_none();
+    if planned.is_some() && size_now != planned && !done {
+        return stale(
             file,
             format!(
-                "changed since the plan was made ({} bytes planned, {} now): stopped, \
-                 changing nothing more; rerun to plan again",
+                "{} bytes planned, {} now",
                 planned.map_or("absent".into(), |n| n.to_string()),
-                now.map_or("absent".into(), |n| n.to_string())
+                size_now.map_or("absent".into(), |n| n.to_string())
             ),
-        ));
+        );
+    }
+    use crate::storage::files::{read_as, FileId};
+    if let (Some(m), Some(then)) = (&now, read_as(file)) {
+        let is = FileId::of(m);
+        if is != then {
+            let what = if (is.dev, is.ino) != (then.dev, then.ino) {
+                "another file under its name"
+            } else if is.len != then.len {
+                "another size"
+            } else {
+                "rewritten: another modification time"
+            };
+            return stale(file, format!("{what} than when the plan read it"));
+        }
     }
     Ok(())
 }

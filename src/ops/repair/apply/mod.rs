@@ -294,6 +294,7 @@ pub fn apply(
         done: 0,
         fail_before: opts.fail_before_step,
         before: opts.before_step,
+        changed: Default::default(),
     };
     check_space(dir, changes, &opts.backup)?;
     let backup = match &opts.backup {
@@ -349,7 +350,7 @@ fn carry_out(
         let c = &changes[*i];
         *i += 1;
         steps.next(c.file())?;
-        check_unchanged(c)?;
+        check_unchanged(c, &steps.changed)?;
         match c {
             Change::Write { .. } => unreachable!("a write is carried out in its run, above"),
             Change::Truncate {
@@ -361,7 +362,8 @@ fn carry_out(
                     f.set_len(*size_after)?;
                     f.sync_all()
                 })
-                .map_err(|e| Error::io(file, e))?,
+                .map_err(|e| Error::io(file, e))
+                .map(|()| steps.did(&[file]))?,
             Change::Rename { from, to, .. } => {
                 // Done by an earlier, interrupted run: `to` is there, or a later change of
                 // this plan (two-step deletion) already unlinked it.
@@ -375,6 +377,7 @@ fn carry_out(
                     continue;
                 }
                 std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+                steps.did(&[from, to]);
                 sync_dir(parent(to))?;
             }
             Change::Delete { file, .. } => {
@@ -384,6 +387,7 @@ fn carry_out(
                     }
                     _ => {}
                 }
+                steps.did(&[file]);
                 sync_dir(parent(file))?;
             }
         }
