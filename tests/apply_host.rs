@@ -302,3 +302,200 @@ fn rebuild_index_apply_refuses_a_file_outside_a_partition() {
     assert_eq!(std::fs::read(docs.join("server.index")).unwrap(), b"notes");
     assert!(!docs.join("server.timeindex").exists());
 }
+
+/// A log dir under `root` as a broker leaves it (`.lock`, `meta.properties`, checkpoints)
+/// holding `t-0`: three segments of keys `k0`..`k4` stamped in 1970 (retention and the
+/// cleaner have work), and, `damaged`, a torn write after the last batch and a corrupt
+/// `.timeindex` (recovery and rebuild-index have work). The partition directory.
+fn log_dir_fixture(root: &Path, damaged: bool) -> PathBuf {
+    use kseg::format::batch::{build_batch, BatchSpec, RecordSpec};
+    use kseg::storage::{CloseMode, Log, LogConfig};
+    let log_dir = root.join("data");
+    let dir = log_dir.join("t-0");
+    let mut log = Log::create(&dir, LogConfig::default(), 0, [9; 16], 1_000).unwrap();
+    for s in 0..3i64 {
+        if s > 0 {
+            log.roll().unwrap();
+        }
+        let records: Vec<RecordSpec> = (0..5)
+            .map(|k| RecordSpec {
+                offset: s * 5 + k,
+                timestamp: 1000 + s,
+                key: Some(format!("k{k}").into_bytes()),
+                value: Some(vec![b'v'; 100]),
+                headers: vec![],
+            })
+            .collect();
+        let spec = BatchSpec {
+            base_offset: s * 5,
+            ..Default::default()
+        };
+        log.append_as_follower(&build_batch(&spec, &records).unwrap())
+            .unwrap();
+    }
+    log.close(CloseMode::Clean).unwrap();
+    let cp = |entries: &str| format!("0\n1\n{entries}\n");
+    for (name, text) in [
+        (".lock", String::new()),
+        (
+            "meta.properties",
+            "version=1\nbroker.id=0\ncluster.id=x\n".to_string(),
+        ),
+        ("recovery-point-offset-checkpoint", cp("t 0 10")),
+        ("replication-offset-checkpoint", cp("t 0 15")),
+        ("log-start-offset-checkpoint", cp("t 0 0")),
+        ("cleaner-offset-checkpoint", cp("t 0 0")),
+    ] {
+        std::fs::write(log_dir.join(name), text).unwrap();
+    }
+    if damaged {
+        let last = common::logs(&dir).pop().unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&last)
+            .unwrap();
+        std::io::Write::write_all(&mut f, &[0x11; 40]).unwrap();
+        std::fs::write(dir.join("00000000000000000000.timeindex"), [0xffu8; 12]).unwrap();
+    }
+    dir
+}
+
+/// Every file under `root` (relative name, bytes), sorted.
+fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut v: Vec<_> = common::files_under(root)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p.strip_prefix(root).unwrap().to_path_buf(), bytes)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Issue 34, item 7: an I/O error on anything a plan reads fails the command before any
+/// change (exit 2, naming the file and the error); it is never taken for a missing file. Each
+/// stat, open and read of every file of the log dir, and each listing of its directories,
+/// fails in turn (EIO, the test hook), every time or one time alone: the run either
+/// never asked for it (and ends as the uninterrupted run does) or fails with nothing changed.
+#[test]
+fn an_io_error_on_a_plan_input_fails_with_nothing_changed() {
+    let commands: [(&[&str], bool); 4] = [
+        (&["recover", "--apply", "--no-backup"], true),
+        (&["rebuild-index", "--apply", "--no-backup"], true),
+        (&["retention", "--apply", "--no-backup"], false),
+        (&["compact", "--apply", "--no-backup", "--now", "0"], false),
+    ];
+    for (cmd, damaged) in commands {
+        let fresh = || {
+            let root = tempfile::tempdir().unwrap();
+            let dir = log_dir_fixture(root.path(), damaged);
+            (root, dir)
+        };
+        let args = |dir: &Path| {
+            let mut a: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+            a.push(s(dir).to_string());
+            a
+        };
+        let run_with = |dir: &Path, env: &[(&str, &str)]| {
+            let a = args(dir);
+            run(&a.iter().map(String::as_str).collect::<Vec<_>>(), env)
+        };
+        let (root, dir) = fresh();
+        let (code, err) = run_with(&dir, &[]);
+        assert!(code <= 1, "{cmd:?}: {code} {err}");
+        let want = tree(root.path());
+        let untouched = tree(fresh().0.path());
+        assert_ne!(
+            want, untouched,
+            "{cmd:?}: the uninterrupted run changes something"
+        );
+        let (mut hits, mut targets) = (0, Vec::new());
+        let log_dir = dir.parent().unwrap().to_path_buf();
+        // Each fault always, and the first few times alone (a transient error).
+        let ops = [
+            "stat", "open", "read", "stat:1", "stat:2", "stat:3", "stat:4", "open:1", "read:1",
+        ];
+        for p in common::files_under(&log_dir) {
+            for op in ops {
+                targets.push((p.strip_prefix(&log_dir).unwrap().to_path_buf(), op));
+            }
+        }
+        for op in ["list", "stat", "list:1", "stat:1", "stat:2"] {
+            targets.push((PathBuf::from("t-0"), op));
+        }
+        for (rel, op) in targets {
+            let (root, dir) = fresh();
+            let target = dir.parent().unwrap().join(&rel);
+            let hook = format!("{}:{op}", s(&target));
+            let (c, e) = run_with(&dir, &[("KSEG_TEST_FAIL_PATH", &hook)]);
+            let what = format!("{cmd:?} with {op} of {} failing", rel.display());
+            if c == 2 {
+                hits += 1;
+                assert!(e.contains("Input/output error"), "{what}: {e}");
+                assert!(e.contains(s(&rel)), "{what}: the file is named: {e}");
+                assert!(tree(root.path()) == untouched, "{what}: changed");
+            } else {
+                assert_eq!(c, code, "{what}: {e}");
+                assert!(tree(root.path()) == want, "{what}: another result");
+            }
+        }
+        // The segments' data at least is read by every command.
+        assert!(hits >= 3, "{cmd:?}: {hits} faults met");
+    }
+}
+
+/// Issue 34, item 3: the executor checks each file against the one its plan read by inode,
+/// size and modification time. Between plan and apply (the pause hook) another writer
+/// rewrites every index with other bytes of the same size, or replaces each by a new file
+/// with the same bytes and modification time: the apply stops, and what the other writer left
+/// is all there.
+#[test]
+fn a_same_size_rewrite_or_a_replaced_inode_after_the_plan_stops_the_apply() {
+    type Change = fn(&Path);
+    let rewrite: Change = |p| {
+        let mut bytes = std::fs::read(p).unwrap();
+        for b in bytes.iter_mut().take(64) {
+            *b ^= 0x5a;
+        }
+        std::fs::write(p, &bytes).unwrap();
+    };
+    let replace: Change = |p| {
+        let m = std::fs::metadata(p).unwrap();
+        let new = p.with_extension("new");
+        std::fs::copy(p, &new).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&new)
+            .unwrap()
+            .set_modified(m.modified().unwrap())
+            .unwrap();
+        std::fs::rename(&new, p).unwrap();
+    };
+    for (what, change) in [("rewritten", rewrite), ("replaced", replace)] {
+        let root = tempfile::tempdir().unwrap();
+        let (dir, pauses, child) = paused_recover(root.path());
+        let mut left = Vec::new();
+        at_pause(&pauses, "locked", || {});
+        at_pause(&pauses, "step-0", || {
+            for p in common::listing(&dir) {
+                if p.to_string_lossy().ends_with("index") {
+                    let before = std::fs::metadata(&p).unwrap();
+                    change(&p);
+                    let after = std::fs::metadata(&p).unwrap();
+                    assert_eq!(before.len(), after.len());
+                    if what == "replaced" {
+                        assert_ne!(before.ino(), after.ino());
+                        assert_eq!(before.mtime_nsec(), after.mtime_nsec());
+                    }
+                }
+            }
+            left = common::dir_contents(&dir);
+        });
+        let out = release_all(&pauses, child);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(err.contains("changed since the plan"), "{what}: {err}");
+        assert_eq!(common::dir_contents(&dir), left, "{what}: nothing lost");
+    }
+}

@@ -93,7 +93,11 @@ pub fn run(args: CompactArgs) -> u8 {
     };
     if let Some(out_dir) = &args.out {
         // The broker fails a whole log dir over a directory it cannot take for a partition.
-        if crate::ops::repair::log_dir::log_dir_of(&args.path).is_some() {
+        let in_log_dir = match crate::ops::repair::log_dir::log_dir_of(&args.path) {
+            Ok(d) => d.is_some(),
+            Err(e) => return fail(&e),
+        };
+        if in_log_dir {
             if let Err(e) = crate::ops::repair::apply::refuse_inside_log_dir(
                 out_dir,
                 &args.path,
@@ -168,6 +172,7 @@ pub fn run(args: CompactArgs) -> u8 {
     if let Some(note) = plan.unrecorded_clean_offset() {
         notice(&note);
     }
+    super::args::note_space(&args.repair, &args.path, &plan.changes);
     if !args.repair.apply {
         return would_change(
             files_changed(&plan.changes),

@@ -253,7 +253,7 @@ impl IndexFile {
         if self.opened.is_some() {
             return Ok(());
         }
-        let existed = super::files::exists(&self.path);
+        let existed = super::files::exists(&self.path)?;
         // Every change goes through `files` (`set_len`, `write_at`): a new or reset index in a
         // plan is held in memory until written.
         super::files::prepare_held_write(&self.path, keep)?;

@@ -394,7 +394,7 @@ impl Loader<'_> {
                 FileKind::OffsetIndex { base_offset }
                 | FileKind::TimeIndex { base_offset }
                 | FileKind::TxnIndex { base_offset }
-                    if !super::files::exists(&self.dir.join(log_file_name(base_offset))) =>
+                    if !super::files::exists(&self.dir.join(log_file_name(base_offset)))? =>
                 {
                     self.deleted(&p, "an index without its .log")?;
                 }
@@ -412,7 +412,7 @@ impl Loader<'_> {
                         &self
                             .dir
                             .join(crate::format::names::time_index_file_name(base_offset)),
-                    );
+                    )?;
                     let mut segment = Segment::open(
                         self.dir,
                         base_offset,

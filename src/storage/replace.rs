@@ -80,14 +80,14 @@ pub fn replace_steps<'p>(
 
 /// The files of segment `base` built in `staging`, each with its final path in `dir`: one
 /// new segment of [`replace_steps`].
-pub fn staged_segment(staging: &Path, base: i64, dir: &Path) -> Vec<(PathBuf, PathBuf)> {
-    segment_files(staging, base)
+pub fn staged_segment(staging: &Path, base: i64, dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>> {
+    Ok(segment_files(staging, base)?
         .into_iter()
         .map(|staged| {
             let fin = dir.join(staged.file_name().unwrap_or_default());
             (staged, fin)
         })
-        .collect()
+        .collect())
 }
 
 /// Carries out the replace at once, moving the staged files (which must be on the same file

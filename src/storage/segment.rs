@@ -182,7 +182,7 @@ impl Segment {
     /// must be recovered (no `.index`, or a `.txnindex` entry ending before the base offset).
     /// A missing `.timeindex` is created empty and stays so.
     pub fn sanity_check(&mut self, time_index_newly_created: bool) -> Result<Option<String>> {
-        if !files::exists(self.offset_index.path()) {
+        if !files::exists(self.offset_index.path())? {
             return Ok(Some(format!(
                 "offset index {} does not exist",
                 self.offset_index.path().display()

@@ -180,9 +180,9 @@ pub fn split_overflowed_segment(
     let new: Vec<_> = new_bases
         .iter()
         .map(|&b| staged_segment(staging.path(), b, dir))
-        .collect();
+        .collect::<Result<_>>()?;
     let old = if delete_original {
-        segment_files(dir, base)
+        segment_files(dir, base)?
     } else {
         Vec::new()
     };

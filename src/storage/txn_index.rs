@@ -40,7 +40,7 @@ impl TxnIndex {
     pub fn reset(&mut self) -> Result<()> {
         self.last_offset = None;
         self.file = None;
-        if super::files::exists(&self.path) {
+        if super::files::exists(&self.path)? {
             super::files::prepare_write(&self.path, false)?;
             let f = OpenOptions::new()
                 .append(true)
@@ -55,7 +55,7 @@ impl TxnIndex {
     /// `sanityCheck`: every entry ends at or after the segment's base offset. The error is
     /// Kafka's CorruptIndexException text.
     pub fn sanity_check(&self, base_offset: i64) -> Result<std::result::Result<(), String>> {
-        if !super::files::exists(&self.path) {
+        if !super::files::exists(&self.path)? {
             return Ok(Ok(()));
         }
         sanity_check_file(&self.path, base_offset, &self.path.display().to_string())
@@ -499,7 +499,7 @@ impl Usable {
         let mut usable = Usable::default();
         for (base, _) in segments {
             let path = dir.join(log_file_name(*base));
-            if !super::files::exists(&path) {
+            if !super::files::exists(&path)? {
                 return Ok(None);
             }
             let mut reader = LogReader::open(&path, None)?;

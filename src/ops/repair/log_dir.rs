@@ -49,24 +49,30 @@ pub struct ShutdownOffsets {
 }
 
 /// The log dir holding the partition directory `dir`, if it is one: it holds
-/// `meta.properties` or one of the broker's offset checkpoints.
-pub fn log_dir_of(dir: &Path) -> Option<&Path> {
-    let parent = dir.parent()?;
+/// `meta.properties` or one of the broker's offset checkpoints. An error other than "not
+/// found" on one of them is an error: a plan made without the log dir would leave its
+/// checkpoints as they were.
+pub fn log_dir_of(dir: &Path) -> Result<Option<&Path>> {
+    let Some(parent) = dir.parent() else {
+        return Ok(None);
+    };
     let parent = if parent.as_os_str().is_empty() {
         Path::new(".")
     } else {
         parent
     };
-    [
+    for n in [
         META_PROPERTIES_FILE_NAME,
         RECOVERY_POINT_CHECKPOINT_FILE_NAME,
         REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
         LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
         CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
-    ]
-    .iter()
-    .any(|n| parent.join(n).is_file())
-    .then_some(parent)
+    ] {
+        if crate::storage::files::is_file(&parent.join(n))? {
+            return Ok(Some(parent));
+        }
+    }
+    Ok(None)
 }
 
 /// Why the log start offset an operation leaves in `dir` is recorded nowhere, when it is not:
@@ -75,7 +81,10 @@ pub fn log_dir_of(dir: &Path) -> Option<&Path> {
 /// in a log dir. A broker loading the directory, and kseg, then take the first segment's base
 /// as the log start: the records below the asked offset are readable again.
 pub fn unrecorded_log_start(dir: &Path, offsets: &ShutdownOffsets) -> Option<String> {
-    (offsets.log_start_offset > offsets.first_segment_base && log_dir_of(dir).is_none()).then(
+    // The plan that came first read the same files: an error there stopped it.
+    (offsets.log_start_offset > offsets.first_segment_base
+        && matches!(log_dir_of(dir), Ok(None)))
+    .then(
         || {
             format!(
                 "{} is not in a log dir (no meta.properties or offset checkpoint beside it): nothing records the log start offset {} inside segment {}; whoever loads the directory takes the log start as {} (the segment's base)",
@@ -95,7 +104,7 @@ pub fn shutdown_checkpoint_updates(
     offsets: &ShutdownOffsets,
 ) -> Result<Vec<CheckpointUpdate>> {
     let (Some(log_dir), Some(pd)) = (
-        log_dir_of(dir),
+        log_dir_of(dir)?,
         dir.file_name()
             .and_then(|n| parse_partition_dir(&n.to_string_lossy())),
     ) else {
@@ -208,25 +217,34 @@ impl Writer {
     /// The writer of `file` (whose entries are `entries`): the one the file shows, else the
     /// one another offset checkpoint of its log dir shows (all four are written by the same
     /// broker), else Kafka 4.0.
-    fn of(file: &Path, entries: &[OffsetCheckpointEntry]) -> Writer {
+    /// A checkpoint that cannot be decoded shows nothing; one that cannot be read is an error.
+    fn of(file: &Path, entries: &[OffsetCheckpointEntry]) -> Result<Writer> {
         let name = file.file_name().unwrap_or_default().to_string_lossy();
-        Writer::shown_by(&name, entries)
-            .or_else(|| {
-                let dir = file.parent()?;
-                [
-                    RECOVERY_POINT_CHECKPOINT_FILE_NAME,
-                    LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
-                    REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
-                    CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
-                ]
-                .into_iter()
-                .filter(|&other| other != name)
-                .find_map(|other| {
-                    let cp = read_checkpoint(&dir.join(other)).ok().flatten()?;
-                    Writer::shown_by(other, &cp.entries)
-                })
-            })
-            .unwrap_or(Writer::Kafka4)
+        if let Some(w) = Writer::shown_by(&name, entries) {
+            return Ok(w);
+        }
+        let Some(dir) = file.parent() else {
+            return Ok(Writer::Kafka4);
+        };
+        for other in [
+            RECOVERY_POINT_CHECKPOINT_FILE_NAME,
+            LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+            REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
+            CLEANER_OFFSET_CHECKPOINT_FILE_NAME,
+        ] {
+            if other == name {
+                continue;
+            }
+            let cp = match read_checkpoint(&dir.join(other)) {
+                Ok(cp) => cp,
+                Err(e @ Error::Io { .. }) => return Err(e),
+                Err(_) => None,
+            };
+            if let Some(w) = cp.and_then(|cp| Writer::shown_by(other, &cp.entries)) {
+                return Ok(w);
+            }
+        }
+        Ok(Writer::Kafka4)
     }
 }
 
@@ -382,9 +400,9 @@ pub fn checkpoint_writes(
     let mut out = Vec::new();
     for u in updates {
         let mut cp = read_checkpoint(&u.file)?.unwrap_or_default();
-        let size_before = std::fs::metadata(&u.file).ok().map(|m| m.len());
+        let size_before = crate::storage::files::metadata_if_exists(&u.file)?.map(|m| m.len());
         let name = u.file.file_name().unwrap_or_default();
-        let writer = Writer::of(&u.file, &cp.entries);
+        let writer = Writer::of(&u.file, &cp.entries)?;
         cp.entries = broker_update(
             &name.to_string_lossy(),
             writer,

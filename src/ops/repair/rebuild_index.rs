@@ -51,7 +51,7 @@ pub struct RebuildPlan {
 pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> {
     let read = |name: String| -> Result<Option<IndexBytes>> {
         let p = dir.join(name);
-        if !p.exists() {
+        if !crate::storage::files::exists(&p)? {
             return Ok(None);
         }
         read_index(&p).map(Some)
@@ -129,7 +129,7 @@ pub fn index_problem(dir: &Path, base: i64) -> Result<Option<(String, String)>> 
     }
     let name = txn_index_file_name(base);
     let path = dir.join(&name);
-    if path.exists() {
+    if crate::storage::files::exists(&path)? {
         if let Err(m) = crate::storage::txn_index::sanity_check_file(&path, base, &name)? {
             return Ok(Some((name.clone(), m)));
         }
@@ -163,7 +163,7 @@ fn targets(paths: &[PathBuf]) -> Result<BTreeMap<PathBuf, Option<Vec<i64>>>> {
         } else {
             dir
         };
-        if !dir.join(log_file_name(base)).is_file() {
+        if !crate::storage::files::is_file(&dir.join(log_file_name(base)))? {
             return Err(Error::invalid(
                 &dir.join(log_file_name(base)),
                 "missing: an index cannot be rebuilt without its .log",
@@ -192,7 +192,7 @@ fn renamed_plan(path: &Path, kind: &Kind, opts: &RebuildOptions) -> Result<Rebui
         return Err(Error::invalid(path, NOT_A_SEGMENT_FILE));
     };
     let log = sibling(path, LOG_FILE_SUFFIX);
-    if !log.is_file() {
+    if !crate::storage::files::is_file(&log)? {
         return Err(Error::invalid(
             &log,
             "missing: an index cannot be rebuilt without its .log",
@@ -222,8 +222,11 @@ fn renamed_plan(path: &Path, kind: &Kind, opts: &RebuildOptions) -> Result<Rebui
         (txn_index_file_name(base), TXN_INDEX_FILE_SUFFIX),
     ] {
         let (built, file) = (work.join(built), sibling(path, suffix));
-        let size_before = std::fs::metadata(&file).ok().map(|m| m.len());
-        let size_after = crate::storage::files::file_len(&built).ok();
+        let size_before = crate::storage::files::metadata_if_exists(&file)?.map(|m| m.len());
+        let size_after = match crate::storage::files::exists(&built)? {
+            true => Some(crate::storage::files::file_len(&built)?),
+            false => None,
+        };
         match (size_after, size_before) {
             // Compared in chunks: an index can be gigabytes.
             (Some(size_after), _)

@@ -88,9 +88,9 @@ fn split_changes(
         let new: Vec<_> = new_bases
             .iter()
             .map(|&b| staged_segment(work, b, dir))
-            .collect();
+            .collect::<Result<_>>()?;
         let finals: Vec<PathBuf> = new.iter().flatten().map(|(_, f)| f.clone()).collect();
-        let originals = segment_files(dir, *base_offset);
+        let originals = segment_files(dir, *base_offset)?;
         out.extend(apply::replace_segments(&new, &originals)?);
         changes.retain(|c| !finals.iter().chain(&originals).any(|f| f == c.file()));
     }
@@ -110,7 +110,7 @@ fn swap_renames(
             continue;
         };
         let (from, to, fin) = (dir.join(from), dir.join(to), work.join(to));
-        if !crate::storage::files::is_file(&fin) {
+        if !crate::storage::files::is_file(&fin)? {
             continue;
         }
         let len = file_len(&from)?;

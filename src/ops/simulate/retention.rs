@@ -248,7 +248,7 @@ pub fn partition_offsets(
 }
 
 /// The files of segment `base` that exist, with the producer snapshot at that base.
-fn segment_files(dir: &Path, base: i64) -> Vec<String> {
+fn segment_files(dir: &Path, base: i64) -> Result<Vec<String>> {
     [
         log_file_name(base),
         index_file_name(base),
@@ -257,7 +257,11 @@ fn segment_files(dir: &Path, base: i64) -> Vec<String> {
         snapshot_file_name(base),
     ]
     .into_iter()
-    .filter(|n| dir.join(n).exists())
+    .filter_map(|n| match crate::storage::files::exists(&dir.join(&n)) {
+        Ok(true) => Some(Ok(n)),
+        Ok(false) => None,
+        Err(e) => Some(Err(e)),
+    })
     .collect()
 }
 
@@ -280,7 +284,7 @@ impl Sim<'_> {
         &mut self,
         reason: DeletionReason,
         mut predicate: impl FnMut(&SegmentView, Option<&SegmentView>) -> Option<String>,
-    ) {
+    ) -> Result<()> {
         let mut deletable = Vec::new();
         for (i, s) in self.segments.iter().enumerate() {
             let next = self.segments.get(i + 1);
@@ -295,7 +299,7 @@ impl Sim<'_> {
             }
         }
         if deletable.is_empty() {
-            return;
+            return Ok(());
         }
         if deletable.len() == self.segments.len() {
             // The log keeps a segment: roll an empty one at the log end offset first.
@@ -324,9 +328,10 @@ impl Sim<'_> {
                 timestamp_source: s.timestamp_source(),
                 reason,
                 detail,
-                files: segment_files(self.dir, s.base_offset),
+                files: segment_files(self.dir, s.base_offset)?,
             });
         }
+        Ok(())
     }
 
     fn total_size(&self) -> u64 {
@@ -359,7 +364,7 @@ pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionRe
                 next.base_offset
             )
         })
-    });
+    })?;
 
     let limit = opts.retention_bytes;
     let total = sim.total_size();
@@ -375,7 +380,7 @@ pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionRe
                 diff -= size;
                 detail
             })
-        });
+        })?;
     }
 
     let ms = opts.retention_ms;
@@ -392,7 +397,7 @@ pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionRe
                     exact_duration(ms)
                 )
             })
-        });
+        })?;
     }
 
     let remaining = remaining_segments(&sim, ms);

@@ -119,6 +119,9 @@ pub(super) fn map_prefix(f: &std::fs::File, p: &Path, n: u64) -> Result<IndexDat
     }
     let n_usize =
         usize::try_from(n).map_err(|_| Error::invalid(p, format!("{n} bytes cannot be mapped")))?;
+    if has_failing_reads(f) {
+        return Err(Error::io(p, std::io::Error::from_raw_os_error(libc::EIO)));
+    }
     // SAFETY: a read-only map of a file of at least `n` bytes (measured just now); a file cut
     // short under it faults into the guard made next, not into a SIGBUS (see `IndexData`).
     let map =

@@ -45,7 +45,82 @@ pub fn fs_counts() -> FsCounts {
 /// through here.
 pub fn read_dir(dir: &Path) -> Result<std::fs::ReadDir> {
     LISTINGS.fetch_add(1, Ordering::Relaxed);
-    std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))
+    injected(dir, FsOp::List)
+        .and_then(|()| std::fs::read_dir(dir))
+        .map_err(|e| Error::io(dir, e))
+}
+
+/// Test hook: `<path>:<op>` (op `stat`, `open`, `read` or `list`) makes that operation on that
+/// file or directory fail with EIO, as a failing disk does; `<path>:<op>:<n>`, the `n`-th such
+/// operation only (a transient error: what a run does after it must not depend on it).
+/// Consulted in one place ([`injected`]), by the engine's stats, opens, reads and listings.
+pub const FAIL_PATH_VAR: &str = "KSEG_TEST_FAIL_PATH";
+
+/// The file system operations [`FAIL_PATH_VAR`] can make fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsOp {
+    Stat,
+    Open,
+    Read,
+    List,
+}
+
+/// EIO when [`FAIL_PATH_VAR`] names `p` (as given, or made absolute) and `op`.
+pub fn injected(p: &Path, op: FsOp) -> std::io::Result<()> {
+    struct Hook {
+        path: PathBuf,
+        op: String,
+        nth: Option<u64>,
+    }
+    static HOOK: std::sync::OnceLock<Option<Hook>> = std::sync::OnceLock::new();
+    static SEEN: AtomicU64 = AtomicU64::new(0);
+    let hook = HOOK.get_or_init(|| {
+        let v = std::env::var_os(FAIL_PATH_VAR)?;
+        let v = v.to_string_lossy();
+        let (mut path, mut op) = v.rsplit_once(':')?;
+        let nth = op.parse().ok();
+        if nth.is_some() {
+            (path, op) = path.rsplit_once(':')?;
+        }
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
+        Some(Hook {
+            path,
+            op: op.to_owned(),
+            nth,
+        })
+    });
+    let Some(hook) = hook else {
+        return Ok(());
+    };
+    let op_name = match op {
+        FsOp::Stat => "stat",
+        FsOp::Open => "open",
+        FsOp::Read => "read",
+        FsOp::List => "list",
+    };
+    if hook.op == op_name
+        && (p == hook.path || std::path::absolute(p).is_ok_and(|a| a == hook.path))
+        && hook
+            .nth
+            .is_none_or(|n| SEEN.fetch_add(1, Ordering::Relaxed) + 1 == n)
+    {
+        return Err(std::io::Error::from_raw_os_error(libc::EIO));
+    }
+    Ok(())
+}
+
+/// The descriptor [`open_regular`] gives for a read [`injected`] makes fail: one whose reads
+/// fail with EIO (the process's memory at unmapped addresses), as a failing disk's do.
+pub(super) const FAILING_READS: &str = "/proc/self/mem";
+
+/// Whether `f` is a [`FAILING_READS`] descriptor: a map of it fails as its reads do.
+pub(super) fn has_failing_reads(f: &std::fs::File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::env::var_os(FAIL_PATH_VAR).is_some()
+        && match (f.metadata(), std::fs::metadata(FAILING_READS)) {
+            (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+            _ => false,
+        }
 }
 
 /// The regular files of `dir` (a staged directory's files not yet made included, [`resolve`]),
@@ -128,7 +203,7 @@ pub fn with_suffix(p: &Path, suffix: &str) -> PathBuf {
 
 /// The segment files (`.log`, `.index`, `.timeindex`, `.txnindex`, in that order) of `base`
 /// present in `dir`.
-pub fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
+pub fn segment_files(dir: &Path, base: i64) -> Result<Vec<PathBuf>> {
     use crate::format::names::{
         index_file_name, log_file_name, time_index_file_name, txn_index_file_name,
     };
@@ -140,7 +215,11 @@ pub fn segment_files(dir: &Path, base: i64) -> Vec<PathBuf> {
     ]
     .into_iter()
     .map(|n| dir.join(n))
-    .filter(|p| is_file(p))
+    .filter_map(|p| match is_file(&p) {
+        Ok(true) => Some(Ok(p)),
+        Ok(false) => None,
+        Err(e) => Some(Err(e)),
+    })
     .collect()
 }
 
@@ -191,17 +270,132 @@ pub fn len_and_mtime(p: &Path) -> Result<(u64, SystemTime)> {
 /// The metadata of the file `p` (links followed), a staged file not yet made answered by its
 /// original ([`resolve`]; a held file is made for it).
 pub fn metadata(p: &Path) -> Result<std::fs::Metadata> {
-    std::fs::metadata(resolve(p)).map_err(|e| Error::io(p, e))
+    stat(&resolve(p)).map_err(|e| Error::io(p, e))
 }
 
-/// Whether `p` exists (links followed), a staged file not yet made or held included.
-pub fn exists(p: &Path) -> bool {
-    is_held(p) || unresolved(p).exists()
+/// `stat` of `p` (links followed), through the fault hook ([`injected`]), remembered
+/// ([`remember_reads`]).
+pub(super) fn stat(p: &Path) -> std::io::Result<std::fs::Metadata> {
+    injected(p, FsOp::Stat)?;
+    let m = std::fs::metadata(p)?;
+    note_read(p, &m);
+    Ok(m)
 }
 
-/// Whether `p` is a regular file (links followed), a staged file not yet made or held included.
-pub fn is_file(p: &Path) -> bool {
-    is_held(p) || unresolved(p).is_file()
+/// A file as a plan saw it: which inode, how long, last modified when. The same path with
+/// another identity is another file, or the same one rewritten, even at the same size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+    pub len: u64,
+    pub mtime_ns: i128,
+}
+
+impl FileId {
+    pub fn of(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        }
+    }
+}
+
+/// The identity of each regular file the engine stat'ed or opened since [`remember_reads`],
+/// the first seen, by absolute path; `None` before.
+static READS: std::sync::Mutex<Option<std::collections::HashMap<PathBuf, FileId>>> =
+    std::sync::Mutex::new(None);
+
+/// From now on, the identity of every file the engine stats or opens is remembered
+/// ([`read_as`]), what was remembered before forgotten: an `--apply` calls it when it takes
+/// its lock, before it plans, so the executor can tell a file from the one its plan read.
+pub fn remember_reads() {
+    if let Ok(mut r) = READS.lock() {
+        *r = Some(Default::default());
+    }
+}
+
+/// Stops [`remember_reads`], forgetting what it remembered (the last lock released).
+pub fn stop_remembering_reads() {
+    if let Ok(mut r) = READS.lock() {
+        *r = None;
+    }
+}
+
+/// The names `p` is remembered under: absolute, and with its directory's links resolved (a
+/// staged original is named canonically).
+fn read_keys(p: &Path) -> impl Iterator<Item = PathBuf> {
+    let canonical = p.parent().and_then(|d| {
+        let d = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        Some(std::fs::canonicalize(d).ok()?.join(p.file_name()?))
+    });
+    std::path::absolute(p).ok().into_iter().chain(canonical)
+}
+
+fn note_read(p: &Path, m: &std::fs::Metadata) {
+    if !m.is_file() {
+        return;
+    }
+    if let Ok(mut guard) = READS.lock() {
+        if let (Some(r), Ok(k)) = (guard.as_mut(), std::path::absolute(p)) {
+            r.entry(k).or_insert_with(|| FileId::of(m));
+        }
+    }
+}
+
+/// The file `p` as the engine first saw it since [`remember_reads`], if it did.
+pub fn read_as(p: &Path) -> Option<FileId> {
+    let guard = READS.lock().ok()?;
+    let r = guard.as_ref()?;
+    read_keys(p).find_map(|k| r.get(&k).copied())
+}
+
+/// Forgets what `p` was: the executor changed it, and a later plan reads it anew.
+pub fn forget_read(p: &Path) {
+    if let Ok(mut guard) = READS.lock() {
+        if let Some(r) = guard.as_mut() {
+            for k in read_keys(p) {
+                r.remove(&k);
+            }
+        }
+    }
+}
+
+/// The metadata of `p` (links followed; a staged file not yet made answered by its original),
+/// `None` when it does not exist. Only "not found" (or a path through a non-directory) is
+/// absence: any other error (EIO, EACCES) is an error, never taken for a missing file, so a
+/// plan is never made from a file it could not see.
+pub fn metadata_if_exists(p: &Path) -> Result<Option<std::fs::Metadata>> {
+    let at = unresolved(p);
+    match stat(&at) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if is_absent(&e) => Ok(None),
+        Err(e) => Err(Error::io(p, e)),
+    }
+}
+
+/// Whether the error of a `stat` or `open` says the path names nothing.
+pub fn is_absent(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ENOTDIR)
+}
+
+/// Whether `p` exists (links followed), a staged file not yet made or held included
+/// ([`metadata_if_exists`]: an error other than "not found" is an error).
+pub fn exists(p: &Path) -> Result<bool> {
+    Ok(is_held(p) || metadata_if_exists(p)?.is_some())
+}
+
+/// Whether `p` is a regular file (links followed), a staged file not yet made or held included
+/// ([`metadata_if_exists`]).
+pub fn is_file(p: &Path) -> Result<bool> {
+    Ok(is_held(p) || metadata_if_exists(p)?.is_some_and(|m| m.is_file()))
 }
 
 /// Whether the first `n` bytes of `a` and `b` are equal (both must be that long), read in
@@ -327,7 +521,7 @@ mod tests {
         // Staged lazily: nothing made yet, every read answered from the original.
         let before = fs_counts().staged;
         assert!(!staged.exists() && !index.exists());
-        assert!(exists(&staged) && is_file(&index));
+        assert!(exists(&staged).unwrap() && is_file(&index).unwrap());
         assert_eq!(resolve(&staged), log);
         assert_eq!(file_len(&staged).unwrap(), data.len() as u64);
         assert_eq!(read_data(&staged), data);
@@ -336,7 +530,7 @@ mod tests {
         listed.sort();
         assert_eq!(listed, [index.clone(), staged.clone()]);
         // The executor's leftovers are not staged.
-        assert!(!exists(&work.join("x.kseg-tmp")));
+        assert!(!exists(&work.join("x.kseg-tmp")).unwrap());
         // Changed, the index is made: a writable copy.
         prepare_write(&index, true).unwrap();
         assert_eq!(std::fs::read(&index).unwrap(), [7u8; 8]);
@@ -407,7 +601,7 @@ mod tests {
         rename(&swap, &work.join("a")).unwrap();
         remove_file(&index).unwrap();
         assert_eq!(fs_counts().staged, before);
-        assert!(!exists(&swap) && !exists(&index));
+        assert!(!exists(&swap).unwrap() && !exists(&index).unwrap());
         assert_eq!(resolve(&work.join("a")), dir.join("a.swap"));
         // A rename onto an unmade name replaces it; a real file renamed there too.
         std::fs::write(work.join("b"), "new").unwrap();
@@ -472,7 +666,7 @@ mod tests {
                 both(&|p| format!("{}", file_len(p).unwrap())),
                 len.to_string()
             );
-            both(&|p| format!("{} {}", exists(p), is_file(p)));
+            both(&|p| format!("{:?} {:?}", exists(p).ok(), is_file(p).ok()));
             both(&|p| format!("{:?}", read_state(p, StateFile::Properties).unwrap()));
             both(&|p| {
                 let mut out = Vec::new();
@@ -510,7 +704,7 @@ mod tests {
         );
         rename(&held_p, &held_q).unwrap();
         rename(&real_p, &real_q).unwrap();
-        assert!(!exists(&held_p) && exists(&held_q) && !held_q.exists());
+        assert!(!exists(&held_p).unwrap() && exists(&held_q).unwrap() && !held_q.exists());
         assert_eq!(
             read_state(&held_q, StateFile::Properties).unwrap(),
             read_state(&real_q, StateFile::Properties).unwrap()
@@ -518,7 +712,9 @@ mod tests {
         assert!(!names(&work).contains(&name.into()));
         remove_file(&held_q).unwrap();
         remove_file(&real_q).unwrap();
-        assert!(!exists(&held_q) && !names(&work).contains(&format!("{name}.deleted").into()));
+        assert!(
+            !exists(&held_q).unwrap() && !names(&work).contains(&format!("{name}.deleted").into())
+        );
         // A new small file in a plan (a snapshot) is held; one in no staging is written.
         let snap = work.join("00000000000000000005.snapshot");
         assert!(write_at(&snap, b"0123456789", 0, true).unwrap().is_none());

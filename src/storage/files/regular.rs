@@ -44,18 +44,26 @@ pub fn open_regular(p: &Path) -> Result<std::fs::File> {
 pub(super) fn open_regular_at(p: &Path, at: &Path) -> Result<std::fs::File> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
-    let before = std::fs::metadata(at).map_err(|e| Error::io(p, e))?;
+    let before = stat(at).map_err(|e| Error::io(p, e))?;
     if let Some(what) = not_regular(before.file_type()) {
         return Err(not_regular_error(p, what));
     }
+    injected(at, FsOp::Open).map_err(|e| Error::io(p, e))?;
+    let read_from = match injected(at, FsOp::Read) {
+        Ok(()) => at,
+        Err(_) => Path::new(FAILING_READS),
+    };
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(at)
+        .open(read_from)
         .map_err(|e| Error::io(p, e))?;
     let after = f.metadata().map_err(|e| Error::io(p, e))?;
     if let Some(what) = not_regular(after.file_type()) {
         return Err(not_regular_error(p, what));
+    }
+    if read_from == at {
+        note_read(at, &after);
     }
     // Regular-file reads ignore the flag; cleared so the descriptor is an ordinary one.
     // SAFETY: fcntl on a descriptor we own.

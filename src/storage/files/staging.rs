@@ -348,7 +348,7 @@ pub fn write_at(p: &Path, bytes: &[u8], pos: u64, create: bool) -> Result<Option
     let end = pos + bytes.len() as u64;
     if end <= HELD_MAX_BYTES {
         let mut map = held();
-        let fresh = create && !map.contains_key(p) && in_staging(p) && !exists_unheld(p);
+        let fresh = create && !map.contains_key(p) && in_staging(p) && !exists_unheld(p)?;
         if fresh {
             let h = Held {
                 data: Vec::new(),
@@ -379,8 +379,8 @@ pub fn write_at(p: &Path, bytes: &[u8], pos: u64, create: bool) -> Result<Option
 }
 
 /// Whether `p` exists on disk or staged not yet made (not held).
-pub(super) fn exists_unheld(p: &Path) -> bool {
-    unresolved(p).exists()
+pub(super) fn exists_unheld(p: &Path) -> Result<bool> {
+    Ok(metadata_if_exists(p)?.is_some())
 }
 
 /// `fsync` of the file `p` ([`sync_all`]): nothing for a file in a staging directory.

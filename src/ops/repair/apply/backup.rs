@@ -7,9 +7,20 @@ pub(super) struct Steps {
     pub(super) done: usize,
     pub(super) fail_before: Option<usize>,
     pub(super) before: Option<fn(usize)>,
+    /// The files this run changed already: what they are now is this run's doing.
+    pub(super) changed: std::collections::BTreeSet<PathBuf>,
 }
 
 impl Steps {
+    /// Records that this run changed `files` (written, cut, renamed or deleted): the plan's
+    /// view of them is this run's to keep, and a later plan reads them anew.
+    pub(super) fn did(&mut self, files: &[&Path]) {
+        for f in files {
+            crate::storage::files::forget_read(f);
+            self.changed.insert(f.to_path_buf());
+        }
+    }
+
     /// Counts a step; the injected fault (before step n) is a crash: nothing runs after it.
     pub(super) fn next(&mut self, what: &Path) -> Result<()> {
         self.next_write(what)

@@ -12,14 +12,13 @@ use super::*;
 /// partition directory and its log dir, and cutting a file with other hard links (it would cut
 /// them all; a write replaces the name only, leaving the other names their bytes).
 pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
-    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink());
     let refuse = |p: &Path, why: &str| {
         Err(Error::invalid(
             p,
             format!("{why}; kseg does not change files through links; nothing was changed"),
         ))
     };
-    if is_link(dir) {
+    if is_symlink(dir)? {
         return refuse(dir, "the partition directory is a symbolic link");
     }
     // "" (a relative name's parent) is ".".
@@ -42,7 +41,7 @@ pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
             | Change::Delete { file, .. } => vec![file],
         };
         for f in files {
-            if is_link(f) {
+            if is_symlink(f)? {
                 return refuse(f, "a symbolic link");
             }
             let given = dir_of(f);
@@ -60,7 +59,7 @@ pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
         }
         if let Change::Truncate { file, .. } = c {
             use std::os::unix::fs::MetadataExt;
-            let links = std::fs::metadata(file).map_or(1, |m| m.nlink());
+            let links = crate::storage::files::metadata_if_exists(file)?.map_or(1, |m| m.nlink());
             if links > 1 {
                 return refuse(
                     file,
@@ -72,6 +71,15 @@ pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether `p` is a symbolic link; absent is not one, any other error is an error.
+pub(super) fn is_symlink(p: &Path) -> Result<bool> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) => Ok(m.is_symlink()),
+        Err(e) if crate::storage::files::is_absent(&e) => Ok(false),
+        Err(e) => Err(Error::io(p, e)),
+    }
 }
 
 /// A repair changes a partition directory only: a plan over a file beside non-Kafka files
@@ -107,7 +115,7 @@ pub(super) fn check_writable(changes: &[Change]) -> Result<()> {
             }
             checked_dir = Some(dir);
         }
-        if let Ok(m) = std::fs::metadata(f) {
+        if let Some(m) = crate::storage::files::metadata_if_exists(f)? {
             if m.permissions().readonly()
                 && !matches!(c, Change::Delete { .. } | Change::Rename { .. })
             {
@@ -121,16 +129,36 @@ pub(super) fn check_writable(changes: &[Change]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a change to a file that is not what the plan read: its size differs from the
-/// plan's, or it appeared or went away since (another process changed the partition).
-pub(super) fn check_unchanged(c: &Change) -> Result<()> {
+/// Refuses a change to a file that is not what the plan read: another inode, size or
+/// modification time than when the plan read it (its size differs from the plan's, where the
+/// plan did not read it itself), or it went away since: another process changed the
+/// partition. Files this run changed already (`ours`) are what this run made them.
+pub(super) fn check_unchanged(
+    c: &Change,
+    ours: &std::collections::BTreeSet<PathBuf>,
+) -> Result<()> {
+    let stale = |file: &Path, what: String| {
+        Err(Error::invalid(
+            file,
+            format!(
+                "changed since the plan was made ({what}): stopped, changing nothing more; \
+                 rerun to plan again"
+            ),
+        ))
+    };
+    let now = |file: &Path| match std::fs::symlink_metadata(file) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if crate::storage::files::is_absent(&e) => Ok(None),
+        Err(e) => Err(Error::io(file, e)),
+    };
     let (file, planned): (&Path, Option<u64>) = match c {
         Change::Write {
             file,
             size_before: Some(n),
             ..
         } => (file, Some(*n)),
-        // A new file: the rename puts it in place whatever is there.
+        // A new file: the rename puts it in place whatever is there (an interrupted run of
+        // the same plan may have put it there already).
         Change::Write { .. } => return Ok(()),
         Change::Truncate {
             file, size_before, ..
@@ -138,25 +166,39 @@ pub(super) fn check_unchanged(c: &Change) -> Result<()> {
         | Change::Delete {
             file, size_before, ..
         } => (file, Some(*size_before)),
-        // A rename is checked by its own done-already test.
-        Change::Rename { .. } => return Ok(()),
+        // Its presence is checked by its own done-already test; what it is, here.
+        Change::Rename { from, .. } => (from, None),
     };
-    let now = match std::fs::symlink_metadata(file) {
-        Ok(m) => Some(m.len()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(file, e)),
-    };
+    if ours.contains(file) {
+        return Ok(());
+    }
+    let now = now(file)?;
+    let size_now = now.as_ref().map(|m| m.len());
     // A deletion done by an interrupted earlier attempt is done.
-    if now != planned && !(matches!(c, Change::Delete { .. }) && now.is_none()) {
-        return Err(Error::invalid(
+    let done = matches!(c, Change::Delete { .. }) && now.is_none();
+    if planned.is_some() && size_now != planned && !done {
+        return stale(
             file,
             format!(
-                "changed since the plan was made ({} bytes planned, {} now): stopped, \
-                 changing nothing more; rerun to plan again",
+                "{} bytes planned, {} now",
                 planned.map_or("absent".into(), |n| n.to_string()),
-                now.map_or("absent".into(), |n| n.to_string())
+                size_now.map_or("absent".into(), |n| n.to_string())
             ),
-        ));
+        );
+    }
+    use crate::storage::files::{read_as, FileId};
+    if let (Some(m), Some(then)) = (&now, read_as(file)) {
+        let is = FileId::of(m);
+        if is != then {
+            let what = if (is.dev, is.ino) != (then.dev, then.ino) {
+                "another file under its name"
+            } else if is.len != then.len {
+                "another size"
+            } else {
+                "rewritten: another modification time"
+            };
+            return stale(file, format!("{what} than when the plan read it"));
+        }
     }
     Ok(())
 }

@@ -74,6 +74,9 @@ impl Drop for PartitionLock {
     fn drop(&mut self) {
         if let Ok(mut held) = HELD.lock() {
             held.retain(|k| *k != self.key);
+            if held.is_empty() {
+                crate::storage::files::stop_remembering_reads();
+            }
         }
     }
 }
@@ -141,5 +144,7 @@ pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
         ));
     }
     held.push(key.clone());
+    // What the plan made under this lock reads is what the executor checks each file against.
+    crate::storage::files::remember_reads();
     Ok(Some(PartitionLock { key, _file: file }))
 }

@@ -200,10 +200,12 @@ pub fn interrupted_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
     for n in &names {
         let n = n.to_string_lossy();
         let kind = classify(&n);
-        let orphan = kind.is_segment_file()
-            && kind
-                .offset()
-                .is_some_and(|base| !dir.join(log_file_name(base)).exists());
+        let orphan = match kind.offset() {
+            Some(base) if kind.is_segment_file() => {
+                !crate::storage::files::exists(&dir.join(log_file_name(base)))?
+            }
+            _ => false,
+        };
         // `ProducerStateManager.removeStraySnapshots`: a snapshot at no segment's base and
         // below the last one (a deleted or replaced segment's, whose deletion was cut short).
         let stray = matches!(kind, FileKind::ProducerSnapshot { offset }
@@ -270,7 +272,7 @@ pub fn apply(
     if let Backup::Dir(b) = &opts.backup {
         // A planted link (`<log dir>.kseg-backup` pointing elsewhere) is not followed.
         for p in [b.as_path(), parent(b)] {
-            if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()) {
+            if is_symlink(p)? {
                 return Err(Error::invalid(
                     p,
                     "the backup directory is reached through a symbolic link, which kseg does \
@@ -292,6 +294,7 @@ pub fn apply(
         done: 0,
         fail_before: opts.fail_before_step,
         before: opts.before_step,
+        changed: Default::default(),
     };
     check_space(dir, changes, &opts.backup)?;
     let backup = match &opts.backup {
@@ -302,26 +305,52 @@ pub fn apply(
         }
     };
     let mut i = 0;
-    while i < changes.len() {
+    let carried = carry_out(changes, &mut i, &mut owners, &mut steps);
+    if let Err(Error::Io { path, source }) = carried {
+        // Every change is crash-safe alone: what is done stays done, the rest is as before.
+        return Err(Error::invalid(
+            &path,
+            format!(
+                "{source}: stopped while applying, the first {i} of {} changes done; the \
+                 directory is one a rerun of this command finishes",
+                changes.len()
+            ),
+        ));
+    }
+    carried?;
+    pause("applied");
+    Ok(backup)
+}
+
+/// Carries out `changes` from the `i`-th on, `i` counting those begun.
+fn carry_out(
+    changes: &[Change],
+    i: &mut usize,
+    owners: &mut Owners,
+    steps: &mut Steps,
+) -> Result<()> {
+    while *i < changes.len() {
         // A run of writes into one directory is carried out together ([`replace_files`]).
-        let run: Vec<(&Path, &Path)> = changes[i..]
+        let run: Vec<(&Path, &Path)> = changes[*i..]
             .iter()
             .map_while(|c| match c {
-                Change::Write { file, source, .. } if parent(file) == parent(changes[i].file()) => {
+                Change::Write { file, source, .. }
+                    if parent(file) == parent(changes[*i].file()) =>
+                {
                     Some((source.as_path(), file.as_path()))
                 }
                 _ => None,
             })
             .collect();
         if !run.is_empty() {
-            replace_files(&run, &changes[i..i + run.len()], &mut owners, &mut steps)?;
-            i += run.len();
+            replace_files(&run, &changes[*i..*i + run.len()], owners, steps)?;
+            *i += run.len();
             continue;
         }
-        let c = &changes[i];
-        i += 1;
+        let c = &changes[*i];
+        *i += 1;
         steps.next(c.file())?;
-        check_unchanged(c)?;
+        check_unchanged(c, &steps.changed)?;
         match c {
             Change::Write { .. } => unreachable!("a write is carried out in its run, above"),
             Change::Truncate {
@@ -333,19 +362,22 @@ pub fn apply(
                     f.set_len(*size_after)?;
                     f.sync_all()
                 })
-                .map_err(|e| Error::io(file, e))?,
+                .map_err(|e| Error::io(file, e))
+                .map(|()| steps.did(&[file]))?,
             Change::Rename { from, to, .. } => {
                 // Done by an earlier, interrupted run: `to` is there, or a later change of
                 // this plan (two-step deletion) already unlinked it.
                 let unlinked_later = || {
-                    changes[i..]
+                    changes[*i..]
                         .iter()
                         .any(|l| matches!(l, Change::Delete { file, .. } if file == to))
                 };
-                if !from.exists() && (to.exists() || unlinked_later()) {
+                use crate::storage::files::exists;
+                if !exists(from)? && (exists(to)? || unlinked_later()) {
                     continue;
                 }
                 std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+                steps.did(&[from, to]);
                 sync_dir(parent(to))?;
             }
             Change::Delete { file, .. } => {
@@ -355,10 +387,10 @@ pub fn apply(
                     }
                     _ => {}
                 }
+                steps.did(&[file]);
                 sync_dir(parent(file))?;
             }
         }
     }
-    pause("applied");
-    Ok(backup)
+    Ok(())
 }

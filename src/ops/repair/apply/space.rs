@@ -85,13 +85,21 @@ pub fn space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<Space> {
 
 impl std::fmt::Display for Space {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::ops::human::size;
         write!(
             f,
-            "backup: {} bytes on disk; new files: {} bytes",
-            self.backup_bytes, self.new_bytes
+            "backup: {} on disk; new files: {}",
+            size(self.backup_bytes),
+            size(self.new_bytes)
         )?;
         for (d, free, need) in &self.filesystems {
-            write!(f, "; {}: {need} bytes needed, {free} free", d.display())?;
+            write!(
+                f,
+                "; {}: {} needed, {} free",
+                d.display(),
+                size(*need),
+                size(*free)
+            )?;
         }
         Ok(())
     }
@@ -99,18 +107,21 @@ impl std::fmt::Display for Space {
 
 /// Refuses, before anything changes, an apply whose new files and backup would not fit.
 pub(super) fn check_space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<()> {
+    use crate::ops::human::size;
     let s = space(dir, changes, backup)?;
     for (d, free, need) in &s.filesystems {
         if need + margin(*need) > *free {
             return Err(Error::invalid(
                 d,
                 format!(
-                    "not enough free space: {need} bytes needed (backup {} bytes on disk, new \
-                     files {} bytes) plus a margin of {}, {free} free; free space or choose \
-                     --backup-dir on another disk; nothing was changed",
-                    s.backup_bytes,
-                    s.new_bytes,
-                    margin(*need)
+                    "not enough free space: {} needed (backup {} on disk, new files {}) plus \
+                     a margin of {}, {} free; free space or choose --backup-dir on another \
+                     disk; nothing was changed",
+                    size(*need),
+                    size(s.backup_bytes),
+                    size(s.new_bytes),
+                    size(margin(*need)),
+                    size(*free)
                 ),
             ));
         }

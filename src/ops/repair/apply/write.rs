@@ -140,7 +140,7 @@ pub(super) fn replace_files(
     let mut tmps = Vec::with_capacity(writes.len());
     for (&(from, to), c) in writes.iter().zip(planned) {
         steps.next(to)?;
-        if let Err(e) = check_unchanged(c) {
+        if let Err(e) = check_unchanged(c, &steps.changed) {
             // The temporary files written so far are this run's alone.
             for t in &tmps {
                 let _ = std::fs::remove_file(t);
@@ -158,6 +158,7 @@ pub(super) fn replace_files(
     for (tmp, &(_, to)) in tmps.iter().zip(writes) {
         steps.next(tmp)?;
         std::fs::rename(tmp, to).map_err(|e| Error::io(to, e))?;
+        steps.did(&[to]);
     }
     sync_dir(dir)
 }

@@ -253,7 +253,7 @@ impl Cleaner<'_> {
         // The cleaned files keep the last source segment's modification time.
         let mtime = group.last().expect("a group has a segment").mtime_ms;
         let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(mtime.max(0) as u64);
-        for p in segment_files(out_dir, first) {
+        for p in segment_files(out_dir, first)? {
             set_mtime(&p, when)?;
         }
         Ok(CleanedSegment {

@@ -229,7 +229,7 @@ pub(super) fn clean_round(
         .clone()
         .ok_or_else(|| Error::invalid(dir, "the directory name is not <topic>-<partition>"))?;
     let out_dir = out_log_dir.join(partition_dir_name(&topic, partition));
-    if out_log_dir.exists()
+    if crate::storage::files::exists(out_log_dir)?
         && std::fs::read_dir(out_log_dir)
             .map_err(|e| Error::io(out_log_dir, e))?
             .next()

@@ -101,7 +101,7 @@ impl Cleaner<'_> {
     ) -> Result<bool> {
         let path = self.view.dir.join(log_file_name(s.base_offset));
         let index = self.view.dir.join(index_file_name(s.base_offset));
-        let position = if index.exists() {
+        let position = if crate::storage::files::exists(&index)? {
             OffsetIndex::open_existing(&index, s.base_offset)?
                 .lookup(start)?
                 .position

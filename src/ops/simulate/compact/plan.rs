@@ -44,7 +44,8 @@ impl CompactPlan {
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().ends_with(".cleaned"))
         });
-        (cleans && log_dir_of(&self.report.dir).is_none()).then(|| {
+        // The plan read the same files: an error there stopped it.
+        (cleans && matches!(log_dir_of(&self.report.dir), Ok(None))).then(|| {
             format!(
                 "{} is not in a log dir (no meta.properties or offset checkpoint beside it): no cleaner-offset-checkpoint records that cleaning ends at offset {}; a rerun takes the whole log as dirty unless given --first-dirty-offset {}",
                 self.report.dir.display(),
@@ -120,16 +121,15 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
         let mut snapshots = Vec::new();
         // One replace per new segment, as the cleaner calls it once per group.
         for seg in &report.segments {
-            let new = staged_segment(&out, seg.base_offset, dir);
-            let old: Vec<PathBuf> = seg
-                .sources
-                .iter()
-                .flat_map(|&old| segment_files(dir, old))
-                .collect();
+            let new = staged_segment(&out, seg.base_offset, dir)?;
+            let mut old: Vec<PathBuf> = Vec::new();
+            for &o in &seg.sources {
+                old.extend(segment_files(dir, o)?);
+            }
             changes.extend(crate::ops::repair::apply::replace_segments(&[new], &old)?);
             for &old in &seg.sources {
                 let snap = dir.join(crate::format::names::snapshot_file_name(old));
-                if !new_bases.contains(&old) && snap.is_file() {
+                if !new_bases.contains(&old) && crate::storage::files::is_file(&snap)? {
                     snapshots.push(snap);
                 }
             }
@@ -146,12 +146,12 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
         // Then the clean shutdown's recovery-point and log-start checkpoints, as after every
         // other operation (`LogManager.shutdown`): cleaning moves neither offset, so they
         // change only where the log dir lacks them.
-        if let Some(log_dir) = log_dir_of(dir) {
+        if let Some(log_dir) = log_dir_of(dir)? {
             let file = log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE_NAME);
             let before = checkpoint_entry(dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME)?
                 .map(|(_, c, i)| c.entries[i].offset);
             let update = CheckpointUpdate {
-                created: !file.exists(),
+                created: !crate::storage::files::exists(&file)?,
                 file,
                 before,
                 after: Some(report.end_offset),
