@@ -21,9 +21,14 @@ fn kseg() -> &'static Path {
 /// A writable log dir `tmp/logs` holding c-transactions' partition (segments with every
 /// index, snapshots, epochs, metadata) and the log dir's own files.
 fn log_dir(tmp: &Path) -> Option<(PathBuf, PathBuf)> {
+    log_dir_named(tmp, "logs".as_ref(), "orders-0".as_ref())
+}
+
+/// [`log_dir`] with the log dir and the partition directory named `logs` and `partition`.
+fn log_dir_named(tmp: &Path, logs: &OsStr, partition: &OsStr) -> Option<(PathBuf, PathBuf)> {
     let src = common::reference_dir()?.join("c-transactions/input/orders-0");
-    let logs = tmp.join("logs");
-    let dir = logs.join("orders-0");
+    let logs = tmp.join(logs);
+    let dir = logs.join(partition);
     common::copy_dir(&src, &dir);
     for (name, text) in [
         ("meta.properties", "version=1\nnode.id=1\ncluster.id=AAAAAAAAAAAAAAAAAAAAAA\ndirectory.id=AAAAAAAAAAAAAAAAAAAAAQ\n"),
@@ -251,4 +256,59 @@ fn a_full_stderr_is_no_panic() {
             .unwrap();
         assert!(matches!(status.code(), Some(0..=2)), "{args:?}: {status}");
     }
+}
+
+/// A log dir and a partition directory whose names are not UTF-8, through every command, in
+/// text and JSON, `--apply` included: no panic (serde's own path serializer refused them), and
+/// the JSON carries the names with the undecodable bytes escaped (docs/json.md, "Paths").
+#[test]
+fn names_that_are_not_utf8_never_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((logs, dir)) = log_dir_named(
+        tmp.path(),
+        OsStr::from_bytes(b"logs\xfe"),
+        OsStr::from_bytes(b"orders\xff-0"),
+    ) else {
+        return;
+    };
+    let out = tmp.path().join("salvaged");
+    let d = || dir.clone().into_os_string();
+    let mut runs = commands(&logs, &dir, &out);
+    for cmd in ["recover", "rebuild-index", "retention", "compact"] {
+        runs.push(vec![cmd.into(), "--apply".into(), d()]);
+    }
+    runs.push(vec![
+        "recover".into(),
+        "--apply".into(),
+        logs.clone().into(),
+    ]);
+    let mut failures = Vec::new();
+    for args in runs {
+        for json in [false, true] {
+            let mut args = args.clone();
+            if json {
+                args.push("--json".into());
+            }
+            let _ = std::fs::remove_dir_all(&out);
+            let run = std::process::Command::new(kseg())
+                .args(&args)
+                .output()
+                .unwrap();
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&run.stdout),
+                String::from_utf8_lossy(&run.stderr),
+            );
+            if !matches!(run.status.code(), Some(0..=2)) || stderr.contains("panicked") {
+                failures.push(format!("{args:?}: {}: {stderr}", run.status));
+            } else if json
+                && !stdout.is_empty()
+                && serde_json::from_str::<serde_json::Value>(&stdout).is_ok()
+                && !stdout.contains(r"orders\\xff-0")
+            {
+                failures.push(format!("{args:?}: the name is not escaped: {stdout}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -19,6 +19,7 @@ pub struct Finding {
     /// Stable id, e.g. `batch.crc`, `log.torn-tail`, `index.order` ([`super::catalog`] lists them).
     pub check: &'static str,
     pub severity: Severity,
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     /// Byte position in `file` where it applies (null: the file as a whole).
     pub position: Option<u64>,

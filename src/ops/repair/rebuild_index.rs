@@ -356,7 +356,7 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
 impl RebuildPlan {
     pub fn to_json(&self) -> serde_json::Value {
         json!({
-            "dir": self.dir,
+            "dir": crate::format::os_path::escaped(&self.dir),
             "segments": self.segments.iter().map(|(b, w)| json!({"baseOffset": b, "why": w})).collect::<Vec<_>>(),
             "events": self.events,
             "changes": self.changes,

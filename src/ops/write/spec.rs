@@ -520,7 +520,7 @@ impl WriteSummary {
             None => (Value::Null, Value::Null),
         };
         let mut fields = serde_json::Map::new();
-        fields.insert("dir".into(), dir.display().to_string().into());
+        fields.insert("dir".into(), crate::format::os_path::escaped(dir).into());
         fields.insert("topic".into(), topic);
         fields.insert("partition".into(), partition);
         if let Value::Object(rest) = self.to_json() {
