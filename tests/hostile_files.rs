@@ -312,3 +312,78 @@ fn names_that_are_not_utf8_never_panic() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Entries named like Kafka files that are not files, inside a partition directory or a log
+/// dir: `file.not-regular` findings, an error where the broker opens the name, a warning where
+/// its load skips it; the other commands go on without them and say so (exit 1 for an error).
+#[test]
+fn non_regular_files_inside_a_directory_are_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((logs, dir)) = log_dir(tmp.path()) else {
+        return;
+    };
+    // (entry, severity): the broker reads state files and a loaded segment's indexes by name;
+    // it skips a `.log`, an index without its `.log` and a producer snapshot that are not files.
+    let cases = [
+        (dir.join("leader-epoch-checkpoint"), "error"),
+        (dir.join("partition.metadata"), "error"),
+        (dir.join("00000000000000000100.index"), "error"),
+        (dir.join("00000000000000000100.txnindex"), "error"),
+        (dir.join("00000000000000009999.index"), "warning"),
+        (dir.join("00000000000000000201.snapshot"), "warning"),
+        (logs.join("meta.properties"), "error"),
+        (logs.join("recovery-point-offset-checkpoint"), "error"),
+    ];
+    let mut failures = Vec::new();
+    for (name, severity) in &cases {
+        let original = tmp.path().join("original");
+        let existed = std::fs::rename(name, &original).is_ok();
+        for how in [
+            Hostile::Fifo,
+            Hostile::Socket,
+            Hostile::DevZero,
+            Hostile::Directory,
+        ] {
+            let listener = make(name, how);
+            let run = common::kseg(&["verify", "--json", logs.to_str().unwrap()]);
+            let doc: serde_json::Value =
+                serde_json::from_slice(&run.stdout).unwrap_or(serde_json::Value::Null);
+            let findings: Vec<&serde_json::Value> = doc["partitions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|p| p["findings"].as_array().into_iter().flatten())
+                .chain(doc["logDirFindings"].as_array().into_iter().flatten())
+                .filter(|f| f["check"] == "file.not-regular")
+                .collect();
+            let exit = if *severity == "error" { 1 } else { 0 };
+            let as_expected = findings.len() == 1
+                && findings[0]["severity"] == *severity
+                && findings[0]["file"] == name.to_str().unwrap();
+            // c-transactions has a warning of its own; nothing else in verify fails.
+            if !as_expected || run.status.code() != Some(exit) {
+                failures.push(format!(
+                    "verify, {} as {how:?}: exit {:?}, findings {findings:?}",
+                    name.display(),
+                    run.status.code()
+                ));
+            }
+            let dump = common::kseg(&["dump", dir.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&dump.stderr);
+            let line = format!("{severity}[file.not-regular] {}", name.display());
+            if name.starts_with(&dir) && !err.contains(&line) {
+                failures.push(format!("dump, {} as {how:?}: {err}", name.display()));
+            }
+            drop(listener);
+            if name.is_dir() {
+                std::fs::remove_dir(name).unwrap();
+            } else {
+                std::fs::remove_file(name).unwrap();
+            }
+        }
+        if existed {
+            std::fs::rename(&original, name).unwrap();
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -686,6 +686,16 @@ pub fn verify_paths(
         .collect();
     let mut log_dir_findings = check_log_dirs(&units, &mut partitions, log_dir_scans);
     log_dir_findings.extend(stray_backups);
+    // Entries named like Kafka files that are not files: with their partition's findings.
+    for f in crate::ops::finding::not_regular_findings() {
+        match partitions
+            .iter_mut()
+            .find(|p| f.file.parent() == Some(p.path.as_path()))
+        {
+            Some(p) => p.findings.push(f),
+            None => log_dir_findings.push(f),
+        }
+    }
     Ok(Report {
         partitions,
         log_dir_findings,
