@@ -387,3 +387,49 @@ fn non_regular_files_inside_a_directory_are_findings() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// An index cut to nothing between its mapping and its read (the test hook
+/// `KSEG_TEST_CUT_AFTER_MAP`, the race above made certain): the fault is caught by the
+/// mapping's guard, the command says the index changed during the read and exits 1, never by
+/// a signal. Without the hook the same runs exit 0 (the check that the hook is what is seen).
+#[test]
+fn an_index_cut_under_its_mapping_is_reported_changed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((_, dir)) = log_dir(tmp.path()) else {
+        return;
+    };
+    let name = "00000000000000000100.index";
+    let index = dir.join(name);
+    let original = std::fs::read(&index).unwrap();
+    let d = dir.to_str().unwrap();
+    let i = index.to_str().unwrap();
+    for args in [
+        vec!["dump", i],
+        vec!["verify", "--deep", d],
+        vec!["rebuild-index", d],
+    ] {
+        let plain = common::kseg(&args);
+        assert_eq!(plain.status.code(), Some(0), "{args:?} untouched");
+        let cut = std::process::Command::new(kseg())
+            .args(&args)
+            .env("KSEG_TEST_CUT_AFTER_MAP", name)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&cut.stderr);
+        assert_eq!(
+            cut.status.code(),
+            Some(1),
+            "{args:?}: {} (none: killed by a signal): {err}",
+            cut.status
+        );
+        assert!(
+            err.contains(&format!("{i}: changed during the read")),
+            "{args:?}: {err}"
+        );
+        assert!(
+            std::fs::metadata(&index).unwrap().len() == 0,
+            "the hook cut it"
+        );
+        std::fs::write(&index, &original).unwrap();
+    }
+}
