@@ -256,7 +256,7 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         ids: &["file.not-regular"],
-        severity: "error when the broker opens the name (a state file it reads by name, an index of a segment whose `.log` is a file); warning when its load skips the entry (a `.log`, an index without its `.log`, a producer snapshot, a leftover)",
+        severity: "error when the broker opens the name (a state file it reads by name, an index of a segment whose `.log` is a file) or when a `.log` leads nowhere (its indexes are deleted as orphans); warning when its load skips the entry (any other `.log`, an index without its `.log`, a producer snapshot, a leftover)",
         what: "an entry named like a Kafka file is a FIFO, a socket, a device, a directory or a link to one: kseg reads nothing from it and goes on without it",
         broker: "segment files and leftovers that are not files are skipped by the load (`File.isFile` in `LogLoader`), producer snapshots too (`Files.isRegularFile` in `ProducerStateManager`); an index of a loaded segment is opened by `AbstractIndex`/`TransactionIndex` and a state file by name (`CheckpointFile`, `PartitionMetadataFile`, `MetaPropertiesEnsemble`), which fail on a directory or socket, block on a FIFO and never end on a device",
     },
