@@ -449,11 +449,9 @@ impl Loader<'_> {
                     }
                     self.segments.insert(base_offset, segment);
                 }
-                FileKind::Unknown => {
-                    // A retry after a split lists the directory again.
-                    if self.unknown_kept.insert(name.clone()) {
-                        self.events.push(LoadEvent::UnknownFileKept { file: name });
-                    }
+                // A retry after a split lists the directory again.
+                FileKind::Unknown if self.unknown_kept.insert(name.clone()) => {
+                    self.events.push(LoadEvent::UnknownFileKept { file: name });
                 }
                 _ => {}
             }
