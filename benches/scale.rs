@@ -1,6 +1,13 @@
 //! Memory flat in partition size (issue 16's RSS target; run: `cargo bench --bench scale`).
 //! The cost in the number of segments is `benches/segments.rs`'s.
 //!
+//! Cost linear in what is there (issue 35): a partition directory holding N stray files
+//! (`KSEG_BENCH_STRAY`, default `1000,10000,100000,200000`) under `recover` (a dry run) and
+//! `verify --deep`, and a log dir of N one-segment partitions (`KSEG_BENCH_PARTITIONS`, default
+//! `1000,3000,10000,30000`) under `recover`: time and peak RSS at each N, with the growth
+//! from the step before beside the growth of N (goal: 10 k to 100 k at most 12x in both).
+//! `KSEG_BENCH_SCALE_MIB=0` runs these alone.
+//!
 //! Partitions of `KSEG_BENCH_SCALE_MIB` MiB (default `256,4096`) in 1 GiB segments, written
 //! through the engine and closed cleanly under `KSEG_BENCH_DIR` (default: the temporary
 //! directory); prints the peak RSS of `verify --deep`, `dump --deep-iteration`, `recover`,
@@ -93,6 +100,81 @@ fn main() {
                 );
             }
         }
+        std::fs::remove_dir_all(&log_dir).unwrap();
+    }
+    counts(&bins, root.path());
+}
+
+/// A partition with one small segment (closed cleanly) in `root/source`, copied as needed.
+fn source_partition(root: &Path) -> PathBuf {
+    let log_dir = root.join("source");
+    closed_partition(&log_dir, "bench-0", 1, 1 << 20);
+    log_dir.join("bench-0")
+}
+
+fn copy_partition(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+/// The stray-file and partition-count steps (see the module's comment).
+fn counts(bins: &[(&str, PathBuf)], root: &Path) {
+    let source = source_partition(root);
+    let a = |s: &str| OsString::from(s);
+    let step = |label: &str, n: u64, prev: &mut Option<(u64, f64, u64)>, args: &[OsString]| {
+        for (name, bin) in bins {
+            let (secs, rss) = measure(bin, args, Duration::from_secs(900));
+            let secs = secs.unwrap_or(f64::NAN);
+            let growth = match prev.filter(|_| *name == "this build") {
+                Some((n0, s0, r0)) => format!(
+                    "  x{:.1} N: x{:.1} time, x{:.2} RSS",
+                    n as f64 / n0 as f64,
+                    secs / s0,
+                    rss as f64 / r0 as f64
+                ),
+                None => String::new(),
+            };
+            println!(
+                "{name:<11} {label:<28} N={n:<7} {secs:>9.3} s  peak RSS {:>7.1} MiB{growth}",
+                mib(rss)
+            );
+            if *name == "this build" {
+                *prev = Some((n, secs, rss));
+            }
+        }
+    };
+    let strays = list("KSEG_BENCH_STRAY", "1000,10000,100000,200000");
+    let (mut recover, mut verify) = (None, None);
+    println!("== a partition directory with N stray files");
+    for &n in &strays {
+        let dir = root.join(format!("stray-{n}/bench-0"));
+        copy_partition(&source, &dir);
+        for i in 0..n {
+            std::fs::File::create(dir.join(format!("stray-{i}"))).unwrap();
+        }
+        let d = dir.as_os_str().to_owned();
+        step("recover", n, &mut recover, &[a("recover"), d.clone()]);
+        step(
+            "verify --deep",
+            n,
+            &mut verify,
+            &[a("verify"), a("--deep"), d],
+        );
+        std::fs::remove_dir_all(root.join(format!("stray-{n}"))).unwrap();
+    }
+    let partitions = list("KSEG_BENCH_PARTITIONS", "1000,3000,10000,30000");
+    let mut recover = None;
+    println!("== a log dir of N partitions");
+    for &n in &partitions {
+        let log_dir = root.join(format!("partitions-{n}"));
+        for i in 0..n {
+            copy_partition(&source, &log_dir.join(format!("bench-{i}")));
+        }
+        let l = log_dir.as_os_str().to_owned();
+        step("recover (log dir)", n, &mut recover, &[a("recover"), l]);
         std::fs::remove_dir_all(&log_dir).unwrap();
     }
 }

@@ -222,7 +222,9 @@ fn replaying_kafka_batches_matches_kafka_for_every_scenario() {
 /// Codec, level and magic of a planned batch, or None when it is not compressed.
 fn codec_of(batch: &PlannedBatch) -> Option<(Compression, Option<i32>, i8)> {
     let (codec, level, magic) = match batch {
-        PlannedBatch::V2 { spec, .. } => (spec.compression, spec.compression_level, 2),
+        PlannedBatch::V2 { spec, .. } | PlannedBatch::Generated { spec, .. } => {
+            (spec.compression, spec.compression_level, 2)
+        }
         PlannedBatch::Legacy { spec, .. } => (spec.compression, spec.compression_level, spec.magic),
     };
     (codec != Compression::None).then_some((codec, level, magic))

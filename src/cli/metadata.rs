@@ -77,7 +77,7 @@ pub fn run(args: MetadataArgs) -> u8 {
         let changes = diff(&a.image, &b.image);
         let json = args.json.then(|| {
             serde_json::json!({
-                "dir": b.dir,
+                "dir": crate::format::os_path::escaped(&b.dir),
                 "fromOffset": a.offset,
                 "toOffset": b.offset,
                 "changes": changes,

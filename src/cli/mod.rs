@@ -154,8 +154,9 @@ pub fn main() -> ExitCode {
 }
 
 /// The exit status once the command is done: 1 when a file changed while it was read (the
-/// output holds what was read; said here, after it), 2 when standard error could not be
-/// written (what it should have said is lost).
+/// output holds what was read; said here, after it) or when an entry named like a Kafka file
+/// was not a file (a command other than `verify`, which reports it, went on without it), 2
+/// when standard error could not be written (what it should have said is lost).
 fn finish(code: u8) -> u8 {
     let changed = crate::storage::live::changed();
     for p in &changed {
@@ -165,9 +166,18 @@ fn finish(code: u8) -> u8 {
             crate::storage::live::CHANGED_MESSAGE
         ));
     }
+    let not_regular = crate::ops::finding::not_regular_findings();
+    for f in &not_regular {
+        eprint_fmt(format_args!("{}\n", render::line(f)));
+    }
     if STDERR_FAILED.load(std::sync::atomic::Ordering::Relaxed) {
         EXIT_FAILURE
-    } else if !changed.is_empty() {
+    } else if !changed.is_empty()
+        || (code == EXIT_OK
+            && not_regular
+                .iter()
+                .any(|f| f.severity == crate::ops::Severity::Error))
+    {
         EXIT_FINDINGS
     } else {
         code

@@ -817,6 +817,46 @@ pub fn build_batch(spec: &BatchSpec, records: &[RecordSpec]) -> Result<Vec<u8>> 
     )
 }
 
+/// [`build_batch`] over records as they come (generated ones): each goes through the batch's
+/// writer ([`BatchWriter`]) and is dropped, so the cost is the built batch and a constant
+/// whatever the record count; a batch growing past what its length field holds (2^31 - 1
+/// bytes) is refused as soon as it does, not once built.
+pub fn build_batch_streamed(
+    spec: &BatchSpec,
+    records: impl Iterator<Item = RecordSpec>,
+) -> Result<Vec<u8>> {
+    let mut records = records.peekable();
+    let first_ts = records.peek().map_or(-1, |r| r.timestamp);
+    let base_timestamp = spec.delete_horizon_ms.unwrap_or(first_ts);
+    let mut writer = BatchWriter::new(spec)?;
+    let (mut max_timestamp, mut count, mut last) = (-1i64, 0usize, None);
+    for r in records {
+        let delta = offset_delta(spec.base_offset, r.offset)?;
+        let headers = r.headers.iter().map(|(k, v)| (k.as_slice(), v.as_deref()));
+        writer.record_parts(
+            delta,
+            r.timestamp.wrapping_sub(base_timestamp),
+            (r.key.as_deref(), r.value.as_deref()),
+            headers,
+        )?;
+        if writer.out.len() > i32::MAX as usize {
+            return Err(DecodeError::new(
+                ErrorKind::TooLarge,
+                0,
+                format!(
+                    "the batch passed 2^31 - 1 bytes (the most its length field holds) at its \
+                     record {count}"
+                ),
+            ));
+        }
+        max_timestamp = max_timestamp.max(r.timestamp);
+        count += 1;
+        last = Some(r.offset);
+    }
+    let last_offset = spec.last_offset.or(last).unwrap_or(spec.base_offset);
+    writer.finish(len_i32(count)?, base_timestamp, max_timestamp, last_offset)
+}
+
 /// Builds a v2 batch around `raw`, the records area before compression (`count` records
 /// encoded as [`encode_record`] does), with the given header timestamps and last offset; the
 /// max timestamp becomes the append time for LogAppendTime. [`build_batch`] is this after

@@ -15,6 +15,7 @@ pub mod internal;
 pub mod java_utf8;
 pub mod legacy;
 pub mod names;
+pub mod os_path;
 pub mod partition_for;
 pub mod payload;
 pub mod snapshot;

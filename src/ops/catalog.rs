@@ -290,6 +290,12 @@ pub const CHECKS: &[Check] = &[
         what: "a kseg backup (the root `<log dir>.kseg-backup`, or a directory holding a repair's `plan.json`) moved into a partition directory or a log dir",
         broker: "inside a partition directory ignored: the loader reads files only (`LogLoader`, `File.isFile`); inside a log dir the broker fails the whole log dir at start-up on a name that is no partition's (`UnifiedLog.parseTopicPartitionName` in `LogManager.loadLogs`)",
     },
+    Check {
+        ids: &["file.not-regular"],
+        severity: "error when the broker opens the name (a state file it reads by name, an index of a segment whose `.log` is a file) or when a `.log` leads nowhere (its indexes are deleted as orphans); warning when its load skips the entry (any other `.log`, an index without its `.log`, a producer snapshot, a leftover)",
+        what: "an entry named like a Kafka file is a FIFO, a socket, a device, a directory or a link to one: kseg reads nothing from it and goes on without it",
+        broker: "segment files and leftovers that are not files are skipped by the load (`File.isFile` in `LogLoader`), producer snapshots too (`Files.isRegularFile` in `ProducerStateManager`); an index of a loaded segment is opened by `AbstractIndex`/`TransactionIndex` and a state file by name (`CheckpointFile`, `PartitionMetadataFile`, `MetaPropertiesEnsemble`), which fail on a directory or socket, block on a FIFO and never end on a device",
+    },
 ];
 
 /// The row that describes `id`, if any.

@@ -19,6 +19,7 @@ pub struct Finding {
     /// Stable id, e.g. `batch.crc`, `log.torn-tail`, `index.order` ([`super::catalog`] lists them).
     pub check: &'static str,
     pub severity: Severity,
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     /// Byte position in `file` where it applies (null: the file as a whole).
     pub position: Option<u64>,
@@ -83,4 +84,75 @@ pub fn counts_by_check(counts: &std::collections::BTreeMap<&'static str, usize>)
         .map(|(c, n)| format!("{n} × {c}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The entries named like Kafka files that were not regular files (a FIFO, a socket, a device,
+/// a directory, a link to one) met since the last call, as `file.not-regular` findings: an
+/// error where the broker opens the name and fails or never returns (a state file it reads by
+/// name; an index of a segment whose `.log` is a file, opened by `AbstractIndex` /
+/// `TransactionIndex`), a warning where its load skips the entry (`File.isFile` in
+/// `LogLoader`, `Files.isRegularFile` for producer snapshots).
+pub fn not_regular_findings() -> Vec<Finding> {
+    use crate::format::names::{classify, FileKind};
+    crate::storage::files::take_not_regular()
+        .into_iter()
+        .map(|(file, what)| {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            let kind = classify(&name);
+            let log_is_file = |base: i64| {
+                // Unknown (an I/O error): judged as the milder case, the finding still says it.
+                crate::storage::files::is_file(
+                    &file.with_file_name(crate::format::names::log_file_name(base)),
+                )
+                .unwrap_or(false)
+            };
+            let (error, broker) = match kind {
+                // A link to nowhere (a file on an unmounted disk): the segment's data is
+                // somewhere, and its indexes go.
+                FileKind::Log { .. } if !crate::storage::files::exists(&file).unwrap_or(true) => (
+                    true,
+                    "the broker's load skips it (not a file) and deletes its segment's indexes \
+                     as orphans: the segment's data is lost to the log",
+                ),
+                FileKind::Log { .. } => (
+                    false,
+                    "the broker's load skips it (not a file): the segment it names is not loaded",
+                ),
+                FileKind::OffsetIndex { base_offset }
+                | FileKind::TimeIndex { base_offset }
+                | FileKind::TxnIndex { base_offset }
+                    if log_is_file(base_offset) =>
+                {
+                    (
+                        true,
+                        "the broker opens it as the index of its segment and fails on it, or \
+                         blocks: the log does not load",
+                    )
+                }
+                FileKind::OffsetIndex { .. }
+                | FileKind::TimeIndex { .. }
+                | FileKind::TxnIndex { .. }
+                | FileKind::ProducerSnapshot { .. }
+                | FileKind::Leftover { .. }
+                | FileKind::KraftSnapshotPartial { .. } => (
+                    false,
+                    "the broker's load skips it (not a file) and reads nothing from it",
+                ),
+                _ => (
+                    true,
+                    "the broker reads this file by its name and fails on it, or blocks (a FIFO) \
+                     or never ends (a device)",
+                ),
+            };
+            let message = format!(
+                "{what}, not a regular file; {broker}. kseg read nothing from it; move it out \
+                 or restore the file it stands for"
+            );
+            if error {
+                Finding::error("file.not-regular", file, message)
+            } else {
+                Finding::warning("file.not-regular", file, message)
+            }
+        })
+        .collect()
 }

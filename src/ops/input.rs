@@ -225,6 +225,22 @@ pub fn repair_target(dir: &Path, work: Work) -> Result<PartitionDir> {
     if !files.iter().any(|f| is_kafka_file(f)) {
         return unusable(Unusable::NothingToRepair);
     }
+    // Listed above: an entry named like a Kafka file that is not one stops a repair, which
+    // would act as if it were absent (the broker's load skips a `.log` that is not a file and
+    // deletes its indexes as orphans: an active segment on an unmounted disk is lost), so what
+    // it stands for is the operator's to decide first.
+    if let Some((p, what)) = crate::storage::files::not_regular_in(dir)
+        .into_iter()
+        .next()
+    {
+        return Err(Error::invalid(
+            &p,
+            format!(
+                "named like a Kafka file but {what}: a repair does not act around it; restore \
+                 the file it stands for or move it out of the directory"
+            ),
+        ));
+    }
     // `.` or `..` name no directory: the name is the resolved directory's.
     let resolved = std::fs::canonicalize(dir).map_err(|e| Error::io(dir, e))?;
     let name = name_of(&resolved);

@@ -35,6 +35,14 @@ impl LeaderEpochCache {
     pub fn open(dir: &Path) -> Result<Self> {
         match Self::read(dir)? {
             Some(cache) => Ok(cache),
+            // There but not a regular file (a FIFO would block the write; recorded as a
+            // finding by the read): empty, as the broker's cache would be, and left alone.
+            None if super::files::exists(&dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME))? => {
+                Ok(LeaderEpochCache {
+                    path: dir.join(LEADER_EPOCH_CHECKPOINT_FILE_NAME),
+                    entries: Vec::new(),
+                })
+            }
             None => Self::create(dir),
         }
     }

@@ -112,6 +112,21 @@ fn install() {
     });
 }
 
+/// Test hook: with this variable set to a file's name, the file of that name is cut to zero
+/// bytes as soon as it is mapped and guarded, before anything reads the mapping: the broker
+/// trimming an index under a read, made deterministic (tests/hostile_files.rs).
+pub const CUT_AFTER_MAP_VAR: &str = "KSEG_TEST_CUT_AFTER_MAP";
+
+/// The [`CUT_AFTER_MAP_VAR`] hook, for the mapping of `path` just guarded.
+pub(crate) fn cut_after_map(path: &Path) {
+    if std::env::var_os(CUT_AFTER_MAP_VAR).is_some_and(|n| path.file_name() == Some(&n)) {
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(0));
+    }
+}
+
 /// A mapping of the file `path` guarded against the file shrinking under it: dropped before
 /// the mapping is unmapped; records the file as changed if a fault was answered.
 #[derive(Debug)]

@@ -33,6 +33,7 @@ pub enum IndexProblem {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Fallback {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub index: PathBuf,
     pub problem: IndexProblem,
 }
@@ -56,6 +57,7 @@ pub struct BatchHit {
     pub segment_base: i64,
     /// The segment's `.log`.
     #[serde(rename = "file")]
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub log: PathBuf,
     /// The offset-index entry the scan started from; None when the index was not used.
     pub index_entry: Option<OffsetIndexEntry>,

@@ -40,6 +40,7 @@ use crate::storage::LeaderEpochCache;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SideSummary {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     pub log_start_offset: i64,
     pub log_end_offset: i64,
@@ -69,6 +70,7 @@ pub struct OnlyRange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchRef {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     pub position: u64,
     pub base_offset: i64,

@@ -46,6 +46,7 @@ pub struct DigestOptions {
 pub struct RecordsDigest {
     /// The segment's `.log` (per-segment digests only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: Option<PathBuf>,
     #[serde(rename = "recordCount")]
     pub records: u64,
@@ -58,6 +59,7 @@ pub struct RecordsDigest {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DigestReport {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     pub from_offset: Option<i64>,
     pub to_offset: Option<i64>,
@@ -238,7 +240,7 @@ impl DigestReport {
     pub fn to_json(&self) -> serde_json::Value {
         json!({
             "format": crate::ops::JSON_FORMAT,
-            "dir": self.dir,
+            "dir": crate::format::os_path::escaped(&self.dir),
             "algorithm": "sha256",
             "encoding": "kseg/digest/1",
             "fromOffset": self.from_offset,

@@ -41,6 +41,7 @@ impl OwnedBatch {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stopped {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     pub position: u64,
     pub message: String,

@@ -116,6 +116,7 @@ pub struct PendingOffset {
 #[serde(rename_all = "camelCase")]
 pub struct GroupsReport {
     /// The `__consumer_offsets` partition directories replayed.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dirs: Vec<PathBuf>,
     pub groups: Vec<Group>,
     /// What the walk found wrong in those partitions.

@@ -55,6 +55,7 @@ pub struct LsOptions {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionListing {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     pub topic: Option<String>,
     pub partition: Option<i32>,
@@ -152,10 +153,12 @@ pub struct TopicTotals {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogDirListing {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub log_dir: PathBuf,
     /// `meta.properties`' node id (or broker id).
     pub broker_id: Option<i32>,
     /// The `__cluster_metadata-0` directory topic ids and assignments came from.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub metadata: Option<PathBuf>,
     pub partitions: Vec<PartitionListing>,
     /// About the log dir's own files (checkpoints, `meta.properties`, the metadata log).

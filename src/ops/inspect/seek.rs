@@ -34,6 +34,7 @@ pub enum OffsetQuery {
 #[serde(rename_all = "camelCase")]
 pub struct OffsetsAnswer {
     /// The partition directory.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     /// None: the broker answers "no offset" (no record at or after the timestamp).
     pub offset: Option<i64>,

@@ -165,6 +165,7 @@ pub struct ProducerTxnState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stop {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     pub position: u64,
     pub message: String,
@@ -173,6 +174,7 @@ pub struct Stop {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionTxns {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     pub topic: Option<String>,
     pub partition: Option<i32>,

@@ -32,6 +32,7 @@ use crate::storage::java_hash_order::{
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointUpdate {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     pub before: Option<i64>,
     /// None: the file has no entry for the partition afterwards.

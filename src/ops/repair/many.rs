@@ -82,6 +82,7 @@ pub fn bytes_to_recover(dir: &Path, recovery_point: i64) -> Result<u64> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionEstimate {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     pub recovery_point: i64,
     /// Where the recovery point came from (the checkpoint file, `--recovery-point`, or the
@@ -97,6 +98,7 @@ pub struct Estimate {
     pub partitions: Vec<PartitionEstimate>,
     /// Log dirs holding `.kafka_cleanshutdown`: the broker's next start-up trusts them and
     /// recovers nothing there (`LogManager.loadLogs`), unless it is removed.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub clean_shutdown_log_dirs: Vec<PathBuf>,
     pub bytes_to_recover: u64,
     /// Bytes recovered per second by one thread here: the plans' bytes over the summed time of

@@ -31,9 +31,10 @@ pub(crate) fn rebase_text(text: &str, work: &Path, dir: &Path) -> String {
 
 /// [`rebase_text`] on JSON text, where the paths appear as JSON strings.
 pub(crate) fn rebase_json(text: &str, work: &Path, dir: &Path) -> String {
-    // Lossily, as paths are shown: a name that is not UTF-8 must not stop a repair.
+    // Escaped as every path in kseg's JSON is (format::os_path).
     let quoted = |p: &Path| {
-        serde_json::to_string(&p.to_string_lossy()).unwrap_or_else(|_| p.display().to_string())
+        serde_json::to_string(&crate::format::os_path::escaped(p))
+            .unwrap_or_else(|_| p.display().to_string())
     };
     let (from, to) = (quoted(work), quoted(&as_prefix(dir)));
     text.replace(from.trim_matches('"'), to.trim_matches('"'))

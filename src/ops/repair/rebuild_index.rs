@@ -278,18 +278,11 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
     for (dir, asked) in targets {
         let bases = match asked {
             Some(b) => b,
-            None => {
-                let mut b = Vec::new();
-                for e in crate::storage::files::read_dir(&dir)? {
-                    let e = e.map_err(|e| Error::io(&dir, e))?;
-                    if let FileKind::Log { base_offset } =
-                        classify(&e.file_name().to_string_lossy())
-                    {
-                        b.push(base_offset);
-                    }
-                }
-                b
-            }
+            // The `.log` files (a non-file named like one is recorded, not a segment).
+            None => crate::storage::files::segment_logs(&dir)?
+                .into_iter()
+                .map(|(base, _)| base)
+                .collect(),
         };
         let mut segments = BTreeMap::new();
         // The index file whose state selected each segment: it is written last.
@@ -359,7 +352,7 @@ pub fn plan(paths: &[PathBuf], opts: &RebuildOptions) -> Result<Vec<RebuildPlan>
 impl RebuildPlan {
     pub fn to_json(&self) -> serde_json::Value {
         json!({
-            "dir": self.dir,
+            "dir": crate::format::os_path::escaped(&self.dir),
             "segments": self.segments.iter().map(|(b, w)| json!({"baseOffset": b, "why": w})).collect::<Vec<_>>(),
             "events": self.events,
             "changes": self.changes,

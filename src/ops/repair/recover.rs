@@ -264,7 +264,7 @@ impl RecoverPlan {
             serde_json::from_str(&super::rebase_json(&events, &self.work(), &self.dir))
                 .expect("still JSON");
         json!({
-            "dir": self.dir,
+            "dir": crate::format::os_path::escaped(&self.dir),
             "recoveryPoint": self.recovery_point,
             "recoveryPointSource": self.recovery_point_source,
             "logStartOffset": self.report.log_start_offset,

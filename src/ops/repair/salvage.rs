@@ -53,8 +53,10 @@ pub struct Unsaved {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SalvageReport {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     /// The salvaged partition directory; None when no valid batch was dropped.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub salvaged_dir: Option<PathBuf>,
     /// Bytes of the source that recovery drops.
     pub dropped_bytes: u64,
@@ -70,8 +72,8 @@ impl SalvageReport {
     pub fn to_json(&self) -> serde_json::Value {
         json!({
             "format": crate::ops::JSON_FORMAT,
-            "dir": self.dir,
-            "salvagedDir": self.salvaged_dir,
+            "dir": crate::format::os_path::escaped(&self.dir),
+            "salvagedDir": self.salvaged_dir.as_deref().map(crate::format::os_path::escaped),
             "droppedBytes": self.dropped_bytes,
             "savedBatchCount": self.saved_batches(),
             "saved": self.saved,

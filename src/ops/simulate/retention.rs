@@ -143,6 +143,7 @@ pub struct RemainingSegment {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RetentionReport {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     #[serde(skip)]
     pub topic_partition: Option<(String, i32)>,

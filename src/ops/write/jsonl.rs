@@ -112,6 +112,11 @@ fn parse_line(line: &str) -> std::result::Result<Option<SpecRecord>, String> {
         .map_err(|e| record_error(line, e))
 }
 
+/// The longest `--jsonl` line: a record of up to about 48 MiB in base64, far past Kafka's
+/// default `message.max.bytes` (1 MiB); a line is held whole with its decoded record, so its
+/// length is what a line costs.
+pub const MAX_LINE_BYTES: u64 = 64 << 20;
+
 /// Writes the partition directory `out_dir` from `frame` (topic, partition, config, clock,
 /// close, damage; its `ops` run first) and then the records of `input`, `batch_size` per
 /// batch, each batch a copy of `template` with the records filled in. Errors name
@@ -148,9 +153,20 @@ pub fn write_jsonl(
         let mut records = Vec::with_capacity(batch_size);
         loop {
             line.clear();
-            let n = input
+            let n = std::io::Read::take(&mut *input, MAX_LINE_BYTES + 1)
                 .read_line(&mut line)
                 .map_err(|e| Error::invalid(src, format!("line {}: {e}", line_no + 1)))?;
+            if n as u64 > MAX_LINE_BYTES && !line.ends_with('\n') {
+                return Err(Error::invalid(
+                    src,
+                    format!(
+                        "line {}: longer than {} (the most one --jsonl line may hold): a record \
+                         that large belongs in a spec, with a generated value",
+                        line_no + 1,
+                        crate::ops::human::size(MAX_LINE_BYTES)
+                    ),
+                ));
+            }
             if n > 0 {
                 line_no += 1;
                 let record = match line.trim().is_empty() {

@@ -92,7 +92,7 @@ impl LogDirSummary {
             .iter()
             .map(|p| p.report(&log_dir.join(&p.topic_partition)))
             .collect();
-        json!({"logDir": log_dir, "files": self.files, "partitions": partitions})
+        json!({"logDir": crate::format::os_path::escaped(log_dir), "files": self.files, "partitions": partitions})
     }
 }
 

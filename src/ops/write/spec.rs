@@ -17,7 +17,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
-use crate::format::batch::{build_batch, BatchSpec, RecordSpec, TimestampType};
+use crate::format::batch::{
+    build_batch, build_batch_streamed, BatchSpec, RecordSpec, TimestampType,
+};
 use crate::format::checkpoint::uuid_from_base64;
 use crate::format::codec::Compression;
 use crate::format::control::{encode_control_key, ControlRecordType, EndTxnMarker};
@@ -435,6 +437,50 @@ pub enum PlannedBatch {
         spec: LegacySetSpec,
         records: Vec<RecordSpec>,
     },
+    /// A v2 batch of generated records (`gen`), made one by one as the batch is built: a
+    /// count of millions costs the built batch, not the records.
+    Generated {
+        spec: BatchSpec,
+        records: GenRecords,
+    },
+}
+
+/// The records of a `gen` block, as parameters: [`GenRecords::iter`] makes them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenRecords {
+    base_offset: i64,
+    count: u32,
+    ts0: i64,
+    step: i64,
+    block_seed: i64,
+    key_len: Option<usize>,
+    value_len: Option<usize>,
+    kind: GenKind,
+}
+
+impl GenRecords {
+    pub fn iter(&self) -> impl Iterator<Item = RecordSpec> + '_ {
+        let field = |len: Option<usize>, seed: i64| len.map(|l| generate(seed, l, self.kind));
+        (0..i64::from(self.count)).map(move |i| RecordSpec {
+            offset: self.base_offset + i,
+            timestamp: self.ts0.saturating_add(i.saturating_mul(self.step)),
+            key: field(self.key_len, self.block_seed.wrapping_add(2 * i)),
+            value: field(self.value_len, self.block_seed.wrapping_add(2 * i + 1)),
+            headers: Vec::new(),
+        })
+    }
+
+    /// The fewest bytes the records take in a batch: each has its length, attributes,
+    /// timestamp and offset deltas, key and value lengths and header count (a byte each at
+    /// least), its key and its value.
+    fn least_bytes(&self) -> u64 {
+        let each = 7 + self.key_len.unwrap_or(0) as u64 + self.value_len.unwrap_or(0) as u64;
+        u64::from(self.count).saturating_mul(each)
+    }
+
+    fn last_offset(&self) -> Option<i64> {
+        (self.count > 0).then(|| self.base_offset + i64::from(self.count) - 1)
+    }
 }
 
 impl PlannedBatch {
@@ -453,6 +499,7 @@ impl PlannedBatch {
         let built = match self {
             PlannedBatch::V2 { spec, records } => build_batch(spec, records),
             PlannedBatch::Legacy { spec, records } => build_message_set(spec, records),
+            PlannedBatch::Generated { spec, records } => build_batch_streamed(spec, records.iter()),
         };
         built.map_err(|e| Error::invalid(source, format!("cannot build batch: {e}")))
     }
@@ -520,7 +567,7 @@ impl WriteSummary {
             None => (Value::Null, Value::Null),
         };
         let mut fields = serde_json::Map::new();
-        fields.insert("dir".into(), dir.display().to_string().into());
+        fields.insert("dir".into(), crate::format::os_path::escaped(dir).into());
         fields.insert("topic".into(), topic);
         fields.insert("partition".into(), partition);
         if let Value::Object(rest) = self.to_json() {
@@ -802,7 +849,8 @@ impl Planner<'_> {
             ));
         }
         let producer_id = b.producer_id.unwrap_or(-1);
-        let records = if let Some(c) = &b.control {
+        let mut generated = None;
+        let mut records = if let Some(c) = &b.control {
             let kind = match c.kind.as_str() {
                 "abort" => ControlRecordType::Abort,
                 "commit" => ControlRecordType::Commit,
@@ -820,7 +868,8 @@ impl Planner<'_> {
                 headers: Vec::new(),
             }]
         } else if let Some(g) = &b.gen {
-            self.gen_records(g, base_offset).map_err(bad)?
+            generated = Some(self.gen_records(g, base_offset).map_err(bad)?);
+            Vec::new()
         } else {
             let mut out = Vec::new();
             let mut offset = base_offset;
@@ -870,6 +919,7 @@ impl Planner<'_> {
         let last_offset = b
             .last_offset
             .or_else(|| records.last().map(|r| r.offset))
+            .or_else(|| generated.as_ref().and_then(GenRecords::last_offset))
             .unwrap_or(base_offset);
         if last_offset < base_offset {
             return Err(bad(format!(
@@ -881,6 +931,21 @@ impl Planner<'_> {
                 "a batch cannot end at the largest possible offset".into()
             ));
         }
+        if let Some(g) = generated
+            .as_ref()
+            .filter(|_| compression == Compression::None)
+        {
+            // Refused before any is made: uncompressed, the records are the batch.
+            let least = g.least_bytes();
+            if least > i32::MAX as u64 {
+                return Err(bad(format!(
+                    "gen: {} records of at least {least} bytes in all do not fit one \
+                     uncompressed batch (2^31 - 1 bytes, the most its length field holds); \
+                     split them into several batches",
+                    g.count
+                )));
+            }
+        }
         self.next_offset = last_offset + 1;
         let log_append_time = b.log_append_time.unwrap_or(self.now_ms);
         if magic < 2 {
@@ -888,6 +953,10 @@ impl Planner<'_> {
                 return Err(bad(format!(
                     "magic {magic} batches have no producer, control or transaction fields"
                 )));
+            }
+            // A message set is made whole (its entries, or the wrapper's inner set).
+            if let Some(g) = &generated {
+                records = g.iter().collect();
             }
             return Ok(PlannedBatch::Legacy {
                 spec: LegacySetSpec {
@@ -917,25 +986,26 @@ impl Planner<'_> {
             );
             seq
         };
-        Ok(PlannedBatch::V2 {
-            spec: BatchSpec {
-                base_offset,
-                partition_leader_epoch: b.leader_epoch.unwrap_or(0),
-                compression,
-                compression_level,
-                timestamp_type,
-                log_append_time,
-                producer_id,
-                producer_epoch: b
-                    .producer_epoch
-                    .unwrap_or(if producer_id >= 0 { 0 } else { -1 }),
-                base_sequence,
-                is_transactional: b.transactional.unwrap_or(b.control.is_some()),
-                is_control: b.control.is_some(),
-                delete_horizon_ms: b.delete_horizon_ms,
-                last_offset: b.last_offset,
-            },
-            records,
+        let spec = BatchSpec {
+            base_offset,
+            partition_leader_epoch: b.leader_epoch.unwrap_or(0),
+            compression,
+            compression_level,
+            timestamp_type,
+            log_append_time,
+            producer_id,
+            producer_epoch: b
+                .producer_epoch
+                .unwrap_or(if producer_id >= 0 { 0 } else { -1 }),
+            base_sequence,
+            is_transactional: b.transactional.unwrap_or(b.control.is_some()),
+            is_control: b.control.is_some(),
+            delete_horizon_ms: b.delete_horizon_ms,
+            last_offset: b.last_offset,
+        };
+        Ok(match generated {
+            Some(records) => PlannedBatch::Generated { spec, records },
+            None => PlannedBatch::V2 { spec, records },
         })
     }
 
@@ -943,22 +1013,18 @@ impl Planner<'_> {
         &mut self,
         g: &SpecGen,
         base_offset: i64,
-    ) -> std::result::Result<Vec<RecordSpec>, String> {
+    ) -> std::result::Result<GenRecords, String> {
         let step = g.ts_step.unwrap_or(1);
-        let ts0 = g.ts_start.unwrap_or(self.clock);
-        let block_seed = g.seed.wrapping_mul(GEN_SEED_MULTIPLIER);
-        let key_len = g.key_len.map(gen_len).transpose()?.flatten();
-        let value_len = g.value_len.map(gen_len).transpose()?.flatten();
-        let field = |len: Option<usize>, seed: i64| len.map(|l| generate(seed, l, g.kind));
-        let records = (0..i64::from(g.count))
-            .map(|i| RecordSpec {
-                offset: base_offset + i,
-                timestamp: ts0.saturating_add(i.saturating_mul(step)),
-                key: field(key_len, block_seed.wrapping_add(2 * i)),
-                value: field(value_len, block_seed.wrapping_add(2 * i + 1)),
-                headers: Vec::new(),
-            })
-            .collect();
+        let records = GenRecords {
+            base_offset,
+            count: g.count,
+            ts0: g.ts_start.unwrap_or(self.clock),
+            step,
+            block_seed: g.seed.wrapping_mul(GEN_SEED_MULTIPLIER),
+            key_len: g.key_len.map(gen_len).transpose()?.flatten(),
+            value_len: g.value_len.map(gen_len).transpose()?.flatten(),
+            kind: g.kind,
+        };
         if g.ts_start.is_none() {
             self.clock = self
                 .clock
@@ -1137,9 +1203,10 @@ mod tests {
         let Op::Append { batches } = &spec.ops[1] else {
             unreachable!()
         };
-        let PlannedBatch::V2 { spec: b, records } = p.plan(&batches[0]).unwrap() else {
+        let PlannedBatch::Generated { spec: b, records } = p.plan(&batches[0]).unwrap() else {
             unreachable!()
         };
+        let records: Vec<RecordSpec> = records.iter().collect();
         assert_eq!((b.base_offset, b.base_sequence), (2, 2));
         assert_eq!(records[2].timestamp, 1004);
         assert_eq!(records[0].key, None);

@@ -127,8 +127,10 @@ pub(super) fn map_prefix(f: &std::fs::File, p: &Path, n: u64) -> Result<IndexDat
     let map =
         unsafe { memmap2::MmapOptions::new().len(n_usize).map(f) }.map_err(|e| Error::io(p, e))?;
     super::super::progress::read(n);
+    let guard = super::super::live::MapGuard::new(map.as_ptr(), n_usize, p);
+    super::super::live::cut_after_map(p);
     Ok(IndexData {
-        _guard: Some(super::super::live::MapGuard::new(map.as_ptr(), n_usize, p)),
+        _guard: Some(guard),
         map: Some(map),
         released: Default::default(),
     })

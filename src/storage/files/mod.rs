@@ -146,8 +146,11 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     for e in read_dir(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let p = e.path();
-        // A non-file named like a segment file is an error naming it ([`is_regular_file`]).
-        if !is_regular_file(&e)? && p.is_dir() {
+        let regular = is_regular_file(&e)?;
+        // A non-file named like a Kafka file is recorded ([`is_regular_file`]), not listed.
+        if !regular && regular::kafka_named(&e) {
+            continue;
+        } else if !regular && p.is_dir() {
             dirs.push(p);
         } else {
             files.push(p);
@@ -178,7 +181,7 @@ pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
         if let crate::format::names::FileKind::Log { base_offset } =
             crate::format::names::classify(&name.to_string_lossy())
         {
-            // Anything but a file (or a link to one) named like a `.log` is an error naming it.
+            // Anything but a file (or a link to one) named like a `.log` is recorded, not read.
             if is_regular_file(&e)? {
                 logs.push((base_offset, e.path()));
             }

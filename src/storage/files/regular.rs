@@ -24,10 +24,65 @@ pub fn not_regular(t: std::fs::FileType) -> Option<&'static str> {
     })
 }
 
+/// The error of a read of `p`, which is `what` and not a regular file. Inside a directory a
+/// file named like a Kafka file is recorded ([`note_not_regular`]) and the error is "not
+/// found", so the read takes it as absent and the command goes on with what is there; a path
+/// named on the command line never gets here (`ops::input` refuses it, exit 2).
 pub(super) fn not_regular_error(p: &Path, what: &str) -> Error {
-    Error::invalid(
+    note_not_regular(p, what);
+    Error::io(
         p,
-        format!("{what}, not a regular file: only regular files (or links to them) are read as Kafka files"),
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{what}, not a regular file: only regular files (or links to them) are read as Kafka files"),
+        ),
+    )
+}
+
+/// Entries named like Kafka files that are not regular files (a FIFO, a socket, a device, a
+/// directory, a link to one), as met inside directories, with what each is, in the order met.
+static NOT_REGULAR: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether the broker reads an entry of this name as a Kafka file (markers such as `.lock`
+/// are only created or tested for existence).
+fn read_as_kafka_file(name: &std::ffi::OsStr) -> bool {
+    use crate::format::names::FileKind;
+    !matches!(
+        crate::format::names::classify(&name.to_string_lossy()),
+        FileKind::Unknown | FileKind::Lock | FileKind::CleanShutdown
+    )
+}
+
+/// Records that `p`, named like a Kafka file, is `what` and not a regular file (once per path).
+fn note_not_regular(p: &Path, what: &str) {
+    if !p.file_name().is_some_and(read_as_kafka_file) {
+        return;
+    }
+    let mut seen = NOT_REGULAR
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !seen.iter().any(|(q, _)| q == p) {
+        seen.push((p.to_path_buf(), what.to_owned()));
+    }
+}
+
+/// The entries of the directory `dir` recorded by [`note_not_regular`], left recorded.
+pub fn not_regular_in(dir: &Path) -> Vec<(PathBuf, String)> {
+    NOT_REGULAR
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .filter(|(p, _)| p.parent() == Some(dir))
+        .cloned()
+        .collect()
+}
+
+/// The entries recorded by [`note_not_regular`] since the last take (each reported once).
+pub fn take_not_regular() -> Vec<(PathBuf, String)> {
+    std::mem::take(
+        &mut NOT_REGULAR
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
     )
 }
 
@@ -174,11 +229,8 @@ pub fn open_data(p: &Path) -> Result<(std::fs::File, u64)> {
 /// the broker's `File.isFile` does (repairs refuse to change one: `ops::repair::apply`).
 ///
 /// A directory, a link to one, a link leading nowhere or any other entry is not a file; one
-/// named like a segment file (`.log`, `.index`, `.timeindex`, `.txnindex`) is an error naming
-/// it and what it is, never skipped: the broker's load skips it as not a file (`LogLoader`'s
-/// `File.isFile` filters), and deletes an index whose `.log` does not exist (`exists()`, which
-/// a dangling link fails) as an orphan, so what the entry stands for is the operator's to
-/// decide before anything reads or repairs it.
+/// named like a Kafka file is recorded with what it is ([`note_not_regular`]) and reported as
+/// a finding (`ops::finding::not_regular_findings`), never read.
 pub fn is_regular_file(e: &std::fs::DirEntry) -> Result<bool> {
     let p = e.path();
     let t = e.file_type().map_err(|err| Error::io(&p, err))?;
@@ -202,18 +254,14 @@ pub fn is_regular_file(e: &std::fs::DirEntry) -> Result<bool> {
     } else if t.is_dir() {
         "a directory".to_string()
     } else {
-        "not a regular file".to_string()
+        not_regular(t).unwrap_or("something else").to_string()
     };
-    if crate::format::names::classify(&e.file_name().to_string_lossy()).is_segment_file() {
-        return Err(Error::invalid(
-            &p,
-            format!(
-                "named like a segment file but {what}: the broker's load would skip it as not a \
-                 file (and, for a .log leading nowhere, delete its segment's indexes as \
-                 orphans); restore the file it stands for or move it out of the partition \
-                 directory"
-            ),
-        ));
-    }
+    note_not_regular(&p, &what);
     Ok(false)
+}
+
+/// Whether the entry `e`, not a regular file, is named like a Kafka file: recorded, never
+/// listed as a file or a sub-directory.
+pub(super) fn kafka_named(e: &std::fs::DirEntry) -> bool {
+    read_as_kafka_file(&e.file_name())
 }

@@ -101,16 +101,34 @@ impl<V> PathMap<V> {
 
     /// The paths under `root`.
     pub(super) fn under(&self, root: &Path) -> Vec<PathBuf> {
-        self.dirs
-            .iter()
-            .filter(|(d, _)| d.starts_with(root))
+        self.dirs_under(root)
             .flat_map(|(d, names)| names.keys().map(move |n| d.join(n)))
             .collect()
     }
 
     /// Forgets the paths under `root`.
     pub(super) fn remove_under(&mut self, root: &Path) {
-        self.dirs.retain(|d, _| !d.starts_with(root));
+        let under: Vec<PathBuf> = self.dirs_under(root).map(|(d, _)| d.clone()).collect();
+        for d in under {
+            self.dirs.remove(&d);
+        }
+    }
+
+    /// The directories at and under `root`: a run of the map (paths order by components, so
+    /// a directory's descendants follow it), found without a walk over the others (a log dir
+    /// of 30 k partitions stages 30 k directories).
+    fn dirs_under<'a>(
+        &'a self,
+        root: &'a Path,
+    ) -> impl Iterator<
+        Item = (
+            &'a PathBuf,
+            &'a std::collections::BTreeMap<std::ffi::OsString, V>,
+        ),
+    > {
+        self.dirs
+            .range::<Path, _>((std::ops::Bound::Included(root), std::ops::Bound::Unbounded))
+            .take_while(move |(d, _)| d.starts_with(root))
     }
 }
 
@@ -281,7 +299,7 @@ pub(super) fn held_in(dir: &Path) -> Vec<PathBuf> {
 
 /// Whether `p` lies in the work directory of a [`Staging`] alive (a file there may be held).
 pub(super) fn in_staging(p: &Path) -> bool {
-    staged_dirs().iter().any(|d| p.starts_with(d))
+    is_staged(p)
 }
 
 /// Makes the held file `p` a real one with its bytes, length and mtime.
@@ -579,7 +597,7 @@ impl Staging {
             scratch: scratch.to_path_buf(),
             work,
         };
-        staged_dirs().push(staging.work.clone());
+        staged_dirs().insert(staging.work.clone());
         let mut names = Vec::new();
         for e in read_dir(from)? {
             let e = e.map_err(|e| Error::io(from, e))?;
@@ -610,7 +628,7 @@ impl Staging {
     pub fn empty() -> Result<Self> {
         let tmp = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
         let scratch = tmp.path().to_path_buf();
-        staged_dirs().push(scratch.clone());
+        staged_dirs().insert(scratch.clone());
         Ok(Staging {
             _scratch: Some(tmp),
             work: scratch.clone(),
@@ -668,18 +686,22 @@ impl Drop for Staging {
             let _ = self.make_held_real();
         }
         held().remove_under(&self.work);
-        let mut staged = staged_dirs();
-        if let Some(i) = staged.iter().position(|d| *d == self.work) {
-            staged.swap_remove(i);
-        }
+        staged_dirs().remove(&self.work);
     }
 }
 
 /// The work directories of the [`Staging`]s alive: what the engine writes there is a plan,
 /// which no crash can leave half-written on the partition, so it is not fsynced.
-pub(super) static STAGED_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+pub(super) static STAGED_DIRS: std::sync::Mutex<std::collections::BTreeSet<PathBuf>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
 
-pub(super) fn staged_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+/// Whether `p` is in a staged directory: its ancestors looked up, not every directory staged.
+fn is_staged(p: &Path) -> bool {
+    let staged = staged_dirs();
+    !staged.is_empty() && p.ancestors().any(|a| staged.contains(a))
+}
+
+pub(super) fn staged_dirs() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<PathBuf>> {
     STAGED_DIRS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -689,7 +711,7 @@ pub(super) fn staged_dirs() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 /// for a staged file (planning): durability of a plan's scratch files means nothing, and
 /// under a busy disk each fsync costs milliseconds (per segment, most of a dry run's time).
 pub fn sync_all(f: &std::fs::File, path: &Path) -> Result<()> {
-    if staged_dirs().iter().any(|d| path.starts_with(d)) {
+    if is_staged(path) {
         return Ok(());
     }
     f.sync_all().map_err(|e| Error::io(path, e))

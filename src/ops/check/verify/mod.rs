@@ -54,6 +54,7 @@ impl Default for VerifyOptions {
 #[serde(rename_all = "camelCase")]
 pub struct SegmentSummary {
     pub base_offset: i64,
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     /// The file's size (`size` in every report's vocabulary).
     #[serde(rename = "size")]
@@ -73,6 +74,7 @@ pub struct SegmentSummary {
 pub struct PartitionReport {
     /// The partition directory (or the file given alone).
     #[serde(rename = "dir")]
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub path: PathBuf,
     pub topic: Option<String>,
     pub partition: Option<i32>,
@@ -107,10 +109,12 @@ pub struct Report {
     pub files_checked: usize,
     pub bytes_checked: u64,
     /// Files kseg could not classify, so did not read.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub skipped: Vec<PathBuf>,
     /// Files known by their name only and not read: marker files (`.lock`,
     /// `.kafka_cleanshutdown`), leftovers of an interrupted operation (reported as findings),
     /// KRaft snapshots still being written.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub classified: Vec<PathBuf>,
 }
 
@@ -686,6 +690,16 @@ pub fn verify_paths(
         .collect();
     let mut log_dir_findings = check_log_dirs(&units, &mut partitions, log_dir_scans);
     log_dir_findings.extend(stray_backups);
+    // Entries named like Kafka files that are not files: with their partition's findings.
+    for f in crate::ops::finding::not_regular_findings() {
+        match partitions
+            .iter_mut()
+            .find(|p| f.file.parent() == Some(p.path.as_path()))
+        {
+            Some(p) => p.findings.push(f),
+            None => log_dir_findings.push(f),
+        }
+    }
     Ok(Report {
         partitions,
         log_dir_findings,

@@ -43,8 +43,10 @@ pub enum Point {
 #[serde(rename_all = "camelCase")]
 pub struct MetadataReport {
     /// The `__cluster_metadata-0` directory.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     /// The snapshot the image starts from (null: none at or before the point).
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub snapshot: Option<PathBuf>,
     /// The image holds the records with offsets below this one.
     pub offset: i64,

@@ -82,6 +82,7 @@ struct SegmentRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartitionRef {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     pub topic: Option<String>,
     pub partition: Option<i32>,
@@ -91,9 +92,11 @@ pub struct PartitionRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GroupName {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: Option<PathBuf>,
     pub topic: Option<String>,
     pub partition: Option<i32>,
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: Option<PathBuf>,
     pub base_offset: Option<i64>,
     pub producer_id: Option<i64>,
@@ -157,6 +160,7 @@ pub struct Histograms {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SegmentTimes {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     pub base_offset: i64,
     pub min_timestamp: Option<i64>,
@@ -292,6 +296,7 @@ pub struct Report {
     pub groups: Vec<GroupStats>,
     pub total: Stats,
     /// Files named that are not segments (`.log`), so were not read.
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub skipped: Vec<PathBuf>,
 }
 

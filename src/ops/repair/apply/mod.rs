@@ -52,6 +52,7 @@ pub const LOCK_FILE_NAME: &str = ".lock";
 pub enum Change {
     /// The file gets the bytes of `source` (created if it does not exist).
     Write {
+        #[serde(serialize_with = "crate::format::os_path::serialize")]
         file: PathBuf,
         #[serde(skip)]
         source: PathBuf,
@@ -60,11 +61,13 @@ pub enum Change {
     },
     /// The file is cut to `size_after` bytes (a `.log` losing its invalid tail).
     Truncate {
+        #[serde(serialize_with = "crate::format::os_path::serialize")]
         file: PathBuf,
         size_before: u64,
         size_after: u64,
     },
     Delete {
+        #[serde(serialize_with = "crate::format::os_path::serialize")]
         file: PathBuf,
         size_before: u64,
     },
@@ -72,7 +75,9 @@ pub enum Change {
     /// `.deleted` dance). Done already when `from` is gone and `to` exists, so a rerun of the
     /// same plan after a failure skips it.
     Rename {
+        #[serde(serialize_with = "crate::format::os_path::serialize")]
         from: PathBuf,
+        #[serde(serialize_with = "crate::format::os_path::serialize")]
         to: PathBuf,
         size: u64,
     },

@@ -167,8 +167,10 @@ pub struct CleanedSegment {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactReport {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     /// The partition directory written (`--out`).
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub out: Option<PathBuf>,
     pub now_ms: i64,
     #[serde(
