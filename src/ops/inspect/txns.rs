@@ -304,6 +304,10 @@ pub fn partition_txns(
                     stopped = Some(stop(position, format!("an entry of {len} bytes")));
                     break 'segments;
                 }
+                Step::BadCrc { position, .. } => {
+                    stopped = Some(stop(position, "CRC mismatch".to_owned()));
+                    break 'segments;
+                }
             };
             if !entry.crc_is_valid() {
                 stopped = Some(stop(position, "CRC mismatch".to_owned()));

@@ -297,6 +297,9 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         exact_time_index: opts.deep,
         base_offset: opts.base_offset,
         max_batch_bytes: opts.max_batch_bytes,
+        // Every byte: dump's default of kafka-dump-log's 2^31-1 would leave a larger segment's
+        // tail unread, and its damage unseen.
+        max_bytes: u64::MAX,
         ..DumpOptions::default()
     };
     let mut scans = Scans::default();
