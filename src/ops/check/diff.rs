@@ -29,9 +29,9 @@ use crate::format::batch::PARTITION_LEADER_EPOCH_OFFSET;
 use crate::format::checkpoint::EpochEntry;
 use crate::format::entry::Entry;
 use crate::format::index::AbortedTxn;
-use crate::format::names::{LOG_START_OFFSET_CHECKPOINT_FILE_NAME, TXN_INDEX_FILE_SUFFIX};
+use crate::format::names::TXN_INDEX_FILE_SUFFIX;
 use crate::ops::input::{live_partitions, resolve, sibling, Shape, NO_LIVE_PARTITION};
-use crate::ops::partition::checkpoint_entry;
+use crate::ops::partition::loaded_log_start_offset;
 use crate::storage::leader_epoch::{end_offset_for, UNDEFINED_EPOCH_OFFSET};
 use crate::storage::txn_index::TxnIndexEntries;
 use crate::storage::LeaderEpochCache;
@@ -242,8 +242,7 @@ impl Side {
             .first()
             .and_then(|l| crate::ops::input::kind_of(l, None).kind.offset())
             .unwrap_or(0);
-        let log_start_offset = checkpoint_entry(dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME)?
-            .map_or(first_base, |(_, c, i)| c.entries[i].offset);
+        let log_start_offset = loaded_log_start_offset(dir, first_base)?;
         Ok(Side {
             batches,
             log_start_offset,

@@ -262,8 +262,7 @@ pub fn partition_txns(
         return Err(Error::invalid(dir, "no .log segment in this directory"));
     };
     let mut state = start_state(dir, first_base)?;
-    let log_start_offset = checkpoint_entry(dir, "log-start-offset-checkpoint")?
-        .map_or(first_base, |(_, c, i)| c.entries[i].offset.max(first_base));
+    let log_start_offset = crate::ops::partition::loaded_log_start_offset(dir, first_base)?;
     let mut running: IdMap<Running> = IdMap::default();
     let (mut committed, mut aborted) = (Totals::default(), Totals::default());
     let mut aborted_transactions = Vec::new();
