@@ -51,6 +51,12 @@ pub enum Expected {
     /// `recover`, `retention`, `compact`.
     #[error("a partition directory `<topic>-<partition>`")]
     Partition,
+    /// `digest`.
+    #[error("a partition directory, a log dir or a directory of log dirs")]
+    PartitionOrLogDirs,
+    /// `diff`: both sides of one shape.
+    #[error("two partition directories, or two log dirs (or directories of log dirs)")]
+    PartitionsOrLogDirs,
 }
 
 /// In-place work, as the broker does it to the logs it loads.
@@ -81,6 +87,12 @@ pub enum Unusable {
     NotAFile(&'static str),
     #[error("this is {0}")]
     Shape(&'static str),
+    /// Two paths to compare, of two shapes.
+    #[error("this is {this}, the other path {other}")]
+    Mixed {
+        this: &'static str,
+        other: &'static str,
+    },
     #[error("a directory of log dirs ({0}); name them one by one")]
     LogDirs(String),
     #[error("empty directory")]

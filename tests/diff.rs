@@ -238,3 +238,136 @@ fn log_start_offsets_differ() {
     assert_eq!(v["onlyB"], json!([]));
     assert_eq!(v["firstDifference"], Value::Null);
 }
+
+/// `spec` for partition `partition` of topic `t`.
+fn partition_spec(batches: &[(i32, u32, i64)], partition: i32) -> Value {
+    let mut s = spec(batches, 1 << 30);
+    s["partition"] = json!(partition);
+    s
+}
+
+/// Two log dirs: t-0 the same on both, t-1 diverging after the common prefix (A in epoch 2
+/// from offset 100, B in epoch 1), t-2 only on A, t-3 only on B.
+fn log_dir_pair(root: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (a, b) = (root.join("kafka-1"), root.join("kafka-2"));
+    let mut a1 = prefix();
+    a1.extend([(2, 5, 50), (2, 5, 51)]);
+    let mut b1 = prefix();
+    b1.extend([(1, 8, 60)]);
+    write(&partition_spec(&prefix(), 0), &a.join("t-0"));
+    write(&partition_spec(&prefix(), 0), &b.join("t-0"));
+    write(&partition_spec(&a1, 1), &a.join("t-1"));
+    write(&partition_spec(&b1, 1), &b.join("t-1"));
+    write(&partition_spec(&prefix(), 2), &a.join("t-2"));
+    write(&partition_spec(&prefix(), 3), &b.join("t-3"));
+    for d in [&a, &b] {
+        std::fs::write(d.join("meta.properties"), "version=0\nbroker.id=1\n").unwrap();
+    }
+    (a, b)
+}
+
+#[test]
+fn log_dirs_partition_by_partition() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = log_dir_pair(tmp.path());
+    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = kseg(&["diff", sa, sb]);
+    assert_eq!(o.status.code(), Some(1));
+    // The first batch after the common prefix: A's 100..=104 against B's 100..=107 (other
+    // offsets), in A's epoch 2.
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "t-0  identical\n\
+         t-1  diverge at offset 100 (epoch 2): offsets\n\
+         t-2  only in A\n\
+         t-3  only in B\n\
+         4 partition(s): 1 identical, 1 diverge, 1 only in A, 1 only in B\n"
+    );
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("1 partition(s) diverge, 1 only in A, 1 only in B"));
+    let o = kseg(&["diff", "--json", sa, sb]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    common::assert_matches_schema("diffLogDirs", std::slice::from_ref(&v));
+    assert_eq!(v["identical"], json!(false));
+    let got: Vec<_> = v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["topic"].clone(),
+                p["partition"].clone(),
+                p["status"].clone(),
+                p["offset"].clone(),
+                p["leaderEpoch"].clone(),
+            )
+        })
+        .collect();
+    let row = |n: i32, s: &str, o: Value, e: Value| (json!("t"), json!(n), json!(s), o, e);
+    assert_eq!(
+        got,
+        vec![
+            row(0, "identical", Value::Null, Value::Null),
+            row(1, "diverge", json!(100), json!(2)),
+            row(2, "onlyInA", Value::Null, Value::Null),
+            row(3, "onlyInB", Value::Null, Value::Null),
+        ]
+    );
+    assert_eq!(v["partitions"][2]["b"], Value::Null);
+    assert_eq!(
+        (v["partitionCount"].clone(), v["divergeCount"].clone()),
+        (json!(4), json!(1))
+    );
+    // The same log dir twice: every partition identical.
+    let o = kseg(&["diff", sa, sa]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .ends_with("3 partition(s): 3 identical, 0 diverge, 0 only in A, 0 only in B\n"));
+}
+
+/// A partition directory against a log dir: nothing pairs them (exit 2, naming both shapes);
+/// a directory of log dirs is the union of its log dirs' partitions.
+#[test]
+fn log_dirs_mixed_and_directories_of_log_dirs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = log_dir_pair(tmp.path());
+    let o = kseg(&["diff", a.join("t-0").to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("this is a log dir, the other path a partition directory"),
+        "{err}"
+    );
+    // A's partitions spread over two log dirs of one parent.
+    let parent = tmp.path().join("var-lib-kafka");
+    for (d, parts) in [("data-1", ["t-0", "t-1"]), ("data-2", ["t-2", "t-9"])] {
+        std::fs::create_dir_all(parent.join(d)).unwrap();
+        for p in parts {
+            if a.join(p).exists() {
+                std::fs::rename(a.join(p), parent.join(d).join(p)).unwrap();
+            }
+        }
+        std::fs::write(parent.join(d).join("meta.properties"), "version=0\n").unwrap();
+    }
+    let o = kseg(&[
+        "diff",
+        "--json",
+        parent.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let statuses: Vec<_> = v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["status"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(statuses, ["identical", "diverge", "onlyInA", "onlyInB"]);
+    // The same partition in two of its log dirs: the broker refuses to start (exit 2).
+    write(&partition_spec(&prefix(), 0), &parent.join("data-2/t-0"));
+    let o = kseg(&["diff", parent.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is in two log dirs"));
+}

@@ -167,3 +167,67 @@ fn offset_ranges_and_the_documented_encoding() {
         .collect();
     assert_eq!(ranged["sha256"], json!(want));
 }
+
+/// A log dir: one digest per partition, each the partition directory's own, and the combined
+/// one as docs/compare.md defines it, computed here from those lines; laid out in other
+/// segments, the same; with a partition missing, another.
+#[test]
+fn log_dir_digest_per_partition_and_combined() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write_log_dir = |name: &str, segment_bytes: u64, partitions: &[i32]| {
+        let dir = tmp.path().join(name);
+        for &p in partitions {
+            let mut s = records_spec(segment_bytes, 0, &same);
+            s["partition"] = json!(p);
+            write(&s, &dir.join(format!("t-{p}")));
+        }
+        std::fs::write(dir.join("meta.properties"), "version=0\n").unwrap();
+        dir
+    };
+    let one = write_log_dir("kafka-1", 1 << 30, &[0, 1, 10]);
+    let many = write_log_dir("kafka-2", 200, &[0, 1, 10]);
+    let fewer = write_log_dir("kafka-3", 1 << 30, &[0, 10]);
+    let json_of = |d: &std::path::Path| -> Value {
+        let o = kseg(&["digest", "--json", d.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let v = json_of(&one);
+    common::assert_matches_schema("digestLogDirs", std::slice::from_ref(&v));
+    assert_eq!(v["partitionCount"], json!(3));
+    assert_eq!(v["recordCount"], json!(36));
+    let mut combined = Sha256::new();
+    combined.update(b"kseg/digest-logdir/1\n");
+    for (i, p) in [0, 1, 10].into_iter().enumerate() {
+        let entry = &v["partitions"][i];
+        assert_eq!(
+            (&entry["topic"], &entry["partition"]),
+            (&json!("t"), &json!(p))
+        );
+        let own = json_of(&one.join(format!("t-{p}")));
+        assert_eq!(entry["sha256"], own["sha256"]);
+        combined.update(format!("t {p} {}\n", own["sha256"].as_str().unwrap()).as_bytes());
+    }
+    assert_eq!(v["sha256"], json!(common::hex(&combined.finalize())));
+    assert_eq!(json_of(&many)["sha256"], v["sha256"]);
+    assert_ne!(json_of(&fewer)["sha256"], v["sha256"]);
+    let o = kseg(&["digest", one.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.ends_with(&format!(
+        "{}  {}  combined, 3 partition(s)\n",
+        v["sha256"].as_str().unwrap(),
+        one.display()
+    )));
+    // A log dir holding no partition the broker serves: nothing hashed, exit 2.
+    let bare = tmp.path().join("kafka-4");
+    std::fs::create_dir_all(bare.join("t-0.0123456789abcdef0123456789abcdef-delete")).unwrap();
+    std::fs::write(bare.join("meta.properties"), "version=0\n").unwrap();
+    let o = kseg(&["digest", bare.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -6,6 +6,8 @@
 //! largest decompressed batch".
 //! Before this change `dump` of such an index peaked at 4.2 GB and `verify --deep` and
 //! `rebuild-index` at 2.1 GB (the file read whole, its entries collected).
+//! Also a `.log` entry whose length field declares 2^31-1 or 1 GiB over a sparse tail (issue
+//! #33 item 5): no command's memory follows a declared length.
 
 mod common;
 
@@ -912,4 +914,128 @@ fn a_jsonl_line_past_the_limit_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("line 2: longer than 64.0 MiB"), "{err}");
+}
+
+/// The header of one more v2 entry: base offset 1443 (after a-plain-v2's last batch), length
+/// field `size`, epoch 0, magic 2 and a stored CRC of 0x12345678.
+fn declared_entry(size: i32) -> Vec<u8> {
+    let mut h = 1443i64.to_be_bytes().to_vec();
+    h.extend(size.to_be_bytes());
+    h.extend(0i32.to_be_bytes());
+    h.push(2);
+    h.extend(0x1234_5678u32.to_be_bytes());
+    h
+}
+
+/// A copy of a-plain-v2's partition whose last segment ends in [`declared_entry`] of `size`
+/// over a sparse tail: the segment grows by 2 GiB. Its path and where the entry starts.
+fn declared_tail(tmp: &Path, size: i32) -> Option<(PathBuf, PathBuf, u64)> {
+    let dir = reference_copy(tmp, "a-plain-v2")?;
+    let log = dir.join("00000000000000001294.log");
+    let at = std::fs::metadata(&log).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&log).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &declared_entry(size), at).unwrap();
+    f.set_len(at + HOSTILE_BYTES).unwrap();
+    Some((dir, log, at))
+}
+
+/// Where and why `verify`, `recover` and `rebuild-index --all` (dry runs, JSON) say the
+/// segment's valid data ends: (position, message) each.
+fn judged(dir: &Path) -> Vec<(u64, String)> {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let o = common::kseg(args);
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let d = dir.to_str().unwrap();
+    let verify = json(&["verify", "--json", d]);
+    let first = &verify["partitions"][0]["findings"][0];
+    let mut out = vec![(
+        first["position"].as_u64().unwrap(),
+        format!("{}: {}", first["check"], first["message"]),
+    )];
+    for args in [
+        &["recover", "--json", d][..],
+        &["rebuild-index", "--all", "--json", d],
+    ] {
+        let v = json(args);
+        let invalid = v["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|e| e["invalid"].as_object())
+            .unwrap_or_else(|| panic!("kseg {args:?}: no invalid data in {v}"));
+        out.push((
+            invalid["position"].as_u64().unwrap(),
+            invalid["reason"].as_str().unwrap().to_owned(),
+        ));
+    }
+    out
+}
+
+/// Issue #33 item 5: a last batch declaring 2^31-1 bytes over a sparse 2 GiB tail (more than
+/// the file holds: a torn write, which verify once left unseen past kafka-dump-log's
+/// 2^31-1-byte reading limit), and one declaring 1 GiB that the file holds (its checksum,
+/// computed as the bytes stream by, fails; `recover` and `rebuild-index` once loaded it whole,
+/// 984 MB resident, and `offsets` 1 GB). Every command stays under 64 MB and verify, recover
+/// and rebuild-index stop at the same byte for the same reason.
+#[test]
+fn a_declared_length_costs_nothing_until_its_bytes_check_out() {
+    for (size, codes) in [
+        // verify, verify --deep, recover, rebuild-index --all, dump, dump --deep, stats, txns,
+        // digest, offsets, locate.
+        (i32::MAX, [1, 1, 1, 1, 0, 0, 1, 1, 1, 0, 1]),
+        (1 << 30, [1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1]),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let Some((dir, log, at)) = declared_tail(tmp.path(), size) else {
+            return;
+        };
+        let d = dir.as_os_str();
+        let commands: [&[&OsStr]; 11] = [
+            &[OsStr::new("verify"), d],
+            &[OsStr::new("verify"), OsStr::new("--deep"), d],
+            &[OsStr::new("recover"), d],
+            &[OsStr::new("rebuild-index"), OsStr::new("--all"), d],
+            &[OsStr::new("dump"), log.as_os_str()],
+            &[
+                OsStr::new("dump"),
+                OsStr::new("--deep-iteration"),
+                log.as_os_str(),
+            ],
+            &[OsStr::new("stats"), d],
+            &[OsStr::new("txns"), d],
+            &[OsStr::new("digest"), d],
+            &[OsStr::new("offsets"), d],
+            &[OsStr::new("locate"), OsStr::new("1443"), d],
+        ];
+        for (args, code) in commands.iter().zip(codes) {
+            bounded(args, code);
+        }
+        let judged = judged(&dir);
+        assert!(judged.iter().all(|(p, _)| *p == at), "{judged:#?}");
+        // Each names the stored CRC and the one computed here, or the length announced.
+        let whys: Vec<String> = if size == i32::MAX {
+            // Kafka's FileLogInputStream: an entry running past the end is where the file's
+            // batches end; recovery cuts it.
+            vec![format!("announces {} bytes", i64::from(size) + 12)]
+        } else {
+            // The CRC32C of everything after the stored CRC, computed here in 1 MiB reads.
+            use std::io::{Read, Seek};
+            let mut f = std::fs::File::open(&log).unwrap();
+            f.seek(std::io::SeekFrom::Start(at + 21)).unwrap();
+            let mut left = u64::from(size.unsigned_abs()) - 9;
+            let (mut crc, mut buf) = (0u32, vec![0; 1 << 20]);
+            while left > 0 {
+                let n = left.min(buf.len() as u64) as usize;
+                f.read_exact(&mut buf[..n]).unwrap();
+                crc = crc32c::crc32c_append(crc, &buf[..n]);
+                left -= n as u64;
+            }
+            vec![0x1234_5678u32.to_string(), crc.to_string()]
+        };
+        for (_, message) in &judged {
+            let same = whys.iter().all(|w| message.contains(w.as_str()));
+            assert!(same, "{message:?} does not say {whys:?}: {judged:#?}");
+        }
+    }
 }

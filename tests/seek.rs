@@ -1147,3 +1147,32 @@ fn filters_leave_out_files_without_records_and_say_which() {
     assert!(stdout.contains("offset:"), "{stdout}");
     assert!(!String::from_utf8(out.stderr).unwrap().contains("left out"));
 }
+
+/// A directory of log dirs (a `log.dirs` parent): `offsets` answers for the partitions of each
+/// log dir, and says on stderr that it took them.
+#[test]
+fn offsets_takes_each_log_dir_of_a_directory_of_log_dirs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = |p: i32| {
+        format!(
+            r#"{{"topic":"t","partition":{p},"ops":[{{"op":"append","batches":[{{"records":[{{"key":"a"}},{{"key":"b"}}]}}]}}]}}"#
+        )
+    };
+    common::kseg_write(&spec(0), &tmp.path().join("data-1/t-0"));
+    common::kseg_write(&spec(1), &tmp.path().join("data-2/t-1"));
+    let o = common::kseg(&["offsets", "--json", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let answered: Vec<(String, i64)> = v["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let dir = std::path::Path::new(a["dir"].as_str().unwrap());
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            (name, a["offset"].as_i64().unwrap())
+        })
+        .collect();
+    assert_eq!(answered, [("t-0".to_owned(), 2), ("t-1".to_owned(), 2)]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a directory of 2 log dir(s), each taken"));
+}

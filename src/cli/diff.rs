@@ -1,24 +1,29 @@
 //! `kseg diff A B`: where two replicas of one partition diverge, by the broker's follower
-//! truncation and by their batches, and what only one of them has.
+//! truncation and by their batches, and what only one of them has; for two log dirs, each
+//! partition's answer on one line.
 
 use std::path::PathBuf;
 
 use clap::Args;
 
 use super::{fail, notice, why, EXIT_FINDINGS, EXIT_OK};
-use crate::ops::check::diff::diff;
+use crate::ops::check::diff::{compare, Comparison, DiffReport, LogDirsDiff};
 
 #[derive(Debug, Args)]
 #[command(
     after_help = "Exit status: 0 when the two are logically identical (the same batches above \
 the same log start offset, the same producer state and aborted transactions; segment \
-boundaries do not matter); 1 when they diverge; 2 on errors."
+boundaries do not matter); 1 when they diverge, or reading stopped at damage (what follows \
+it is not compared); 2 on errors. Two log dirs (or directories \
+of log dirs) are compared partition by partition (one line each: identical, only in A, only \
+in B, or where they diverge); 1 when any partition differs or is on one side only. A partition \
+directory and a log dir are not compared (2)."
 )]
 pub struct DiffArgs {
-    /// One replica's partition directory.
+    /// One replica's partition directory, or a broker's log dir.
     #[arg(value_name = "A")]
     pub a: PathBuf,
-    /// The other replica's partition directory (the same topic-partition).
+    /// The other replica's partition directory (the same topic-partition), or log dir.
     #[arg(value_name = "B")]
     pub b: PathBuf,
     /// Print the comparison as JSON.
@@ -27,27 +32,73 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: DiffArgs) -> u8 {
-    let report = match diff(&args.a, &args.b) {
-        Ok(r) => r,
-        Err(e) => return fail(&e),
-    };
+    match compare(&args.a, &args.b) {
+        Ok(Comparison::Partition(report)) => partition(&report, args.json),
+        Ok(Comparison::LogDirs(report)) => log_dirs(&report, args.json),
+        Err(e) => fail(&e),
+    }
+}
+
+fn stopped_notice(st: &crate::ops::check::stream::Stopped) {
+    notice(&format!(
+        "{}: compared up to damage at position {}: {}",
+        st.file.display(),
+        st.position,
+        st.message
+    ));
+}
+
+/// The exit status of identical sides: damage that stopped the reading is a finding, as what
+/// lies after it was not compared.
+fn compared_all(damaged: bool) -> u8 {
+    if !damaged {
+        return EXIT_OK;
+    }
+    why("identical up to the damage; what follows it was not compared");
+    EXIT_FINDINGS
+}
+
+fn log_dirs(report: &LogDirsDiff, json: bool) -> u8 {
+    for p in &report.partitions {
+        p.a_stopped
+            .iter()
+            .chain(&p.b_stopped)
+            .for_each(stopped_notice);
+    }
+    if json {
+        crate::cli::render::outln!("{}", report.to_json());
+    } else {
+        crate::cli::render::out!("{}", report.render_text());
+    }
+    let damaged = report
+        .partitions
+        .iter()
+        .any(|p| p.a_stopped.is_some() || p.b_stopped.is_some());
+    if report.identical() {
+        return compared_all(damaged);
+    }
+    why(&format!(
+        "the log dirs differ: {} partition(s) diverge, {} only in A, {} only in B",
+        report.count("diverge"),
+        report.count("onlyInA"),
+        report.count("onlyInB")
+    ));
+    EXIT_FINDINGS
+}
+
+fn partition(report: &DiffReport, json: bool) -> u8 {
     for s in [&report.a, &report.b] {
         if let Some(st) = &s.stopped {
-            notice(&format!(
-                "{}: compared up to damage at position {}: {}",
-                st.file.display(),
-                st.position,
-                st.message
-            ));
+            stopped_notice(st);
         }
     }
-    if args.json {
+    if json {
         crate::cli::render::print_document(&report.to_json());
     } else {
         crate::cli::render::out!("{}", report.render_text());
     }
     if report.identical() {
-        EXIT_OK
+        compared_all(report.a.stopped.is_some() || report.b.stopped.is_some())
     } else {
         match &report.first_difference {
             Some(d) => why(&format!(

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::args::offset;
 use super::{fail, notice, why, EXIT_FINDINGS, EXIT_OK};
-use crate::ops::check::digest::{digest, DigestOptions};
+use crate::ops::check::digest::{digest_path, DigestOptions, Digests};
 
 #[derive(Debug, Args)]
 #[command(
@@ -16,10 +16,11 @@ producer id, epoch and sequence, transactional and control flags, key, value and
 offset order (the encoding is in docs/compare.md); not segment or batch boundaries, compression or \
 CRCs, nor the partition leader epoch unless --with-epochs. Exit status: 0 when every batch \
 could be read; 1 when reading stopped at damage (the digest covers the records before it); \
-2 on errors."
+2 on errors. A log dir (or a directory of log dirs) gets a digest per partition and a combined \
+one over them (its encoding is in docs/compare.md)."
 )]
 pub struct DigestArgs {
-    /// The partition directory.
+    /// The partition directory, or a log dir (every partition in it).
     #[arg(value_name = "PATH")]
     pub dir: PathBuf,
     /// First offset to hash (inclusive).
@@ -46,26 +47,28 @@ pub fn run(args: DigestArgs) -> u8 {
         with_epochs: args.with_epochs,
         segments: args.segments,
     };
-    let report = match digest(&args.dir, &opts) {
+    let report = match digest_path(&args.dir, &opts) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    if args.json {
-        crate::cli::render::print_document(&report.to_json());
-    } else {
-        crate::cli::render::out!("{}", report.render_text());
+    match (&report, args.json) {
+        (Digests::Partition(r), true) => crate::cli::render::print_document(&r.to_json()),
+        (Digests::Partition(r), false) => crate::cli::render::out!("{}", r.render_text()),
+        (Digests::LogDirs(l), true) => crate::cli::render::print_document(&l.to_json(&opts)),
+        (Digests::LogDirs(l), false) => crate::cli::render::out!("{}", l.render_text()),
     }
-    match &report.stopped {
-        Some(st) => {
-            notice(&format!(
-                "{}: reading stopped at damage at position {}: {}",
-                st.file.display(),
-                st.position,
-                st.message
-            ));
-            why("the digest covers only the records before the damage");
-            EXIT_FINDINGS
-        }
-        None => EXIT_OK,
+    let stopped = report.stopped();
+    for st in &stopped {
+        notice(&format!(
+            "{}: reading stopped at damage at position {}: {}",
+            st.file.display(),
+            st.position,
+            st.message
+        ));
     }
+    if stopped.is_empty() {
+        return EXIT_OK;
+    }
+    why("the digest covers only the records before the damage");
+    EXIT_FINDINGS
 }

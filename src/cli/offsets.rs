@@ -13,7 +13,8 @@ use crate::ops::inspect::seek::{partition_offsets, OffsetQuery, OffsetsAnswer};
 
 #[derive(Debug, Args)]
 pub struct OffsetsArgs {
-    /// A partition directory, or a log dir (every partition in it).
+    /// A partition directory, a log dir (every partition in it), or a directory of log dirs
+    /// (each of them).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// `earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the
@@ -41,10 +42,18 @@ fn parse_query(s: &str) -> Result<OffsetQuery, String> {
 }
 
 pub fn run(args: OffsetsArgs) -> u8 {
-    let answers = match partition_offsets(&args.path, args.time) {
-        Ok(a) => a,
-        Err(e) => return fail(&e),
+    // A directory of log dirs: each of them, said on stderr.
+    let paths = match super::log_dirs_named(std::slice::from_ref(&args.path), false) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
+    let mut answers = Vec::new();
+    for path in &paths {
+        match partition_offsets(path, args.time) {
+            Ok(a) => answers.extend(a),
+            Err(e) => return fail(&e),
+        }
+    }
     for a in &answers {
         for f in &a.fallbacks {
             notice(f);

@@ -441,6 +441,61 @@ impl<'s> Iterator for RecordIter<'s> {
     }
 }
 
+/// An entry's checksum computed over its bytes as they stream by, so that an entry too large to
+/// hold is judged by its checksum before any memory is spent on it: a v2 batch's CRC32C covers
+/// the bytes from its attributes on, a legacy message's CRC32 those from its magic on.
+pub struct StreamedCrc {
+    stored: u32,
+    v2: Option<u32>,
+    legacy: crc32fast::Hasher,
+}
+
+impl StreamedCrc {
+    /// Bytes of an entry's start that hold its magic and stored checksum, after which
+    /// [`StreamedCrc::update`] takes the rest.
+    pub const HEAD_BYTES: usize = super::batch::CRC_COVERAGE_START;
+
+    /// From the entry's first [`Self::HEAD_BYTES`] bytes; None for a magic neither v0, v1
+    /// nor v2.
+    pub fn new(head: &[u8; Self::HEAD_BYTES]) -> Option<Self> {
+        let be = |at: usize| u32::from_be_bytes(head[at..at + 4].try_into().expect("4 bytes"));
+        let magic = head[HEADER_SIZE_UP_TO_MAGIC_BYTES - 1] as i8;
+        match magic {
+            2 => Some(StreamedCrc {
+                stored: be(17),
+                v2: Some(0),
+                legacy: crc32fast::Hasher::new(),
+            }),
+            0 | 1 => {
+                // Covered from the magic on: the magic and the bytes after the stored CRC's
+                // place in v2 (for legacy, the attributes and what follows).
+                let mut legacy = crc32fast::Hasher::new();
+                legacy.update(&head[HEADER_SIZE_UP_TO_MAGIC_BYTES - 1..]);
+                Some(StreamedCrc {
+                    stored: be(12),
+                    v2: None,
+                    legacy,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The next bytes of the entry, in order, after the first [`Self::HEAD_BYTES`].
+    pub fn update(&mut self, bytes: &[u8]) {
+        match self.v2.as_mut() {
+            Some(crc) => *crc = crc32c::crc32c_append(*crc, bytes),
+            None => self.legacy.update(bytes),
+        }
+    }
+
+    /// The stored checksum and the computed one.
+    pub fn finish(self) -> (u32, u32) {
+        let computed = self.v2.unwrap_or_else(|| self.legacy.finalize());
+        (self.stored, computed)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

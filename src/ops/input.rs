@@ -49,6 +49,9 @@ impl Expected {
             Expected::PartitionOrLogDir => matches!(shape, Shape::Partition | Shape::LogDir),
             Expected::LogDir => matches!(shape, Shape::LogDir),
             Expected::Partition => matches!(shape, Shape::Partition),
+            Expected::PartitionOrLogDirs | Expected::PartitionsOrLogDirs => {
+                !matches!(shape, Shape::File)
+            }
         }
     }
 }
@@ -371,4 +374,53 @@ pub fn sibling(path: &Path, suffix: &str) -> PathBuf {
         .find_map(|s| name.strip_suffix(s))
         .unwrap_or(&name);
     path.with_file_name(format!("{stem}{suffix}"))
+}
+
+/// Why a log dir without a [`live_partitions`] entry gives nothing to compare or hash.
+pub const NO_LIVE_PARTITION: &str =
+    "no partition directory the broker serves here (only its own files, or -delete, -future, -stray directories)";
+
+/// The live partition directories (`<topic>-<partition>` holding partition files) of a log dir,
+/// or of every log dir of a directory of log dirs, by topic and partition. `-delete`,
+/// `-future` and `-stray` directories are left out: the broker serves none of them. The same
+/// partition in two log dirs is an error: the broker refuses to start, and which copy is
+/// meant is unknown.
+pub fn live_partitions(
+    path: &Path,
+    shape: &Shape,
+) -> Result<std::collections::BTreeMap<(String, i32), PathBuf>> {
+    let log_dirs = match shape {
+        Shape::LogDir => vec![path.to_path_buf()],
+        Shape::LogDirs(dirs) => dirs.clone(),
+        other => {
+            return Err(Error::unusable(
+                path,
+                Unusable::Shape(other.describe()),
+                Expected::LogDir,
+            ))
+        }
+    };
+    let mut out = std::collections::BTreeMap::new();
+    for log_dir in log_dirs {
+        for d in crate::storage::files::list_dir(&log_dir)? {
+            let Some(p) = parse_partition_dir(&name_of(&d)) else {
+                continue;
+            };
+            if p.state != PartitionDirState::Live || !d.is_dir() || !holds_partition(&d) {
+                continue;
+            }
+            if let Some(first) = out.insert((p.topic, p.partition), d.clone()) {
+                return Err(Error::invalid(
+                    path,
+                    format!(
+                        "partition {} is in two log dirs ({} and {}): the broker refuses to start; name one log dir",
+                        name_of(&d),
+                        first.display(),
+                        d.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
 }

@@ -15,6 +15,7 @@ use crate::format::checkpoint::OffsetCheckpoint;
 use crate::format::index::{OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES};
 use crate::format::names::{
     classify, index_file_name, log_file_name, parse_partition_dir, time_index_file_name, FileKind,
+    LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
 };
 use crate::storage::files::{read_state, StateFile};
 use crate::storage::log_reader::{LogReader, Step};
@@ -164,6 +165,16 @@ impl PartitionView {
         Ok(checkpoint_entry(&self.dir, file_name)?
             .map(|(path, checkpoint, i)| (path, checkpoint.entries[i].offset)))
     }
+}
+
+/// The log start offset the broker loads for the partition directory `dir` whose first
+/// segment's base offset is `first_segment_base`: the larger of that base and the log dir's
+/// `log-start-offset-checkpoint` entry (`LogLoader.load`). A batch's offset plays no part: a
+/// compacted first segment whose first batch is at 2459 still starts the log at its base.
+pub fn loaded_log_start_offset(dir: &Path, first_segment_base: i64) -> Result<i64> {
+    let checkpointed = checkpoint_entry(dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME)?
+        .map(|(_, c, i)| c.entries[i].offset);
+    Ok(checkpointed.map_or(first_segment_base, |c| c.max(first_segment_base)))
 }
 
 /// The log dir's checkpoint file `file_name` beside the partition directory `dir`, decoded,

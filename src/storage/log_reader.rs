@@ -15,7 +15,9 @@ use crate::error::{Error, Result};
 use crate::format::batch::{
     HEADER_SIZE_UP_TO_MAGIC_BYTES, LOG_OVERHEAD_BYTES, MIN_ENTRY_SIZE_FIELD,
 };
-use crate::format::entry::{frame_at, peek_header, Entry, EntryHeader, Frame, PEEK_HEADER_BYTES};
+use crate::format::entry::{
+    frame_at, peek_header, Entry, EntryHeader, Frame, StreamedCrc, PEEK_HEADER_BYTES,
+};
 use crate::format::DecodeError;
 
 /// Bytes read from the file per call when scanning sequentially: enough to make the system calls
@@ -49,7 +51,17 @@ pub enum Step<'r> {
         position: u64,
         size: i32,
     },
-    /// A size field larger than the reader accepts.
+    /// A whole entry larger than [`STREAMED_CHECKSUM_ABOVE_BYTES`] whose checksum, computed
+    /// as its bytes streamed by, does not hold (or whose magic has no checksum layout, then
+    /// `stored` and `computed` are None): judged without loading it, as the broker's load
+    /// would reject it.
+    BadCrc {
+        position: u64,
+        len: u64,
+        stored: Option<u32>,
+        computed: Option<u32>,
+    },
+    /// A size field larger than the reader accepts, of an entry whose checksum holds.
     TooLarge {
         position: u64,
         len: u64,
@@ -88,6 +100,7 @@ impl Step<'_> {
                 position,
                 format!("record size {size} smaller than minimum record overhead (14)"),
             ),
+            Step::BadCrc { position, .. } => (position, self.bad_crc().expect("a bad CRC")),
             Step::TooLarge { position, len } => (
                 position,
                 format!("entry of {len} bytes is larger than the reader accepts"),
@@ -104,6 +117,30 @@ impl Step<'_> {
         Some((*position, why))
     }
 }
+
+impl Step<'_> {
+    /// For [`Step::BadCrc`], why the entry is invalid, in the words a loaded entry's bad
+    /// checksum is reported with.
+    pub fn bad_crc(&self) -> Option<String> {
+        let Step::BadCrc {
+            len,
+            stored,
+            computed,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        Some(match (stored, computed) {
+            (Some(s), Some(c)) => format!("stored CRC {s} does not match the computed {c}"),
+            _ => format!("an entry of {len} bytes with an unknown magic"),
+        })
+    }
+}
+
+/// Entries larger than this are checked by a checksum computed as their bytes stream by before
+/// they are loaded, so no declared length costs memory unless its bytes check out.
+pub const STREAMED_CHECKSUM_ABOVE_BYTES: u64 = 1 << 20;
 
 /// What the `trailing` bytes after the last whole entry are, for a message: a torn entry
 /// that announced `truncated_len` bytes, or too few bytes for an entry header.
@@ -281,6 +318,12 @@ impl LogReader {
                         truncated_len: Some(len),
                     });
                 }
+                if len > STREAMED_CHECKSUM_ABOVE_BYTES {
+                    if let Some(bad) = self.streamed_crc(position, len)? {
+                        self.pos = position + len;
+                        return Ok(bad);
+                    }
+                }
                 if len > self.max_entry_bytes {
                     return Ok(Step::TooLarge { position, len });
                 }
@@ -298,6 +341,40 @@ impl LogReader {
                 })
             }
         }
+    }
+
+    /// The [`Step::BadCrc`] of the whole entry of `len` bytes at `position`, its checksum
+    /// computed over reads of [`READ_CHUNK_BYTES`]; None when it holds.
+    fn streamed_crc(&mut self, position: u64, len: u64) -> Result<Option<Step<'static>>> {
+        const HEAD: usize = StreamedCrc::HEAD_BYTES;
+        let mut head = [0u8; HEAD];
+        head.copy_from_slice(&self.fill(position, HEAD as u64)?[..HEAD]);
+        let bad = |stored, computed| {
+            Some(Step::BadCrc {
+                position,
+                len,
+                stored,
+                computed,
+            })
+        };
+        let Some(mut crc) = StreamedCrc::new(&head) else {
+            return Ok(bad(None, None));
+        };
+        let (mut at, end) = (position + HEAD as u64, position + len);
+        while at < end {
+            let chunk = self.fill(at, (end - at).min(READ_CHUNK_BYTES as u64))?;
+            if chunk.is_empty() {
+                // The file shrank under the read: the entry is torn; the walk's next step
+                // finds the end.
+                return Ok(None);
+            }
+            crc.update(chunk);
+            at += chunk.len() as u64;
+        }
+        let (stored, computed) = crc.finish();
+        Ok((stored != computed)
+            .then(|| bad(Some(stored), Some(computed)))
+            .flatten())
     }
 
     /// The header of the entry at `position`, read on its own (no body, no checksum): what
@@ -347,8 +424,17 @@ impl LogReader {
         while p + (HEADER_SIZE_UP_TO_MAGIC_BYTES as u64) < self.end {
             let window = self.fill(p, READ_CHUNK_BYTES as u64)?.to_vec();
             let scan_len = window.len().saturating_sub(HEADER_SIZE_UP_TO_MAGIC_BYTES);
-            for i in 0..scan_len {
+            let mut i = 0;
+            while i < scan_len {
+                // A zero-filled stretch (a preallocated or sparse tail) holds no size field:
+                // skipped a block at a time, not byte by byte.
+                const BLOCK: usize = 64;
+                if window.get(i + 8..i + 8 + BLOCK) == Some(&[0u8; BLOCK][..]) {
+                    i += BLOCK - 3;
+                    continue;
+                }
                 let h = &window[i..];
+                i += 1;
                 let size = i32::from_be_bytes(h[8..12].try_into().expect("4 bytes"));
                 let magic = h[16] as i8;
                 let plausible = match magic {
@@ -356,9 +442,17 @@ impl LogReader {
                     2 => size >= MIN_V2_SIZE_FIELD,
                     _ => false,
                 } && i64::from_be_bytes(h[..8].try_into().expect("8 bytes")) >= 0;
-                let cand = p + i as u64;
+                let cand = p + (i - 1) as u64;
                 let len = LOG_OVERHEAD_BYTES as u64 + size.max(0) as u64;
                 if !plausible || cand + len > self.end || len > self.max_entry_bytes {
+                    continue;
+                }
+                if len > STREAMED_CHECKSUM_ABOVE_BYTES {
+                    // Judged by its checksum as it streams by, not loaded.
+                    if self.streamed_crc(cand, len)?.is_none() {
+                        self.pos = cand;
+                        return Ok(Some(cand));
+                    }
                     continue;
                 }
                 let bytes = self.fill(cand, len)?;
@@ -504,5 +598,65 @@ mod tests {
         let mut r = LogReader::open(f.path(), None).unwrap();
         let (pos, _) = positions(&mut r);
         assert_eq!(pos.len(), 3);
+    }
+
+    /// Entries above [`STREAMED_CHECKSUM_ABOVE_BYTES`], v2 and legacy: whole and valid they
+    /// are read as any entry; one flipped byte is a [`Step::BadCrc`] with the stored and
+    /// computed checksums the loaded entry has, and the walk goes on after it.
+    #[test]
+    fn large_entries_are_judged_by_a_streamed_checksum() {
+        let value = vec![7u8; (STREAMED_CHECKSUM_ABOVE_BYTES + 100) as usize];
+        let record = RecordSpec {
+            offset: 0,
+            timestamp: 1000,
+            key: None,
+            value: Some(value),
+            headers: vec![],
+        };
+        let v2 = build_batch(&BatchSpec::default(), std::slice::from_ref(&record)).unwrap();
+        let legacy = crate::format::legacy::build_message_set(
+            &crate::format::legacy::LegacySetSpec {
+                magic: 1,
+                compression: crate::format::codec::Compression::None,
+                compression_level: None,
+                timestamp_type: crate::format::batch::TimestampType::CreateTime,
+                log_append_time: 0,
+            },
+            &[record],
+        )
+        .unwrap();
+        for good in [v2, legacy] {
+            let mut bad = good.clone();
+            let last = bad.len() - 1;
+            bad[last] ^= 1;
+            let (stored, computed) = {
+                let e = Entry::decode(&bad).unwrap();
+                (e.stored_crc(), e.compute_crc())
+            };
+            let f = write(&[&good[..], &bad[..], &good[..]].concat());
+            let mut r = LogReader::open(f.path(), None).unwrap();
+            assert!(
+                matches!(r.next_step().unwrap(), Step::Entry { entry, .. } if entry.crc_is_valid())
+            );
+            match r.next_step().unwrap() {
+                Step::BadCrc {
+                    position,
+                    len,
+                    stored: s,
+                    computed: c,
+                } => {
+                    assert_eq!((position, len), (good.len() as u64, bad.len() as u64));
+                    assert_eq!((s, c), (Some(stored), Some(computed)));
+                }
+                other => panic!("{other:?}"),
+            }
+            assert!(
+                matches!(r.next_step().unwrap(), Step::Entry { position, .. } if position == 2 * good.len() as u64)
+            );
+            assert!(matches!(
+                r.next_step().unwrap(),
+                Step::End { trailing: 0, .. }
+            ));
+        }
     }
 }

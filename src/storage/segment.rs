@@ -248,6 +248,25 @@ impl Segment {
                         reason: format!("invalid batch: {} (at byte {})", error.message, error.pos),
                     })
                 }
+                Step::BadCrc {
+                    position,
+                    stored: Some(stored),
+                    computed: Some(computed),
+                    ..
+                } => {
+                    break Some(InvalidData {
+                        position,
+                        reason: format!(
+                            "record is corrupt (stored crc = {stored}, computed crc = {computed})"
+                        ),
+                    })
+                }
+                ref bad @ Step::BadCrc { position, .. } => {
+                    break Some(InvalidData {
+                        position,
+                        reason: format!("invalid batch: {}", bad.bad_crc().unwrap_or_default()),
+                    })
+                }
                 Step::TooLarge { position, len } => {
                     break Some(InvalidData {
                         position,

@@ -24,14 +24,14 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::stream::{OwnedBatch, PartitionBatches, Stopped};
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result, Unusable};
 use crate::format::batch::PARTITION_LEADER_EPOCH_OFFSET;
 use crate::format::checkpoint::EpochEntry;
 use crate::format::entry::Entry;
 use crate::format::index::AbortedTxn;
-use crate::format::names::{LOG_START_OFFSET_CHECKPOINT_FILE_NAME, TXN_INDEX_FILE_SUFFIX};
-use crate::ops::input::sibling;
-use crate::ops::partition::checkpoint_entry;
+use crate::format::names::TXN_INDEX_FILE_SUFFIX;
+use crate::ops::input::{live_partitions, resolve, sibling, Shape, NO_LIVE_PARTITION};
+use crate::ops::partition::loaded_log_start_offset;
 use crate::storage::leader_epoch::{end_offset_for, UNDEFINED_EPOCH_OFFSET};
 use crate::storage::txn_index::TxnIndexEntries;
 use crate::storage::LeaderEpochCache;
@@ -248,8 +248,7 @@ impl Side {
             .first()
             .and_then(|l| crate::ops::input::kind_of(l, None).kind.offset())
             .unwrap_or(0);
-        let log_start_offset = checkpoint_entry(dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME)?
-            .map_or(first_base, |(_, c, i)| c.entries[i].offset);
+        let log_start_offset = loaded_log_start_offset(dir, first_base)?;
         Ok(Side {
             batches,
             log_start_offset,
@@ -636,6 +635,217 @@ impl DiffReport {
             }
         }
         out
+    }
+}
+
+/// One partition of two log dirs compared.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PartitionComparison {
+    pub topic: String,
+    pub partition: i32,
+    /// `identical`, `onlyInA`, `onlyInB` or `diverge`.
+    pub status: &'static str,
+    /// The partition directory on each side; null where it is absent. (`aDir`: `a` is a
+    /// replica's side, an object, in the diff of two partitions.)
+    #[serde(rename = "aDir", serialize_with = "crate::format::os_path::serialize")]
+    pub a: Option<PathBuf>,
+    #[serde(rename = "bDir", serialize_with = "crate::format::os_path::serialize")]
+    pub b: Option<PathBuf>,
+    /// Where they stop agreeing (`diverge`): the first differing batch's offset, else the lower
+    /// log start offset, else the first aborted transaction only one side has; null when only
+    /// producer state differs.
+    pub offset: Option<i64>,
+    /// The partition leader epoch of the first differing batch (A's, else B's); null without
+    /// one (a legacy batch, or no batch differs).
+    pub leader_epoch: Option<i32>,
+    /// What differs first: a `firstDifference` kind (`offsets`, `content`,
+    /// `partitionLeaderEpoch`, `aEnds`, `bEnds`), `logStartOffset`, `producers` or
+    /// `abortedTxns`; null unless `diverge`.
+    pub difference: Option<&'static str>,
+    /// Where reading stopped at damage on each side; later batches were not compared.
+    pub a_stopped: Option<Stopped>,
+    pub b_stopped: Option<Stopped>,
+}
+
+impl PartitionComparison {
+    fn only(key: &(String, i32), a: Option<&Path>, b: Option<&Path>) -> Self {
+        PartitionComparison {
+            topic: key.0.clone(),
+            partition: key.1,
+            status: if a.is_some() { "onlyInA" } else { "onlyInB" },
+            a: a.map(Path::to_path_buf),
+            b: b.map(Path::to_path_buf),
+            offset: None,
+            leader_epoch: None,
+            difference: None,
+            a_stopped: None,
+            b_stopped: None,
+        }
+    }
+
+    fn of(key: &(String, i32), r: &DiffReport) -> Self {
+        let (offset, leader_epoch, difference) = if r.identical() {
+            (None, None, None)
+        } else if let Some(d) = &r.first_difference {
+            let epoch =
+                d.a.as_ref()
+                    .or(d.b.as_ref())
+                    .and_then(|b| b.partition_leader_epoch);
+            (Some(d.offset), epoch, Some(d.kind))
+        } else if r.a.log_start_offset != r.b.log_start_offset {
+            let lower = r.a.log_start_offset.min(r.b.log_start_offset);
+            (Some(lower), None, Some("logStartOffset"))
+        } else if !r.producers.is_empty() {
+            (None, None, Some("producers"))
+        } else {
+            let first = r
+                .aborted_txns_only_a
+                .iter()
+                .chain(&r.aborted_txns_only_b)
+                .map(|t| t.first_offset)
+                .min();
+            (first, None, Some("abortedTxns"))
+        };
+        PartitionComparison {
+            topic: key.0.clone(),
+            partition: key.1,
+            status: if r.identical() {
+                "identical"
+            } else {
+                "diverge"
+            },
+            a: Some(r.a.dir.clone()),
+            b: Some(r.b.dir.clone()),
+            offset,
+            leader_epoch,
+            difference,
+            a_stopped: r.a.stopped.clone(),
+            b_stopped: r.b.stopped.clone(),
+        }
+    }
+
+    /// `orders-0  diverge at offset 100 (epoch 2): content`.
+    fn line(&self) -> String {
+        let what = match self.status {
+            "identical" => "identical".to_owned(),
+            "onlyInA" => "only in A".to_owned(),
+            "onlyInB" => "only in B".to_owned(),
+            _ => {
+                let at = match (self.offset, self.leader_epoch) {
+                    (Some(o), Some(e)) => format!("diverge at offset {o} (epoch {e})"),
+                    (Some(o), None) => format!("diverge at offset {o}"),
+                    (None, _) => "diverge".to_owned(),
+                };
+                format!("{at}: {}", self.difference.unwrap_or("content"))
+            }
+        };
+        format!("{}-{}  {what}\n", self.topic, self.partition)
+    }
+}
+
+/// Two log dirs (or directories of log dirs) compared partition by partition.
+#[derive(Debug, Clone)]
+pub struct LogDirsDiff {
+    pub a: PathBuf,
+    pub b: PathBuf,
+    /// By topic and partition.
+    pub partitions: Vec<PartitionComparison>,
+}
+
+impl LogDirsDiff {
+    pub fn identical(&self) -> bool {
+        self.partitions.iter().all(|p| p.status == "identical")
+    }
+
+    /// How many partitions have `status`.
+    pub fn count(&self, status: &str) -> usize {
+        self.partitions
+            .iter()
+            .filter(|p| p.status == status)
+            .count()
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "format": crate::ops::JSON_FORMAT,
+            "identical": self.identical(),
+            "aDir": crate::format::os_path::escaped(&self.a),
+            "bDir": crate::format::os_path::escaped(&self.b),
+            "partitions": self.partitions,
+            "partitionCount": self.partitions.len(),
+            "identicalCount": self.count("identical"),
+            "divergeCount": self.count("diverge"),
+            "onlyInACount": self.count("onlyInA"),
+            "onlyInBCount": self.count("onlyInB"),
+        })
+    }
+
+    /// One line per partition, then the counts.
+    pub fn render_text(&self) -> String {
+        let mut out: String = self.partitions.iter().map(|p| p.line()).collect();
+        out.push_str(&format!(
+            "{} partition(s): {} identical, {} diverge, {} only in A, {} only in B\n",
+            self.partitions.len(),
+            self.count("identical"),
+            self.count("diverge"),
+            self.count("onlyInA"),
+            self.count("onlyInB"),
+        ));
+        out
+    }
+}
+
+/// What `kseg diff A B` compared.
+#[derive(Debug, Clone)]
+pub enum Comparison {
+    Partition(Box<DiffReport>),
+    LogDirs(LogDirsDiff),
+}
+
+/// Compares `a` and `b`: two partition directories as [`diff`] does, or two log dirs (or
+/// directories of log dirs) partition by partition. Anything else, or one of each, is refused.
+pub fn compare(a: &Path, b: &Path) -> Result<Comparison> {
+    let expected = Expected::PartitionsOrLogDirs;
+    let (sa, _) = resolve(a, expected)?;
+    let (sb, _) = resolve(b, expected)?;
+    let log_dirs = |s: &Shape| matches!(s, Shape::LogDir | Shape::LogDirs(_));
+    match (&sa, &sb) {
+        (Shape::Partition, Shape::Partition) => Ok(Comparison::Partition(Box::new(diff(a, b)?))),
+        (x, y) if log_dirs(x) && log_dirs(y) => {
+            let (pa, pb) = (live_partitions(a, x)?, live_partitions(b, y)?);
+            if pa.is_empty() && pb.is_empty() {
+                return Err(Error::invalid(a, NO_LIVE_PARTITION));
+            }
+            let keys: BTreeSet<&(String, i32)> = pa.keys().chain(pb.keys()).collect();
+            let mut partitions = Vec::with_capacity(keys.len());
+            for key in keys {
+                partitions.push(match (pa.get(key), pb.get(key)) {
+                    (Some(x), Some(y)) => PartitionComparison::of(key, &diff(x, y)?),
+                    (x, y) => PartitionComparison::only(
+                        key,
+                        x.map(|p| p.as_path()),
+                        y.map(|p| p.as_path()),
+                    ),
+                });
+            }
+            Ok(Comparison::LogDirs(LogDirsDiff {
+                a: a.to_path_buf(),
+                b: b.to_path_buf(),
+                partitions,
+            }))
+        }
+        (Shape::File, _) => Err(Error::unusable(a, Unusable::NotADirectory, expected)),
+        (_, Shape::File) => Err(Error::unusable(b, Unusable::NotADirectory, expected)),
+        // A partition directory and a log dir: no pairing of their partitions is sure.
+        (_, other) => Err(Error::unusable(
+            b,
+            Unusable::Mixed {
+                this: other.describe(),
+                other: sa.describe(),
+            },
+            expected,
+        )),
     }
 }
 

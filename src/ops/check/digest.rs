@@ -12,6 +12,12 @@
 //! header's key (length, bytes) and value (length, bytes); with `--with-epochs`, after the
 //! flags, the batch's partition leader epoch (i32, -1 for v0/v1). The reported digest is the
 //! lowercase hex SHA-256 of those bytes. Reading stops at the first damage.
+//!
+//! A log dir (or a directory of log dirs) gets one digest per live partition and a combined
+//! one: the SHA-256 of the ASCII bytes `kseg/digest-logdir/1\n`, then for each partition in
+//! (topic, partition) order the line `<topic> <partition> <digest>\n` (partition in decimal,
+//! digest in lowercase hex). Two log dirs have the same combined digest exactly when they
+//! hold the same partitions with the same records.
 
 use std::path::{Path, PathBuf};
 
@@ -20,13 +26,17 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::stream::{PartitionBatches, Stopped};
-use crate::error::{Error, Result};
+use crate::error::{Error, Expected, Result};
 use crate::format::batch::TimestampType;
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::entry::{Entry, RecordView};
+use crate::ops::input::{Shape, NO_LIVE_PARTITION};
 
 /// What the canonical encoding starts with.
 pub const DIGEST_DOMAIN: &[u8] = b"kseg/digest/1\n";
+
+/// What a log dir's combined digest starts with.
+pub const LOG_DIR_DIGEST_DOMAIN: &[u8] = b"kseg/digest-logdir/1\n";
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DigestOptions {
@@ -98,13 +108,12 @@ impl Hasher {
     }
 
     fn finish(self, file: Option<PathBuf>) -> RecordsDigest {
-        let hash = self.sha.finalize();
         RecordsDigest {
             file,
             records: self.records,
             first_offset: self.first,
             last_offset: self.last,
-            sha256: hash.iter().map(|b| format!("{b:02x}")).collect(),
+            sha256: hex(&self.sha.finalize()),
         }
     }
 }
@@ -234,6 +243,120 @@ pub fn digest(dir: &Path, opts: &DigestOptions) -> Result<DigestReport> {
         segments,
         stopped: batches.stopped().cloned(),
     })
+}
+
+/// A log dir's (or a directory of log dirs') partitions digested.
+#[derive(Debug, Clone)]
+pub struct LogDirsDigest {
+    pub path: PathBuf,
+    /// By topic and partition.
+    pub partitions: Vec<((String, i32), DigestReport)>,
+    /// The combined digest (see the module documentation).
+    pub sha256: String,
+}
+
+/// What `kseg digest PATH` hashed.
+#[derive(Debug, Clone)]
+pub enum Digests {
+    Partition(Box<DigestReport>),
+    LogDirs(LogDirsDigest),
+}
+
+impl Digests {
+    /// The reports that stopped at damage.
+    pub fn stopped(&self) -> Vec<&Stopped> {
+        match self {
+            Digests::Partition(r) => r.stopped.iter().collect(),
+            Digests::LogDirs(l) => l
+                .partitions
+                .iter()
+                .filter_map(|(_, r)| r.stopped.as_ref())
+                .collect(),
+        }
+    }
+}
+
+/// [`digest`] of a partition directory, or of every live partition of a log dir (or a
+/// directory of log dirs) with their combined digest.
+pub fn digest_path(path: &Path, opts: &DigestOptions) -> Result<Digests> {
+    let (shape, _) = crate::ops::input::resolve(path, Expected::PartitionOrLogDirs)?;
+    if !matches!(shape, Shape::LogDir | Shape::LogDirs(_)) {
+        // A partition, or the error naming what is expected.
+        return Ok(Digests::Partition(Box::new(digest(path, opts)?)));
+    }
+    let mut partitions = Vec::new();
+    let mut combined = Sha256::new();
+    combined.update(LOG_DIR_DIGEST_DOMAIN);
+    let live = crate::ops::input::live_partitions(path, &shape)?;
+    if live.is_empty() {
+        return Err(Error::invalid(path, NO_LIVE_PARTITION));
+    }
+    for (key, dir) in live {
+        let report = digest(&dir, opts)?;
+        combined.update(format!("{} {} {}\n", key.0, key.1, report.digest.sha256).as_bytes());
+        partitions.push((key, report));
+    }
+    Ok(Digests::LogDirs(LogDirsDigest {
+        path: path.to_path_buf(),
+        partitions,
+        sha256: hex(&combined.finalize()),
+    }))
+}
+
+fn hex(hash: &[u8]) -> String {
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl LogDirsDigest {
+    pub fn to_json(&self, opts: &DigestOptions) -> serde_json::Value {
+        let partitions: Vec<_> = self
+            .partitions
+            .iter()
+            .map(|((topic, partition), r)| {
+                json!({
+                    "topic": topic,
+                    "partition": partition,
+                    "dir": crate::format::os_path::escaped(&r.dir),
+                    "sha256": r.digest.sha256,
+                    "recordCount": r.digest.records,
+                    "firstOffset": r.digest.first_offset,
+                    "lastOffset": r.digest.last_offset,
+                    "segments": r.segments,
+                    "stopped": r.stopped,
+                })
+            })
+            .collect();
+        json!({
+            "format": crate::ops::JSON_FORMAT,
+            "path": crate::format::os_path::escaped(&self.path),
+            "algorithm": "sha256",
+            "encoding": "kseg/digest/1",
+            "combinedEncoding": "kseg/digest-logdir/1",
+            "fromOffset": opts.from_offset,
+            "toOffset": opts.to_offset,
+            "withEpochs": opts.with_epochs,
+            "sha256": self.sha256,
+            "partitions": partitions,
+            "partitionCount": self.partitions.len(),
+            "recordCount": self.partitions.iter().map(|(_, r)| r.digest.records).sum::<u64>(),
+        })
+    }
+
+    /// Each partition's lines, then the combined digest's.
+    pub fn render_text(&self) -> String {
+        let mut out: String = self
+            .partitions
+            .iter()
+            .map(|(_, r)| r.render_text())
+            .collect();
+        out.push_str(&format!(
+            "{}  {}  combined, {} partition(s)\n",
+            self.sha256,
+            self.path.display(),
+            self.partitions.len()
+        ));
+        out
+    }
 }
 
 impl DigestReport {

@@ -10,7 +10,6 @@ use crate::error::{Error, Expected, Result, Unusable};
 use crate::format::checkpoint::EpochEntry;
 use crate::format::names::parse_partition_dir;
 use crate::ops::input::{examine, Input};
-use crate::ops::partition::checkpoint_entry;
 use crate::storage::leader_epoch::LeaderEpochCache;
 use crate::storage::log_reader::Step;
 use crate::storage::read::{Isolation, PartitionRecords};
@@ -90,9 +89,7 @@ pub fn partition_seekers(path: &Path) -> Result<Vec<Seeker>> {
 /// The log start offset the broker loads: the log dir's checkpoint, but never below the first
 /// segment.
 pub(crate) fn log_start_offset(dir: &Path, seeker: &Seeker) -> Result<i64> {
-    let checkpointed = checkpoint_entry(dir, "log-start-offset-checkpoint")?
-        .map_or(0, |(_, c, i)| c.entries[i].offset);
-    Ok(checkpointed.max(seeker.first_segment_base()))
+    crate::ops::partition::loaded_log_start_offset(dir, seeker.first_segment_base())
 }
 
 /// The epoch cache as loaded: the checkpoint's entries, cut to `[log start, log end)` as load's

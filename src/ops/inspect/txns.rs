@@ -277,8 +277,7 @@ pub fn partition_txns(
         return Err(Error::invalid(dir, "no .log segment in this directory"));
     };
     let mut state = start_state(dir, first_base)?;
-    let log_start_offset = checkpoint_entry(dir, "log-start-offset-checkpoint")?
-        .map_or(first_base, |(_, c, i)| c.entries[i].offset.max(first_base));
+    let log_start_offset = crate::ops::partition::loaded_log_start_offset(dir, first_base)?;
     let mut running: IdMap<Running> = IdMap::default();
     let (mut committed, mut aborted) = (Totals::default(), Totals::default());
     let mut aborted_transactions = Vec::new();
@@ -317,6 +316,10 @@ pub fn partition_txns(
                 }
                 Step::TooLarge { position, len } => {
                     stopped = Some(stop(position, format!("an entry of {len} bytes")));
+                    break 'segments;
+                }
+                Step::BadCrc { position, .. } => {
+                    stopped = Some(stop(position, "CRC mismatch".to_owned()));
                     break 'segments;
                 }
             };

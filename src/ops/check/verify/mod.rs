@@ -305,6 +305,9 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         loader_rules: opts.deep,
         base_offset: opts.base_offset,
         max_batch_bytes: opts.max_batch_bytes,
+        // Every byte: dump's default of kafka-dump-log's 2^31-1 would leave a larger segment's
+        // tail unread, and its damage unseen.
+        max_bytes: u64::MAX,
         ..DumpOptions::default()
     };
     let mut scans = Scans::default();
@@ -770,23 +773,11 @@ fn check_partition(
     let active_base = segments.last().map(|s| s.base_offset);
     check_segment_files(&by_base, active_base, &mut findings);
     check_segment_order(&segments, &mut findings);
-    // DeleteRecords and retention move the log start into a segment; the log dir's checkpoint
-    // (read, though not reported on here) says where.
-    let checkpointed_start = u
-        .partition
-        .as_ref()
-        .and_then(|_| {
-            crate::ops::partition::checkpoint_entry(
-                &u.path,
-                names::LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
-            )
-            .ok()
-            .flatten()
-        })
-        .and_then(|(_, c, i)| c.entries.get(i).map(|e| e.offset));
+    // The broker's (DeleteRecords and retention move it into a segment); a checkpoint that
+    // does not decode is reported on its own, and leaves the first segment's base here.
     let log_start_offset = segments.first().map(|s| {
-        let first = s.first_offset.unwrap_or(s.base_offset);
-        checkpointed_start.map_or(first, |c| c.max(first))
+        crate::ops::partition::loaded_log_start_offset(&u.path, s.base_offset)
+            .unwrap_or(s.base_offset)
     });
     let log_end_offset = segments
         .last()

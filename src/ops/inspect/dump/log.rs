@@ -80,6 +80,21 @@ impl Walker<'_, '_> {
                     self.damage(&mut reader, position, "log.size-too-small", msg)?;
                     continue;
                 }
+                ref bad @ Step::BadCrc {
+                    position, stored, ..
+                } => {
+                    // As a loaded batch whose checksum fails, or an entry that does not
+                    // decode; the walk goes on after it.
+                    let why = bad.bad_crc().unwrap_or_default();
+                    let check = if stored.is_some() {
+                        "batch.crc"
+                    } else {
+                        "log.bad-entry"
+                    };
+                    let m = format!("Batch at position {position}: {why}");
+                    self.finding(Finding::error(check, p, m).at(position))?;
+                    continue;
+                }
                 Step::TooLarge { position, len } => {
                     let msg = format!("entry of {len} bytes is larger than the reader accepts");
                     self.damage(&mut reader, position, "log.entry-too-large", msg)?;

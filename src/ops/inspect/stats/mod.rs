@@ -964,7 +964,9 @@ fn segment_groups(seg: &SegmentRef, part: &PartitionRef, opts: &StatsOptions) ->
                     acc.invalid_batches += 1;
                 }
             }
-            Step::BadEntry { len, .. } => damaged += len,
+            // The framing holds: the walk goes on after the entry, as after a loaded one whose
+            // checksum fails.
+            Step::BadEntry { len, .. } | Step::BadCrc { len, .. } => damaged += len,
             Step::SizeTooSmall { position, .. } | Step::TooLarge { position, .. } => {
                 let next = reader.resync(position + 1)?;
                 damaged += next.unwrap_or(reader.end()) - position;
