@@ -174,9 +174,9 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     };
     writeln!(
         out,
-        "{} file(s), {} bytes checked, {} skipped{classified}: {e} error(s), {w} warning(s)",
+        "{} file(s), {} checked, {} skipped{classified}: {e} error(s), {w} warning(s)",
         report.files_checked,
-        report.bytes_checked,
+        size(report.bytes_checked),
         report.skipped.len()
     )
 }

@@ -83,20 +83,6 @@ pub fn space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<Space> {
     })
 }
 
-impl std::fmt::Display for Space {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "backup: {} bytes on disk; new files: {} bytes",
-            self.backup_bytes, self.new_bytes
-        )?;
-        for (d, free, need) in &self.filesystems {
-            write!(f, "; {}: {need} bytes needed, {free} free", d.display())?;
-        }
-        Ok(())
-    }
-}
-
 /// Refuses, before anything changes, an apply whose new files and backup would not fit.
 pub(super) fn check_space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<()> {
     let s = space(dir, changes, backup)?;
