@@ -1258,7 +1258,7 @@ _kseg() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "table json github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table tsv json github" -- "${cur}"))
                     return 0
                     ;;
                 --base-offset)
