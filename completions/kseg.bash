@@ -1320,7 +1320,7 @@ _kseg() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "table json github" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table tsv json github" -- "${cur}"))
                     return 0
                     ;;
                 --base-offset)

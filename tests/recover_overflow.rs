@@ -234,9 +234,9 @@ fn the_dry_run_plans_the_split_in_replace_order() {
         };
         let cleaned = at("(new, ");
         assert!(lines[cleaned].ends_with(&format!(
-            "{}.cleaned (new, {} bytes)",
+            "{}.cleaned (new, {})",
             log_name(0),
-            expected()[0].1.len()
+            kseg::ops::human::size(expected()[0].1.len() as u64)
         )));
         let swap_high = at(&format!(
             "{}.cleaned -> {}.swap",

@@ -291,7 +291,23 @@ pub fn note_space(repair: &RepairArgs, dir: &Path, changes: &[crate::ops::repair
         return;
     }
     match crate::ops::repair::apply::space(dir, changes, &repair.apply_options(dir).backup) {
-        Ok(s) => super::errln!("{}: --apply would take {s}", dir.display()),
+        Ok(s) => {
+            let size = super::render::size;
+            let mut text = format!(
+                "backup: {} on disk; new files: {}",
+                size(s.backup_bytes),
+                size(s.new_bytes)
+            );
+            for (d, free, need) in &s.filesystems {
+                text += &format!(
+                    "; {}: {} needed, {} free",
+                    d.display(),
+                    size(*need),
+                    size(*free)
+                );
+            }
+            super::errln!("{}: --apply would take {text}", dir.display())
+        }
         Err(e) => super::errln!("{}: disk space unknown: {e}", dir.display()),
     }
 }

@@ -11,7 +11,7 @@ use super::args::{
     kafka_int, kafka_ratio, offset, report_applied, would_change, OffsetArgs, RepairArgs, INT_MAX,
     LONG_MAX, MIN_SEGMENT_BYTES,
 };
-use super::render::{print_json_or_text, table, Fit};
+use super::render::{print_json_or_text, size, table, Fit};
 use super::{fail, notice, EXIT_OK};
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::recover::render_changes;
@@ -230,7 +230,7 @@ fn print_report(out: &mut impl Write, r: &CompactReport) -> std::io::Result<()> 
             name,
             sources,
             format!("{} -> {}", s.records_before, s.records_after),
-            format!("{} -> {}", s.bytes_before, s.bytes_after),
+            format!("{} -> {}", size(s.bytes_before), size(s.bytes_after)),
             s.keys.to_string(),
             format!("{}/{}", s.tombstones_removed, s.tombstones_kept),
             s.aborted_records_removed.to_string(),

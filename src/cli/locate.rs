@@ -71,7 +71,12 @@ fn print_location(out: &mut impl Write, l: &Location) -> std::io::Result<()> {
     };
     writeln!(
         out,
-        "offset {}: {file} position {} size {} batch {}..{}{gap} via {via}, {} log bytes read",
-        l.offset, b.position, b.size, b.first_offset, b.last_offset, l.log_bytes_read
+        "offset {}: {file} position {} size {} batch {}..{}{gap} via {via}, {} of log read",
+        l.offset,
+        b.position,
+        b.size,
+        b.first_offset,
+        b.last_offset,
+        super::render::size(l.log_bytes_read)
     )
 }

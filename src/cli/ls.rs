@@ -156,16 +156,19 @@ fn print_listing(out: &mut impl Write, l: &LogDirListing, tf: TimeFormat) -> std
     for topic in &l.topics {
         writeln!(
             out,
-            "topic {}: {} partition dir(s), {} segment(s), {} bytes",
-            topic.topic, topic.totals.partitions, topic.totals.segments, topic.totals.size_in_bytes
+            "topic {}: {} partition dir(s), {} segment(s), {}",
+            topic.topic,
+            topic.totals.partitions,
+            topic.totals.segments,
+            size(topic.totals.size_in_bytes)
         )?;
     }
     writeln!(
         out,
-        "log dir {}: {} partition dir(s), {} segment(s), {} bytes",
+        "log dir {}: {} partition dir(s), {} segment(s), {}",
         l.log_dir.display(),
         l.totals.partitions,
         l.totals.segments,
-        l.totals.size_in_bytes
+        size(l.totals.size_in_bytes)
     )
 }

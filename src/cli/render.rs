@@ -91,7 +91,8 @@ pub struct OutputArgs {
     /// Keep every column of a table, however wide (long names are still shortened).
     #[arg(long, global = true)]
     pub wide: bool,
-    /// Tables as tab-separated values with a header line (for scripts), never fitted.
+    /// Tables as tab-separated values with a header line (for scripts), never fitted; the
+    /// short form of `--format tsv` where a command has `--format`.
     #[arg(long, global = true)]
     pub tsv: bool,
     /// Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB.

@@ -150,7 +150,7 @@ fn print_stats(
             String::new()
         },
         if s.damaged_bytes > 0 {
-            format!("; {} damaged byte(s) skipped", s.damaged_bytes)
+            format!("; {} damaged skipped", size(s.damaged_bytes))
         } else {
             String::new()
         },

@@ -19,6 +19,9 @@ use crate::ops::finding::{Finding, Severity};
 pub enum OutputFormat {
     /// A summary table per partition, then each finding.
     Table,
+    /// The same with the table as tab-separated values and a header line (what `--tsv`
+    /// gives).
+    Tsv,
     /// The full report as one JSON document (schema in schemas/, keys in docs/json.md).
     Json,
     /// GitHub Actions workflow commands (`::error file=…::…`), one per finding.
@@ -82,7 +85,8 @@ pub fn run(mut args: VerifyArgs) -> u8 {
     };
     let mut out = std::io::stdout().lock();
     let written = match format {
-        OutputFormat::Table => print_table(&mut out, &report),
+        OutputFormat::Table => print_table(&mut out, &report, false),
+        OutputFormat::Tsv => print_table(&mut out, &report, true),
         OutputFormat::Json => write_document(&mut out, &report),
         OutputFormat::Github => report
             .findings()
@@ -121,7 +125,9 @@ pub fn run(mut args: VerifyArgs) -> u8 {
     }
 }
 
-fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+/// The summary table (tab-separated with `tsv`, else as `--tsv` and the width say), the
+/// findings, the skipped paths and the totals.
+fn print_table(out: &mut impl Write, report: &Report, tsv: bool) -> std::io::Result<()> {
     let mut t = table([
         "partition",
         "segs",
@@ -153,7 +159,13 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     t.fit(Fit::Whole, &[1, 2, 3, 4, 5, 6, 7, 8])
         .fit(Fit::Name, &[0])
         .droppable(&[2, 1, 4, 3]);
-    t.print(out)?;
+    if tsv {
+        for l in t.tsv().lines {
+            writeln!(out, "{l}")?;
+        }
+    } else {
+        t.print(out)?;
+    }
     for f in report.findings() {
         writeln!(out, "{}", line(f))?;
     }
@@ -174,9 +186,9 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     };
     writeln!(
         out,
-        "{} file(s), {} bytes checked, {} skipped{classified}: {e} error(s), {w} warning(s)",
+        "{} file(s), {} checked, {} skipped{classified}: {e} error(s), {w} warning(s)",
         report.files_checked,
-        report.bytes_checked,
+        size(report.bytes_checked),
         report.skipped.len()
     )
 }

@@ -389,6 +389,7 @@ const CHANGES_LISTED: usize = 20;
 /// a summary line first, then each change in the order they are made; past
 /// [`CHANGES_LISTED`] the rest is counted by action unless `verbose`.
 pub fn render_changes(changes: &[Change], verbose: bool) -> String {
+    use crate::ops::human::size;
     if changes.is_empty() {
         return "no file changes\n".to_string();
     }
@@ -419,25 +420,37 @@ pub fn render_changes(changes: &[Change], verbose: bool) -> String {
                 size_before: Some(b),
                 size_after,
                 ..
-            } => format!("write    {} ({b} -> {size_after} bytes)", file.display()),
+            } => format!(
+                "write    {} ({} -> {})",
+                file.display(),
+                size(*b),
+                size(*size_after)
+            ),
             Change::Write {
                 file, size_after, ..
-            } => format!("write    {} (new, {size_after} bytes)", file.display()),
+            } => format!("write    {} (new, {})", file.display(), size(*size_after)),
             Change::Truncate {
                 file,
                 size_before,
                 size_after,
             } => format!(
-                "truncate {} ({size_before} -> {size_after} bytes: bytes {size_after}..{size_before} go)",
-                file.display()
+                "truncate {} ({} -> {}: bytes {size_after}..{size_before} go)",
+                file.display(),
+                size(*size_before),
+                size(*size_after)
             ),
             Change::Delete { file, size_before } => {
-                format!("delete   {} ({size_before} bytes)", file.display())
+                format!("delete   {} ({})", file.display(), size(*size_before))
             }
-            Change::Rename { from, to, size } => format!(
-                "rename   {} -> {} ({size} bytes)",
+            Change::Rename {
+                from,
+                to,
+                size: len,
+            } => format!(
+                "rename   {} -> {} ({})",
                 from.display(),
-                to.file_name().unwrap_or_default().to_string_lossy()
+                to.file_name().unwrap_or_default().to_string_lossy(),
+                size(*len)
             ),
         };
         out.push_str("  ");

@@ -83,28 +83,6 @@ pub fn space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<Space> {
     })
 }
 
-impl std::fmt::Display for Space {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use crate::ops::human::size;
-        write!(
-            f,
-            "backup: {} on disk; new files: {}",
-            size(self.backup_bytes),
-            size(self.new_bytes)
-        )?;
-        for (d, free, need) in &self.filesystems {
-            write!(
-                f,
-                "; {}: {} needed, {} free",
-                d.display(),
-                size(*need),
-                size(*free)
-            )?;
-        }
-        Ok(())
-    }
-}
-
 /// Refuses, before anything changes, an apply whose new files and backup would not fit.
 pub(super) fn check_space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<()> {
     use crate::ops::human::size;
