@@ -46,6 +46,10 @@ pub trait Store: Send + Sync {
     /// The whole object (small ones: indexes, checkpoints, snapshots).
     fn read_all(&self, key: &str) -> Result<Vec<u8>> {
         let len = self.len(key)?;
+        if len == 0 {
+            // An empty range is no valid request.
+            return Ok(Vec::new());
+        }
         Ok(self.read_ranges(key, &[0..len])?.pop().unwrap_or_default())
     }
 
@@ -54,7 +58,6 @@ pub trait Store: Send + Sync {
         PathBuf::from(self.name(key))
     }
 }
-
 
 /// Opens the store a `--remote` argument names: a URL (`s3://bucket/prefix`, `file:///dir`,
 /// `memory://`) or a local directory.
@@ -78,7 +81,9 @@ pub fn open(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
 /// directory (a path or a `file://` URL).
 pub fn create(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
     let local = match location.strip_prefix("file://") {
-        Some(_) => url::Url::parse(location).ok().and_then(|u| u.to_file_path().ok()),
+        Some(_) => url::Url::parse(location)
+            .ok()
+            .and_then(|u| u.to_file_path().ok()),
         None if !location.contains("://") => Some(PathBuf::from(location)),
         None => None,
     };

@@ -84,3 +84,47 @@ impl RemoteObject {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::store::Remote;
+
+    /// Reads forward and jumps over an in-memory store: every byte is the object's, across
+    /// chunk boundaries, and the window never holds more than the chunks in flight.
+    #[test]
+    fn reads_cross_chunks_and_stay_bounded() {
+        let store: Arc<dyn Store> = Arc::new(
+            Remote::over(
+                "memory://t",
+                Arc::new(object_store::memory::InMemory::new()),
+            )
+            .unwrap(),
+        );
+        let len = (CHUNK_BYTES * 6 + 123) as usize;
+        let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+        store.put("a/b.log", data.clone()).unwrap();
+        let mut o = RemoteObject::open(Arc::clone(&store), "a/b.log").unwrap();
+        assert_eq!(o.len(), len as u64);
+        let (mut pos, mut buf) = (0usize, vec![0u8; 100_000]);
+        while pos < len {
+            let n = o.read_at(&mut buf, pos as u64).unwrap();
+            assert!(n > 0);
+            assert_eq!(&buf[..n], &data[pos..pos + n]);
+            assert!(o.window.len() as u64 <= CHUNK_BYTES * IN_FLIGHT);
+            pos += n;
+        }
+        assert_eq!(o.read_at(&mut buf, len as u64).unwrap(), 0);
+        let at = CHUNK_BYTES as usize * 3 - 7;
+        assert_eq!(o.read_at(&mut buf[..10], at as u64).unwrap(), 10);
+        assert_eq!(&buf[..10], &data[at..at + 10]);
+        let e = RemoteObject::open(store, "a/none.log")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("memory://t/a/none.log") && e.contains("no such object"),
+            "{e}"
+        );
+    }
+}

@@ -101,7 +101,14 @@ pub trait Layout: Send + Sync {
     /// The partition's segments in `store` (`objects`: the store's listing).
     fn partition(&self, objects: &[ObjectInfo], p: &RemotePartition) -> PartitionListing;
     /// The key of `file` of a segment known only from metadata (to name a missing object).
-    fn key(&self, objects: &[ObjectInfo], p: &RemotePartition, start_offset: i64, segment_id: &str, file: SegmentFile) -> String;
+    fn key(
+        &self,
+        objects: &[ObjectInfo],
+        p: &RemotePartition,
+        start_offset: i64,
+        segment_id: &str,
+        file: SegmentFile,
+    ) -> String;
     /// The files every segment has.
     fn required(&self) -> Vec<SegmentFile>;
     /// The segment's log, read as the engine reads a local one.
@@ -120,12 +127,19 @@ pub fn layout_named(name: &str) -> Option<Box<dyn Layout>> {
 }
 
 /// The layout `objects` are in: the one named, else the first that recognises them.
-pub fn detect(store: &dyn Store, objects: &[ObjectInfo], named: Option<&str>) -> Result<Box<dyn Layout>> {
+pub fn detect(
+    store: &dyn Store,
+    objects: &[ObjectInfo],
+    named: Option<&str>,
+) -> Result<Box<dyn Layout>> {
     if let Some(n) = named {
         return layout_named(n).ok_or_else(|| {
             Error::invalid(
                 &store.path_of(""),
-                format!("unknown remote layout {n:?} (known: {})", LAYOUTS.join(", ")),
+                format!(
+                    "unknown remote layout {n:?} (known: {})",
+                    LAYOUTS.join(", ")
+                ),
             )
         });
     }
