@@ -64,6 +64,9 @@ _kseg() {
             kseg,stats)
                 cmd="kseg__subcmd__stats"
                 ;;
+            kseg,tiered)
+                cmd="kseg__subcmd__tiered"
+                ;;
             kseg,txns)
                 cmd="kseg__subcmd__txns"
                 ;;
@@ -124,6 +127,9 @@ _kseg() {
             kseg__subcmd__help,stats)
                 cmd="kseg__subcmd__help__subcmd__stats"
                 ;;
+            kseg__subcmd__help,tiered)
+                cmd="kseg__subcmd__help__subcmd__tiered"
+                ;;
             kseg__subcmd__help,txns)
                 cmd="kseg__subcmd__help__subcmd__txns"
                 ;;
@@ -143,7 +149,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --width --wide --tsv --bytes --color --tz --local --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help"
+            opts="-h -V --width --wide --tsv --bytes --color --tz --local --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest tiered coordinator ls groups checks version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -559,7 +565,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups checks version help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest tiered coordinator ls groups checks version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -783,6 +789,20 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help__subcmd__stats)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kseg__subcmd__help__subcmd__tiered)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1208,6 +1228,44 @@ _kseg() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kseg__subcmd__tiered)
+            opts="-h -V --remote --remote-endpoint --remote-layout --deep --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --tz)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kseg__subcmd__txns)
             opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1315,12 +1373,16 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__write)
-            opts="-q -h -V --json --jsonl --quiet --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --json --jsonl --quiet --tier-to --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --tier-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --topic)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
