@@ -16,6 +16,8 @@ use kseg::format::Compression;
 mod common;
 
 /// Runs `kseg ARGS` to completion: seconds and peak RSS in KiB (`wait4`).
+// Waited for by `wait4`, which gives the child's rusage, not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 fn run(args: &[&str], env: &[(&str, &str)]) -> (f64, i64) {
     let start = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_kseg"))

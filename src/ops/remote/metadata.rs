@@ -35,9 +35,12 @@ pub struct SegmentMetadata {
     pub source_offset: i64,
 }
 
-/// Every segment the metadata partitions of `log_dir` know, by (topic id, segment id); and how
-/// many metadata records were read.
-pub fn read(log_dir: &Path) -> Result<(BTreeMap<(String, String), SegmentMetadata>, u64)> {
+/// Segments by (topic id, segment id).
+pub type Segments = BTreeMap<(String, String), SegmentMetadata>;
+
+/// Every segment the metadata partitions of `log_dir` know; and how many metadata records were
+/// read.
+pub fn read(log_dir: &Path) -> Result<(Segments, u64)> {
     let mut segments = BTreeMap::new();
     let mut records = 0;
     let mut dirs: Vec<PathBuf> = match std::fs::read_dir(log_dir) {
@@ -96,12 +99,7 @@ fn state(v: &Value) -> String {
         .map_or_else(|| text(v), |s| s.to_string())
 }
 
-fn apply(
-    segments: &mut BTreeMap<(String, String), SegmentMetadata>,
-    v: &Value,
-    file: &Path,
-    offset: i64,
-) {
+fn apply(segments: &mut Segments, v: &Value, file: &Path, offset: i64) {
     let data = &v["data"];
     match v["type"].as_str().unwrap_or("") {
         "REMOTE_LOG_SEGMENT_METADATA_RECORD" => {

@@ -50,7 +50,11 @@ pub trait Store: Send + Sync {
             // An empty range is no valid request.
             return Ok(Vec::new());
         }
-        Ok(self.read_ranges(key, &[0..len])?.pop().unwrap_or_default())
+        let whole = 0..len;
+        Ok(self
+            .read_ranges(key, std::slice::from_ref(&whole))?
+            .pop()
+            .unwrap_or_default())
     }
 
     /// The path under which errors about `key` are reported.
