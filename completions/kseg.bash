@@ -67,6 +67,9 @@ _kseg() {
             kseg,stats)
                 cmd="kseg__subcmd__stats"
                 ;;
+            kseg,tiered)
+                cmd="kseg__subcmd__tiered"
+                ;;
             kseg,txns)
                 cmd="kseg__subcmd__txns"
                 ;;
@@ -129,6 +132,9 @@ _kseg() {
                 ;;
             kseg__subcmd__help,stats)
                 cmd="kseg__subcmd__help__subcmd__stats"
+                ;;
+            kseg__subcmd__help,tiered)
+                cmd="kseg__subcmd__help__subcmd__tiered"
                 ;;
             kseg__subcmd__help,txns)
                 cmd="kseg__subcmd__help__subcmd__txns"
@@ -816,6 +822,20 @@ _kseg() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kseg__subcmd__help__subcmd__tiered)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kseg__subcmd__help__subcmd__txns)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1270,6 +1290,44 @@ _kseg() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kseg__subcmd__tiered)
+            opts="-h -V --remote --remote-endpoint --remote-layout --deep --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered" -- "${cur}"))
+                    return 0
+                    ;;
+                --width)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --tz)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kseg__subcmd__txns)
             opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1377,12 +1435,16 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__write)
-            opts="-q -h -V --json --jsonl --quiet --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --json --jsonl --quiet --tier-to --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --tier-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --topic)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -49,6 +49,7 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "txns" -d 'Transactions pe
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "salvage" -d 'Save the valid batches a recovery would drop (those after the first damage) into a partition directory of their own, with a report; the source is only read'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "diff" -d 'Where two replicas of one partition diverge (by the broker\'s leader-epoch truncation and by their batches), and what only one of them has'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "digest" -d 'A SHA-256 of a partition\'s record stream (not its segment boundaries), to compare replicas by exchanging one line'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "tiered" -d 'A partition\'s remote tier (tiered storage) reconciled with __remote_log_metadata and the local log: unfinished copies and deletes, orphans, missing objects, gaps, overlaps'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "coordinator" -d 'Which __consumer_offsets or __transaction_state partition holds a group or a transactional id (Kafka\'s abs(hashCode) % partitions)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "ls" -d 'One line per partition directory of a log dir from metadata alone: sizes, offsets, checkpoints, topic ids, directory states and the problems they show'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "groups" -d 'Consumer groups from __consumer_offsets on disk: committed offsets (replayed as the group coordinator does), state, members and lag'
@@ -160,6 +161,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand verify" -l bytes -d 'Sizes in 
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l tier-to -d 'Then tier the partition as the broker\'s remote log manager does: its closed segments below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX], file:///DIR or a directory) in Kafka\'s LocalTieredStorage layout, and their records written to __remote_log_metadata-0 beside OUTDIR (S3 settings from AWS_*, AWS_ENDPOINT)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l partition -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l batch-size -d 'Records per batch (one batch per append)' -r
@@ -421,6 +423,22 @@ complete -c kseg -n "__fish_kseg_using_subcommand digest" -l bytes -d 'Sizes in 
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -s V -l version -d 'Print version'
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l tz -d 'The time zone local date-times in time flags are read in, and `--local` prints in (an IANA name such as `Europe/Paris`; default: `TZ`, else the system\'s)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l deep -d 'Also read every remote segment: batch CRCs and framing, offsets against the metadata, and the offset index\'s entries'
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l json -d 'Print JSON'
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted'
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l bytes -d 'Sizes in tables and messages as exact bytes instead of KiB, MiB, GiB'
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -s V -l version -d 'Print version'
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l group -d 'A consumer group id: which `__consumer_offsets` partition holds its offsets' -r
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l transactional-id -d 'A transactional id: which `__transaction_state` partition holds its state' -r
 complete -c kseg -n "__fish_kseg_using_subcommand coordinator" -l partitions -d 'The topic\'s partition count (`offsets.topic.num.partitions` or `transaction.state.log.num.partitions` when the topic was created; both default to 50)' -r

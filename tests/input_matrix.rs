@@ -58,6 +58,8 @@ const TABLE: &[Row] = &[
     ("metadata", Some(&["metadata", "{P}"]),            [2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2]),
     ("checks", None,                                    [0; 17]),
     ("version", None,                                   [0; 17]),
+    // An empty store: no shape has a remote tier there, so nothing is examined.
+    ("tiered", Some(&["tiered", "--remote", "{O}", "{P}"]), [2; 17]),
 ];
 
 fn running_as_root() -> bool {

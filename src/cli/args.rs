@@ -364,3 +364,29 @@ pub fn save_salvage(
     ));
     Ok(report)
 }
+
+/// Where a partition's remote tier is (tiered storage): `--remote`, `--remote-endpoint`,
+/// `--remote-layout`, one meaning for every command that takes them.
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// The remote storage root holding the topic-partition directories or prefixes:
+    /// s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka's LocalTieredStorage
+    /// its kafka-tiered-storage directory, or its parent). Credentials and region come from
+    /// the standard AWS_* environment variables.
+    #[arg(long, value_name = "URL")]
+    pub remote: String,
+    /// The URL of an S3-compatible server (http:// allowed), instead of AWS's.
+    #[arg(long, value_name = "URL")]
+    pub remote_endpoint: Option<String>,
+    /// How the objects are laid out (default: detected from the listing).
+    #[arg(long, value_name = "LAYOUT", value_parser = clap::builder::PossibleValuesParser::new(crate::storage::tiered::LAYOUTS))]
+    pub remote_layout: Option<String>,
+}
+
+impl RemoteArgs {
+    pub fn options(&self) -> crate::storage::store::RemoteOptions {
+        crate::storage::store::RemoteOptions {
+            endpoint: self.remote_endpoint.clone(),
+        }
+    }
+}

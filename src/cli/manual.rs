@@ -204,6 +204,18 @@ pub const PAGES: &[Page] = &[
         see_also: &["kseg-diff"],
     },
     Page {
+        name: "tiered",
+        examples: &[
+            ex("A partition's remote tier in S3 against __remote_log_metadata",
+               "kseg tiered --remote s3://kafka-tier/cluster1 /var/lib/kafka/data/orders-0", ON_A_BROKER),
+            ex("Every tiered partition of a log dir, through an S3-compatible server, reading every remote segment",
+               "kseg tiered --deep --remote s3://tier --remote-endpoint http://minio:9000 /var/lib/kafka/data", ON_A_BROKER),
+            ex("Kafka's LocalTieredStorage on a filesystem (its kafka-tiered-storage directory or its parent)",
+               "kseg tiered --remote file:///var/lib/kafka/tiered /var/lib/kafka/data/orders-0", ON_A_BROKER),
+        ],
+        see_also: &["kseg-verify", "kseg-write"],
+    },
+    Page {
         name: "coordinator",
         examples: &[
             ex("Which __consumer_offsets partition holds a group's offsets",

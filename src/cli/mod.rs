@@ -21,6 +21,7 @@ pub mod render;
 pub mod retention;
 pub mod salvage;
 pub mod stats;
+pub mod tiered;
 pub mod time;
 pub mod txns;
 pub mod verify;
@@ -110,6 +111,9 @@ pub enum Command {
     Checks(checks::ChecksArgs),
     /// The version, git commit, build date, the Kafka release kseg follows, and features.
     Version(version::VersionArgs),
+    /// A partition's remote tier (tiered storage) reconciled with __remote_log_metadata and
+    /// the local log: unfinished copies and deletes, orphans, missing objects, gaps, overlaps.
+    Tiered(tiered::TieredArgs),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -149,6 +153,7 @@ pub fn main() -> ExitCode {
         Command::Metadata(args) => metadata::run(args),
         Command::Checks(args) => checks::run(args),
         Command::Version(args) => version::run(args),
+        Command::Tiered(args) => tiered::run(args),
     };
     ExitCode::from(finish(code))
 }

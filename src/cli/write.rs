@@ -34,6 +34,12 @@ pub struct WriteArgs {
     /// No progress bar (one counts the bytes written, on a terminal's standard error).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Then tier the partition as the broker's remote log manager does: its closed segments
+    /// below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX],
+    /// file:///DIR or a directory) in Kafka's LocalTieredStorage layout, and their records
+    /// written to __remote_log_metadata-0 beside OUTDIR (S3 settings from AWS_*, AWS_ENDPOINT).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["json", "jsonl"])]
+    pub tier_to: Option<String>,
     #[command(flatten)]
     pub stream: Box<JsonlArgs>,
 }
@@ -169,7 +175,12 @@ pub fn run(args: WriteArgs) -> u8 {
         Ok(AnySpec::Partition(spec)) => {
             let dir = partition_dir(out_dir, &spec);
             let written = bar().run(|| write_spec(&spec, &dir));
-            written.map(|summary| print_summary(&dir, &summary, args.json))
+            written
+                .map(|summary| print_summary(&dir, &summary, args.json))
+                .and_then(|()| match &args.tier_to {
+                    Some(url) => tier_to(&dir, url, &spec),
+                    None => Ok(()),
+                })
         }
         Ok(AnySpec::LogDir(spec)) => bar().run(|| write_log_dir(&spec, out_dir)).map(|summary| {
             if args.json {
@@ -188,6 +199,25 @@ pub fn run(args: WriteArgs) -> u8 {
         Err(e) => Err(e),
     };
     report(result)
+}
+
+/// `--tier-to`: the partition just written, tiered.
+fn tier_to(dir: &Path, url: &str, spec: &Spec) -> crate::Result<()> {
+    let topic_id = spec
+        .topic_id
+        .as_deref()
+        .unwrap_or(crate::ops::write::spec::DEFAULT_TOPIC_ID);
+    let options = crate::storage::store::RemoteOptions::default();
+    let t = crate::ops::remote::tier::tier(dir, url, &options, topic_id)?;
+    let starts: Vec<i64> = t.segments.iter().map(|s| s.start_offset).collect();
+    crate::cli::render::outln!(
+        "tiered {} segment(s) below the last stable offset {} to {}: start offsets {starts:?}; \
+         their records in __remote_log_metadata-0",
+        t.segments.len(),
+        t.last_stable_offset,
+        t.remote
+    );
+    Ok(())
 }
 
 fn report(result: crate::Result<()>) -> u8 {

@@ -296,6 +296,48 @@ pub const CHECKS: &[Check] = &[
         what: "an entry named like a Kafka file is a FIFO, a socket, a device, a directory or a link to one: kseg reads nothing from it and goes on without it",
         broker: "segment files and leftovers that are not files are skipped by the load (`File.isFile` in `LogLoader`), producer snapshots too (`Files.isRegularFile` in `ProducerStateManager`); an index of a loaded segment is opened by `AbstractIndex`/`TransactionIndex` and a state file by name (`CheckpointFile`, `PartitionMetadataFile`, `MetaPropertiesEnsemble`), which fail on a directory or socket, block on a FIFO and never end on a device",
     },
+    Check {
+        ids: &["tiered.object-missing"],
+        severity: "error when the segment's copy finished (the broker serves it); warning otherwise",
+        what: "(`tiered`) an object of a remote segment that `__remote_log_metadata` names (or that the segment's other objects imply) is not in the store",
+        broker: "a fetch of the segment's offsets fails (`RemoteLogManager.read` through the `RemoteStorageManager`)",
+    },
+    Check {
+        ids: &["tiered.orphan"],
+        severity: "warning",
+        what: "(`tiered`) a remote segment's objects that no `__remote_log_metadata` record names, or whose deletion finished, or objects under a partition's prefix that belong to no segment; with their bytes",
+        broker: "never read nor deleted: retention only deletes segments the metadata knows (`RemoteLogManager.cleanupExpiredRemoteLogSegments`)",
+    },
+    Check {
+        ids: &["tiered.copy-unfinished", "tiered.delete-unfinished"],
+        severity: "warning",
+        what: "(`tiered`) a segment whose last metadata state is `COPY_SEGMENT_STARTED` or `DELETE_SEGMENT_STARTED`",
+        broker: "a copy that never finished is never served, and what it copied stays until retention breaches the segment; a delete is retried at the next cleanup pass (`RemoteLogManager.cleanupExpiredRemoteLogSegments`)",
+    },
+    Check {
+        ids: &["tiered.gap"],
+        severity: "error",
+        what: "(`tiered`) offsets held by no served remote segment, between two of them or between the remote tier's end and the local log start",
+        broker: "fetches of those offsets fail with an out-of-range error; consumers reset or skip them",
+    },
+    Check {
+        ids: &["tiered.overlap"],
+        severity: "warning",
+        what: "(`tiered`) two served remote segments hold the same offsets",
+        broker: "the segment its leader-epoch lookup finds is served (`RemoteLogMetadataCache.remoteLogSegmentMetadata`); the other is deleted by retention",
+    },
+    Check {
+        ids: &["tiered.epoch-chain"],
+        severity: "warning",
+        what: "(`tiered`) a remote segment starts in a leader epoch below the one its predecessor ends in",
+        broker: "segments outside the current leader's epoch lineage are deleted as unreferenced (`RemoteLogManager.isRemoteSegmentWithinLeaderEpochs`)",
+    },
+    Check {
+        ids: &["tiered.log-damaged", "tiered.index", "tiered.offsets-mismatch"],
+        severity: "error",
+        what: "(`tiered --deep`) a remote segment's batches do not frame or check out, its offset index points elsewhere than the batch holding the offset, or its offsets are not the metadata's",
+        broker: "remote fetches fail or return wrong data: the broker reads remote segments as they are, with no recovery",
+    },
 ];
 
 /// The row that describes `id`, if any.

@@ -20,6 +20,7 @@ pub mod human;
 pub mod input;
 pub mod inspect;
 pub mod partition;
+pub mod remote;
 pub mod repair;
 pub mod simulate;
 pub mod write;

@@ -1,0 +1,141 @@
+//! Reading a tiered partition through a local S3 server (run: `cargo bench --bench tiered`;
+//! needs `python3 -m moto.server`, from `pip install 'moto[server]'`).
+//!
+//! Writes a partition of `KSEG_BENCH_TIERED_MIB` MiB (default 257: two closed 128 MiB segments
+//! and the active one), tiers its closed segments into a local directory and into moto's S3
+//! server, then times, in one run, `kseg tiered --deep` (every remote segment read: framing,
+//! CRCs, offset index) through S3 and through the directory, and `kseg verify --deep` of the
+//! untiered partition on local disk, the baseline of the ratios. Each is a `kseg` process: its
+//! peak RSS is printed too (goal: under 64 MiB plus chunk size × requests in flight).
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use kseg::format::Compression;
+
+mod common;
+
+/// Runs `kseg ARGS` to completion: seconds and peak RSS in KiB (`wait4`).
+// Waited for by `wait4`, which gives the child's rusage, not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn run(args: &[&str], env: &[(&str, &str)]) -> (f64, i64) {
+    let start = Instant::now();
+    let child = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: wait4 fills the status and rusage it is given, for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "kseg {args:?}: {status}"
+    );
+    (start.elapsed().as_secs_f64(), usage.ru_maxrss)
+}
+
+fn main() {
+    let mib = common::env_u64("KSEG_BENCH_TIERED_MIB", 257);
+    let tmp = tempfile::Builder::new()
+        .prefix("tiered-bench")
+        .tempdir()
+        .unwrap();
+    let log_dir = tmp.path().join("logs");
+    let dir = log_dir.join("bench-0");
+    common::write_partition(&dir, Compression::None, mib << 20);
+    let topic_id = kseg::format::checkpoint::uuid_to_base64(b"kseg-bench-topic");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut moto = Command::new("python3")
+        .args([
+            "-m",
+            "moto.server",
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 -m moto.server");
+    let endpoint = format!("http://127.0.0.1:{port}");
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let created = Command::new("python3")
+        .args(["-c", &format!("import urllib.request as u; u.urlopen(u.Request('{endpoint}/bench', method='PUT'))")])
+        .status()
+        .unwrap();
+    assert!(created.success());
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "bench"),
+        ("AWS_SECRET_ACCESS_KEY", "bench"),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ENDPOINT", endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    for (k, v) in env {
+        std::env::set_var(k, v);
+    }
+    let options = kseg::storage::store::RemoteOptions {
+        endpoint: Some(endpoint.clone()),
+    };
+    let local_tier = tmp.path().join("tier");
+    let local = local_tier.display().to_string();
+    let t = kseg::ops::remote::tier::tier(&dir, &local, &options, &topic_id).unwrap();
+    // The metadata is the same for both copies: written once, the second tiering skips it.
+    std::fs::remove_dir_all(log_dir.join("__remote_log_metadata-0")).unwrap();
+    kseg::ops::remote::tier::tier(&dir, "s3://bench/cluster", &options, &topic_id).unwrap();
+    let tiered: u64 = common::files(&local_tier)
+        .iter()
+        .map(|f| f.metadata().unwrap().len())
+        .sum();
+    println!(
+        "partition of {mib} MiB; {} closed segment(s) tiered, {} MiB of objects; load {}",
+        t.segments.len(),
+        tiered >> 20,
+        common::load_average()
+    );
+    let d = dir.display().to_string();
+    let (base, base_rss) = run(&["verify", "--deep", "-q", &d], &env);
+    let (disk, disk_rss) = run(&["tiered", "--deep", "--remote", &local, &d], &env);
+    let (s3, s3_rss) = run(
+        &[
+            "tiered",
+            "--deep",
+            "--remote",
+            "s3://bench/cluster",
+            "--remote-endpoint",
+            &endpoint,
+            &d,
+        ],
+        &env,
+    );
+    let _ = moto.kill();
+    let _ = moto.wait();
+    let rate = |s: f64| (tiered >> 20) as f64 / s;
+    println!(
+        "verify --deep, local partition:         {base:7.2} s  peak RSS {:4} MiB  (baseline)",
+        base_rss >> 10
+    );
+    println!(
+        "tiered --deep, tier on local disk:      {disk:7.2} s  peak RSS {:4} MiB  {:5.2}x  {:6.1} MiB/s",
+        disk_rss >> 10,
+        disk / base,
+        rate(disk)
+    );
+    println!(
+        "tiered --deep, tier in S3 (moto):       {s3:7.2} s  peak RSS {:4} MiB  {:5.2}x  {:6.1} MiB/s",
+        s3_rss >> 10,
+        s3 / base,
+        rate(s3)
+    );
+}

@@ -1,0 +1,128 @@
+//! `tiered --deep`: one remote segment read through the store as the broker's fetches read it:
+//! every batch's framing and checksum, offsets that go forward, and the offset index's entries
+//! pointing at the batches that hold their offsets.
+
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::format::entry::Entry;
+use crate::format::index::{offset_index_entries, offset_index_sanity_check};
+use crate::ops::finding::Finding;
+use crate::storage::log_reader::Step;
+use crate::storage::store::Store;
+use crate::storage::tiered::{Layout, RemoteSegment, SegmentFile};
+
+/// What the walk saw of the segment's offsets.
+pub struct Walked {
+    pub first_offset: Option<i64>,
+    pub last_offset: Option<i64>,
+    /// Whether the walk reached the end of the log (no damage stopped it).
+    pub complete: bool,
+}
+
+fn base_offset(e: &Entry<'_>) -> i64 {
+    match e {
+        Entry::V2(b) => b.header.base_offset,
+        Entry::Legacy(m) => m.offset,
+    }
+}
+
+pub fn check(
+    store: Arc<dyn Store>,
+    layout: &dyn Layout,
+    seg: &RemoteSegment,
+    findings: &mut Vec<Finding>,
+) -> Result<Walked> {
+    let mut reader = layout.open_log(Arc::clone(&store), seg)?;
+    let log = reader.path().to_path_buf();
+    let index = match seg.files.get(&SegmentFile::OffsetIndex) {
+        Some(o) => store.read_all(&o.key)?,
+        None => Vec::new(),
+    };
+    let index_path = seg
+        .files
+        .get(&SegmentFile::OffsetIndex)
+        .map(|o| store.path_of(&o.key));
+    if let Some(p) = &index_path {
+        if let Err(m) = offset_index_sanity_check(
+            &index,
+            index.len(),
+            seg.start_offset,
+            &p.display().to_string(),
+        ) {
+            findings.push(Finding::error("tiered.index", p.clone(), m));
+        }
+    }
+    // Entries ascend by position: matched against the batches as the walk meets them.
+    let mut entries = offset_index_entries(&index, seg.start_offset)
+        .filter(|e| !(e.offset == seg.start_offset && e.position == 0))
+        .peekable();
+    let (mut first, mut last) = (None, None::<i64>);
+    let mut complete = true;
+    loop {
+        let step = reader.next_step()?;
+        if let Some((position, why)) = step.damage() {
+            findings.push(
+                Finding::error(
+                    "tiered.log-damaged",
+                    log.clone(),
+                    format!("{why}: a fetch of this remote segment fails here"),
+                )
+                .at(position),
+            );
+            complete = false;
+            break;
+        }
+        let Step::Entry { position, entry } = step else {
+            break;
+        };
+        let (base, end) = (base_offset(&entry), entry.last_offset());
+        if last.is_some_and(|l| base <= l) {
+            findings.push(
+                Finding::error(
+                    "tiered.log-damaged",
+                    log.clone(),
+                    format!(
+                        "a batch at offset {base} follows offset {}: offsets go back",
+                        last.unwrap_or(0)
+                    ),
+                )
+                .at(position)
+                .offset(base),
+            );
+        }
+        first.get_or_insert(base);
+        last = Some(end);
+        while let Some(e) = entries.next_if(|e| i64::from(e.position) <= position as i64) {
+            if i64::from(e.position) != position as i64 || e.offset < base || e.offset > end {
+                findings.push(
+                    Finding::error(
+                        "tiered.index",
+                        index_path.clone().unwrap_or_else(|| log.clone()),
+                        format!(
+                            "entry (offset {}, position {}) does not point at the batch holding \
+                             that offset: fetches through it read the wrong bytes",
+                            e.offset, e.position
+                        ),
+                    )
+                    .offset(e.offset),
+                );
+            }
+        }
+    }
+    if let (Some(p), Some(e)) = (&index_path, entries.next()) {
+        findings.push(Finding::error(
+            "tiered.index",
+            p.clone(),
+            format!(
+                "entry (offset {}, position {}) lies past the segment's last batch",
+                e.offset, e.position
+            ),
+        ));
+    }
+    Ok(Walked {
+        first_offset: first,
+        last_offset: last,
+        complete,
+    })
+}

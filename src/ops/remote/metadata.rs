@@ -1,0 +1,147 @@
+//! What `__remote_log_metadata` says about remote segments: its records folded per segment the
+//! way the broker's metadata cache folds them (`RemoteLogMetadataCache`): a segment's
+//! `RemoteLogSegmentMetadataRecord` (or snapshot record) opens it, each update record moves it
+//! to a later state.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::format::internal::{decode_record, Decoder};
+use crate::format::names::parse_partition_dir;
+use crate::storage::read::PartitionRecords;
+
+/// The internal topic's name.
+pub const TOPIC: &str = "__remote_log_metadata";
+
+/// One remote segment as the metadata describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentMetadata {
+    pub topic: String,
+    pub partition: i32,
+    pub topic_id: String,
+    pub segment_id: String,
+    pub start_offset: i64,
+    pub end_offset: i64,
+    pub size_bytes: i64,
+    /// (leader epoch, its start offset), ascending.
+    pub leader_epochs: Vec<(i32, i64)>,
+    /// `COPY_SEGMENT_STARTED` … `DELETE_SEGMENT_FINISHED`: the last state recorded.
+    pub state: String,
+    /// Where the record that set the state is: the metadata partition's `.log` and offset.
+    pub source: PathBuf,
+    pub source_offset: i64,
+}
+
+/// Segments by (topic id, segment id).
+pub type Segments = BTreeMap<(String, String), SegmentMetadata>;
+
+/// Every segment the metadata partitions of `log_dir` know; and how many metadata records were
+/// read.
+pub fn read(log_dir: &Path) -> Result<(Segments, u64)> {
+    let mut segments = BTreeMap::new();
+    let mut records = 0;
+    let mut dirs: Vec<PathBuf> = match std::fs::read_dir(log_dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| {
+                p.is_dir()
+                    && p.file_name()
+                        .and_then(|n| n.to_str())
+                        .and_then(parse_partition_dir)
+                        .is_some_and(|d| {
+                            d.topic == TOPIC
+                                && d.dir_name() == p.file_name().unwrap().to_string_lossy()
+                        })
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    dirs.sort();
+    for dir in dirs {
+        for r in PartitionRecords::open(&dir, 0)? {
+            let r = r?;
+            if r.batch.is_control {
+                continue;
+            }
+            records += 1;
+            let decoded = decode_record(
+                Decoder::RemoteLogMetadata,
+                r.offset,
+                None,
+                r.value.as_deref(),
+            );
+            if let Some(v) = decoded.payload_json {
+                apply(&mut segments, &v, &r.file, r.offset);
+            }
+        }
+    }
+    Ok((segments, records))
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+const STATES: [&str; 4] = [
+    "COPY_SEGMENT_STARTED",
+    "COPY_SEGMENT_FINISHED",
+    "DELETE_SEGMENT_STARTED",
+    "DELETE_SEGMENT_FINISHED",
+];
+
+fn state(v: &Value) -> String {
+    v.as_u64()
+        .and_then(|s| STATES.get(s as usize))
+        .map_or_else(|| text(v), |s| s.to_string())
+}
+
+fn apply(segments: &mut Segments, v: &Value, file: &Path, offset: i64) {
+    let data = &v["data"];
+    match v["type"].as_str().unwrap_or("") {
+        "REMOTE_LOG_SEGMENT_METADATA_RECORD" => {
+            let id = &data["remoteLogSegmentId"];
+            let tip = &id["topicIdPartition"];
+            let m = SegmentMetadata {
+                topic: text(&tip["name"]),
+                partition: tip["partition"].as_i64().unwrap_or(-1) as i32,
+                topic_id: text(&tip["id"]),
+                segment_id: text(&id["id"]),
+                start_offset: data["startOffset"].as_i64().unwrap_or(-1),
+                end_offset: data["endOffset"].as_i64().unwrap_or(-1),
+                size_bytes: data["segmentSizeInBytes"].as_i64().unwrap_or(-1),
+                leader_epochs: data["segmentLeaderEpochs"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|e| {
+                                (
+                                    e["leaderEpoch"].as_i64().unwrap_or(-1) as i32,
+                                    e["offset"].as_i64().unwrap_or(-1),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                state: state(&data["remoteLogSegmentState"]),
+                source: file.to_path_buf(),
+                source_offset: offset,
+            };
+            segments.insert((m.topic_id.clone(), m.segment_id.clone()), m);
+        }
+        "REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD" => {
+            let id = &data["remoteLogSegmentId"];
+            let key = (text(&id["topicIdPartition"]["id"]), text(&id["id"]));
+            // An update of a segment never opened is dropped, as the broker's cache drops it.
+            if let Some(m) = segments.get_mut(&key) {
+                m.state = state(&data["remoteLogSegmentState"]);
+                m.source = file.to_path_buf();
+                m.source_offset = offset;
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,512 @@
+//! `kseg tiered`: a partition's remote tier reconciled with what the broker recorded about it.
+//! The objects a store holds (listed through the partition's [`Layout`]) are set against the
+//! segments `__remote_log_metadata` in the log dir describes, and against the local log that
+//! should continue where the remote tier ends: copies never finished, deletes never finished,
+//! objects no metadata names, metadata whose objects are gone, gaps and overlaps, leader-epoch
+//! chains that do not join, and (`deep`) each remote segment's batches and offset index.
+
+mod deep;
+pub mod metadata;
+pub mod tier;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::format::checkpoint::uuid_to_base64;
+use crate::format::checkpoint::PartitionMetadata;
+use crate::format::names::{
+    parse_offset_prefix, parse_partition_dir, PARTITION_METADATA_FILE_NAME,
+};
+use crate::ops::finding::{Finding, Severity};
+use crate::storage::files::{read_state, StateFile};
+use crate::storage::store::{self, ObjectInfo, RemoteOptions, Store};
+use crate::storage::tiered::{self, Layout, RemotePartition, SegmentFile};
+use metadata::SegmentMetadata;
+
+/// What `kseg tiered` is asked.
+#[derive(Debug, Clone, Default)]
+pub struct TieredOptions {
+    /// The storage root: a URL or a local directory.
+    pub remote: String,
+    pub store: RemoteOptions,
+    /// `--remote-layout`; detected when None.
+    pub layout: Option<String>,
+    /// Walk every remote segment's batches and check its offset index.
+    pub deep: bool,
+}
+
+/// One remote segment, as the metadata and the store describe it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteSegmentReport {
+    pub segment_id: String,
+    pub start_offset: i64,
+    /// From the metadata (else, with `deep`, from the log): null when unknown.
+    pub end_offset: Option<i64>,
+    /// The metadata's last state for it; null when no metadata names it.
+    pub state: Option<String>,
+    /// The segment's `.log` object (its URL); null when missing.
+    pub log_object: Option<String>,
+    /// The `.log` object's size in bytes.
+    pub size: Option<u64>,
+}
+
+/// An object that no segment accounts for.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Orphan {
+    pub object: String,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TieredPartition {
+    pub topic: String,
+    pub partition: i32,
+    pub topic_id: Option<String>,
+    /// The first local segment's base offset: where the remote tier must reach.
+    pub local_log_start_offset: Option<i64>,
+    pub segments: Vec<RemoteSegmentReport>,
+    pub orphans: Vec<Orphan>,
+    /// The orphans' bytes, summed.
+    pub orphan_size: u64,
+    pub findings: Vec<Finding>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TieredReport {
+    pub remote: String,
+    pub layout: String,
+    /// Records read from `__remote_log_metadata` (0: none in the log dir; segments then come
+    /// from the listing alone).
+    pub metadata_record_count: u64,
+    pub partitions: Vec<TieredPartition>,
+}
+
+impl TieredReport {
+    pub fn count(&self, severity: Severity) -> usize {
+        self.partitions
+            .iter()
+            .flat_map(|p| &p.findings)
+            .filter(|f| f.severity == severity)
+            .count()
+    }
+}
+
+/// The partition directories `path` names: itself, or a log dir's; and the log dir.
+fn local_partitions(path: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let is_partition = |p: &Path| {
+        name(p)
+            .and_then(|n| parse_partition_dir(&n))
+            .is_some_and(|d| Some(d.dir_name()) == name(p) && d.topic != metadata::TOPIC)
+    };
+    if !path.is_dir() {
+        return Err(Error::invalid(
+            path,
+            "not a directory (a partition directory or a log dir)",
+        ));
+    }
+    if is_partition(path) {
+        let log_dir = path
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        return Ok((log_dir, vec![path.to_path_buf()]));
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| Error::io(path, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && is_partition(p))
+        .collect();
+    dirs.sort();
+    Ok((path.to_path_buf(), dirs))
+}
+
+/// `partition.metadata`'s topic id, Kafka's base64 form.
+fn topic_id(dir: &Path) -> Option<String> {
+    let path = dir.join(PARTITION_METADATA_FILE_NAME);
+    let bytes = read_state(&path, StateFile::Properties).ok()?;
+    let m = PartitionMetadata::decode(&bytes, &path.display().to_string()).ok()?;
+    (m.topic_id != [0; 16]).then(|| uuid_to_base64(&m.topic_id))
+}
+
+/// The smallest base offset among `dir`'s `.log` files.
+fn local_log_start(dir: &Path) -> Option<i64> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.ends_with(".log")
+                .then(|| parse_offset_prefix(&n))
+                .flatten()
+        })
+        .min()
+}
+
+/// Reconciles the remote tier of the partition directory (or every partition of the log dir)
+/// `path` with the store `opts.remote`.
+pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
+    let (log_dir, dirs) = local_partitions(path)?;
+    let store = store::open(&opts.remote, &opts.store)?;
+    let objects = store.list("")?;
+    let (metadata, metadata_records) = metadata::read(&log_dir)?;
+    let layout = if objects.is_empty() && opts.layout.is_none() {
+        // Nothing to recognise: Kafka's own layout names what the metadata expects.
+        Box::new(tiered::LocalTiered) as Box<dyn Layout>
+    } else {
+        tiered::detect(store.as_ref(), &objects, opts.layout.as_deref())?
+    };
+    let mut partitions = Vec::new();
+    for dir in &dirs {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        let Some(pd) = parse_partition_dir(&name) else {
+            continue;
+        };
+        let p = RemotePartition {
+            topic: pd.topic.clone(),
+            partition: pd.partition,
+            topic_id: topic_id(dir),
+        };
+        let ours: Vec<&SegmentMetadata> = metadata
+            .values()
+            .filter(|m| m.topic == p.topic && m.partition == p.partition)
+            .filter(|m| p.topic_id.as_ref().is_none_or(|id| *id == m.topic_id))
+            .collect();
+        let listing = layout.partition(&objects, &p);
+        if ours.is_empty() && listing.segments.is_empty() && listing.strays.is_empty() {
+            continue;
+        }
+        let report = partition(
+            &store,
+            layout.as_ref(),
+            &objects,
+            &p,
+            local_log_start(dir),
+            &ours,
+            listing,
+            metadata_records > 0,
+            opts.deep,
+        )?;
+        partitions.push(report);
+    }
+    Ok(TieredReport {
+        remote: opts.remote.clone(),
+        layout: layout.name().to_string(),
+        metadata_record_count: metadata_records,
+        partitions,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn partition(
+    store: &Arc<dyn Store>,
+    layout: &dyn Layout,
+    objects: &[ObjectInfo],
+    p: &RemotePartition,
+    local_start: Option<i64>,
+    meta: &[&SegmentMetadata],
+    listing: tiered::PartitionListing,
+    have_metadata: bool,
+    deep: bool,
+) -> Result<TieredPartition> {
+    let mut findings = Vec::new();
+    let url = |key: &str| store.name(key);
+    let by_id: BTreeMap<&str, &SegmentMetadata> =
+        meta.iter().map(|m| (m.segment_id.as_str(), *m)).collect();
+    let mut orphans: Vec<Orphan> = listing
+        .strays
+        .iter()
+        .map(|o| Orphan {
+            object: url(&o.key),
+            size: o.size,
+        })
+        .collect();
+    let mut segments = Vec::new();
+    // Listed segments: with metadata, each must be named by it; without, each stands alone.
+    for seg in &listing.segments {
+        let m = by_id.get(seg.segment_id.as_str());
+        if have_metadata && m.is_none_or(|m| m.state == "DELETE_SEGMENT_FINISHED") {
+            let bytes: u64 = seg.files.values().map(|o| o.size).sum();
+            for o in seg.files.values() {
+                orphans.push(Orphan {
+                    object: url(&o.key),
+                    size: o.size,
+                });
+            }
+            let why = match m {
+                Some(_) => "its deletion finished in __remote_log_metadata",
+                None => "no __remote_log_metadata record names it",
+            };
+            findings.push(Finding::warning(
+                "tiered.orphan",
+                store.path_of(seg.files.values().next().map_or("", |o| o.key.as_str())),
+                format!(
+                    "remote segment {} (start offset {}, {} object(s), {bytes} bytes) is an orphan: \
+                     {why}; the broker never reads nor deletes it, it only costs storage",
+                    seg.segment_id,
+                    seg.start_offset,
+                    seg.files.len()
+                ),
+            ));
+            continue;
+        }
+        let missing: Vec<SegmentFile> = layout
+            .required()
+            .into_iter()
+            .filter(|f| !seg.files.contains_key(f))
+            .collect();
+        let served = m.is_none_or(|m| m.state == "COPY_SEGMENT_FINISHED");
+        for f in &missing {
+            let key = layout.key(objects, p, seg.start_offset, &seg.segment_id, *f);
+            let finding = Finding::error(
+                "tiered.object-missing",
+                store.path_of(&key),
+                format!(
+                    "the {} object of remote segment {} is missing: a fetch the broker serves from \
+                     it fails",
+                    f.suffix(),
+                    seg.segment_id
+                ),
+            );
+            findings.push(if served {
+                finding
+            } else {
+                Finding {
+                    severity: Severity::Warning,
+                    ..finding
+                }
+            });
+        }
+        let mut end_offset = m.map(|m| m.end_offset);
+        if deep && seg.log().is_some() {
+            let walked = deep::check(Arc::clone(store), layout, seg, &mut findings)?;
+            if let (Some(m), Some(last), true) = (m, walked.last_offset, walked.complete) {
+                if walked.first_offset != Some(m.start_offset) || last != m.end_offset {
+                    findings.push(Finding::error(
+                        "tiered.offsets-mismatch",
+                        store.path_of(seg.log().map_or("", |o| o.key.as_str())),
+                        format!(
+                            "remote segment {} holds offsets {}..{last} but __remote_log_metadata \
+                             says {}..{}: the broker fetches from the wrong segment",
+                            seg.segment_id,
+                            walked.first_offset.unwrap_or(last),
+                            m.start_offset,
+                            m.end_offset
+                        ),
+                    ));
+                }
+            }
+            end_offset = end_offset.or(walked.last_offset);
+        }
+        segments.push(RemoteSegmentReport {
+            segment_id: seg.segment_id.clone(),
+            start_offset: seg.start_offset,
+            end_offset,
+            state: m.map(|m| m.state.clone()),
+            log_object: seg.log().map(|o| url(&o.key)),
+            size: seg.log().map(|o| o.size),
+        });
+    }
+    // Segments the metadata names and the store does not hold.
+    let listed: BTreeSet<&str> = listing
+        .segments
+        .iter()
+        .map(|s| s.segment_id.as_str())
+        .collect();
+    for m in meta
+        .iter()
+        .filter(|m| !listed.contains(m.segment_id.as_str()))
+    {
+        if m.state == "DELETE_SEGMENT_FINISHED" {
+            continue;
+        }
+        let key = layout.key(objects, p, m.start_offset, &m.segment_id, SegmentFile::Log);
+        let (severity, what) = match m.state.as_str() {
+            "COPY_SEGMENT_FINISHED" => (
+                Severity::Error,
+                "a fetch of these offsets fails: the broker serves them from this segment",
+            ),
+            _ => (Severity::Warning, "never served"),
+        };
+        findings.push(Finding {
+            severity,
+            ..Finding::error(
+                "tiered.object-missing",
+                store.path_of(&key),
+                format!(
+                    "remote segment {} (offsets {}..{}, {}) has no objects: {what}",
+                    m.segment_id, m.start_offset, m.end_offset, m.state
+                ),
+            )
+        });
+        segments.push(RemoteSegmentReport {
+            segment_id: m.segment_id.clone(),
+            start_offset: m.start_offset,
+            end_offset: Some(m.end_offset),
+            state: Some(m.state.clone()),
+            log_object: None,
+            size: None,
+        });
+    }
+    for m in meta {
+        let (check, what) = match m.state.as_str() {
+            "COPY_SEGMENT_STARTED" => (
+                "tiered.copy-unfinished",
+                "its copy started and never finished: the broker never serves it, and what was \
+                 copied stays until retention breaches the segment",
+            ),
+            "DELETE_SEGMENT_STARTED" => (
+                "tiered.delete-unfinished",
+                "its deletion started and never finished: the broker retries it at the next \
+                 cleanup pass",
+            ),
+            _ => continue,
+        };
+        findings.push(
+            Finding::warning(
+                check,
+                m.source.clone(),
+                format!(
+                    "remote segment {} (offsets {}..{}): {what}",
+                    m.segment_id, m.start_offset, m.end_offset
+                ),
+            )
+            .offset(m.source_offset),
+        );
+    }
+    segments.sort_by(|a, b| (a.start_offset, &a.segment_id).cmp(&(b.start_offset, &b.segment_id)));
+    check_continuity(store.as_ref(), &segments, local_start, meta, &mut findings);
+    orphans.sort_by(|a, b| a.object.cmp(&b.object));
+    Ok(TieredPartition {
+        topic: p.topic.clone(),
+        partition: p.partition,
+        topic_id: p.topic_id.clone(),
+        local_log_start_offset: local_start,
+        orphan_size: orphans.iter().map(|o| o.size).sum(),
+        orphans,
+        segments,
+        findings,
+    })
+}
+
+/// Gaps and overlaps between the served remote segments (copied, present), and between the
+/// remote tier's end and the local log's start; leader-epoch chains that do not join.
+fn check_continuity(
+    store: &dyn Store,
+    segments: &[RemoteSegmentReport],
+    local_start: Option<i64>,
+    meta: &[&SegmentMetadata],
+    findings: &mut Vec<Finding>,
+) {
+    let served: Vec<&RemoteSegmentReport> = segments
+        .iter()
+        .filter(|s| {
+            s.state
+                .as_deref()
+                .is_none_or(|s| s == "COPY_SEGMENT_FINISHED")
+        })
+        .collect();
+    let name = |s: &RemoteSegmentReport| {
+        s.log_object
+            .clone()
+            .map_or_else(|| store.path_of(&s.segment_id), PathBuf::from)
+    };
+    let mut reach: Option<(i64, &RemoteSegmentReport)> = None;
+    for s in &served {
+        let Some(end) = s.end_offset else {
+            // Without an end offset (no metadata, no `deep` walk) nothing can be said.
+            reach = None;
+            continue;
+        };
+        if let Some((prev_end, prev)) = reach {
+            if s.start_offset > prev_end + 1 {
+                findings.push(
+                    Finding::error(
+                        "tiered.gap",
+                        name(s),
+                        format!(
+                            "offsets {}..{} are in no remote segment: segment {} ends at {prev_end} \
+                             and {} starts at {}; a consumer fetching them gets an offset-out-of-range \
+                             error or skips them",
+                            prev_end + 1,
+                            s.start_offset - 1,
+                            prev.segment_id,
+                            s.segment_id,
+                            s.start_offset
+                        ),
+                    )
+                    .offset(prev_end + 1),
+                );
+            } else if s.start_offset <= prev_end {
+                findings.push(
+                    Finding::warning(
+                        "tiered.overlap",
+                        name(s),
+                        format!(
+                            "remote segments {} (to {prev_end}) and {} (from {}) overlap: the broker \
+                             serves the overlapping offsets from whichever its leader-epoch lookup finds",
+                            prev.segment_id, s.segment_id, s.start_offset
+                        ),
+                    )
+                    .offset(s.start_offset),
+                );
+            }
+        }
+        if reach.is_none_or(|(e, _)| end > e) {
+            reach = Some((end, s));
+        }
+    }
+    if let (Some((end, last)), Some(local)) = (reach, local_start) {
+        if local > end + 1 {
+            findings.push(
+                Finding::error(
+                    "tiered.gap",
+                    name(last),
+                    format!(
+                        "offsets {}..{} are neither remote nor local: the remote tier ends at {end} \
+                         and the local log starts at {local}",
+                        end + 1,
+                        local - 1
+                    ),
+                )
+                .offset(end + 1),
+            );
+        }
+    }
+    // Each finished segment's epochs must not go back below the epoch its predecessor ended in.
+    let mut finished: Vec<&&SegmentMetadata> = meta
+        .iter()
+        .filter(|m| m.state == "COPY_SEGMENT_FINISHED")
+        .collect();
+    finished.sort_by_key(|m| m.start_offset);
+    for w in finished.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let (Some(&(last_epoch, _)), Some(&(first_epoch, _))) =
+            (a.leader_epochs.last(), b.leader_epochs.first())
+        else {
+            continue;
+        };
+        if first_epoch < last_epoch {
+            findings.push(
+                Finding::warning(
+                    "tiered.epoch-chain",
+                    b.source.clone(),
+                    format!(
+                        "remote segment {} starts in leader epoch {first_epoch}, below epoch \
+                         {last_epoch} that segment {} ends in: the epoch chain does not join, and \
+                         the broker deletes segments outside the leader's epoch lineage",
+                        b.segment_id, a.segment_id
+                    ),
+                )
+                .offset(b.source_offset),
+            );
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! `kseg tiered` against a remote tier laid out by hand here, as Kafka's `LocalTieredStorage`
+//! lays it out (`RemoteLogSegmentFileset`: `<topic>-<partition>-<topicId>/<20-digit start
+//! offset>-<segmentId><suffix>`), with `__remote_log_metadata` records written in the
+//! remote-log-metadata decoder's JSON form: a consistent tier reports nothing, and each planted
+//! inconsistency is found, alone. The same tier is then served by an S3 server (moto) started
+//! here, through listing, ranged GETs and SigV4.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{json, Value};
+
+const TOPIC_ID: &str = "T1JBQ0xFAAAAAAAAAAAAAQ";
+
+/// A segment id: 16 bytes of `n`, Kafka's base64 form.
+fn segment_id(n: u8) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode([n; 16])
+}
+
+/// A partition `orders-0` of `segments` closed segments of 10 records each plus an active one,
+/// in `log_dir`; returns the partition directory.
+fn partition(log_dir: &Path, segments: usize) -> PathBuf {
+    let mut ops = Vec::new();
+    for _ in 0..segments {
+        ops.push(json!({"op": "append", "batches": [
+            {"gen": {"count": 5, "value_len": 50}}, {"gen": {"count": 5, "value_len": 50}}]}));
+        ops.push(json!({"op": "roll"}));
+    }
+    ops.push(json!({"op": "append", "batches": [{"gen": {"count": 5, "value_len": 50}}]}));
+    let dir = log_dir.join("orders-0");
+    common::kseg_write(
+        &json!({"topic": "orders", "partition": 0, "ops": ops}).to_string(),
+        &dir,
+    );
+    dir
+}
+
+/// One remote segment: its id, offsets, and whether its copy finished.
+struct Tiered {
+    id: String,
+    start: i64,
+    end: i64,
+    state: u8,
+}
+
+fn metadata_record(t: &Tiered) -> Value {
+    let tip = json!({"name": "orders", "id": TOPIC_ID, "partition": 0});
+    json!({"remote": {"type": "REMOTE_LOG_SEGMENT_METADATA_RECORD", "version": 0, "data": {
+        "remoteLogSegmentId": {"topicIdPartition": tip, "id": t.id},
+        "startOffset": t.start, "endOffset": t.end, "brokerId": 1, "maxTimestampMs": 0,
+        "eventTimestampMs": 0, "segmentLeaderEpochs": [{"leaderEpoch": 0, "offset": t.start}],
+        "segmentSizeInBytes": 1, "remoteLogSegmentState": 0}}})
+}
+
+fn update_record(t: &Tiered, state: u8) -> Value {
+    let tip = json!({"name": "orders", "id": TOPIC_ID, "partition": 0});
+    json!({"remote": {"type": "REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD", "version": 0, "data": {
+        "remoteLogSegmentId": {"topicIdPartition": tip, "id": t.id},
+        "brokerId": 1, "eventTimestampMs": 0, "remoteLogSegmentState": state}}})
+}
+
+/// Writes `__remote_log_metadata-0` in `log_dir` for `segments`.
+fn write_metadata(log_dir: &Path, segments: &[Tiered]) {
+    let mut records = Vec::new();
+    for t in segments {
+        records.push(metadata_record(t));
+        for s in 1..=t.state {
+            records.push(update_record(t, s));
+        }
+    }
+    let spec = json!({"topic": "__remote_log_metadata", "partition": 0,
+        "ops": [{"op": "append", "batches": [{"records": records}]}]});
+    common::kseg_write(&spec.to_string(), &log_dir.join("__remote_log_metadata-0"));
+}
+
+/// The file name `LocalTieredStorage` gives `suffix` of segment `id` starting at `start`.
+fn remote_name(start: i64, id: &str, suffix: &str) -> String {
+    format!("orders-0-{TOPIC_ID}/{start:020}-{id}{suffix}")
+}
+
+/// Copies the first `count` closed segments of `dir` into the tier under `root`
+/// (`kafka-tiered-storage/`), each with a fresh id, and returns them (copy finished).
+fn tier(dir: &Path, root: &Path, count: usize) -> Vec<Tiered> {
+    let logs = common::logs(dir);
+    let mut out = Vec::new();
+    for (i, log) in logs.iter().take(count).enumerate() {
+        let base: i64 = log.file_stem().unwrap().to_str().unwrap().parse().unwrap();
+        let next: i64 = logs[i + 1]
+            .file_stem()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let id = segment_id(i as u8 + 1);
+        let stem = log.with_extension("");
+        for (suffix, from) in [
+            (".log", log.clone()),
+            (".index", stem.with_extension("index")),
+            (".timeindex", stem.with_extension("timeindex")),
+            (".snapshot", stem.with_extension("snapshot")),
+        ] {
+            let to = root.join(remote_name(base, &id, suffix));
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            let bytes = std::fs::read(&from).unwrap_or_default();
+            std::fs::write(&to, bytes).unwrap();
+        }
+        let epochs = root.join(remote_name(base, &id, ".leader_epoch_checkpoint"));
+        std::fs::write(epochs, format!("0\n1\n0 {base}\n")).unwrap();
+        out.push(Tiered {
+            id,
+            start: base,
+            end: next - 1,
+            state: 1,
+        });
+    }
+    out
+}
+
+/// `kseg tiered --json ARGS PATH`: exit status and the findings' check ids, sorted.
+fn tiered(path: &Path, args: &[&str]) -> (i32, Vec<String>, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .arg("tiered")
+        .arg("--json")
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let report: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout} / {}", String::from_utf8_lossy(&out.stderr)));
+    common::assert_matches_schema("tiered", std::slice::from_ref(&report));
+    let mut checks: Vec<String> = report["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["findings"].as_array().unwrap())
+        .map(|f| f["check"].as_str().unwrap().to_string())
+        .collect();
+    checks.sort();
+    (code, checks, report)
+}
+
+/// A log dir with `orders-0` of five closed segments, the first three tiered under `root`
+/// and deleted locally as the broker's local retention does.
+fn setup(tmp: &Path) -> (PathBuf, PathBuf, Vec<Tiered>) {
+    let log_dir = tmp.join("logs");
+    let root = tmp.join("tier/kafka-tiered-storage");
+    let dir = partition(&log_dir, 5);
+    let segments = tier(&dir, &root, 3);
+    for t in &segments[..2] {
+        for ext in ["log", "index", "timeindex", "snapshot"] {
+            let _ = std::fs::remove_file(dir.join(format!("{:020}.{ext}", t.start)));
+        }
+    }
+    (log_dir, root, segments)
+}
+
+fn url(root: &Path) -> String {
+    format!("file://{}", root.display())
+}
+
+#[test]
+fn consistent_tier_reports_nothing_on_file_urls_and_directories() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log_dir, root, segments) = setup(tmp.path());
+    write_metadata(&log_dir, &segments);
+    let dir = log_dir.join("orders-0");
+    for remote in [
+        url(&root),
+        url(root.parent().unwrap()),
+        root.display().to_string(),
+    ] {
+        for path in [&dir, &log_dir] {
+            let (code, checks, report) = tiered(path, &["--deep", "--remote", &remote]);
+            assert_eq!((code, checks), (0, vec![]), "{remote} {}", path.display());
+            let p = &report["partitions"][0];
+            assert_eq!(p["segments"].as_array().unwrap().len(), 3);
+            assert_eq!(p["segments"][2]["endOffset"], segments[2].end);
+            assert_eq!(p["localLogStartOffset"], segments[2].start);
+            assert_eq!(report["layout"], "local-tiered");
+        }
+    }
+    // Without metadata the listing alone is the tier; --deep reads each segment's offsets.
+    std::fs::remove_dir_all(log_dir.join("__remote_log_metadata-0")).unwrap();
+    let (code, checks, report) = tiered(&dir, &["--deep", "--remote", &url(&root)]);
+    assert_eq!((code, checks), (0, vec![]));
+    assert_eq!(report["metadataRecordCount"], 0);
+    assert_eq!(
+        report["partitions"][0]["segments"][1]["endOffset"],
+        segments[1].end
+    );
+}
+
+#[test]
+fn each_planted_inconsistency_is_found_alone() {
+    type Plant = fn(&Path, &Path, &mut Vec<Tiered>);
+    let plants: [(&str, Plant, &[&str], i32); 7] = [
+        (
+            "orphan",
+            |_, root, _| {
+                let stray = root.join(remote_name(0, &segment_id(99), ".log"));
+                std::fs::write(stray, b"orphan bytes").unwrap();
+            },
+            &["tiered.orphan"],
+            0,
+        ),
+        (
+            "missing object",
+            |_, root, s| {
+                std::fs::remove_file(root.join(remote_name(s[1].start, &s[1].id, ".index")))
+                    .unwrap();
+            },
+            &["tiered.object-missing"],
+            1,
+        ),
+        (
+            "missing segment",
+            |_, root, s| {
+                for suffix in [
+                    ".log",
+                    ".index",
+                    ".timeindex",
+                    ".snapshot",
+                    ".leader_epoch_checkpoint",
+                ] {
+                    std::fs::remove_file(root.join(remote_name(s[0].start, &s[0].id, suffix)))
+                        .unwrap();
+                }
+            },
+            &["tiered.object-missing"],
+            1,
+        ),
+        (
+            "unfinished copy",
+            |_, _, s| s[2].state = 0,
+            // Its offsets are still local: no gap.
+            &["tiered.copy-unfinished"],
+            0,
+        ),
+        (
+            "gap",
+            |_, root, s| {
+                let gone = s.remove(1);
+                for suffix in [
+                    ".log",
+                    ".index",
+                    ".timeindex",
+                    ".snapshot",
+                    ".leader_epoch_checkpoint",
+                ] {
+                    std::fs::remove_file(root.join(remote_name(gone.start, &gone.id, suffix)))
+                        .unwrap();
+                }
+            },
+            &["tiered.gap"],
+            1,
+        ),
+        (
+            "overlap",
+            |_, root, s| {
+                // Segment 1's objects again under another id, its metadata claiming one more offset.
+                let id = segment_id(50);
+                for suffix in [
+                    ".log",
+                    ".index",
+                    ".timeindex",
+                    ".snapshot",
+                    ".leader_epoch_checkpoint",
+                ] {
+                    let from = root.join(remote_name(s[1].start, &s[1].id, suffix));
+                    std::fs::copy(from, root.join(remote_name(s[1].start, &id, suffix))).unwrap();
+                }
+                s.push(Tiered {
+                    id,
+                    start: s[1].start,
+                    end: s[1].end,
+                    state: 1,
+                });
+            },
+            &["tiered.overlap"],
+            0,
+        ),
+        (
+            "damaged log",
+            |_, root, s| {
+                let log = root.join(remote_name(s[0].start, &s[0].id, ".log"));
+                let mut bytes = std::fs::read(&log).unwrap();
+                let n = bytes.len();
+                bytes[n - 3] ^= 0xff;
+                std::fs::write(&log, bytes).unwrap();
+            },
+            &["tiered.log-damaged"],
+            1,
+        ),
+    ];
+    for (what, plant, expected, code) in plants {
+        let tmp = tempfile::tempdir().unwrap();
+        let (log_dir, root, mut segments) = setup(tmp.path());
+        plant(&log_dir, &root, &mut segments);
+        write_metadata(&log_dir, &segments);
+        let (got_code, checks, _) = tiered(
+            &log_dir.join("orders-0"),
+            &["--deep", "--remote", &url(&root)],
+        );
+        assert_eq!(checks, expected, "{what}");
+        assert_eq!(got_code, code, "{what}");
+    }
+}
+
+#[test]
+fn bad_remotes_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log_dir, root, segments) = setup(tmp.path());
+    write_metadata(&log_dir, &segments);
+    let dir = log_dir.join("orders-0");
+    let missing = tmp.path().join("nowhere");
+    let (code, err) = common::kseg_status(&["tiered", "--remote", &url(&missing)], &dir);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("nowhere") && err.contains("no such directory"),
+        "{err}"
+    );
+    let (code, err) = common::kseg_status(&["tiered", "--remote", "gopher://x"], &dir);
+    assert_eq!(code, 2);
+    assert!(err.contains("not supported"), "{err}");
+    // A partition no tier knows: nothing examined.
+    let other = log_dir.join("other-0");
+    common::kseg_write(
+        &json!({"topic": "other", "partition": 0, "ops": []}).to_string(),
+        &other,
+    );
+    let (code, err) = common::kseg_status(&["tiered", "--remote", &url(&root)], &other);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// moto's S3 server on a free port of 127.0.0.1, killed when dropped.
+struct Moto {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for Moto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn moto() -> Option<Moto> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let spawned = Command::new("python3")
+        .args([
+            "-m",
+            "moto.server",
+            "-H",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let child = match spawned {
+        Ok(c) => c,
+        Err(_) => return None,
+    };
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let mut moto = Moto { child, endpoint };
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Some(moto);
+        }
+        if moto.child.try_wait().ok().flatten().is_some() {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    None
+}
+
+/// moto, or None when it is not installed and CI (`KSEG_REFERENCE`) is not running.
+fn moto_or_skip() -> Option<Moto> {
+    let m = moto();
+    if m.is_none() {
+        assert!(
+            std::env::var_os("KSEG_REFERENCE").is_none(),
+            "moto is not installed (pip install 'moto[server]'): .ci/run installs it"
+        );
+        eprintln!("moto not installed: S3 tests not run");
+    }
+    m
+}
+
+/// Uploads every file under `root` to `s3://bucket/prefix/…` through object_store.
+fn upload(endpoint: &str, bucket: &str, prefix: &str, root: &Path) {
+    use object_store::ObjectStore;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let s3 = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(endpoint)
+        .with_allow_http(true)
+        .with_bucket_name(bucket)
+        .with_region("us-east-1")
+        .with_access_key_id("testing")
+        .with_secret_access_key("testing")
+        .build()
+        .unwrap();
+    // moto creates buckets on a plain PUT.
+    let created = std::process::Command::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "import urllib.request as u; u.urlopen(u.Request('{endpoint}/{bucket}', method='PUT'))"
+            ),
+        ])
+        .status()
+        .unwrap();
+    assert!(created.success());
+    for f in common::files_under(root) {
+        let key = format!(
+            "{prefix}/{}",
+            f.strip_prefix(root).unwrap().to_string_lossy()
+        );
+        let bytes = std::fs::read(&f).unwrap();
+        rt.block_on(s3.put(&object_store::path::Path::from(key), bytes.into()))
+            .unwrap();
+    }
+}
+
+fn s3_env(cmd: &mut Command) -> &mut Command {
+    cmd.env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env_remove("AWS_ENDPOINT")
+        .env_remove("AWS_SESSION_TOKEN")
+}
+
+fn kseg_s3(args: &[&str]) -> (i32, String, String) {
+    let out = s3_env(&mut Command::new(env!("CARGO_BIN_EXE_kseg")))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn s3_server_listing_ranged_reads_and_failures() {
+    let Some(moto) = moto_or_skip() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (log_dir, root, segments) = setup(tmp.path());
+    write_metadata(&log_dir, &segments);
+    upload(&moto.endpoint, "tier", "cluster1", root.parent().unwrap());
+    let dir = log_dir.join("orders-0");
+    let dir_s = dir.display().to_string();
+    let endpoint = moto.endpoint.clone();
+    let base = [
+        "tiered",
+        "--json",
+        "--deep",
+        "--remote-endpoint",
+        &endpoint,
+        "--remote",
+    ];
+    let run = |remote: &str| {
+        let mut args = base.to_vec();
+        args.extend([remote, &dir_s]);
+        kseg_s3(&args)
+    };
+    let (code, out, err) = run("s3://tier/cluster1");
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        report["partitions"][0]["segments"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(report["partitions"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    // Same answers as the same tier on the filesystem.
+    let (_, local, _) = kseg_s3(&[
+        "tiered",
+        "--json",
+        "--deep",
+        "--remote",
+        &url(&root),
+        &dir_s,
+    ]);
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        v["remote"] = Value::Null;
+        for s in v["partitions"][0]["segments"].as_array_mut().unwrap() {
+            s["logObject"] = Value::Null;
+        }
+        v
+    };
+    assert_eq!(
+        strip(&report),
+        strip(&serde_json::from_str(&local).unwrap())
+    );
+    // A bucket that does not exist: an error naming it.
+    let (code, _, err) = run("s3://nobucket/cluster1");
+    assert_eq!(code, 2);
+    assert!(err.contains("s3://nobucket/cluster1"), "{err}");
+    // A server that is gone: an error naming it within the retry budget, no hang.
+    drop(moto);
+    let started = std::time::Instant::now();
+    let (code, _, err) = run("s3://tier/cluster1");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("s3://tier/cluster1"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
