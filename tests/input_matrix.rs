@@ -57,6 +57,7 @@ const TABLE: &[Row] = &[
     ("groups", Some(&["groups", "{P}"]),                [2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2,  2]),
     ("checks", None,                                    [0; 17]),
     ("version", None,                                   [0; 17]),
+    ("export", Some(&["export", "--out", "{O}", "{P}"]), [2, 2, 2, 2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
 ];
 
 fn running_as_root() -> bool {

@@ -8,6 +8,7 @@ pub mod coordinator;
 pub mod diff;
 pub mod digest;
 pub mod dump;
+pub mod export;
 pub mod groups;
 pub mod locate;
 pub mod ls;
@@ -105,6 +106,10 @@ pub enum Command {
     Checks(checks::ChecksArgs),
     /// The version, git commit, build date, the Kafka release kseg follows, and features.
     Version(version::VersionArgs),
+    /// The records of partitions as a Parquet, Arrow, CSV or JSON Lines table for SQL engines
+    /// (DuckDB, Spark, Trino): one file, or a Hive-style tree with a file per partition.
+    // Boxed: it carries dump's selection flags.
+    Export(Box<export::ExportArgs>),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -143,6 +148,7 @@ pub fn main() -> ExitCode {
         Command::Groups(args) => groups::run(args),
         Command::Checks(args) => checks::run(args),
         Command::Version(args) => version::run(args),
+        Command::Export(args) => export::run(*args),
     };
     ExitCode::from(finish(code))
 }
