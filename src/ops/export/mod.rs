@@ -218,12 +218,10 @@ impl ExportSink<'_> {
                     self.drain()?;
                 }
             }
-            Event::FileEnd { path } if is_log(path) => {
-                // A row group per segment.
-                if self.open.is_some() {
-                    self.drain()?;
-                    self.open.as_mut().expect("open").writer.end_group()?;
-                }
+            // A row group per segment.
+            Event::FileEnd { path } if is_log(path) && self.open.is_some() => {
+                self.drain()?;
+                self.open.as_mut().expect("open").writer.end_group()?;
             }
             Event::Finding(f) => self.report.findings.push((*f).clone()),
             _ => {}
