@@ -56,6 +56,7 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "groups" -d 'Consumer grou
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "metadata" -d 'The KRaft metadata image (features, brokers, topics and partitions, configs, quotas, ACLs, …) at the log end, an offset or a time, rebuilt from __cluster_metadata as the controller does; what changed between two points (--diff)'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "checks" -d 'Every finding id (`batch.crc`, `index.untrimmed`, …): its severity, what it means and what the broker does about it'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "version" -d 'The version, git commit, build date, the Kafka release kseg follows, and features'
+complete -c kseg -n "__fish_kseg_needs_command" -f -a "export" -d 'The records of partitions as a Parquet, Arrow, CSV or JSON Lines table for SQL engines (DuckDB, Spark, Trino): one file, or a Hive-style tree with a file per partition'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
@@ -96,11 +97,11 @@ base64\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l time-format -d 'How the text shows record and batch timestamps: epoch milliseconds as kafka-dump-log prints them (the default), or RFC 3339 (`rfc3339` in UTC, `local`). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
 rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
 local\t'RFC 3339 in the local zone (`--tz`, else this machine\'s), with its offset'"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l base-offset -d 'The offset of a segment file whose name carries none (an index renamed without its log); a renamed log\'s is its first batch\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l offset -d 'Partition directories or log dirs: only the batch holding offset N (the next batch after a gap, as a fetch), found through the indexes; with --deep-iteration, its record N' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-offset -d 'Partition directories or log dirs: start at the batch holding offset A, found through the indexes (records below A are not shown)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l to-offset -d 'Partition directories or log dirs: stop after offset B' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l count -d 'Partition directories or log dirs: show at most N records (with --deep-iteration) or batches' -r
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l base-offset -d 'The offset of a segment file whose name carries none (an index renamed without its log); a renamed log\'s is its first batch\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l from-time -d 'Partition directories or log dirs: start at the offset ListOffsets returns for time T (epoch ms, RFC 3339, local `2016-11-18 08:05`, `-1h`): the first record stamped at or after T, as the broker searches' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l to-time -d 'Partition directories or log dirs: stop before the first record stamped after T2 (as the broker\'s search for T2 + 1 finds it); later records with earlier stamps are not shown' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l isolation -d '`read_committed`: partition directories or log dirs, only what such a consumer gets (below the last stable offset; aborted transactions, from the `.txnindex` files, and control batches left out). `read_uncommitted` (the default): everything' -r -f -a "read_uncommitted\t''

@@ -60,6 +60,7 @@ const TABLE: &[Row] = &[
     ("version", None,                                   [0; 17]),
     // An empty store: no shape has a remote tier there, so nothing is examined.
     ("tiered", Some(&["tiered", "--remote", "{O}", "{P}"]), [2; 17]),
+    ("export", Some(&["export", "--out", "{O}", "{P}"]), [2, 2, 2, 2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
 ];
 
 fn running_as_root() -> bool {

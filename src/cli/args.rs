@@ -1,6 +1,7 @@
 //! The flag sets several subcommands share, each defined once and flattened into them:
 //! [`RepairArgs`] for every command that changes files (`rebuild-index`, `recover`,
-//! `retention`, `compact`), [`OffsetArgs`] for the simulations' partition offsets; and what
+//! `retention`, `compact`), [`OffsetArgs`] for the simulations' partition offsets,
+//! [`SelectArgs`] for the records `dump` and `export` take; and what
 //! those commands do with them (the backup, the clock, the dry run's exit status, `--jobs`,
 //! the salvage `salvage` and `recover --salvage` both write).
 
@@ -11,10 +12,12 @@ use clap::Args;
 use super::progress::{Bar, Counting};
 use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
+use crate::ops::inspect::dump::OffsetRange;
 use crate::ops::repair::apply::{ApplyOptions, Backup, PartitionLock};
 use crate::ops::repair::recover::{RecoverOptions, RecoverPlan};
 use crate::ops::repair::salvage::{salvage, SalvageReport};
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
+use crate::storage::read::{HeaderMatch, RecordFilter};
 use crate::storage::LogConfig;
 
 /// The largest value of an INT Kafka config.
@@ -388,5 +391,165 @@ impl RemoteArgs {
         crate::storage::store::RemoteOptions {
             endpoint: self.remote_endpoint.clone(),
         }
+    }
+}
+
+/// Which records `dump` and `export` take: offset and time ranges, isolation, key, header and
+/// batch filters. Range flags work on partition directories and log dirs (they seek through
+/// the indexes).
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Partition directories or log dirs: only the batch holding offset N (the next batch
+    /// after a gap, as a fetch), found through the indexes; with --deep-iteration, its record N.
+    #[arg(long, value_name = "N", value_parser = offset,
+          conflicts_with_all = ["from_offset", "to_offset"])]
+    pub offset: Option<i64>,
+    /// Partition directories or log dirs: start at the batch holding offset A, found through
+    /// the indexes (records below A are not shown).
+    #[arg(long, value_name = "A", value_parser = offset)]
+    pub from_offset: Option<i64>,
+    /// Partition directories or log dirs: stop after offset B.
+    #[arg(long, value_name = "B", value_parser = offset)]
+    pub to_offset: Option<i64>,
+    /// Partition directories or log dirs: show at most N records (with --deep-iteration) or
+    /// batches.
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// Partition directories or log dirs: start at the offset ListOffsets returns for time T
+    /// (epoch ms, RFC 3339, local `2016-11-18 08:05`, `-1h`): the first record stamped at or
+    /// after T, as the broker searches.
+    #[arg(long, value_name = "T", value_parser = parse_now, allow_hyphen_values = true)]
+    pub from_time: Option<i64>,
+    /// Partition directories or log dirs: stop before the first record stamped after T2 (as
+    /// the broker's search for T2 + 1 finds it); later records with earlier stamps are not shown.
+    #[arg(long, value_name = "T2", value_parser = parse_now, allow_hyphen_values = true)]
+    pub to_time: Option<i64>,
+    /// `read_committed`: partition directories or log dirs, only what such a consumer gets
+    /// (below the last stable offset; aborted transactions, from the `.txnindex` files, and
+    /// control batches left out). `read_uncommitted` (the default): everything.
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = Isolation::ReadUncommitted)]
+    pub isolation: Isolation,
+    /// Only records with this key (UTF-8 text; hex with --key-hex).
+    #[arg(long, value_name = "K")]
+    pub key: Option<String>,
+    /// --key is hex (`00ff…`), for binary keys.
+    #[arg(long, requires = "key")]
+    pub key_hex: bool,
+    /// Only records whose key matches this regular expression (on the key's bytes; anchor it
+    /// with ^…$ to match the whole key).
+    #[arg(long, value_name = "RE", value_parser = key_regex)]
+    pub key_regex: Option<regex::bytes::Regex>,
+    /// Only records with this header (and this value); repeat for several (all must be there).
+    #[arg(long, value_name = "NAME[=VALUE]", value_parser = header_match)]
+    pub header: Vec<HeaderMatch>,
+    /// Only records of batches from this producer id.
+    #[arg(long, value_name = "ID")]
+    pub producer_id: Option<i64>,
+    /// Only records of batches with this producer epoch.
+    #[arg(long, value_name = "EPOCH")]
+    pub producer_epoch: Option<i16>,
+    /// Only records of batches with this partition leader epoch.
+    #[arg(long, value_name = "EPOCH")]
+    pub leader_epoch: Option<i32>,
+    /// Only records of transactional batches.
+    #[arg(long)]
+    pub transactional: bool,
+    /// Only control records (transaction markers).
+    #[arg(long)]
+    pub control: bool,
+    /// Only tombstones (records without a value).
+    #[arg(long)]
+    pub tombstones: bool,
+}
+
+/// `--isolation`, as the consumer's `isolation.level` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Isolation {
+    #[value(name = "read_uncommitted")]
+    ReadUncommitted,
+    #[value(name = "read_committed")]
+    ReadCommitted,
+}
+
+fn key_regex(s: &str) -> Result<regex::bytes::Regex, String> {
+    regex::bytes::Regex::new(s).map_err(|e| e.to_string())
+}
+
+fn header_match(s: &str) -> Result<HeaderMatch, String> {
+    let (name, value) = match s.split_once('=') {
+        Some((n, v)) => (n, Some(v.as_bytes().to_vec())),
+        None => (s, None),
+    };
+    if name.is_empty() {
+        return Err(format!("`{s}`: a header name is needed before `=`"));
+    }
+    Ok(HeaderMatch {
+        name: name.to_owned(),
+        value,
+    })
+}
+
+impl SelectArgs {
+    /// The offset range the seek flags ask for, if any.
+    pub fn range(&self) -> Option<OffsetRange> {
+        let read_committed = self.isolation == Isolation::ReadCommitted;
+        if self.offset.is_none()
+            && self.from_offset.is_none()
+            && self.to_offset.is_none()
+            && self.count.is_none()
+            && self.from_time.is_none()
+            && self.to_time.is_none()
+            && !read_committed
+        {
+            return None;
+        }
+        Some(OffsetRange {
+            from: self.offset.or(self.from_offset).unwrap_or(0),
+            to: self.offset.or(self.to_offset),
+            count: self.count,
+            from_time: self.from_time,
+            to_time: self.to_time,
+            read_committed,
+        })
+    }
+
+    /// The record filters the flags ask for.
+    pub fn filter(&self) -> Result<RecordFilter, String> {
+        let key = match (&self.key, self.key_hex) {
+            (None, _) => None,
+            (Some(k), false) => Some(k.as_bytes().to_vec()),
+            (Some(k), true) => {
+                Some(crate::format::decode_hex(k).map_err(|e| format!("--key {k}: {e}"))?)
+            }
+        };
+        Ok(RecordFilter {
+            key,
+            key_regex: self.key_regex.clone(),
+            headers: self.header.clone(),
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            leader_epoch: self.leader_epoch,
+            transactional: self.transactional,
+            control: self.control,
+            tombstones: self.tombstones,
+        })
+    }
+
+    /// A reversed range asks for nothing: bad input, not an empty success.
+    pub fn check_order(&self) -> Result<(), String> {
+        let bounds = [
+            ("offset", self.from_offset, self.to_offset),
+            ("time", self.from_time, self.to_time),
+        ];
+        for (what, from, to) in bounds {
+            if let (Some(from), Some(to)) = (from, to) {
+                if from > to {
+                    return Err(format!(
+                        "--from-{what} {from} is after --to-{what} {to}: the range is empty"
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }

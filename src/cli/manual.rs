@@ -278,6 +278,18 @@ pub const PAGES: &[Page] = &[
         ],
         see_also: &["kseg"],
     },
+    Page {
+        name: "export",
+        examples: &[
+            ex("A partition as one Parquet file, to query with DuckDB",
+               "kseg export --out orders.parquet testdata/orders/orders-0", OK),
+            ex("Every partition of a log dir as a Hive-style tree (topic=…/partition=…/)",
+               "kseg export --compression zstd --out table testdata/orders", OK),
+            ex("What a read_committed consumer would get, as CSV on standard output",
+               "kseg export --isolation read_committed --format csv --out - testdata/payments/payments-0", OK),
+        ],
+        see_also: &["kseg-dump"],
+    },
 ];
 
 /// Exit statuses, the same for every command.

@@ -8,6 +8,7 @@ pub mod coordinator;
 pub mod diff;
 pub mod digest;
 pub mod dump;
+pub mod export;
 pub mod groups;
 pub mod locate;
 pub mod ls;
@@ -114,6 +115,10 @@ pub enum Command {
     /// A partition's remote tier (tiered storage) reconciled with __remote_log_metadata and
     /// the local log: unfinished copies and deletes, orphans, missing objects, gaps, overlaps.
     Tiered(tiered::TieredArgs),
+    /// The records of partitions as a Parquet, Arrow, CSV or JSON Lines table for SQL engines
+    /// (DuckDB, Spark, Trino): one file, or a Hive-style tree with a file per partition.
+    // Boxed: it carries dump's selection flags.
+    Export(Box<export::ExportArgs>),
 }
 
 /// The subcommand being run, for the errors [`fail`] prints.
@@ -154,6 +159,7 @@ pub fn main() -> ExitCode {
         Command::Checks(args) => checks::run(args),
         Command::Version(args) => version::run(args),
         Command::Tiered(args) => tiered::run(args),
+        Command::Export(args) => export::run(*args),
     };
     ExitCode::from(finish(code))
 }

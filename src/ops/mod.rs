@@ -9,12 +9,14 @@
 //!   `--apply` goes through.
 //! - [`simulate`]: what the broker's background work would do (`retention`, `compact`).
 //! - [`write`](mod@write): building partition directories (specs, JSON Lines, damage on purpose).
+//! - [`export`]: the records as a table for SQL engines (Parquet, Arrow, CSV, JSON Lines).
 //!
 //! [`finding`] (with [`catalog`], every check id explained), [`input`] (what a path named on
 //! the command line holds) and [`partition`] are shared by all of them.
 
 pub mod catalog;
 pub mod check;
+pub mod export;
 pub mod finding;
 pub mod human;
 pub mod input;

@@ -80,6 +80,9 @@ pub struct DumpOptions {
     /// A `.deleted`/`.cleaned`/`.swap` file named itself is read as the file it was (`dump`);
     /// otherwise, and in a directory, it is only listed.
     pub read_leftovers: bool,
+    /// In a directory, only the files that hold records (`export`): indexes, snapshots and
+    /// checkpoints are left out as with a record filter.
+    pub records_only: bool,
 }
 
 /// `--offset`, `--from-offset` / `--to-offset`, `--from-time` / `--to-time`, `--count`,
@@ -122,6 +125,7 @@ impl Default for DumpOptions {
             base_offset: None,
             filter: RecordFilter::default(),
             all_batches: false,
+            records_only: false,
         }
     }
 }
@@ -476,7 +480,7 @@ impl<'o, 's> Walker<'o, 's> {
         if p.is_dir() {
             // Record filters choose records: a directory's files without any have nothing to
             // show, and are left out (the caller says which).
-            let records_only = !self.opts.filter.is_empty();
+            let records_only = self.opts.records_only || !self.opts.filter.is_empty();
             let outer = std::mem::replace(&mut self.in_dir, true);
             for f in crate::storage::files::list_dir(p)? {
                 if records_only && !f.is_dir() && !holds_records(&f) {

@@ -1,0 +1,112 @@
+//! `export` against what a user does today (run: `cargo bench --bench export`).
+//!
+//! Writes, through the engine, the perf partition of the other benches
+//! (`KSEG_BENCH_EXPORT_MIB` MiB of an idempotent producer's uncompressed batches, default 256)
+//! and times, in the same run and on the same warm page cache, the median of
+//! `KSEG_BENCH_RUNS` (default 3) runs of each way to a Parquet file of its records:
+//! `kseg dump --json --deep-iteration --print-data-log` into a file that DuckDB's `read_json`
+//! reads and `COPY … TO` writes as Parquet (Python's `duckdb` package), and
+//! `kseg export --format parquet`; prints the ratio (the goal: 5x or more). Then the peak
+//! resident memory of `kseg export` on partitions of each size in `KSEG_BENCH_EXPORT_MEM_MIB`
+//! (default `256,4096`): flat is the target.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+
+use kseg::format::Compression;
+
+mod common;
+use common::{files, timed, write_partition};
+#[path = "../tests/common/big_segment.rs"]
+mod big_segment;
+use big_segment::run_measured;
+
+const KSEG: &str = env!("CARGO_BIN_EXE_kseg");
+
+fn env_or(name: &str, default: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| default.to_owned())
+}
+
+fn median(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..runs).map(|_| timed(&mut f).1).collect();
+    t.sort_by(f64::total_cmp);
+    t[runs / 2]
+}
+
+fn run(cmd: &mut Command) {
+    let status = cmd.status().unwrap();
+    assert!(status.success(), "{cmd:?}: {status}");
+}
+
+/// The user's way today: dump's JSON Lines to a file, its record lines into Parquet by DuckDB.
+fn through_duckdb(dir: &Path, tmp: &Path) {
+    let lines = tmp.join("dump.jsonl");
+    let out = tmp.join("duckdb.parquet");
+    let script = format!(
+        "import duckdb\nduckdb.sql(\"COPY (SELECT * FROM read_json('{}', format = 'newline_delimited') \
+         WHERE type = 'record') TO '{}' (FORMAT parquet)\")",
+        lines.display(),
+        out.display()
+    );
+    let dumped = std::fs::File::create(&lines).unwrap();
+    run(Command::new(KSEG)
+        .args(["dump", "--json", "--deep-iteration", "--print-data-log"])
+        .arg(dir)
+        .stdout(dumped));
+    run(Command::new("python3").args(["-c", &script]));
+}
+
+fn export(dir: &Path, out: &Path) {
+    run(Command::new(KSEG)
+        .args(["export", "-q", "--out"])
+        .arg(out)
+        .arg(dir)
+        .stdout(std::process::Stdio::null()));
+}
+
+fn main() {
+    let mib: u64 = env_or("KSEG_BENCH_EXPORT_MIB", "256").parse().unwrap();
+    let runs: usize = env_or("KSEG_BENCH_RUNS", "3").parse().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bench-0");
+    let ((), secs) = timed(|| write_partition(&dir, Compression::None, mib << 20));
+    let bytes: u64 = files(&dir)
+        .iter()
+        .map(|f| f.metadata().unwrap().len())
+        .sum();
+    println!(
+        "perf partition: {} MiB on disk, written in {secs:.1} s; medians of {runs} runs",
+        bytes >> 20
+    );
+    let duck = median(runs, || through_duckdb(&dir, tmp.path()));
+    let out = tmp.path().join("kseg.parquet");
+    let ours = median(runs, || export(&dir, &out));
+    let size = |p: &Path| p.metadata().unwrap().len() >> 20;
+    println!(
+        "dump --json | DuckDB read_json + COPY TO parquet  {duck:>8.2} s  ({} MiB parquet)",
+        size(&tmp.path().join("duckdb.parquet"))
+    );
+    println!(
+        "kseg export --format parquet                      {ours:>8.2} s  ({} MiB parquet)",
+        size(&out)
+    );
+    println!("ratio: {:.1}x (goal: 5x or more)", duck / ours);
+    for mem_mib in env_or("KSEG_BENCH_EXPORT_MEM_MIB", "256,4096").split(',') {
+        let mem_mib: u64 = mem_mib.trim().parse().unwrap();
+        let d = tmp.path().join(format!("mem-{mem_mib}"));
+        write_partition(&d, Compression::None, mem_mib << 20);
+        let out = tmp.path().join(format!("mem-{mem_mib}.parquet"));
+        let args: Vec<&OsStr> = vec![
+            OsStr::new("export"),
+            OsStr::new("--out"),
+            out.as_os_str(),
+            d.as_os_str(),
+        ];
+        let (code, rss) = run_measured(Path::new(KSEG), &args);
+        assert_eq!(code, 0, "kseg export exited with {code}");
+        println!("kseg export of {mem_mib} MiB: peak RSS {} MiB", rss >> 20);
+        std::fs::remove_dir_all(&d).unwrap();
+        std::fs::remove_file(&out).unwrap();
+    }
+}

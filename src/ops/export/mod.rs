@@ -1,0 +1,295 @@
+//! `export`: the records of partitions as a table for SQL engines (Parquet, Arrow IPC, CSV,
+//! JSON Lines), one row per record. The records come from `dump`'s walk with its selection
+//! (ranges, filters, isolation), so an export holds exactly what `dump --deep-iteration`
+//! shows; a sink turns them into Arrow record batches for the writers.
+//!
+//! Memory: rows are handed to the writer every [`CHUNK_BYTES`]; a Parquet row group is held
+//! encoded until it ends, at a segment's end or at `row_group_bytes`.
+
+mod columns;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Expected, Result};
+use crate::format::names::{classify, parse_partition_dir, FileKind};
+use crate::ops::finding::Finding;
+use crate::ops::inspect::dump::{dump_paths, DumpOptions, Event, Outcome, Sink};
+pub use columns::SCHEMA;
+use columns::{BatchColumns, Rows};
+use write::Writer;
+pub use write::{Compression, Format, Target};
+
+/// Rows are handed to the writer (and their builders emptied) once they hold this much.
+pub const CHUNK_BYTES: usize = 8 << 20;
+/// The default `--row-group-bytes`: a row group ends at a segment's end or at this size.
+pub const DEFAULT_ROW_GROUP_BYTES: u64 = 128 << 20;
+
+/// Where the rows go.
+#[derive(Debug, Clone)]
+pub enum Layout {
+    /// Every row in one file.
+    File(PathBuf),
+    /// Every row on standard output (CSV, JSON Lines).
+    Stdout,
+    /// A Hive-style tree under the directory: `topic=T/partition=P/part-00000.<ext>`, a file
+    /// per partition, which engines read as one table with `topic` and `partition` columns.
+    Hive(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    pub format: Format,
+    pub compression: Compression,
+    pub row_group_bytes: u64,
+    pub layout: Layout,
+}
+
+/// One file written.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportedFile {
+    pub file: PathBuf,
+    pub topic: Option<String>,
+    pub partition: Option<i32>,
+    pub row_count: u64,
+    pub row_group_count: u64,
+    pub size: u64,
+}
+
+/// What an export did.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportReport {
+    /// `parquet`, `arrow`, `csv` or `jsonl` (`format` is the JSON vocabulary's version).
+    pub file_format: &'static str,
+    pub row_count: u64,
+    pub row_group_count: u64,
+    /// `.log` bytes read.
+    pub bytes_read: u64,
+    /// Bytes of the files written.
+    pub bytes_written: u64,
+    /// Control records left out (kept with `--control`, which selects them).
+    pub control_record_count: u64,
+    pub files: Vec<ExportedFile>,
+    /// Damage the walk found (its records could not be exported), in order.
+    pub findings: Vec<Finding>,
+}
+
+/// The partition a file lies in, from its directory's name.
+fn partition_of(file: &Path) -> Option<(String, i32)> {
+    let dir = std::path::absolute(file)
+        .ok()?
+        .parent()?
+        .file_name()?
+        .to_str()?
+        .to_owned();
+    let p = parse_partition_dir(&dir)?;
+    Some((p.topic, p.partition))
+}
+
+struct Open {
+    key: Option<(String, i32)>,
+    writer: Writer,
+    file: ExportedFile,
+}
+
+struct ExportSink<'o> {
+    opts: &'o ExportOptions,
+    control: bool,
+    rows: Rows,
+    batch: BatchColumns,
+    file: String,
+    partition: Option<(String, i32)>,
+    open: Option<Open>,
+    /// Files written per partition so far (a partition named twice gets a second part).
+    parts: BTreeMap<Option<(String, i32)>, u32>,
+    report: ExportReport,
+    /// The first error of a writer, which stops the walk (as a closed pipe stops a dump).
+    failed: Option<crate::Error>,
+}
+
+impl ExportSink<'_> {
+    fn target(&mut self) -> (Target, PathBuf) {
+        let ext = self.opts.format.extension();
+        match &self.opts.layout {
+            Layout::File(p) => (Target::File(p.clone()), p.clone()),
+            Layout::Stdout => (Target::Stdout, PathBuf::from("-")),
+            Layout::Hive(dir) => {
+                let part = self.parts.entry(self.partition.clone()).or_default();
+                let name = format!("part-{part:05}.{ext}");
+                *part += 1;
+                let p = match &self.partition {
+                    Some((t, n)) => dir.join(format!("topic={t}/partition={n}/{name}")),
+                    // A loose segment: Hive's name for a missing partition value.
+                    None => dir.join(format!(
+                        "topic=__HIVE_DEFAULT_PARTITION__/partition=__HIVE_DEFAULT_PARTITION__/{name}"
+                    )),
+                };
+                (Target::File(p.clone()), p)
+            }
+        }
+    }
+
+    /// The writer rows of the current partition go to, opened on its first row.
+    fn writer(&mut self) -> Result<&mut Open> {
+        let switch = match (&self.open, &self.opts.layout) {
+            (None, _) => true,
+            (Some(o), Layout::Hive(_)) => o.key != self.partition,
+            (Some(_), _) => false,
+        };
+        if switch {
+            self.close()?;
+            let (target, path) = self.target();
+            let o = &self.opts;
+            let writer = Writer::create(target, o.format, o.compression, o.row_group_bytes)?;
+            let key = self.partition.clone();
+            self.open = Some(Open {
+                file: ExportedFile {
+                    file: path,
+                    topic: key.as_ref().map(|(t, _)| t.clone()),
+                    partition: key.as_ref().map(|(_, p)| *p),
+                    row_count: 0,
+                    row_group_count: 0,
+                    size: 0,
+                },
+                key,
+                writer,
+            });
+        }
+        Ok(self.open.as_mut().expect("opened above"))
+    }
+
+    /// Hands the rows built so far to the open writer.
+    fn drain(&mut self) -> Result<()> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let batch = self.rows.finish();
+        let open = self.open.as_mut().expect("rows go to an open writer");
+        open.file.row_count += batch.num_rows() as u64;
+        open.writer.write(&batch)
+    }
+
+    fn close(&mut self) -> Result<()> {
+        self.drain()?;
+        if let Some(mut o) = self.open.take() {
+            let (groups, bytes) = o.writer.close()?;
+            o.file.row_group_count = groups;
+            o.file.size = bytes;
+            self.report.row_count += o.file.row_count;
+            self.report.row_group_count += groups;
+            self.report.bytes_written += bytes;
+            self.report.files.push(o.file);
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, e: &Event<'_>) -> Result<()> {
+        match e {
+            Event::FileStart { path } => {
+                self.file = path.display().to_string();
+                self.partition = partition_of(path);
+            }
+            Event::Batch { info, .. } => {
+                self.batch = BatchColumns {
+                    producer_id: info.producer_id,
+                    producer_epoch: info.producer_epoch,
+                    partition_leader_epoch: info.partition_leader_epoch,
+                    is_transactional: info.is_transactional,
+                    is_control: info.is_control,
+                    base_offset: info.base_offset.unwrap_or(info.last_offset),
+                    position: info.position,
+                };
+            }
+            Event::Record(r) => {
+                if r.is_control_batch && !self.control {
+                    self.report.control_record_count += 1;
+                    return Ok(());
+                }
+                // In a Hive tree, the partition's own file.
+                self.writer()?;
+                let partition = self.partition.as_ref().map(|(t, p)| (t.as_str(), *p));
+                self.rows.push(partition, &self.file, &self.batch, &r.view);
+                if self.rows.bytes() >= CHUNK_BYTES {
+                    self.drain()?;
+                }
+            }
+            // A row group per segment.
+            Event::FileEnd { path } if is_log(path) && self.open.is_some() => {
+                self.drain()?;
+                self.open.as_mut().expect("open").writer.end_group()?;
+            }
+            Event::Finding(f) => self.report.findings.push((*f).clone()),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn is_log(p: &Path) -> bool {
+    p.file_name()
+        .is_some_and(|n| matches!(classify(&n.to_string_lossy()), FileKind::Log { .. }))
+}
+
+impl Sink for ExportSink<'_> {
+    fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
+        match self.handle(e) {
+            Ok(()) => Ok(()),
+            Err(err) => {
+                let io = std::io::Error::other(err.to_string());
+                self.failed = Some(err);
+                Err(io)
+            }
+        }
+    }
+}
+
+/// Exports the records of `paths` (partition directories or log dirs) that `select` selects:
+/// `select.filter.control` keeps control records, which are otherwise left out. Every path
+/// is examined before anything is written.
+pub fn export(
+    paths: &[PathBuf],
+    select: &DumpOptions,
+    opts: &ExportOptions,
+) -> Result<(ExportReport, Outcome)> {
+    for p in paths {
+        crate::ops::input::examine(p, Expected::PartitionOrLogDir)?;
+    }
+    let dump = DumpOptions {
+        deep: true,
+        records_only: true,
+        ..select.clone()
+    };
+    let mut sink = ExportSink {
+        opts,
+        control: select.filter.control,
+        rows: Rows::default(),
+        batch: BatchColumns::default(),
+        file: String::new(),
+        partition: None,
+        open: None,
+        parts: BTreeMap::new(),
+        report: ExportReport {
+            file_format: opts.format.extension(),
+            ..ExportReport::default()
+        },
+        failed: None,
+    };
+    let walked = dump_paths(paths, &dump, &mut sink);
+    if let Some(e) = sink.failed.take() {
+        return Err(e);
+    }
+    let outcome = walked?;
+    sink.close()?;
+    // An export that selected nothing still leaves its file: an empty table, not no table.
+    if sink.report.files.is_empty() && !matches!(opts.layout, Layout::Hive(_)) {
+        sink.writer()?;
+        sink.close()?;
+    }
+    sink.report.bytes_read = outcome.log_bytes_read;
+    Ok((sink.report, outcome))
+}

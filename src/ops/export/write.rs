@@ -1,0 +1,306 @@
+//! Writers of the export's record batches: Parquet and Arrow IPC files through their crates,
+//! CSV and JSON Lines written here from the batches' columns (arrow-csv and arrow-json would
+//! bring arrow-cast and its formatting machinery for two plain formats).
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int16Type, Int32Type, Int64Type, TimestampMillisecondType};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::DataType;
+use base64::Engine;
+
+use super::columns::SCHEMA;
+use crate::error::{Error, Result};
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Parquet,
+    Arrow,
+    Csv,
+    Jsonl,
+}
+
+impl Format {
+    /// The extension of its files (and of an `--out` that names one file).
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Parquet => "parquet",
+            Format::Arrow => "arrow",
+            Format::Csv => "csv",
+            Format::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// Parquet's page compression (`--compression`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Snappy,
+    Gzip,
+    Lz4,
+    Zstd,
+}
+
+impl Compression {
+    fn parquet(self) -> parquet::basic::Compression {
+        use parquet::basic::Compression as C;
+        match self {
+            Compression::None => C::UNCOMPRESSED,
+            Compression::Snappy => C::SNAPPY,
+            Compression::Gzip => C::GZIP(Default::default()),
+            // LZ4_RAW: the codec the Parquet format specifies (its older LZ4 is deprecated).
+            Compression::Lz4 => C::LZ4_RAW,
+            Compression::Zstd => C::ZSTD(Default::default()),
+        }
+    }
+}
+
+/// Where a writer's bytes go: a file (written under a temporary name, renamed when complete)
+/// or standard output.
+pub enum Target {
+    File(PathBuf),
+    Stdout,
+}
+
+type Out = BufWriter<Box<dyn Write + Send>>;
+
+enum Inner {
+    Parquet(parquet::arrow::ArrowWriter<Out>),
+    Arrow(arrow_ipc::writer::FileWriter<Out>),
+    Text { out: Out, csv: bool, header: bool },
+}
+
+/// One output file (or standard output) of record batches.
+pub struct Writer {
+    inner: Inner,
+    /// The file and the temporary name it is written under.
+    file: Option<(PathBuf, PathBuf)>,
+    /// Row groups (Parquet) or record batches (Arrow) written so far; none in CSV and JSON
+    /// Lines.
+    groups: u64,
+}
+
+fn temp_name(p: &Path) -> PathBuf {
+    let mut name = p.file_name().unwrap_or_default().to_os_string();
+    name.push(".kseg-tmp");
+    p.with_file_name(name)
+}
+
+fn export_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::io(path, std::io::Error::other(e.to_string()))
+}
+
+impl Writer {
+    pub fn create(
+        target: Target,
+        format: Format,
+        compression: Compression,
+        row_group_bytes: u64,
+    ) -> Result<Writer> {
+        let (out, file): (Box<dyn Write + Send>, _) = match target {
+            Target::File(p) => {
+                if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                }
+                let tmp = temp_name(&p);
+                let f = crate::storage::files::create_truncated(&tmp)?;
+                (Box::new(f), Some((p, tmp)))
+            }
+            Target::Stdout => (Box::new(std::io::stdout()), None),
+        };
+        let out = BufWriter::with_capacity(1 << 16, out);
+        let at = file
+            .as_ref()
+            .map_or(Path::new("<stdout>"), |(p, _)| p.as_path());
+        let inner = match format {
+            Format::Parquet => {
+                let props = parquet::file::properties::WriterProperties::builder()
+                    .set_compression(compression.parquet())
+                    // Row groups end at segment ends and at this size, not at a row count.
+                    .set_max_row_group_row_count(None)
+                    .set_max_row_group_bytes(Some(row_group_bytes.max(1) as usize))
+                    .set_created_by(format!("kseg {}", env!("CARGO_PKG_VERSION")))
+                    .build();
+                let w = parquet::arrow::ArrowWriter::try_new(out, SCHEMA.clone(), Some(props))
+                    .map_err(|e| export_err(at, e))?;
+                Inner::Parquet(w)
+            }
+            Format::Arrow => {
+                let w = arrow_ipc::writer::FileWriter::try_new(out, &SCHEMA)
+                    .map_err(|e| export_err(at, e))?;
+                Inner::Arrow(w)
+            }
+            Format::Csv | Format::Jsonl => Inner::Text {
+                out,
+                csv: format == Format::Csv,
+                header: false,
+            },
+        };
+        Ok(Writer {
+            inner,
+            file,
+            groups: 0,
+        })
+    }
+
+    fn at(&self) -> &Path {
+        self.file
+            .as_ref()
+            .map_or(Path::new("<stdout>"), |(p, _)| p.as_path())
+    }
+
+    /// Writes `batch`'s rows into the current row group.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let at = self.at().to_path_buf();
+        match &mut self.inner {
+            Inner::Parquet(w) => {
+                let before = w.flushed_row_groups().len();
+                w.write(batch).map_err(|e| export_err(&at, e))?;
+                // Row groups the size limit ended.
+                self.groups += (w.flushed_row_groups().len() - before) as u64;
+                Ok(())
+            }
+            Inner::Arrow(w) => {
+                w.write(batch).map_err(|e| export_err(&at, e))?;
+                self.groups += 1;
+                Ok(())
+            }
+            Inner::Text { out, csv, header } => {
+                let r = if *csv {
+                    if !*header {
+                        *header = true;
+                        let names: Vec<&str> =
+                            SCHEMA.fields().iter().map(|f| f.name().as_str()).collect();
+                        writeln!(out, "{}", names.join(",")).and_then(|()| write_csv(out, batch))
+                    } else {
+                        write_csv(out, batch)
+                    }
+                } else {
+                    write_jsonl(out, batch)
+                };
+                r.map_err(|e| Error::io(&at, e))
+            }
+        }
+    }
+
+    /// Ends the current row group (a segment's end): Parquet flushes it; the Arrow file's
+    /// record batches are one per write, and CSV and JSON Lines have none.
+    pub fn end_group(&mut self) -> Result<()> {
+        let at = self.at().to_path_buf();
+        match &mut self.inner {
+            Inner::Parquet(w) => {
+                if w.in_progress_rows() > 0 {
+                    w.flush().map_err(|e| export_err(&at, e))?;
+                    self.groups += 1;
+                }
+            }
+            Inner::Arrow(_) | Inner::Text { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Completes the file (its footer, fsync, its final name); returns its row groups and
+    /// size in bytes (0 on standard output).
+    pub fn close(mut self) -> Result<(u64, u64)> {
+        self.end_group()?;
+        let at = self.at().to_path_buf();
+        let mut out = match self.inner {
+            Inner::Parquet(w) => w.into_inner().map_err(|e| export_err(&at, e))?,
+            Inner::Arrow(mut w) => {
+                w.finish().map_err(|e| export_err(&at, e))?;
+                w.into_inner().map_err(|e| export_err(&at, e))?
+            }
+            Inner::Text { out, .. } => out,
+        };
+        out.flush().map_err(|e| Error::io(&at, e))?;
+        drop(out);
+        let Some((path, tmp)) = self.file else {
+            return Ok((self.groups, 0));
+        };
+        crate::storage::files::sync_path(&tmp)?;
+        crate::storage::files::rename(&tmp, &path)?;
+        let len = crate::storage::files::file_len(&path)?;
+        Ok((self.groups, len))
+    }
+}
+
+fn b64(b: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+/// One cell as JSON: binary as base64, timestamps as epoch milliseconds (as `dump --json`),
+/// headers as a list of `{"key", "value"}`.
+fn cell(col: &dyn Array, row: usize) -> serde_json::Value {
+    use serde_json::Value;
+    if col.is_null(row) {
+        return Value::Null;
+    }
+    match col.data_type() {
+        DataType::Utf8 => Value::from(col.as_string::<i32>().value(row)),
+        DataType::Binary => Value::from(b64(col.as_binary::<i32>().value(row))),
+        DataType::Int16 => Value::from(col.as_primitive::<Int16Type>().value(row)),
+        DataType::Int32 => Value::from(col.as_primitive::<Int32Type>().value(row)),
+        DataType::Int64 => Value::from(col.as_primitive::<Int64Type>().value(row)),
+        DataType::Timestamp(..) => {
+            Value::from(col.as_primitive::<TimestampMillisecondType>().value(row))
+        }
+        DataType::Boolean => Value::from(col.as_boolean().value(row)),
+        DataType::List(_) => {
+            let items = col.as_list::<i32>().value(row);
+            let items = items.as_struct();
+            let (keys, values) = (items.column(0), items.column(1));
+            Value::Array(
+                (0..items.len())
+                    .map(|i| serde_json::json!({"key": cell(keys, i), "value": cell(values, i)}))
+                    .collect(),
+            )
+        }
+        other => unreachable!("no {other} column in the export's schema"),
+    }
+}
+
+fn write_jsonl(out: &mut impl Write, batch: &RecordBatch) -> std::io::Result<()> {
+    let names: Vec<&String> = SCHEMA.fields().iter().map(|f| f.name()).collect();
+    for row in 0..batch.num_rows() {
+        let mut obj = serde_json::Map::with_capacity(names.len());
+        for (name, col) in names.iter().zip(batch.columns()) {
+            obj.insert((*name).clone(), cell(col.as_ref(), row));
+        }
+        serde_json::to_writer(&mut *out, &serde_json::Value::Object(obj))?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// RFC 4180: a field with a comma, quote or line break is quoted, its quotes doubled; null is
+/// an empty field; headers are their JSON list.
+fn write_csv(out: &mut impl Write, batch: &RecordBatch) -> std::io::Result<()> {
+    let mut line = String::new();
+    for row in 0..batch.num_rows() {
+        line.clear();
+        for (i, col) in batch.columns().iter().enumerate() {
+            if i > 0 {
+                line.push(',');
+            }
+            let text = match cell(col.as_ref(), row) {
+                serde_json::Value::Null => continue,
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            if text.contains([',', '"', '\n', '\r']) {
+                line.push('"');
+                line.push_str(&text.replace('"', "\"\""));
+                line.push('"');
+            } else {
+                line.push_str(&text);
+            }
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
