@@ -188,6 +188,28 @@ fn assert_kseg_reads_back(bucket: &Path, segments: &[Segment], keys: &KeyRing, w
             "{what}: log of {:?}",
             s.key
         );
+        // Ranged reads: only the chunks holding the range, each from its own bytes.
+        let n = s.log.len() as u64;
+        for (start, len) in [
+            (0, 1),
+            (n / 3, n / 5 + 1),
+            (n.saturating_sub(7), 100),
+            (n / 2, 0),
+        ] {
+            let mut got = Vec::new();
+            for c in r.chunks(start, len) {
+                let t = c.transformed_range();
+                let plain = r
+                    .decode_chunk(&c, &log[t.start as usize..t.end as usize])
+                    .unwrap();
+                let o = c.original_range();
+                let from = start.max(o.start) - o.start;
+                let to = (start + len).min(o.end) - o.start;
+                got.extend_from_slice(&plain[from as usize..to as usize]);
+            }
+            let want = &s.log[start.min(n) as usize..(start + len).min(n) as usize];
+            assert!(got == want, "{what}: range {start}+{len} of {:?}", s.key);
+        }
         let indexes = std::fs::read(object_path(bucket, &s.key, Suffix::Indexes)).unwrap();
         for (k, kind) in IndexKind::ALL.into_iter().enumerate() {
             let want = s.indexes[k].clone().unwrap_or_default();

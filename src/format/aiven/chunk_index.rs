@@ -44,6 +44,18 @@ pub struct Chunk {
     pub transformed_size: u32,
 }
 
+impl Chunk {
+    /// Its bytes in the `.log` object.
+    pub fn transformed_range(&self) -> std::ops::Range<u64> {
+        self.transformed_position..self.transformed_position + u64::from(self.transformed_size)
+    }
+
+    /// Its bytes in the original segment.
+    pub fn original_range(&self) -> std::ops::Range<u64> {
+        self.original_position..self.original_position + u64::from(self.original_size)
+    }
+}
+
 impl ChunkIndex {
     pub fn fixed(
         original_chunk_size: u32,

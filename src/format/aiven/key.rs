@@ -3,6 +3,7 @@
 //! base64, 22 characters). The prefix is glued on as it is: `a/` gives `a/topic-…`, `a-` gives
 //! `a-topic-…`.
 
+use super::custom::CustomMetadata;
 use crate::format::checkpoint::{uuid_from_base64, uuid_to_base64, UUID_BYTES};
 use crate::format::error::{DecodeError, ErrorKind, Result};
 
@@ -60,6 +61,19 @@ impl SegmentKey {
     /// The full key of one of the segment's objects.
     pub fn object_key(&self, prefix: &str, suffix: Suffix) -> String {
         format!("{prefix}{}.{}", self.main_path(), suffix.as_str())
+    }
+
+    /// The key as the plugin resolves it for a segment it tiered: the prefix and main path
+    /// stored in the segment's custom metadata (`__remote_log_metadata`) win over the configured
+    /// prefix and the main path made from the segment's metadata.
+    pub fn resolve(&self, custom: Option<&CustomMetadata>, prefix: &str, suffix: Suffix) -> String {
+        let prefix = custom
+            .and_then(|c| c.object_prefix.as_deref())
+            .unwrap_or(prefix);
+        match custom.and_then(|c| c.object_key.as_deref()) {
+            Some(main) => format!("{prefix}{main}.{}", suffix.as_str()),
+            None => self.object_key(prefix, suffix),
+        }
     }
 
     /// The segment and suffix a key names, given the prefix the keys were written under.
@@ -168,6 +182,29 @@ mod tests {
         assert_eq!(
             k.object_key("", Suffix::Manifest),
             "topic-MWJ6FHTfRYy67jzwZdeqSQ/7/00000000000000001234-tqimKeZwStOEOwRzT3L5oQ.rsm-manifest"
+        );
+    }
+
+    #[test]
+    fn custom_metadata_prefix_and_key_win() {
+        let (k, _) = SegmentKey::parse("someprefix/", EXAMPLE).unwrap();
+        assert_eq!(k.resolve(None, "someprefix/", Suffix::Log), EXAMPLE);
+        let moved = CustomMetadata {
+            remote_size: Some(1),
+            object_prefix: Some("old/".into()),
+            object_key: None,
+        };
+        assert_eq!(
+            k.resolve(Some(&moved), "someprefix/", Suffix::Indexes),
+            format!("old/{}.indexes", k.main_path())
+        );
+        let renamed = CustomMetadata {
+            object_key: Some("t-x/0/1-y".into()),
+            ..moved
+        };
+        assert_eq!(
+            k.resolve(Some(&renamed), "p/", Suffix::Manifest),
+            "old/t-x/0/1-y.rsm-manifest"
         );
     }
 

@@ -47,7 +47,7 @@ impl Transform {
 
     /// The original bytes of `chunk` from its transformed bytes; errors are positioned in the
     /// `.log` object.
-    pub fn revert(&self, chunk: &Chunk, bytes: &[u8]) -> Result<Vec<u8>> {
+    fn revert(&self, chunk: &Chunk, bytes: &[u8]) -> Result<Vec<u8>> {
         let at = |e: DecodeError| {
             let m = format!("chunk {}: {}", chunk.id, e.message);
             DecodeError::new(e.kind, e.pos + chunk.transformed_position as usize, m)
@@ -317,16 +317,26 @@ impl SegmentReader {
             ));
         }
         let mut out = Vec::with_capacity(index.original_file_size as usize);
-        for i in 0..index.chunk_count() {
-            let c = index.chunk(i);
-            let start = c.transformed_position as usize;
+        for c in self.chunks(0, u64::from(index.original_file_size)) {
+            let r = c.transformed_range();
             out.extend_from_slice(
-                &self
-                    .transform
-                    .revert(&c, &object[start..start + c.transformed_size as usize])?,
+                &self.decode_chunk(&c, &object[r.start as usize..r.end as usize])?,
             );
         }
         Ok(out)
+    }
+
+    /// The chunks that hold original bytes `[start, start + len)`: a ranged read fetches
+    /// each one's `transformed_range()` of the `.log` object and reverts it with
+    /// [`SegmentReader::decode_chunk`], so it holds one chunk per request in flight.
+    pub fn chunks(&self, start: u64, len: u64) -> impl Iterator<Item = Chunk> + '_ {
+        let index = &self.manifest.chunk_index;
+        index.chunks_for_range(start, len).map(|i| index.chunk(i))
+    }
+
+    /// A chunk's original bytes from its bytes in the `.log` object.
+    pub fn decode_chunk(&self, chunk: &Chunk, bytes: &[u8]) -> Result<Vec<u8>> {
+        self.transform.revert(chunk, bytes)
     }
 
     /// The byte range of an index inside the `.indexes` object; `None` when the segment has
