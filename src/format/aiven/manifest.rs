@@ -349,6 +349,28 @@ mod tests {
     }
 
     #[test]
+    fn every_truncation_and_byte_flip_is_an_error_or_a_manifest_never_a_panic() {
+        let variable = PLUGIN_MANIFEST.replace(
+            r#""type":"fixed","originalChunkSize":100,"originalFileSize":1000,"transformedChunkSize":110,"finalTransformedChunkSize":110"#,
+            r#""type":"variable","originalChunkSize":100,"originalFileSize":250,"transformedChunks":"KLUv/SAPeQAAAAAAAwAAAAoBAAoAAAAe""#,
+        );
+        for text in [PLUGIN_MANIFEST, &variable] {
+            let b = text.as_bytes();
+            for cut in 0..b.len() {
+                assert!(Manifest::parse(&b[..cut]).is_err(), "cut at {cut}");
+                let mut flipped = b.to_vec();
+                flipped[cut] ^= 0x04;
+                if let Ok(m) = Manifest::parse(&flipped) {
+                    let i = &m.chunk_index;
+                    for c in 0..i.chunk_count() {
+                        i.chunk(c);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn bad_manifests_say_what_is_wrong() {
         let e = Manifest::parse(b"{\"version\":\"1\",\n  \"chunkIndex\": x}").unwrap_err();
         assert_eq!((e.kind, e.pos), (ErrorKind::Malformed, 32));
