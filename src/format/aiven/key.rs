@@ -76,6 +76,16 @@ impl SegmentKey {
         }
     }
 
+    /// [`SegmentKey::parse`] for a key whose prefix is not known: the prefix is taken to end
+    /// at the `/` before `{topic}-{topicId}/` (a prefix that does not end in `/` reads as part
+    /// of the topic). Returns the prefix too, as listings find it.
+    pub fn split(key: &str) -> Result<(&str, SegmentKey, Suffix)> {
+        let cut = key.rmatch_indices('/').nth(2).map_or(0, |(i, _)| i + 1);
+        let prefix = &key[..cut];
+        let (k, s) = SegmentKey::parse(prefix, key)?;
+        Ok((prefix, k, s))
+    }
+
     /// The segment and suffix a key names, given the prefix the keys were written under.
     /// Errors name the byte position in `key`.
     pub fn parse(prefix: &str, key: &str) -> Result<(SegmentKey, Suffix)> {
@@ -206,6 +216,17 @@ mod tests {
             k.resolve(Some(&renamed), "p/", Suffix::Manifest),
             "old/t-x/0/1-y.rsm-manifest"
         );
+    }
+
+    #[test]
+    fn prefixes_are_found_in_listings() {
+        let (prefix, k, _) = SegmentKey::split(EXAMPLE).unwrap();
+        assert_eq!((prefix, k.start_offset), ("someprefix/", 1234));
+        let deep = format!("a/b/{EXAMPLE}");
+        assert_eq!(SegmentKey::split(&deep).unwrap().0, "a/b/someprefix/");
+        let bare = EXAMPLE.trim_start_matches("someprefix/");
+        assert_eq!(SegmentKey::split(bare).unwrap().0, "");
+        assert!(SegmentKey::split("x/y.log").is_err());
     }
 
     #[test]
