@@ -1,16 +1,19 @@
 //! The flag sets several subcommands share, each defined once and flattened into them:
 //! [`RepairArgs`] for every command that changes files (`rebuild-index`, `recover`,
 //! `retention`, `compact`), [`OffsetArgs`] for the simulations' partition offsets; and what
-//! those commands do with them (the backup, the clock, the dry run's exit status).
+//! those commands do with them (the backup, the clock, the dry run's exit status, `--jobs`,
+//! the salvage `salvage` and `recover --salvage` both write).
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::progress::{Bar, Counting};
-use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::ops::repair::apply::{ApplyOptions, Backup, PartitionLock};
+use crate::ops::repair::recover::{RecoverOptions, RecoverPlan};
+use crate::ops::repair::salvage::{salvage, SalvageReport};
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 use crate::storage::LogConfig;
 
@@ -317,4 +320,31 @@ pub fn report_applied(result: crate::Result<Option<PathBuf>>) -> u8 {
         }
         Err(e) => fail(&e),
     }
+}
+
+/// The number of threads `--jobs` asks for.
+pub fn jobs(arg: Option<u16>) -> usize {
+    arg.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    )
+}
+
+/// Writes the salvage of `plan` to `out` and says on stderr what it saved; the exit status
+/// on failure.
+pub fn save_salvage(
+    plan: &RecoverPlan,
+    opts: &RecoverOptions,
+    out: &Path,
+) -> Result<SalvageReport, u8> {
+    let report = salvage(plan, opts.config, opts.now_ms, out).map_err(|e| fail(&e))?;
+    why(&format!(
+        "recovery drops {} byte(s): {} valid batch(es) saved, {} range(s) held none; report in {}",
+        report.dropped_bytes,
+        report.saved_batches(),
+        report.unsaved.len(),
+        out.join(crate::ops::repair::salvage::SALVAGE_REPORT_FILE_NAME)
+            .display()
+    ));
+    Ok(report)
 }

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::render::line;
 use super::render::opt;
 use super::render::{add_row_aligned, print_json_or_text, table, Fit};
 use super::time::{TimeArgs, TimeFormat};
-use super::verify::line;
 use super::{exit_for_errors, fail};
 use crate::ops::inspect::groups::{describe_groups, Group, GroupsReport, LOG_END_SOURCE};
 

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use super::render::line;
 use super::render::opt;
 use super::render::{add_row_aligned, print_json_or_text, size, table, Fit};
 use super::time::TimeFormat;
-use super::verify::line;
 use super::{exit_for_errors, fail};
 use crate::ops::inspect::ls::{list_log_dirs, LogDirListing, LsOptions, PartitionListing};
 

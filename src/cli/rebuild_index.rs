@@ -5,8 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::args::{finish, finish_many, RepairArgs};
-use super::recover::jobs;
+use super::args::{finish, finish_many, jobs, RepairArgs};
 use super::render::document;
 use super::{fail, notice, EXIT_OK};
 use crate::error::Work;

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::args::{finish, finish_many, offset, RepairArgs};
+use super::args::{finish, finish_many, jobs, offset, save_salvage, RepairArgs};
 use super::render::document;
-use super::verify::line;
+use super::render::line;
 use super::{fail, notice, EXIT_OK};
 use crate::error::Work;
 use crate::ops::finding::{count_by_check, Severity};
@@ -94,14 +94,6 @@ fn remains_text(plan: &RecoverPlan) -> String {
     }
 }
 
-/// The number of threads `--jobs` asks for.
-pub fn jobs(arg: Option<u16>) -> usize {
-    arg.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        usize::from,
-    )
-}
-
 pub fn run(mut args: RecoverArgs) -> u8 {
     args.paths = match super::log_dirs_named(&args.paths, args.repair.apply) {
         Ok(p) => p,
@@ -131,7 +123,7 @@ pub fn run(mut args: RecoverArgs) -> u8 {
                     plan.check_remains();
                 }
                 if let Some(out) = &args.salvage {
-                    super::salvage::save(&plan, &opts, out)?;
+                    save_salvage(&plan, &opts, out)?;
                 }
                 Ok(plan)
             });

@@ -1,5 +1,5 @@
-//! Shared rendering helpers: byte strings in the encodings users ask for, and a report
-//! printed as JSON or as text.
+//! Shared rendering helpers: byte strings in the encodings users ask for, a report printed
+//! as JSON or as text, and a finding's one-line form (`verify`, `ls`, `groups`, `recover`).
 
 use std::io::{self, Write};
 use std::sync::OnceLock;
@@ -9,6 +9,7 @@ use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::format::java_utf8;
+use crate::ops::finding::{Finding, Severity};
 
 /// How keys, values and header values appear in JSON output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -643,4 +644,29 @@ pub fn add_row_aligned<const N: usize>(t: &mut Table, row: [String; N], left: us
         text: v,
         right: i >= left,
     }));
+}
+
+/// The severity of `f` as its findings show it (`error`, `warning`).
+pub(crate) fn severity(f: &Finding) -> &'static str {
+    match f.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+/// `error[batch.crc] path @ byte 1234 (offset 56): message`
+pub(crate) fn line(f: &Finding) -> String {
+    let label = format!("{}[{}]", severity(f), f.check);
+    let mut s = format!(
+        "{} {}",
+        paint(&label, f.severity, Stream::Stdout),
+        f.file.display()
+    );
+    if let Some(p) = f.position {
+        s += &format!(" @ byte {p}");
+    }
+    if let Some(o) = f.offset {
+        s += &format!(" (offset {o})");
+    }
+    s + ": " + &f.message
 }

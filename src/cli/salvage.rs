@@ -2,14 +2,13 @@
 //! partition directory of their own, with a report; PATH is only read. `recover --salvage DIR`
 //! does the same before it applies.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::{offset, parse_now};
-use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
-use crate::ops::repair::recover::{plan, RecoverOptions, RecoverPlan};
-use crate::ops::repair::salvage::{salvage, SalvageReport};
+use super::args::{offset, parse_now, save_salvage};
+use super::{fail, EXIT_FINDINGS, EXIT_OK};
+use crate::ops::repair::recover::{plan, RecoverOptions};
 use crate::storage::producer_state::DEFAULT_PRODUCER_ID_EXPIRATION_MS;
 use crate::storage::LogConfig;
 
@@ -49,7 +48,7 @@ pub fn run(args: SalvageArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
-    match save(&plan, &opts, &args.out) {
+    match save_salvage(&plan, &opts, &args.out) {
         Ok(report) => {
             if args.json {
                 crate::cli::render::outln!("{}", report.to_json());
@@ -64,19 +63,4 @@ pub fn run(args: SalvageArgs) -> u8 {
         }
         Err(code) => code,
     }
-}
-
-/// Writes the salvage of `plan` to `out` and says on stderr what it saved; the exit status
-/// on failure.
-pub fn save(plan: &RecoverPlan, opts: &RecoverOptions, out: &Path) -> Result<SalvageReport, u8> {
-    let report = salvage(plan, opts.config, opts.now_ms, out).map_err(|e| fail(&e))?;
-    why(&format!(
-        "recovery drops {} byte(s): {} valid batch(es) saved, {} range(s) held none; report in {}",
-        report.dropped_bytes,
-        report.saved_batches(),
-        report.unsaved.len(),
-        out.join(crate::ops::repair::salvage::SALVAGE_REPORT_FILE_NAME)
-            .display()
-    ));
-    Ok(report)
 }

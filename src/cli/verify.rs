@@ -9,8 +9,7 @@ use clap::{Args, ValueEnum};
 
 use super::args::BatchLimitArgs;
 use super::progress::{bytes_below, Bar, Counting};
-
-use super::render::{opt, paint, quiet_broken_pipe, size, table, write_document, Fit, Stream};
+use super::render::{line, opt, quiet_broken_pipe, severity, size, table, write_document, Fit};
 use super::{fail, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::ops::check::verify::{verify_paths, Report, VerifyOptions};
 use crate::ops::finding::count_by_check;
@@ -180,30 +179,6 @@ fn print_table(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
         report.bytes_checked,
         report.skipped.len()
     )
-}
-
-fn severity(f: &Finding) -> &'static str {
-    match f.severity {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    }
-}
-
-/// `error[batch.crc] path @ byte 1234 (offset 56): message`
-pub(crate) fn line(f: &Finding) -> String {
-    let label = format!("{}[{}]", severity(f), f.check);
-    let mut s = format!(
-        "{} {}",
-        paint(&label, f.severity, Stream::Stdout),
-        f.file.display()
-    );
-    if let Some(p) = f.position {
-        s += &format!(" @ byte {p}");
-    }
-    if let Some(o) = f.offset {
-        s += &format!(" (offset {o})");
-    }
-    s + ": " + &f.message
 }
 
 /// A GitHub Actions workflow command; properties and message escaped as Actions expects.

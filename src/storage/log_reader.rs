@@ -8,7 +8,6 @@
 //! buffer holds one read chunk or one entry, whichever is larger.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -114,9 +113,32 @@ pub fn torn_tail(trailing: u64, truncated_len: Option<u64>) -> String {
     }
 }
 
+/// Where a reader's bytes come from: a local file, or an object of a remote store (a tiered
+/// segment), read the same way.
+enum Source {
+    File(File),
+    Object(Box<super::store::RemoteObject>),
+}
+
+impl Source {
+    /// Bytes at `pos` into `buf`: how many (0 at the end).
+    fn read_at(&mut self, path: &Path, buf: &mut [u8], pos: u64) -> Result<usize> {
+        use std::os::unix::fs::FileExt;
+        match self {
+            Source::File(f) => loop {
+                match f.read_at(buf, pos) {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    r => return r.map_err(|e| Error::io(path, e)),
+                }
+            },
+            Source::Object(o) => o.read_at(buf, pos),
+        }
+    }
+}
+
 pub struct LogReader {
     path: PathBuf,
-    file: File,
+    src: Source,
     /// Where reading stops: the file size, or less with `--max-bytes`.
     end: u64,
     file_len: u64,
@@ -137,9 +159,19 @@ pub struct LogReader {
 impl LogReader {
     pub fn open(path: &Path, max_bytes: Option<u64>) -> Result<Self> {
         let (file, len) = super::files::open_data(path)?;
-        Ok(LogReader {
-            path: path.to_path_buf(),
-            file,
+        Ok(Self::over(path.to_path_buf(), Source::File(file), len, max_bytes))
+    }
+
+    /// A reader of a remote segment object; messages name it by its URL.
+    pub fn open_object(object: super::store::RemoteObject, max_bytes: Option<u64>) -> Self {
+        let len = object.len();
+        Self::over(object.path(), Source::Object(Box::new(object)), len, max_bytes)
+    }
+
+    fn over(path: PathBuf, src: Source, len: u64, max_bytes: Option<u64>) -> Self {
+        LogReader {
+            path,
+            src,
             end: max_bytes.map_or(len, |m| m.min(len)),
             file_len: len,
             buf: Vec::new(),
@@ -150,7 +182,7 @@ impl LogReader {
             read_chunk: READ_CHUNK_BYTES,
             max_read_chunk: READ_CHUNK_BYTES,
             bytes_read: 0,
-        })
+        }
     }
 
     pub fn with_max_entry_bytes(mut self, n: u64) -> Self {
@@ -214,9 +246,6 @@ impl LogReader {
         if pos < self.buf_pos || pos > have_end {
             self.valid = 0;
             self.buf_pos = pos;
-            self.file
-                .seek(SeekFrom::Start(pos))
-                .map_err(|e| Error::io(&self.path, e))?;
         } else if want_end > have_end && pos > self.buf_pos {
             let shift = (pos - self.buf_pos) as usize;
             self.buf.copy_within(shift..self.valid, 0);
@@ -231,10 +260,11 @@ impl LogReader {
             if self.buf.len() < self.valid + chunk {
                 self.buf.resize(self.valid + chunk, 0);
             }
-            let got = self
-                .file
-                .read(&mut self.buf[self.valid..self.valid + chunk])
-                .map_err(|e| Error::io(&self.path, e))?;
+            let got = self.src.read_at(
+                &self.path,
+                &mut self.buf[self.valid..self.valid + chunk],
+                have_end,
+            )?;
             if got == 0 {
                 // The file shrank under us (a broker truncating it): behave as if it ended
                 // here, and say so once the command is done.
@@ -304,7 +334,6 @@ impl LogReader {
     /// index checks need when they jump from entry to entry. None when no whole, plausible
     /// entry starts there.
     pub fn header_at(&mut self, position: u64) -> Result<Option<EntryHeader>> {
-        use std::os::unix::fs::FileExt;
         if position >= self.end {
             return Ok(None);
         }
@@ -323,19 +352,15 @@ impl LogReader {
         let want = (PEEK_HEADER_BYTES as u64).min(available) as usize;
         let mut got = 0;
         while got < want {
-            match self
-                .file
-                .read_at(&mut head[got..want], position + got as u64)
-            {
-                Ok(0) => break,
-                Ok(n) => {
-                    got += n;
-                    self.bytes_read += n as u64;
-                    super::progress::read(n as u64);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error::io(&self.path, e)),
+            let n = self
+                .src
+                .read_at(&self.path, &mut head[got..want], position + got as u64)?;
+            if n == 0 {
+                break;
             }
+            got += n;
+            self.bytes_read += n as u64;
+            super::progress::read(n as u64);
         }
         Ok(peek_header(&head[..got], available))
     }

@@ -16,6 +16,8 @@ pub mod replace;
 pub mod seek;
 pub mod segment;
 mod split;
+pub mod store;
+pub mod tiered;
 pub mod txn_index;
 
 pub use index::{OffsetIndex, TimeIndex};

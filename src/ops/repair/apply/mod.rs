@@ -1,0 +1,364 @@
+//! The one crash-safe executor for repairs: a plan of file changes is carried out only when no
+//! broker holds the log directory, after every affected file and the plan itself are copied to
+//! a backup directory; each write goes to a temporary file in the same directory, is fsynced,
+//! renamed into place, and the directory fsynced.
+//!
+//! Order matters for a rerun after a crash: later segments go first (highest offset first),
+//! then logs are cut, then indexes, snapshots and checkpoints are written. At every point the
+//! directory is one that recovery turns into the same result.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::storage::files::{file_len, materialize, same_prefix, Reader, Staging};
+
+mod backup;
+mod checks;
+mod lock;
+mod owner;
+mod plan;
+mod space;
+mod write;
+
+use backup::*;
+use checks::*;
+pub use lock::*;
+use owner::*;
+pub use plan::*;
+pub use space::*;
+pub use write::*;
+
+/// Suffix of the executor's temporary files (removed by the next run if left behind).
+pub const TMP_SUFFIX: &str = ".kseg-tmp";
+/// Suffix of the default backup root, `<log dir>.kseg-backup`, beside the log dir.
+pub const BACKUP_ROOT_SUFFIX: &str = ".kseg-backup";
+/// The plan the executor records in every backup directory, beside the files' copies.
+pub const BACKUP_PLAN_FILE_NAME: &str = "plan.json";
+/// Kafka's lock file in every log directory.
+pub const LOCK_FILE_NAME: &str = ".lock";
+
+/// One file change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(
+    tag = "action",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Change {
+    /// The file gets the bytes of `source` (created if it does not exist).
+    Write {
+        file: PathBuf,
+        #[serde(skip)]
+        source: PathBuf,
+        size_before: Option<u64>,
+        size_after: u64,
+    },
+    /// The file is cut to `size_after` bytes (a `.log` losing its invalid tail).
+    Truncate {
+        file: PathBuf,
+        size_before: u64,
+        size_after: u64,
+    },
+    Delete {
+        file: PathBuf,
+        size_before: u64,
+    },
+    /// The file `from` gets the name `to` (the broker's `.cleaned` -> `.swap` -> final and
+    /// `.deleted` dance). Done already when `from` is gone and `to` exists, so a rerun of the
+    /// same plan after a failure skips it.
+    Rename {
+        from: PathBuf,
+        to: PathBuf,
+        size: u64,
+    },
+}
+
+/// How many files `changes` touch.
+pub fn files_changed(changes: &[Change]) -> usize {
+    changes
+        .iter()
+        .map(Change::file)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
+impl Change {
+    /// The change's `action`, as its JSON names it.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Change::Write { .. } => "write",
+            Change::Truncate { .. } => "truncate",
+            Change::Delete { .. } => "delete",
+            Change::Rename { .. } => "rename",
+        }
+    }
+
+    pub fn file(&self) -> &Path {
+        match self {
+            Change::Write { file, .. }
+            | Change::Truncate { file, .. }
+            | Change::Delete { file, .. } => file,
+            Change::Rename { from, .. } => from,
+        }
+    }
+
+    /// Execution order: deletions of segment data by descending offset, then the renames of
+    /// `.swap` files, then cuts, then
+    /// writes and renames (in the order given: a rename may take a file written just before),
+    /// then other deletions. Plans whose order is the protocol itself (compaction's swap) are
+    /// not sorted.
+    fn rank(&self) -> (u8, std::cmp::Reverse<i64>) {
+        let offset = self
+            .file()
+            .file_name()
+            .and_then(|n| crate::format::names::parse_offset_prefix(&n.to_string_lossy()))
+            .unwrap_or(i64::MIN);
+        let segment_file = self.file().file_name().is_some_and(|n| {
+            crate::format::names::classify(&n.to_string_lossy()).is_segment_file()
+        });
+        match self {
+            Change::Delete { .. } if segment_file => (0, std::cmp::Reverse(offset)),
+            // An interrupted swap completed as the loader completes it: once the files it
+            // replaces are gone, before anything else changes.
+            Change::Rename { from, .. }
+                if from
+                    .to_string_lossy()
+                    .ends_with(crate::format::names::SWAP_FILE_SUFFIX) =>
+            {
+                (0, std::cmp::Reverse(i64::MIN))
+            }
+            Change::Truncate { .. } => (1, std::cmp::Reverse(offset)),
+            Change::Write { .. } | Change::Rename { .. } => (2, std::cmp::Reverse(0)),
+            Change::Delete { .. } => (3, std::cmp::Reverse(0)),
+        }
+    }
+}
+
+/// Where the backup goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backup {
+    None,
+    Dir(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct ApplyOptions {
+    pub backup: Backup,
+    /// Fault injection for tests: fail before step `n` (backup copies and file changes count).
+    pub fail_before_step: Option<usize>,
+    /// For tests: called before each step with its number, while the log dir's lock is held.
+    pub before_step: Option<fn(usize)>,
+}
+
+/// The executor's temporary files left in `dir` by an interrupted run, finished or not, as
+/// deletions: their renames never happened, so the files they were to replace still hold what
+/// a rerun plans from, and the rerun writes them again.
+pub fn leftover_tmp_files(dir: &Path) -> Result<Vec<Change>> {
+    let mut out = Vec::new();
+    for e in crate::storage::files::read_dir(dir)? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        if e.file_name().to_string_lossy().ends_with(TMP_SUFFIX) {
+            let file = e.path();
+            out.push(Change::Delete {
+                size_before: file_len(&file)?,
+                file,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.file().cmp(b.file()));
+    Ok(out)
+}
+
+/// The leftovers of an interrupted run in `dir` (kseg's or the broker's): the executor's
+/// temporary files, the cleaner's `.cleaned` and `.swap` files, `.deleted` files, and index
+/// files whose `.log` is gone (a deletion interrupted between a segment's renames). The
+/// broker's loader removes or completes each at start-up (`LogLoader`:
+/// `removeTempFilesAndCollectSwapFiles`, and an orphaned index file is deleted), and so does a
+/// rerun of the kseg command that left them.
+pub fn interrupted_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
+    use crate::format::names::{
+        classify, log_file_name, FileKind, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX,
+        SWAP_FILE_SUFFIX,
+    };
+    let mut names = Vec::new();
+    for e in crate::storage::files::read_dir(dir)? {
+        names.push(e.map_err(|e| Error::io(dir, e))?.file_name());
+    }
+    let bases: std::collections::BTreeSet<i64> = names
+        .iter()
+        .filter_map(|n| match classify(&n.to_string_lossy()) {
+            FileKind::Log { base_offset } => Some(base_offset),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for n in &names {
+        let n = n.to_string_lossy();
+        let kind = classify(&n);
+        let orphan = kind.is_segment_file()
+            && kind
+                .offset()
+                .is_some_and(|base| !dir.join(log_file_name(base)).exists());
+        // `ProducerStateManager.removeStraySnapshots`: a snapshot at no segment's base and
+        // below the last one (a deleted or replaced segment's, whose deletion was cut short).
+        let stray = matches!(kind, FileKind::ProducerSnapshot { offset }
+            if !bases.contains(&offset) && bases.last().is_some_and(|&last| offset < last));
+        if orphan
+            || stray
+            || [
+                CLEANED_FILE_SUFFIX,
+                SWAP_FILE_SUFFIX,
+                DELETED_FILE_SUFFIX,
+                TMP_SUFFIX,
+            ]
+            .iter()
+            .any(|s| n.ends_with(s))
+        {
+            out.push(dir.join(&*n));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Whether the directory `d` is a kseg backup: a backup root (named `…` + [`BACKUP_ROOT_SUFFIX`])
+/// or one backup (a directory holding the executor's [`BACKUP_PLAN_FILE_NAME`]). Moved into a
+/// log dir or a partition directory it is a stray: `verify` reports it.
+pub fn is_backup_dir(d: &Path) -> bool {
+    d.file_name()
+        .is_some_and(|n| n.to_string_lossy().ends_with(BACKUP_ROOT_SUFFIX))
+        || d.join(BACKUP_PLAN_FILE_NAME).is_file()
+}
+
+/// Sorts changes into the executor's order.
+pub fn order_changes(changes: &mut [Change]) {
+    changes.sort_by_key(Change::rank);
+}
+
+/// Test hook: a directory where the process, at each pause point (`locked`: the lock taken,
+/// nothing read; `step-N`: before step N; `applied`: the last rename and fsync done, the lock
+/// still held), creates a file of that name and waits until the test removes it.
+pub const PAUSE_DIR_VAR: &str = "KSEG_TEST_PAUSE_DIR";
+
+/// Pauses at `point` when [`PAUSE_DIR_VAR`] is set.
+pub fn pause(point: &str) {
+    let Some(d) = std::env::var_os(PAUSE_DIR_VAR) else {
+        return;
+    };
+    let f = Path::new(&d).join(point);
+    if std::fs::write(&f, b"").is_ok() {
+        while f.exists() {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
+/// Carries out `changes` (already in executor order) in `dir` (the partition directory),
+/// after the lock check and the backup; `plan_json` is recorded in the backup. Returns the
+/// backup directory used.
+pub fn apply(
+    dir: &Path,
+    changes: &[Change],
+    plan_json: &str,
+    opts: &ApplyOptions,
+) -> Result<Option<PathBuf>> {
+    if let Backup::Dir(b) = &opts.backup {
+        // A planted link (`<log dir>.kseg-backup` pointing elsewhere) is not followed.
+        for p in [b.as_path(), parent(b)] {
+            if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_symlink()) {
+                return Err(Error::invalid(
+                    p,
+                    "the backup directory is reached through a symbolic link, which kseg does \
+                     not follow; remove it or choose --backup-dir; nothing was changed",
+                ));
+            }
+        }
+        refuse_inside_log_dir(b, dir, "backup directory")?;
+    }
+    refuse_non_partition(dir)?;
+    // Held until the end of the function, so for every change (the caller's, when it took
+    // it before reading what the plan depends on).
+    let _lock = lock_partition(dir, false)?;
+    check_links(dir, changes)?;
+    check_writable(changes)?;
+    let mut owners = Owners::default();
+    owners.check(changes)?;
+    let mut steps = Steps {
+        done: 0,
+        fail_before: opts.fail_before_step,
+        before: opts.before_step,
+    };
+    check_space(dir, changes, &opts.backup)?;
+    let backup = match &opts.backup {
+        Backup::None => None,
+        Backup::Dir(b) => {
+            make_backup(b, changes, plan_json, &mut steps)?;
+            Some(b.clone())
+        }
+    };
+    let mut i = 0;
+    while i < changes.len() {
+        // A run of writes into one directory is carried out together ([`replace_files`]).
+        let run: Vec<(&Path, &Path)> = changes[i..]
+            .iter()
+            .map_while(|c| match c {
+                Change::Write { file, source, .. } if parent(file) == parent(changes[i].file()) => {
+                    Some((source.as_path(), file.as_path()))
+                }
+                _ => None,
+            })
+            .collect();
+        if !run.is_empty() {
+            replace_files(&run, &changes[i..i + run.len()], &mut owners, &mut steps)?;
+            i += run.len();
+            continue;
+        }
+        let c = &changes[i];
+        i += 1;
+        steps.next(c.file())?;
+        check_unchanged(c)?;
+        match c {
+            Change::Write { .. } => unreachable!("a write is carried out in its run, above"),
+            Change::Truncate {
+                file, size_after, ..
+            } => OpenOptions::new()
+                .write(true)
+                .open(file)
+                .and_then(|f| {
+                    f.set_len(*size_after)?;
+                    f.sync_all()
+                })
+                .map_err(|e| Error::io(file, e))?,
+            Change::Rename { from, to, .. } => {
+                // Done by an earlier, interrupted run: `to` is there, or a later change of
+                // this plan (two-step deletion) already unlinked it.
+                let unlinked_later = || {
+                    changes[i..]
+                        .iter()
+                        .any(|l| matches!(l, Change::Delete { file, .. } if file == to))
+                };
+                if !from.exists() && (to.exists() || unlinked_later()) {
+                    continue;
+                }
+                std::fs::rename(from, to).map_err(|e| Error::io(from, e))?;
+                sync_dir(parent(to))?;
+            }
+            Change::Delete { file, .. } => {
+                match std::fs::remove_file(file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Error::io(file, e))
+                    }
+                    _ => {}
+                }
+                sync_dir(parent(file))?;
+            }
+        }
+    }
+    pause("applied");
+    Ok(backup)
+}

@@ -1,0 +1,86 @@
+//! A store that is a plain local directory: `--remote /path` without a URL scheme.
+
+use std::fs::File;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::{ObjectInfo, Store};
+use crate::error::{Error, Result};
+
+pub struct Local {
+    root: PathBuf,
+}
+
+impl Local {
+    pub fn new(root: &Path) -> Self {
+        Local {
+            root: root.to_path_buf(),
+        }
+    }
+
+    fn path(&self, key: &str) -> PathBuf {
+        self.root.join(key)
+    }
+}
+
+impl Store for Local {
+    fn name(&self, key: &str) -> String {
+        self.path(key).display().to_string()
+    }
+
+    fn len(&self, key: &str) -> Result<u64> {
+        let p = self.path(key);
+        Ok(std::fs::metadata(&p).map_err(|e| Error::io(&p, e))?.len())
+    }
+
+    fn read_ranges(&self, key: &str, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>> {
+        let p = self.path(key);
+        let f = File::open(&p).map_err(|e| Error::io(&p, e))?;
+        ranges
+            .iter()
+            .map(|r| {
+                let mut buf = vec![0u8; (r.end - r.start) as usize];
+                f.read_exact_at(&mut buf, r.start)
+                    .map_err(|e| Error::io(&p, e))?;
+                Ok(buf)
+            })
+            .collect()
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.path(prefix)];
+        while let Some(dir) = stack.pop() {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Error::io(&dir, e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| Error::io(&dir, e))?;
+                let meta = entry.metadata().map_err(|e| Error::io(&entry.path(), e))?;
+                if meta.is_dir() {
+                    stack.push(entry.path());
+                } else if meta.is_file() {
+                    let rel = entry.path();
+                    let rel = rel.strip_prefix(&self.root).unwrap_or(&rel);
+                    out.push(ObjectInfo {
+                        key: rel.to_string_lossy().into_owned(),
+                        size: meta.len(),
+                    });
+                }
+            }
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+
+    fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {
+        let p = self.path(key);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        std::fs::write(&p, bytes).map_err(|e| Error::io(&p, e))
+    }
+}

@@ -1,0 +1,172 @@
+//! The remote half of a partition: how a tiered-storage plugin lays a partition's segments out
+//! as objects of a [`Store`], and how the engine reads them back.
+//!
+//! A layout is one implementation of [`Layout`]: it lists a partition's segments (grouping the
+//! objects by segment, setting aside those that name none) and opens a segment's log as a
+//! [`LogReader`], so a remote segment is walked like a local one. [`LocalTiered`] is Kafka's own
+//! `LocalTieredStorage`; another plugin's layout (Aiven's, with chunked, compressed, encrypted
+//! objects) plugs in as a second implementation and a name in [`LAYOUTS`]/[`layout_named`].
+
+mod aiven;
+mod local_tiered;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::log_reader::LogReader;
+use super::store::{ObjectInfo, Store};
+use crate::error::{Error, Result};
+
+pub use aiven::Aiven;
+pub use local_tiered::{LocalTiered, ROOT_DIR};
+
+/// A file of a tiered segment, as `RemoteLogSegmentFileset` names its kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SegmentFile {
+    Log,
+    OffsetIndex,
+    TimeIndex,
+    TxnIndex,
+    ProducerSnapshot,
+    LeaderEpochCheckpoint,
+    /// Aiven's layout: the five indexes in one object.
+    Indexes,
+    /// Aiven's layout: the segment's manifest.
+    Manifest,
+}
+
+impl SegmentFile {
+    /// `LocalTieredStorage`'s files.
+    pub const ALL: [SegmentFile; 6] = [
+        SegmentFile::Log,
+        SegmentFile::OffsetIndex,
+        SegmentFile::TimeIndex,
+        SegmentFile::TxnIndex,
+        SegmentFile::ProducerSnapshot,
+        SegmentFile::LeaderEpochCheckpoint,
+    ];
+
+    /// The name's suffix in Kafka's local tiered storage (`LogFileUtils`' suffixes).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            SegmentFile::Log => ".log",
+            SegmentFile::OffsetIndex => ".index",
+            SegmentFile::TimeIndex => ".timeindex",
+            SegmentFile::TxnIndex => ".txnindex",
+            SegmentFile::ProducerSnapshot => ".snapshot",
+            SegmentFile::LeaderEpochCheckpoint => ".leader_epoch_checkpoint",
+            SegmentFile::Indexes => ".indexes",
+            SegmentFile::Manifest => ".rsm-manifest",
+        }
+    }
+
+    /// The transaction index is copied only when the segment has one.
+    pub fn is_optional(self) -> bool {
+        self == SegmentFile::TxnIndex
+    }
+}
+
+/// The partition a remote listing is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemotePartition {
+    pub topic: String,
+    pub partition: i32,
+    /// The topic id, Kafka's base64 form: from `partition.metadata`, else from the listing.
+    pub topic_id: Option<String>,
+}
+
+/// One remote segment's objects, as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteSegment {
+    /// The `RemoteLogSegmentId`'s uuid, Kafka's base64 form.
+    pub segment_id: String,
+    pub topic_id: String,
+    /// The start offset its object names carry.
+    pub start_offset: i64,
+    pub files: BTreeMap<SegmentFile, ObjectInfo>,
+}
+
+impl RemoteSegment {
+    pub fn log(&self) -> Option<&ObjectInfo> {
+        self.files.get(&SegmentFile::Log)
+    }
+}
+
+/// What a store holds for one partition.
+#[derive(Debug, Clone, Default)]
+pub struct PartitionListing {
+    /// By start offset, then segment id.
+    pub segments: Vec<RemoteSegment>,
+    /// Objects under the partition's prefix that belong to no segment.
+    pub strays: Vec<ObjectInfo>,
+}
+
+/// How a tiered-storage plugin stores a partition's segments.
+pub trait Layout: Send + Sync {
+    /// The `--remote-layout` name.
+    fn name(&self) -> &'static str;
+    /// Whether `objects` (a whole listing) look like this layout's.
+    fn recognises(&self, objects: &[ObjectInfo]) -> bool;
+    /// The partition's segments in `store` (`objects`: the store's listing).
+    fn partition(&self, objects: &[ObjectInfo], p: &RemotePartition) -> PartitionListing;
+    /// The key of `file` of a segment known only from metadata (to name a missing object).
+    fn key(
+        &self,
+        objects: &[ObjectInfo],
+        p: &RemotePartition,
+        start_offset: i64,
+        segment_id: &str,
+        file: SegmentFile,
+    ) -> String;
+    /// The files every segment has.
+    fn required(&self) -> Vec<SegmentFile>;
+    /// The segment's log, read as the engine reads a local one.
+    fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader>;
+}
+
+/// Every layout, in the order detection tries them.
+pub const LAYOUTS: [&str; 2] = ["local-tiered", "aiven"];
+
+/// The layout `--remote-layout` names.
+pub fn layout_named(name: &str) -> Option<Box<dyn Layout>> {
+    match name {
+        "local-tiered" => Some(Box::new(LocalTiered)),
+        // Without keys: encrypted segments need `Aiven::new` with the private keys.
+        "aiven" => Some(Box::new(Aiven::new(Default::default()))),
+        _ => None,
+    }
+}
+
+/// The layout `objects` are in: the one named, else the first that recognises them.
+pub fn detect(
+    store: &dyn Store,
+    objects: &[ObjectInfo],
+    named: Option<&str>,
+) -> Result<Box<dyn Layout>> {
+    if let Some(n) = named {
+        return layout_named(n).ok_or_else(|| {
+            Error::invalid(
+                &store.path_of(""),
+                format!(
+                    "unknown remote layout {n:?} (known: {})",
+                    LAYOUTS.join(", ")
+                ),
+            )
+        });
+    }
+    LAYOUTS
+        .iter()
+        .filter_map(|n| layout_named(n))
+        .find(|l| l.recognises(objects))
+        .ok_or_else(|| {
+            Error::invalid(
+                &store.path_of(""),
+                format!(
+                    "no tiered-storage layout recognised among {} object(s) (known: {}; name one \
+                     with --remote-layout)",
+                    objects.len(),
+                    LAYOUTS.join(", ")
+                ),
+            )
+        })
+}
