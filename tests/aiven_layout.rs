@@ -9,9 +9,8 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use kseg::format::aiven::crypto::private_key_from_pem;
 use kseg::format::aiven::segment::write_segment;
-use kseg::format::aiven::{KeyRing, SegmentFiles, SegmentKey, Suffix, WriteOptions};
+use kseg::format::aiven::{SegmentFiles, SegmentKey, Suffix, WriteOptions};
 use kseg::format::checkpoint::uuid_to_base64;
 use kseg::storage::log_reader::{LogReader, Step};
 use kseg::storage::store::{self, RemoteOptions};
@@ -79,8 +78,12 @@ fn tiered_partitions_read_back_through_the_store_entry_for_entry() {
     };
     let key = rsa::RsaPrivateKey::new(&mut OsRng, 2048).unwrap();
     let pem = rsa::pkcs8::EncodePrivateKey::to_pkcs8_pem(&key, Default::default()).unwrap();
-    let mut keys = KeyRing::default();
-    keys.add(Some("k1".into()), private_key_from_pem(&pem).unwrap());
+    // `--remote-key k1=FILE.pem`'s key ring, read from a file as the CLI gives it.
+    let pem_dir = tempfile::tempdir().unwrap();
+    let pem_file = pem_dir.path().join("k1.pem");
+    std::fs::write(&pem_file, pem.as_bytes()).unwrap();
+    let keys = Aiven::load_keys(&[(Some("k1".into()), pem_file)]).unwrap();
+    assert!(!keys.is_empty());
     let aiven = Aiven::new(keys);
     for scenario in ["a-plain-v2", "b-codecs", "c-transactions"] {
         let input = reference.join(scenario).join("input");

@@ -159,13 +159,23 @@ pub struct LogReader {
 impl LogReader {
     pub fn open(path: &Path, max_bytes: Option<u64>) -> Result<Self> {
         let (file, len) = super::files::open_data(path)?;
-        Ok(Self::over(path.to_path_buf(), Source::File(file), len, max_bytes))
+        Ok(Self::over(
+            path.to_path_buf(),
+            Source::File(file),
+            len,
+            max_bytes,
+        ))
     }
 
     /// A reader of a remote segment object; messages name it by its URL.
     pub fn open_object(object: super::store::RemoteObject, max_bytes: Option<u64>) -> Self {
         let len = object.len();
-        Self::over(object.path(), Source::Object(Box::new(object)), len, max_bytes)
+        Self::over(
+            object.path(),
+            Source::Object(Box::new(object)),
+            len,
+            max_bytes,
+        )
     }
 
     fn over(path: PathBuf, src: Source, len: u64, max_bytes: Option<u64>) -> Self {

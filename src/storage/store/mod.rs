@@ -55,7 +55,6 @@ pub trait Store: Send + Sync {
     }
 }
 
-
 /// Opens the store a `--remote` argument names: a URL (`s3://bucket/prefix`, `file:///dir`,
 /// `memory://`) or a local directory.
 pub fn open(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
@@ -78,7 +77,9 @@ pub fn open(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
 /// directory (a path or a `file://` URL).
 pub fn create(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
     let local = match location.strip_prefix("file://") {
-        Some(_) => url::Url::parse(location).ok().and_then(|u| u.to_file_path().ok()),
+        Some(_) => url::Url::parse(location)
+            .ok()
+            .and_then(|u| u.to_file_path().ok()),
         None if !location.contains("://") => Some(PathBuf::from(location)),
         None => None,
     };

@@ -76,9 +76,10 @@ impl Remote {
                 if !root.is_dir() {
                     return Err(bad("no such directory".into()));
                 }
-                Arc::new(object_store::local::LocalFileSystem::new_with_prefix(&root).map_err(
-                    |e| bad(error_text(&e)),
-                )?)
+                Arc::new(
+                    object_store::local::LocalFileSystem::new_with_prefix(&root)
+                        .map_err(|e| bad(error_text(&e)))?,
+                )
             }
             "memory" => Arc::new(object_store::memory::InMemory::new()),
             s => {

@@ -49,7 +49,9 @@ pub fn parse_segment_file(name: &str) -> Option<(i64, &str, SegmentFile)> {
         return None;
     }
     let suffix = &rest[UUID_CHARS..];
-    let file = SegmentFile::ALL.into_iter().find(|f| f.suffix() == suffix)?;
+    let file = SegmentFile::ALL
+        .into_iter()
+        .find(|f| f.suffix() == suffix)?;
     Some((offset.parse().ok()?, id, file))
 }
 
@@ -166,11 +168,17 @@ impl Layout for LocalTiered {
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader> {
         let Some(log) = segment.log() else {
             return Err(crate::error::Error::invalid(
-                &store.path_of(&format!("{}-{}.log", segment.start_offset, segment.segment_id)),
+                &store.path_of(&format!(
+                    "{}-{}.log",
+                    segment.start_offset, segment.segment_id
+                )),
                 "the segment has no .log object",
             ));
         };
-        Ok(LogReader::open_object(RemoteObject::open(store, &log.key)?, None))
+        Ok(LogReader::open_object(
+            RemoteObject::open(store, &log.key)?,
+            None,
+        ))
     }
 }
 
