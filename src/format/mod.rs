@@ -3,6 +3,7 @@
 //! Decoders borrow the bytes they are given and never panic on them: every length is checked
 //! against what remains, and failures are [`DecodeError`]s with the position in the slice.
 
+pub mod aiven;
 pub mod batch;
 pub mod checkpoint;
 pub mod codec;

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::Store;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::format::aiven::{Chunk, SegmentReader};
 
 /// Bytes per ranged GET: large enough that request latency is a small part of a walk.
 pub const CHUNK_BYTES: u64 = 4 << 20;
@@ -21,6 +22,9 @@ pub struct RemoteObject {
     /// Object bytes `[window_pos, window_pos + window.len())`.
     window: Vec<u8>,
     window_pos: u64,
+    /// Aiven's chunked `.log` objects: the reader that maps the segment's positions to chunks
+    /// and decodes them (`len` is then the segment's size). None: the object is the file.
+    chunked: Option<Arc<SegmentReader>>,
 }
 
 impl RemoteObject {
@@ -33,6 +37,36 @@ impl RemoteObject {
             len,
             window: Vec::new(),
             window_pos: 0,
+            chunked: None,
+        })
+    }
+
+    /// Opens an Aiven `.log` object read as the segment it decodes to: only the chunks a read
+    /// needs are fetched (adjacent ones in requests of up to `CHUNK_BYTES`), so memory stays
+    /// within `IN_FLIGHT` requests plus a chunk.
+    pub fn open_chunked(
+        store: Arc<dyn Store>,
+        key: &str,
+        reader: Arc<SegmentReader>,
+    ) -> Result<Self> {
+        let stored = store.len(key)?;
+        let index = &reader.manifest.chunk_index;
+        if stored != index.transformed_file_size() {
+            return Err(Error::invalid(
+                &store.path_of(key),
+                format!(
+                    "the object has {stored} byte(s); its manifest's chunk index says {}",
+                    index.transformed_file_size()
+                ),
+            ));
+        }
+        Ok(RemoteObject {
+            len: u64::from(index.original_file_size),
+            store,
+            key: key.to_string(),
+            window: Vec::new(),
+            window_pos: 0,
+            chunked: Some(reader),
         })
     }
 
@@ -71,6 +105,9 @@ impl RemoteObject {
     }
 
     fn fetch(&mut self, pos: u64, chunks: u64) -> Result<()> {
+        if let Some(reader) = self.chunked.clone() {
+            return self.fetch_chunks(&reader, pos, chunks);
+        }
         let ranges: Vec<Range<u64>> = (0..chunks)
             .map(|i| pos + i * CHUNK_BYTES)
             .take_while(|&s| s < self.len)
@@ -81,6 +118,48 @@ impl RemoteObject {
             self.window.extend_from_slice(&part);
         }
         self.window_pos = pos;
+        Ok(())
+    }
+
+    /// The chunks holding `requests × CHUNK_BYTES` segment bytes from `pos`, decoded.
+    fn fetch_chunks(&mut self, reader: &SegmentReader, pos: u64, requests: u64) -> Result<()> {
+        let chunks: Vec<Chunk> = reader.chunks(pos, requests * CHUNK_BYTES).collect();
+        // Adjacent chunks share a request up to CHUNK_BYTES: a small chunk size would otherwise
+        // be a request per few bytes. A larger chunk is a request of its own.
+        let mut groups: Vec<Range<usize>> = Vec::new();
+        for (i, c) in chunks.iter().enumerate() {
+            match groups.last_mut() {
+                Some(g)
+                    if c.transformed_range().end - chunks[g.start].transformed_position
+                        <= CHUNK_BYTES =>
+                {
+                    g.end = i + 1
+                }
+                _ => groups.push(i..i + 1),
+            }
+        }
+        let ranges: Vec<Range<u64>> = groups
+            .iter()
+            .map(|g| {
+                chunks[g.start].transformed_position..chunks[g.end - 1].transformed_range().end
+            })
+            .collect();
+        let parts = self.store.read_ranges(&self.key, &ranges)?;
+        self.window.clear();
+        for (g, bytes) in groups.iter().zip(parts) {
+            let base = chunks[g.start].transformed_position;
+            for c in &chunks[g.clone()] {
+                let r = c.transformed_range();
+                let plain = reader
+                    .decode_chunk(
+                        c,
+                        &bytes[(r.start - base) as usize..(r.end - base) as usize],
+                    )
+                    .map_err(|e| Error::decode(&self.path(), 0, e))?;
+                self.window.extend_from_slice(&plain);
+            }
+        }
+        self.window_pos = chunks.first().map_or(pos, |c| c.original_position);
         Ok(())
     }
 }

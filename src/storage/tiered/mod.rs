@@ -7,6 +7,7 @@
 //! `LocalTieredStorage`; another plugin's layout (Aiven's, with chunked, compressed, encrypted
 //! objects) plugs in as a second implementation and a name in [`LAYOUTS`]/[`layout_named`].
 
+mod aiven;
 mod local_tiered;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use super::log_reader::LogReader;
 use super::store::{ObjectInfo, Store};
 use crate::error::{Error, Result};
 
+pub use aiven::Aiven;
 pub use local_tiered::{LocalTiered, ROOT_DIR};
 
 /// A file of a tiered segment, as `RemoteLogSegmentFileset` names its kinds.
@@ -27,9 +29,14 @@ pub enum SegmentFile {
     TxnIndex,
     ProducerSnapshot,
     LeaderEpochCheckpoint,
+    /// Aiven's layout: the five indexes in one object.
+    Indexes,
+    /// Aiven's layout: the segment's manifest.
+    Manifest,
 }
 
 impl SegmentFile {
+    /// `LocalTieredStorage`'s files.
     pub const ALL: [SegmentFile; 6] = [
         SegmentFile::Log,
         SegmentFile::OffsetIndex,
@@ -48,6 +55,8 @@ impl SegmentFile {
             SegmentFile::TxnIndex => ".txnindex",
             SegmentFile::ProducerSnapshot => ".snapshot",
             SegmentFile::LeaderEpochCheckpoint => ".leader_epoch_checkpoint",
+            SegmentFile::Indexes => ".indexes",
+            SegmentFile::Manifest => ".rsm-manifest",
         }
     }
 
@@ -116,12 +125,14 @@ pub trait Layout: Send + Sync {
 }
 
 /// Every layout, in the order detection tries them.
-pub const LAYOUTS: [&str; 1] = ["local-tiered"];
+pub const LAYOUTS: [&str; 2] = ["local-tiered", "aiven"];
 
 /// The layout `--remote-layout` names.
 pub fn layout_named(name: &str) -> Option<Box<dyn Layout>> {
     match name {
         "local-tiered" => Some(Box::new(LocalTiered)),
+        // Without keys: encrypted segments need `Aiven::new` with the private keys.
+        "aiven" => Some(Box::new(Aiven::new(Default::default()))),
         _ => None,
     }
 }

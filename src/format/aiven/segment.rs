@@ -1,0 +1,399 @@
+//! A segment's three objects, both directions (`transform/*.java`, `KafkaRemoteStorageManager`).
+//! The `.log` object: the segment cut into chunks of `originalChunkSize` bytes; each chunk, when
+//! compression is on, becomes one zstd frame (content size in its header), then, when
+//! encryption is on, IV + AES-GCM + tag. Compression makes the index "variable", otherwise it is
+//! "fixed". The `.indexes` object: offset, timestamp, producer snapshot, leader epoch and
+//! (optional) transaction index one after the other, each encrypted whole as one chunk when
+//! encryption is on, never compressed; an empty index takes no bytes (and is not encrypted).
+
+use rsa::rand_core::CryptoRngCore;
+use rsa::RsaPublicKey;
+
+use super::chunk_index::{Chunk, ChunkIndex};
+use super::crypto::{DataKey, KeyRing, WrappedKey, OVERHEAD};
+use super::manifest::{
+    Encryption, IndexKind, IndexRange, Manifest, SegmentIndexes, SegmentMetadata,
+};
+use crate::format::codec::{self, Compression};
+use crate::format::error::{DecodeError, ErrorKind, Result};
+
+/// The plugin's default `chunk.size` (4 MiB).
+pub const DEFAULT_CHUNK_SIZE: u32 = 4 * 1024 * 1024;
+/// zstd-jni's default level, which the plugin compresses with.
+const ZSTD_LEVEL: i32 = 3;
+
+/// What is done to each chunk.
+#[derive(Debug, Clone)]
+pub struct Transform {
+    pub compression: bool,
+    pub key: Option<DataKey>,
+}
+
+impl Transform {
+    fn apply(&self, plain: &[u8], compress: bool, rng: &mut impl CryptoRngCore) -> Vec<u8> {
+        let compressed;
+        let bytes = if compress {
+            compressed = zstd::bulk::compress(plain, ZSTD_LEVEL)
+                .expect("zstd compresses an in-memory chunk");
+            &compressed[..]
+        } else {
+            plain
+        };
+        match &self.key {
+            Some(k) => k.encrypt_random_iv(rng, bytes),
+            None => bytes.to_vec(),
+        }
+    }
+
+    /// The original bytes of `chunk` from its transformed bytes; errors are positioned in the
+    /// `.log` object.
+    fn revert(&self, chunk: &Chunk, bytes: &[u8]) -> Result<Vec<u8>> {
+        let at = |e: DecodeError| {
+            let m = format!("chunk {}: {}", chunk.id, e.message);
+            DecodeError::new(e.kind, e.pos + chunk.transformed_position as usize, m)
+        };
+        if bytes.len() != chunk.transformed_size as usize {
+            return Err(at(DecodeError::new(
+                ErrorKind::Truncated,
+                bytes.len(),
+                format!(
+                    "{} byte(s), the chunk index says {}",
+                    bytes.len(),
+                    chunk.transformed_size
+                ),
+            )));
+        }
+        let decrypted;
+        let bytes = match &self.key {
+            Some(k) => {
+                decrypted = k.decrypt(bytes).map_err(at)?;
+                &decrypted[..]
+            }
+            None => bytes,
+        };
+        let want = chunk.original_size as usize;
+        let out = if self.compression {
+            let mut out = Vec::new();
+            codec::decompress(Compression::Zstd, 2, bytes, want, &mut out).map_err(|e| {
+                // Inside an encrypted chunk there is no object position to give.
+                let pos = if self.key.is_some() { 0 } else { e.pos };
+                at(DecodeError::new(e.kind, pos, e.message))
+            })?;
+            out
+        } else {
+            bytes.to_vec()
+        };
+        if out.len() != want {
+            return Err(at(DecodeError::new(
+                ErrorKind::BadLength,
+                0,
+                format!(
+                    "{} original byte(s), the chunk index says {want}",
+                    out.len()
+                ),
+            )));
+        }
+        Ok(out)
+    }
+}
+
+/// How segments are written.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    pub chunk_size: u32,
+    pub compression: bool,
+    /// The id and public half of the RSA key pair that wraps each segment's data key.
+    pub encryption: Option<(String, RsaPublicKey)>,
+}
+
+/// Builds the `.log` object one chunk at a time, so a writer holds one chunk at once.
+pub struct LogObjectWriter {
+    transform: Transform,
+    chunk_size: u32,
+    file_size: u32,
+    pushed: u64,
+    sizes: Vec<u32>,
+}
+
+impl LogObjectWriter {
+    pub fn new(transform: Transform, chunk_size: u32, file_size: u32) -> Result<Self> {
+        // Checked here so that a bad option is an error before any object is written.
+        ChunkIndex::fixed(chunk_size, file_size, chunk_size, 0)?;
+        Ok(LogObjectWriter {
+            transform,
+            chunk_size,
+            file_size,
+            pushed: 0,
+            sizes: Vec::new(),
+        })
+    }
+
+    /// The next chunk: `chunk_size` bytes, or what is left for the last. Returns its object bytes.
+    pub fn push(&mut self, plain: &[u8], rng: &mut impl CryptoRngCore) -> Vec<u8> {
+        let left = u64::from(self.file_size) - self.pushed;
+        assert_eq!(
+            plain.len() as u64,
+            left.min(u64::from(self.chunk_size)),
+            "chunks are cut at the chunk size"
+        );
+        self.pushed += plain.len() as u64;
+        let out = self.transform.apply(plain, self.transform.compression, rng);
+        self.sizes.push(out.len() as u32);
+        out
+    }
+
+    pub fn finish(self) -> Result<ChunkIndex> {
+        assert_eq!(self.pushed, u64::from(self.file_size), "every chunk pushed");
+        if self.transform.compression {
+            return ChunkIndex::variable(self.chunk_size, self.file_size, self.sizes);
+        }
+        let overhead = if self.transform.key.is_some() {
+            OVERHEAD as u32
+        } else {
+            0
+        };
+        let last = self.sizes.last().copied().unwrap_or(0);
+        ChunkIndex::fixed(
+            self.chunk_size,
+            self.file_size,
+            self.chunk_size + overhead,
+            last,
+        )
+    }
+}
+
+/// The bytes a segment is tiered with (as the broker's `LogSegmentData` gives them).
+#[derive(Debug, Clone, Copy)]
+pub struct SegmentFiles<'a> {
+    pub log: &'a [u8],
+    pub offset_index: &'a [u8],
+    pub time_index: &'a [u8],
+    pub producer_snapshot: &'a [u8],
+    pub leader_epoch: &'a [u8],
+    pub transaction: Option<&'a [u8]>,
+}
+
+impl<'a> SegmentFiles<'a> {
+    fn index(&self, kind: IndexKind) -> Option<&'a [u8]> {
+        match kind {
+            IndexKind::Offset => Some(self.offset_index),
+            IndexKind::Timestamp => Some(self.time_index),
+            IndexKind::ProducerSnapshot => Some(self.producer_snapshot),
+            IndexKind::LeaderEpoch => Some(self.leader_epoch),
+            IndexKind::Transaction => self.transaction,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SegmentObjects {
+    pub log: Vec<u8>,
+    pub indexes: Vec<u8>,
+    pub manifest: Manifest,
+}
+
+/// A new transform for one segment (with a new data key when encrypting) and its manifest
+/// encryption entry.
+pub fn new_transform(
+    options: &WriteOptions,
+    rng: &mut impl CryptoRngCore,
+) -> Result<(Transform, Option<Encryption>)> {
+    let Some((key_id, public)) = &options.encryption else {
+        return Ok((
+            Transform {
+                compression: options.compression,
+                key: None,
+            },
+            None,
+        ));
+    };
+    let key = DataKey::random(rng);
+    let data_key = WrappedKey::wrap(key_id, public, &key.key, rng)?;
+    let encryption = Encryption {
+        data_key,
+        aad: key.aad.clone(),
+    };
+    Ok((
+        Transform {
+            compression: options.compression,
+            key: Some(key),
+        },
+        Some(encryption),
+    ))
+}
+
+/// The `.indexes` object and the ranges of the manifest.
+pub fn write_indexes(
+    files: &SegmentFiles<'_>,
+    transform: &Transform,
+    rng: &mut impl CryptoRngCore,
+) -> (Vec<u8>, SegmentIndexes) {
+    let mut out = Vec::new();
+    let mut ranges = [None; 5];
+    for kind in IndexKind::ALL {
+        let Some(bytes) = files.index(kind) else {
+            continue;
+        };
+        let position = out.len() as u32;
+        if !bytes.is_empty() {
+            out.extend_from_slice(&transform.apply(bytes, false, rng));
+        }
+        ranges[kind as usize] = Some(IndexRange {
+            position,
+            size: out.len() as u32 - position,
+        });
+    }
+    (out, SegmentIndexes { ranges })
+}
+
+/// All three objects of a segment, in memory.
+pub fn write_segment(
+    files: &SegmentFiles<'_>,
+    options: &WriteOptions,
+    segment: Option<SegmentMetadata>,
+    rng: &mut impl CryptoRngCore,
+) -> Result<SegmentObjects> {
+    let file_size = u32::try_from(files.log.len())
+        .ok()
+        .filter(|s| *s <= i32::MAX as u32)
+        .ok_or_else(|| DecodeError::new(ErrorKind::TooLarge, 0, "a segment is at most 2 GiB"))?;
+    let (transform, encryption) = new_transform(options, rng)?;
+    let mut writer = LogObjectWriter::new(transform.clone(), options.chunk_size, file_size)?;
+    let mut log = Vec::new();
+    for chunk in files.log.chunks(options.chunk_size as usize) {
+        log.extend_from_slice(&writer.push(chunk, rng));
+    }
+    let chunk_index = writer.finish()?;
+    let (indexes, segment_indexes) = write_indexes(files, &transform, rng);
+    let manifest = Manifest {
+        chunk_index,
+        segment_indexes,
+        compression: options.compression,
+        encryption,
+        segment,
+    };
+    Ok(SegmentObjects {
+        log,
+        indexes,
+        manifest,
+    })
+}
+
+/// Reads a segment's objects back, given its manifest and the private keys.
+#[derive(Debug, Clone)]
+pub struct SegmentReader {
+    pub manifest: Manifest,
+    pub transform: Transform,
+}
+
+impl SegmentReader {
+    pub fn open(manifest: Manifest, keys: &KeyRing) -> Result<SegmentReader> {
+        let key = match &manifest.encryption {
+            None => None,
+            Some(e) => Some(keys.unwrap(&e.data_key, e.aad.clone())?),
+        };
+        let transform = Transform {
+            compression: manifest.compression,
+            key,
+        };
+        Ok(SegmentReader {
+            manifest,
+            transform,
+        })
+    }
+
+    /// The whole segment from the whole `.log` object.
+    pub fn read_log(&self, object: &[u8]) -> Result<Vec<u8>> {
+        let index = &self.manifest.chunk_index;
+        let want = index.transformed_file_size();
+        if object.len() as u64 != want {
+            return Err(DecodeError::new(
+                ErrorKind::BadLength,
+                object.len().min(want as usize),
+                format!(
+                    "the .log object has {} byte(s), its chunk index says {want}",
+                    object.len()
+                ),
+            ));
+        }
+        let mut out = Vec::with_capacity(index.original_file_size as usize);
+        for c in self.chunks(0, u64::from(index.original_file_size)) {
+            let r = c.transformed_range();
+            out.extend_from_slice(
+                &self.decode_chunk(&c, &object[r.start as usize..r.end as usize])?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// The chunks that hold original bytes `[start, start + len)`: a ranged read fetches
+    /// each one's `transformed_range()` of the `.log` object and reverts it with
+    /// [`SegmentReader::decode_chunk`], so it holds one chunk per request in flight.
+    pub fn chunks(&self, start: u64, len: u64) -> impl Iterator<Item = Chunk> + '_ {
+        let index = &self.manifest.chunk_index;
+        index.chunks_for_range(start, len).map(|i| index.chunk(i))
+    }
+
+    /// A chunk's original bytes from its bytes in the `.log` object.
+    pub fn decode_chunk(&self, chunk: &Chunk, bytes: &[u8]) -> Result<Vec<u8>> {
+        self.transform.revert(chunk, bytes)
+    }
+
+    /// The byte range of an index inside the `.indexes` object; `None` when the segment has
+    /// no such index.
+    pub fn index_range(&self, kind: IndexKind) -> Option<std::ops::Range<u64>> {
+        self.manifest
+            .segment_indexes
+            .get(kind)
+            .map(|r| u64::from(r.position)..u64::from(r.position) + u64::from(r.size))
+    }
+
+    /// One index from its bytes in the `.indexes` object (`index_range`); positions in errors
+    /// are in that object.
+    pub fn read_index(&self, kind: IndexKind, bytes: &[u8]) -> Result<Vec<u8>> {
+        let Some(range) = self.index_range(kind) else {
+            return Ok(Vec::new());
+        };
+        let at = |e: DecodeError| {
+            let m = format!("{} index: {}", kind.json_name(), e.message);
+            DecodeError::new(e.kind, e.pos + range.start as usize, m)
+        };
+        if bytes.len() as u64 != range.end - range.start {
+            return Err(at(DecodeError::new(
+                ErrorKind::Truncated,
+                bytes.len(),
+                format!(
+                    "{} byte(s), the manifest says {}",
+                    bytes.len(),
+                    range.end - range.start
+                ),
+            )));
+        }
+        match (&self.transform.key, bytes.is_empty()) {
+            (Some(k), false) => k.decrypt(bytes).map_err(at),
+            _ => Ok(bytes.to_vec()),
+        }
+    }
+
+    /// `read_index` given the whole `.indexes` object.
+    pub fn read_index_from_object(&self, kind: IndexKind, object: &[u8]) -> Result<Vec<u8>> {
+        let Some(range) = self.index_range(kind) else {
+            return Ok(Vec::new());
+        };
+        let slice = object
+            .get(range.start as usize..range.end as usize)
+            .ok_or_else(|| {
+                DecodeError::new(
+                    ErrorKind::Truncated,
+                    object.len(),
+                    format!(
+                        "the .indexes object has {} byte(s); the {} index ends at {}",
+                        object.len(),
+                        kind.json_name(),
+                        range.end
+                    ),
+                )
+            })?;
+        self.read_index(kind, slice)
+    }
+}

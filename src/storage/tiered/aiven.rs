@@ -1,0 +1,176 @@
+//! Aiven's tiered-storage-for-apache-kafka layout: `{prefix}{topic}-{topicId}/{partition}/
+//! {startOffset:020}-{segmentId}.{log,indexes,rsm-manifest}` (`format::aiven` holds the
+//! formats). A segment's log is read through its manifest: only the chunks a read needs are
+//! fetched, decrypted with the data key unwrapped by the private keys given (`--remote-key`) and
+//! decompressed.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{Layout, PartitionListing, RemotePartition, RemoteSegment, SegmentFile};
+use crate::error::{Error, Result};
+use crate::format::aiven::crypto::private_key_from_pem;
+use crate::format::aiven::{KeyRing, Manifest, SegmentKey, SegmentReader, Suffix};
+use crate::format::checkpoint::uuid_to_base64;
+use crate::storage::log_reader::LogReader;
+use crate::storage::store::{ObjectInfo, RemoteObject, Store};
+
+pub struct Aiven {
+    keys: Arc<KeyRing>,
+}
+
+impl Aiven {
+    /// `keys`: the private keys encrypted segments' data keys are unwrapped with.
+    pub fn new(keys: KeyRing) -> Aiven {
+        Aiven {
+            keys: Arc::new(keys),
+        }
+    }
+
+    /// The key ring of `(key id, or any; PEM file)` pairs (`--remote-key [ID=]FILE.pem`).
+    pub fn load_keys(files: &[(Option<String>, PathBuf)]) -> Result<KeyRing> {
+        let mut ring = KeyRing::default();
+        for (id, path) in files {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            let key = private_key_from_pem(&text).map_err(|e| Error::invalid(path, e.message))?;
+            ring.add(id.clone(), key);
+        }
+        Ok(ring)
+    }
+
+    fn file_of(s: Suffix) -> SegmentFile {
+        match s {
+            Suffix::Log => SegmentFile::Log,
+            Suffix::Indexes => SegmentFile::Indexes,
+            Suffix::Manifest => SegmentFile::Manifest,
+        }
+    }
+
+    /// The segment's manifest, opened with the keys given.
+    fn reader(&self, store: &dyn Store, segment: &RemoteSegment) -> Result<SegmentReader> {
+        let Some(m) = segment.files.get(&SegmentFile::Manifest) else {
+            return Err(Error::invalid(
+                &store.path_of(&format!(
+                    "{}-{}.rsm-manifest",
+                    segment.start_offset, segment.segment_id
+                )),
+                "the segment has no .rsm-manifest object",
+            ));
+        };
+        let path = store.path_of(&m.key);
+        let bytes = store.read_all(&m.key)?;
+        let manifest = Manifest::parse(&bytes).map_err(|e| Error::decode(&path, 0, e))?;
+        SegmentReader::open(manifest, &self.keys).map_err(|e| Error::invalid(&path, e.message))
+    }
+}
+
+/// The prefix the listing's Aiven keys share (the first one found).
+fn prefix_of(objects: &[ObjectInfo]) -> Option<String> {
+    objects.iter().find_map(|o| {
+        SegmentKey::split(&o.key)
+            .ok()
+            .map(|(p, _, _)| p.to_string())
+    })
+}
+
+impl Layout for Aiven {
+    fn name(&self) -> &'static str {
+        "aiven"
+    }
+
+    fn recognises(&self, objects: &[ObjectInfo]) -> bool {
+        objects
+            .iter()
+            .any(|o| matches!(SegmentKey::split(&o.key), Ok((_, _, Suffix::Manifest))))
+    }
+
+    fn partition(&self, objects: &[ObjectInfo], p: &RemotePartition) -> PartitionListing {
+        let mut segments: BTreeMap<(i64, String), RemoteSegment> = BTreeMap::new();
+        let mut strays = Vec::new();
+        let dir = |topic_id: &str| format!("{}-{topic_id}/{}/", p.topic, p.partition);
+        for o in objects {
+            match SegmentKey::split(&o.key) {
+                Ok((_, k, suffix)) if k.topic == p.topic && k.partition == p.partition => {
+                    let topic_id = uuid_to_base64(&k.topic_id);
+                    if p.topic_id.as_deref().is_some_and(|id| id != topic_id) {
+                        continue;
+                    }
+                    let id = uuid_to_base64(&k.segment_id);
+                    segments
+                        .entry((k.start_offset, id.clone()))
+                        .or_insert_with(|| RemoteSegment {
+                            segment_id: id,
+                            topic_id,
+                            start_offset: k.start_offset,
+                            files: BTreeMap::new(),
+                        })
+                        .files
+                        .insert(Aiven::file_of(suffix), o.clone());
+                }
+                Ok(_) => {}
+                // Under the partition's prefix but no segment object: a stray.
+                Err(_)
+                    if p.topic_id
+                        .as_deref()
+                        .is_some_and(|id| o.key.contains(&dir(id))) =>
+                {
+                    strays.push(o.clone())
+                }
+                Err(_) => {}
+            }
+        }
+        PartitionListing {
+            segments: segments.into_values().collect(),
+            strays,
+        }
+    }
+
+    fn key(
+        &self,
+        objects: &[ObjectInfo],
+        p: &RemotePartition,
+        start_offset: i64,
+        segment_id: &str,
+        file: SegmentFile,
+    ) -> String {
+        let suffix = match file {
+            SegmentFile::Indexes => "indexes",
+            SegmentFile::Manifest => "rsm-manifest",
+            _ => "log",
+        };
+        format!(
+            "{}{}-{}/{}/{:020}-{segment_id}.{suffix}",
+            prefix_of(objects).unwrap_or_default(),
+            p.topic,
+            p.topic_id.as_deref().unwrap_or(""),
+            p.partition,
+            start_offset
+        )
+    }
+
+    fn required(&self) -> Vec<SegmentFile> {
+        vec![
+            SegmentFile::Log,
+            SegmentFile::Indexes,
+            SegmentFile::Manifest,
+        ]
+    }
+
+    fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader> {
+        let reader = self.reader(store.as_ref(), segment)?;
+        let Some(log) = segment.log() else {
+            return Err(Error::invalid(
+                &store.path_of(&format!(
+                    "{}-{}.log",
+                    segment.start_offset, segment.segment_id
+                )),
+                "the segment has no .log object",
+            ));
+        };
+        Ok(LogReader::open_object(
+            RemoteObject::open_chunked(store, &log.key, Arc::new(reader))?,
+            None,
+        ))
+    }
+}
