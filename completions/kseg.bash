@@ -161,7 +161,7 @@ _kseg() {
 
     case "${cmd}" in
         kseg)
-            opts="-h -V --width --wide --tsv --bytes --color --tz --local --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups metadata checks version help"
+            opts="-h -V --width --wide --tsv --bytes --color --tz --local --help --version dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest tiered coordinator ls groups metadata checks version export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -397,7 +397,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-q -h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --offset --from-offset --to-offset --count --base-offset --quiet --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -675,7 +675,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__help)
-            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest coordinator ls groups metadata checks version help"
+            opts="dump verify write rebuild-index recover retention compact offsets locate stats txns salvage diff digest tiered coordinator ls groups metadata checks version export help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1424,7 +1424,7 @@ _kseg() {
                     return 0
                     ;;
                 --remote-layout)
-                    COMPREPLY=($(compgen -W "local-tiered" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
                     return 0
                     ;;
                 --width)
