@@ -98,13 +98,13 @@ fn hex_of(v: &Value) -> Value {
     }
 }
 
-/// The data records `dump --json --print-data-log` prints for `dir` with `flags`, as the
+/// The data records `dump --jsonl --print-data-log` prints for `dir` with `flags`, as the
 /// reader script shows rows (topic `orders`, partition 0), and the control records' markers.
 fn dumped(dir: &Path, flags: &[&str]) -> (Vec<Value>, Vec<Value>) {
     let d = dir.to_str().unwrap();
     let mut args = vec![
         "dump",
-        "--json",
+        "--jsonl",
         "--deep-iteration",
         "--print-data-log",
         "--key-format",

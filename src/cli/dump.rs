@@ -951,7 +951,7 @@ impl<W: Write> Sink for JsonSink<'_, W> {
     fn event(&mut self, e: &Event<'_>) -> io::Result<()> {
         match e {
             Event::FileStart { path } => {
-                self.file = path.display().to_string();
+                self.file = crate::format::os_path::escaped(path).into_owned();
                 Ok(())
             }
             Event::Ignored { skipped: true, .. } => self.line("skipped", json!({})),

@@ -127,9 +127,18 @@ fn partition_runs(dir: &Path, out: &mut Vec<JsonRun>) {
 }
 
 /// The writes, salvages and copies a scenario `name` (`SPEC.json` beside `dir`) makes into
-/// `tmp`.
+/// `tmp`, and the reconciling of a tier `write --tier-to` made of it.
 fn writing_runs(spec: &Path, dir: &Path, tmp: &Path, name: &str, out: &mut Vec<JsonRun>) {
     let d = os(dir);
+    // `--tier-to` prints no JSON of its own: written here, the tier then asked as a run.
+    let tiered = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(["write".as_ref(), "-q".as_ref(), spec.as_os_str()])
+        .arg(tmp.join(format!("tw-{name}")))
+        .arg("--tier-to")
+        .arg(tmp.join(format!("tier-{name}")))
+        .status()
+        .unwrap();
+    assert!(tiered.success(), "write --tier-to of {name}");
     out.extend([
         JsonRun::new(
             "compact",
@@ -146,7 +155,7 @@ fn writing_runs(spec: &Path, dir: &Path, tmp: &Path, name: &str, out: &mut Vec<J
             [
                 "salvage".into(),
                 "--json".into(),
-                d,
+                d.clone(),
                 "--out".into(),
                 os(&tmp.join(format!("s-{name}"))),
             ],
@@ -160,7 +169,35 @@ fn writing_runs(spec: &Path, dir: &Path, tmp: &Path, name: &str, out: &mut Vec<J
                 os(&tmp.join(format!("w-{name}"))),
             ],
         ),
+        JsonRun::new(
+            "export",
+            [
+                "export".into(),
+                "--json".into(),
+                "--out".into(),
+                os(&tmp.join(format!("e-{name}.parquet"))),
+                d,
+            ],
+        ),
     ]);
+    // A spec whose partition has no closed segment below its last stable offset tiers nothing.
+    if tmp
+        .join(format!("tier-{name}"))
+        .join("kafka-tiered-storage")
+        .is_dir()
+    {
+        out.push(JsonRun::new(
+            "tiered",
+            [
+                "tiered".into(),
+                "--json".into(),
+                "--deep".into(),
+                "--remote".into(),
+                os(&tmp.join(format!("tier-{name}"))),
+                os(&tmp.join(format!("tw-{name}"))),
+            ],
+        ));
+    }
 }
 
 /// The reference corpus: every scenario's partition through every partition command, each
@@ -186,6 +223,16 @@ pub fn reference(root: &Path, tmp: &Path) -> Vec<JsonRun> {
         ));
         writing_runs(&s.join("SPEC.json"), &dir, tmp, &name, &mut out);
     }
+    // Log dirs partition by partition: the plain scenario's against the codecs one's.
+    let (a, b) = (root.join("a-plain-v2/input"), root.join("b-codecs/input"));
+    out.push(JsonRun::new(
+        "diffLogDirs",
+        ["diff".into(), "--json".into(), os(&a), os(&b)],
+    ));
+    out.push(JsonRun::new(
+        "digestLogDirs",
+        ["digest".into(), "--json".into(), os(&b)],
+    ));
     out
 }
 

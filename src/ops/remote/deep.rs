@@ -94,13 +94,16 @@ pub fn check(
         first.get_or_insert(base);
         last = Some(end);
         while let Some(e) = entries.next_if(|e| i64::from(e.position) <= position as i64) {
-            if i64::from(e.position) != position as i64 || e.offset < base || e.offset > end {
+            // An entry names the last offset of an append and the position of its first batch
+            // (`LogSegment.append`): it must start a batch at or below its offset; a lookup
+            // scans forward from there.
+            if i64::from(e.position) != position as i64 || e.offset < base {
                 findings.push(
                     Finding::error(
                         "tiered.index",
                         index_path.clone().unwrap_or_else(|| log.clone()),
                         format!(
-                            "entry (offset {}, position {}) does not point at the batch holding \
+                            "entry (offset {}, position {}) does not point at a batch starting at or before \
                              that offset: fetches through it read the wrong bytes",
                             e.offset, e.position
                         ),
