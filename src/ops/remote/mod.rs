@@ -18,9 +18,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::format::checkpoint::uuid_to_base64;
 use crate::format::checkpoint::PartitionMetadata;
-use crate::format::names::{
-    parse_offset_prefix, parse_partition_dir, PARTITION_METADATA_FILE_NAME,
-};
+use crate::format::names::{parse_partition_dir, PARTITION_METADATA_FILE_NAME};
 use crate::ops::finding::{Finding, Severity};
 use crate::storage::files::{read_state, StateFile};
 use crate::storage::store::{self, ObjectInfo, RemoteOptions, Store};
@@ -136,18 +134,15 @@ fn topic_id(dir: &Path) -> Option<String> {
     (m.topic_id != [0; 16]).then(|| uuid_to_base64(&m.topic_id))
 }
 
-/// The smallest base offset among `dir`'s `.log` files.
-fn local_log_start(dir: &Path) -> Option<i64> {
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.ends_with(".log")
-                .then(|| parse_offset_prefix(&n))
-                .flatten()
-        })
-        .min()
+/// The local log's start offset as the broker loads it (the one rule every command uses:
+/// the checkpoint's entry, never below the first segment); `None` without a segment.
+fn local_log_start(dir: &Path) -> Result<Option<i64>> {
+    match crate::storage::files::segment_logs(dir)?.first() {
+        Some((base, _)) => Ok(Some(crate::ops::partition::loaded_log_start_offset(
+            dir, *base,
+        )?)),
+        None => Ok(None),
+    }
 }
 
 /// Reconciles the remote tier of the partition directory (or every partition of the log dir)
@@ -188,7 +183,7 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
             layout.as_ref(),
             &objects,
             &p,
-            local_log_start(dir),
+            local_log_start(dir)?,
             &ours,
             listing,
             metadata_records > 0,

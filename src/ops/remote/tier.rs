@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{Error, Result};
 use crate::format::checkpoint::uuid_to_base64;
 use crate::format::checkpoint::{EpochEntry, LeaderEpochCheckpoint};
-use crate::format::names::{parse_offset_prefix, parse_partition_dir};
+use crate::format::names::parse_partition_dir;
 use crate::ops::inspect::seek::stable_offsets;
 use crate::storage::leader_epoch::LeaderEpochCache;
 use crate::storage::log_reader::{LogReader, Step};
@@ -103,17 +103,11 @@ pub fn tier(
     }
     let mut seeker = Seeker::open(dir)?;
     let lso = stable_offsets(dir, &mut seeker)?.last_stable_offset;
-    let mut bases: Vec<i64> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(dir, e))?
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.ends_with(".log")
-                .then(|| parse_offset_prefix(&n))
-                .flatten()
-        })
+    // Oldest first.
+    let bases: Vec<i64> = crate::storage::files::segment_logs(dir)?
+        .into_iter()
+        .map(|(base, _)| base)
         .collect();
-    bases.sort_unstable();
     let epochs = LeaderEpochCache::read(dir)?
         .map(|c| c.entries().to_vec())
         .unwrap_or_default();
