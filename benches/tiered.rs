@@ -14,6 +14,8 @@ use std::time::Instant;
 use kseg::format::Compression;
 
 mod common;
+#[path = "../tests/common/moto.rs"]
+mod moto;
 
 /// Runs `kseg ARGS` to completion: seconds and peak RSS in KiB (`wait4`).
 // Waited for by `wait4`, which gives the child's rusage, not by `Child::wait`.
@@ -48,28 +50,8 @@ fn main() {
     let dir = log_dir.join("bench-0");
     common::write_partition(&dir, Compression::None, mib << 20);
     let topic_id = kseg::format::checkpoint::uuid_to_base64(b"kseg-bench-topic");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut moto = Command::new("python3")
-        .args([
-            "-m",
-            "moto.server",
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python3 -m moto.server");
-    let endpoint = format!("http://127.0.0.1:{port}");
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    let moto = moto::start().expect("moto's S3 server starts (pip install 'moto[server]')");
+    let endpoint = moto.endpoint.clone();
     let created = Command::new("python3")
         .args(["-c", &format!("import urllib.request as u; u.urlopen(u.Request('{endpoint}/bench', method='PUT'))")])
         .status()
@@ -119,8 +101,7 @@ fn main() {
         ],
         &env,
     );
-    let _ = moto.kill();
-    let _ = moto.wait();
+    drop(moto);
     let rate = |s: f64| (tiered >> 20) as f64 / s;
     println!(
         "verify --deep, local partition:         {base:7.2} s  peak RSS {:4} MiB  (baseline)",

@@ -6,9 +6,11 @@
 //! here, through listing, ranged GETs and SigV4.
 
 mod common;
+#[path = "common/moto.rs"]
+mod moto;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -338,58 +340,9 @@ fn bad_remotes_are_clear_errors() {
     assert_eq!(code, 2, "{err}");
 }
 
-/// moto's S3 server on a free port of 127.0.0.1, killed when dropped.
-struct Moto {
-    child: Child,
-    endpoint: String,
-}
-
-impl Drop for Moto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn moto() -> Option<Moto> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let spawned = Command::new("python3")
-        .args([
-            "-m",
-            "moto.server",
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let child = match spawned {
-        Ok(c) => c,
-        Err(_) => return None,
-    };
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let mut moto = Moto { child, endpoint };
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return Some(moto);
-        }
-        if moto.child.try_wait().ok().flatten().is_some() {
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    None
-}
-
 /// moto, or None when it is not installed and CI (`KSEG_REFERENCE`) is not running.
-fn moto_or_skip() -> Option<Moto> {
-    let m = moto();
+fn moto_or_skip() -> Option<moto::Moto> {
+    let m = moto::start();
     if m.is_none() {
         assert!(
             std::env::var_os("KSEG_REFERENCE").is_none(),
