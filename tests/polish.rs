@@ -69,6 +69,16 @@ fn sizes_are_binary_units_or_exact_with_bytes() {
     assert!(exact.contains(&format!(" {total} checked")), "{exact}");
     let (_, ls) = stdout(&["ls", "--bytes", dir.to_str().unwrap()]);
     assert!(!ls.contains("KiB"), "--bytes: no binary units: {ls}");
+    // A dry run's change list follows the same flag: the torn segment's sizes, read from
+    // the file itself, in both forms.
+    let log = Path::new("testdata/crashed/crashed-0/00000000000000000054.log");
+    let len = std::fs::metadata(log).unwrap().len();
+    let (_, plan) = stdout(&["recover", "testdata/crashed"]);
+    let human = format!("({:.1} KiB -> ", len as f64 / 1024.0);
+    assert!(plan.contains(&human), "{human} in {plan}");
+    let (_, plan) = stdout(&["recover", "--bytes", "testdata/crashed"]);
+    assert!(plan.contains(&format!("({len} -> ")), "{len} in {plan}");
+    assert!(!plan.contains("KiB"), "--bytes: no binary units: {plan}");
 }
 
 /// `kseg ARGS` on a pseudo-terminal (stdout and stderr both), with `env` set: all it wrote.

@@ -124,7 +124,6 @@ struct Output {
     width: Option<usize>,
     wide: bool,
     tsv: bool,
-    exact_bytes: bool,
     color: ColorChoice,
 }
 
@@ -145,11 +144,11 @@ pub fn set_output(a: &OutputArgs) {
                     .flatten()
             })
     });
+    crate::ops::human::set_exact_bytes(a.bytes);
     let _ = OUTPUT.set(Output {
         width,
         wide: a.wide,
         tsv: a.tsv,
-        exact_bytes: a.bytes,
         color: a.color,
     });
 }
@@ -159,20 +158,12 @@ fn output() -> &'static Output {
         width: None,
         wide: false,
         tsv: false,
-        exact_bytes: false,
         color: ColorChoice::Never,
     })
 }
 
-/// `bytes` as tables and messages show a size: binary units (`1.5 MiB`), or the exact
-/// number with `--bytes`.
-pub fn size(bytes: u64) -> String {
-    if output().exact_bytes {
-        bytes.to_string()
-    } else {
-        crate::ops::human::size(bytes)
-    }
-}
+/// Sizes as tables and messages show them (binary units, exact with `--bytes`).
+pub use crate::ops::human::size;
 
 /// Which stream a coloured text goes to: colour only where that stream is a terminal.
 #[derive(Debug, Clone, Copy)]

@@ -61,8 +61,20 @@ pub fn exact_duration(ms: i64) -> String {
     format!("{sign}{}", parts.join(" "))
 }
 
-/// `bytes` in binary units: `512 B`, `1.5 KiB`, `23.4 MiB`, `1.0 GiB` (one decimal).
+/// Set once by the CLI's `--bytes`: every size in text, tables and messages alike, exact.
+static EXACT_BYTES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes [`size`] print exact byte counts for the rest of the run (`--bytes`).
+pub fn set_exact_bytes(exact: bool) {
+    EXACT_BYTES.store(exact, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `bytes` in binary units: `512 B`, `1.5 KiB`, `23.4 MiB`, `1.0 GiB` (one decimal), or the
+/// exact number after [`set_exact_bytes`].
 pub fn size(bytes: u64) -> String {
+    if EXACT_BYTES.load(std::sync::atomic::Ordering::Relaxed) {
+        return bytes.to_string();
+    }
     const NAMES: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     if bytes < 1024 {
         return format!("{bytes} B");

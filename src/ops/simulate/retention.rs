@@ -375,8 +375,10 @@ pub fn plan_retention(dir: &Path, opts: &RetentionOptions) -> Result<RetentionRe
             let size = s.size as i64;
             (diff - size >= 0).then(|| {
                 let detail = format!(
-                    "the log is {diff} bytes over retention.bytes {limit}; without these {size} bytes {} over",
-                    diff - size
+                    "the log is {} over retention.bytes={limit}; without this segment's {} it is {} over",
+                    crate::ops::human::size(diff as u64),
+                    crate::ops::human::size(size as u64),
+                    crate::ops::human::size((diff - size) as u64)
                 );
                 diff -= size;
                 detail
