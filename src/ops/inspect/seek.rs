@@ -171,9 +171,33 @@ pub struct Location {
     pub log_bytes_read: u64,
 }
 
+/// A [`Location`] in one partition of several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PartitionLocation {
+    pub dir: PathBuf,
+    #[serde(flatten)]
+    pub location: Location,
+}
+
 /// The batch holding `offset` (or the next one after a gap), found as a fetch finds it.
 pub fn locate(dir: &Path, offset: i64) -> Result<Location> {
-    let mut seeker = Seeker::open(dir)?;
+    locate_with(Seeker::open(dir)?, offset)
+}
+
+/// [`locate`] in each partition directory `path` names (itself, or a log dir's: see
+/// [`partition_dirs`]).
+pub fn locate_all(path: &Path, offset: i64) -> Result<Vec<PartitionLocation>> {
+    partition_seekers(path)?
+        .into_iter()
+        .map(|s| {
+            let dir = s.dir().to_path_buf();
+            let location = locate_with(s, offset)?;
+            Ok(PartitionLocation { dir, location })
+        })
+        .collect()
+}
+
+fn locate_with(mut seeker: Seeker, offset: i64) -> Result<Location> {
     let batch = seeker.batch_for_offset(offset)?;
     Ok(Location {
         offset,

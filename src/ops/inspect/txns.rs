@@ -211,14 +211,16 @@ pub struct TxnsReport {
     pub partitions: Vec<PartitionTxns>,
 }
 
-/// Every partition of `path` (a partition directory or a log dir), compared with the
+/// Every partition of `paths` (each a partition directory or a log dir), compared with the
 /// coordinator's state in `txn_log` (a `__transaction_state` partition directory) when given.
-pub fn txns(path: &Path, opts: &TxnsOptions, txn_log: Option<&Path>) -> Result<TxnsReport> {
+pub fn txns(paths: &[PathBuf], opts: &TxnsOptions, txn_log: Option<&Path>) -> Result<TxnsReport> {
     let coordinator = txn_log.map(read_txn_log).transpose()?;
-    let mut partitions: Vec<PartitionTxns> = partition_dirs(path)?
-        .iter()
-        .map(|d| partition_txns(d, opts, |_| {}))
-        .collect::<Result<_>>()?;
+    let mut partitions = Vec::new();
+    for path in paths {
+        for d in partition_dirs(path)? {
+            partitions.push(partition_txns(&d, opts, |_| {})?);
+        }
+    }
     if let Some(c) = &coordinator {
         partitions
             .iter_mut()
