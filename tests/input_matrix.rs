@@ -390,6 +390,43 @@ fn verify_makes_the_start_up_checks_ls_makes() {
     assert!(stderr.contains(&a.display().to_string()), "{stderr}");
 }
 
+/// Every repair refuses a directory of log dirs with the one refusal of the resolver: exit 2,
+/// the log dirs listed to be named one by one, nothing changed.
+#[test]
+fn repairs_refuse_a_directory_of_log_dirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("var-lib-kafka");
+    let (a, b) = (parent.join("data-1"), parent.join("data-2"));
+    common::kseg_write(SPEC, &a.join("orders-0"));
+    common::kseg_write(SPEC, &b.join("orders-0"));
+    let before = common::dir_contents(&a.join("orders-0"));
+    let out = dir.path().join("out");
+    let repairs: [&[&str]; 7] = [
+        &["retention"],
+        &["retention", "--apply"],
+        &["compact", "--apply"],
+        &["compact", "--out", out.to_str().unwrap()],
+        &["salvage", "--out", out.to_str().unwrap()],
+        &["recover", "--apply"],
+        &["rebuild-index", "--apply"],
+    ];
+    for args in repairs {
+        let mut argv: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+        argv.push(parent.as_os_str());
+        let (code, stdout, stderr) = run(&argv);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        let listed = format!(
+            "a directory of log dirs ({}, {}); name them one by one",
+            a.display(),
+            b.display()
+        );
+        assert!(stderr.contains(&listed), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    assert_eq!(common::dir_contents(&a.join("orders-0")), before);
+}
+
 /// A seek past the log end is a finding in `dump` as in `locate`; a reversed range is bad input.
 #[test]
 fn dump_past_the_end_and_reversed_ranges() {
