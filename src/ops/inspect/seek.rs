@@ -89,7 +89,7 @@ pub fn partition_seekers(path: &Path) -> Result<Vec<Seeker>> {
 /// The log start offset the broker loads: the log dir's checkpoint, but never below the first
 /// segment.
 pub(crate) fn log_start_offset(dir: &Path, seeker: &Seeker) -> Result<i64> {
-    crate::ops::partition::loaded_log_start_offset(dir, seeker.first_segment_base())
+    Ok(crate::ops::partition::loaded_log_start(dir, seeker.first_segment_base())?.offset)
 }
 
 /// The epoch cache as loaded: the checkpoint's entries, cut to `[log start, log end)` as load's

@@ -179,6 +179,7 @@ pub struct PartitionTxns {
     pub topic: Option<String>,
     pub partition: Option<i32>,
     pub log_start_offset: i64,
+    pub log_start_offset_source: crate::ops::partition::LogStartSource,
     pub log_end_offset: i64,
     /// From `replication-offset-checkpoint`, else the log end offset (none checkpointed).
     #[serde(
@@ -279,7 +280,8 @@ pub fn partition_txns(
         return Err(Error::invalid(dir, "no .log segment in this directory"));
     };
     let mut state = start_state(dir, first_base)?;
-    let log_start_offset = crate::ops::partition::loaded_log_start_offset(dir, first_base)?;
+    let log_start = crate::ops::partition::loaded_log_start(dir, first_base)?;
+    let log_start_offset = log_start.offset;
     let mut running: IdMap<Running> = IdMap::default();
     let (mut committed, mut aborted) = (Totals::default(), Totals::default());
     let mut aborted_transactions = Vec::new();
@@ -446,6 +448,7 @@ pub fn partition_txns(
         topic: parsed.as_ref().map(|p| p.topic.clone()),
         partition: parsed.map(|p| p.partition),
         log_start_offset,
+        log_start_offset_source: log_start.source,
         log_end_offset,
         high_watermark: Sourced {
             value: high_watermark,
