@@ -1063,11 +1063,11 @@ fn check_log_dirs(
                 continue;
             };
             let p = &mut partitions[i];
-            if kind == FileKind::LogStartOffsetCheckpoint {
-                if p.log_start_offset.is_none_or(|s| e.offset > s) {
-                    p.log_start_offset = Some(e.offset);
-                    p.log_start_offset_source = Some(LogStartSource::Checkpoint);
-                }
+            if kind == FileKind::LogStartOffsetCheckpoint
+                && p.log_start_offset.is_none_or(|s| e.offset > s)
+            {
+                p.log_start_offset = Some(e.offset);
+                p.log_start_offset_source = Some(LogStartSource::Checkpoint);
             }
             let (Some(start), Some(end)) = (p.log_start_offset, p.log_end_offset) else {
                 continue;
