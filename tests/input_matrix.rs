@@ -1,5 +1,6 @@
-//! Every subcommand × every shape of input: the exit status each gives (issue #33). The table
-//! names every subcommand clap knows, so a new command fails here until it has its row.
+//! Every subcommand × every shape of input: the exit status each gives and how much it examined
+//! (issue #33). The tables name every subcommand clap knows, so a new command fails here until
+//! it has its rows.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,16 +40,16 @@ type Row = (&'static str, Option<&'static [&'static str]>, [i32; 17]);
 const TABLE: &[Row] = &[
     //                                                   log idx tix snp lec del swp prt ldr k-1 lds emp etc mis ffo unr nkf
     ("dump", Some(&["dump", "{P}"]),                    [0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
-    ("verify", Some(&["verify", "-q", "{P}"]),          [0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  1,  2,  2,  2,  2,  2,  2]),
+    ("verify", Some(&["verify", "-q", "{P}"]),          [0,  0,  0,  0,  0,  2,  2,  0,  0,  0,  1,  2,  2,  2,  2,  2,  2]),
     ("write", None,                                     [0; 17]),
     ("rebuild-index", Some(&["rebuild-index", "{P}"]), [0,  0,  0,  2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
     ("recover", Some(&["recover", "{P}"]),              [2,  2,  2,  2,  2,  2,  2,  0,  0,  1,  0,  2,  2,  2,  2,  2,  2]),
     ("retention", Some(&["retention", "{P}"]),          [2,  2,  2,  2,  2,  2,  2,  1,  2,  2,  2,  2,  2,  2,  2,  2,  2]),
     ("compact", Some(&["compact", "{P}"]),              [2,  2,  2,  2,  2,  2,  2,  0,  2,  2,  2,  2,  2,  2,  2,  2,  2]),
     ("offsets", Some(&["offsets", "{P}"]),              [2,  2,  2,  2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
-    ("locate", Some(&["locate", "0", "{P}"]),           [2,  2,  2,  2,  2,  2,  2,  0,  2,  2,  2,  2,  2,  2,  2,  2,  2]),
+    ("locate", Some(&["locate", "0", "{P}"]),           [2,  2,  2,  2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
     ("stats", Some(&["stats", "{P}"]),                  [0,  2,  2,  2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
-    ("txns", Some(&["txns", "{P}"]),                    [2,  2,  2,  2,  2,  2,  2,  0,  0,  0,  2,  2,  2,  2,  2,  2,  2]),
+    ("txns", Some(&["txns", "{P}"]),                    [2,  2,  2,  2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
     ("salvage", Some(&["salvage", "--out", "{O}", "{P}"]), [2, 2, 2, 2,  2,  2,  2,  0,  2,  2,  2,  2,  2,  2,  2,  2,  2]),
     ("diff", Some(&["diff", "{P}", "{P}"]),             [2,  2,  2,  2,  2,  2,  2,  0,  0,  0,  2,  2,  2,  2,  2,  2,  2]),
     ("digest", Some(&["digest", "{P}"]),                [2,  2,  2,  2,  2,  2,  2,  0,  0,  0,  2,  2,  2,  2,  2,  2,  2]),
@@ -62,6 +63,99 @@ const TABLE: &[Row] = &[
     ("tiered", Some(&["tiered", "--remote", "{O}", "{P}"]), [2; 17]),
     ("export", Some(&["export", "--out", "{O}", "{P}"]), [2, 2, 2, 2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
 ];
+
+/// How a command's output says how much it examined: summed over the JSON documents on stdout,
+/// the value at a JSON pointer (a number adds itself, an array its length, anything else 1;
+/// `a|b`: the first present; `*` steps into each element of an array), the number of
+/// documents, or the number after a marker in its text output.
+#[derive(Debug, Clone, Copy)]
+enum Count {
+    Json(&'static str),
+    Documents,
+    Text(&'static str),
+}
+
+/// What each command examined per shape (0 where it exits 2: nothing), with the flags added
+/// after its name so that it says: (command, flags, how it says, count per shape of [`SHAPES`]).
+/// The unreadable file's column is what root reads (the three segment files of its partition
+/// directory); others read nothing there.
+type Counted = (&'static str, &'static [&'static str], Count, [u64; 17]);
+
+#[rustfmt::skip]
+const COUNTS: &[Counted] = &[
+    // Files: the partition's six (segment, indexes, snapshot, epoch checkpoint, metadata),
+    // meta.properties beside them in kafka-1, twice six in the two log dirs.
+    //                                                                         log idx tix snp lec del swp prt ldr k-1 lds emp etc mis ffo unr nkf
+    ("dump", &["--json"], Count::Json("/fileCount"),                          [1,  1,  1,  1,  1,  1,  1,  6,  6,  7,  12, 0,  0,  0,  0,  1,  0]),
+    // verify judges a file with its partition: all six; a leftover named alone is not read.
+    ("verify", &["--json"], Count::Json("/filesChecked"),                     [6,  6,  6,  6,  6,  0,  0,  6,  6,  7,  12, 0,  0,  0,  0,  3,  0]),
+    // Partitions: a report each.
+    ("rebuild-index", &["--json"], Count::Documents,                          [1,  1,  1,  0,  0,  0,  0,  1,  1,  1,  2,  0,  0,  0,  0,  1,  0]),
+    ("recover", &["--json"], Count::Json("/plans|/dir"),                      [0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  2,  0,  0,  0,  0,  0,  0]),
+    ("retention", &["--json"], Count::Documents,                              [0,  0,  0,  0,  0,  0,  0,  1,  0,  0,  0,  0,  0,  0,  0,  0,  0]),
+    ("compact", &["--json"], Count::Documents,                                [0,  0,  0,  0,  0,  0,  0,  1,  0,  0,  0,  0,  0,  0,  0,  0,  0]),
+    ("offsets", &["--json"], Count::Json("/partitions"),                      [0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  2,  0,  0,  0,  0,  0,  0]),
+    ("locate", &["--json"], Count::Documents,                                 [0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  2,  0,  0,  0,  0,  0,  0]),
+    // Segments.
+    ("stats", &["--json"], Count::Json("/total/segmentCount"),                [1,  0,  0,  0,  0,  0,  0,  1,  1,  1,  2,  0,  0,  0,  0,  1,  0]),
+    ("txns", &["--json"], Count::Json("/partitions"),                         [0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  2,  0,  0,  0,  0,  0,  0]),
+    ("salvage", &["--json"], Count::Documents,                                [0,  0,  0,  0,  0,  0,  0,  1,  0,  0,  0,  0,  0,  0,  0,  0,  0]),
+    // Partitions compared (a path with itself) and hashed.
+    ("diff", &["--json"], Count::Json("/partitionCount|/a"),                  [0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  0,  0,  0,  0,  0,  0,  0]),
+    ("digest", &["--json"], Count::Json("/partitions|/dir"),                  [0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  0,  0,  0,  0,  0,  0,  0]),
+    ("ls", &["--json"], Count::Json("/logDirs/*/totals/partitionCount"),      [0,  0,  0,  0,  0,  0,  0,  0,  1,  1,  2,  0,  0,  0,  0,  0,  0]),
+    ("groups", &["--json"], Count::Documents,                                 [0; 17]),
+    ("metadata", &["--json"], Count::Documents,                               [0; 17]),
+    ("tiered", &["--json"], Count::Documents,                                 [0; 17]),
+    // Records: three a partition.
+    ("export", &[], Count::Text("exported "),                               [0,  0,  0,  0,  0,  0,  0,  3,  3,  3,  6,  0,  0,  0,  0,  0,  0]),
+];
+
+/// The value at `pointer` (see [`Count::Json`]) in `v`.
+fn count_at(v: &serde_json::Value, pointer: &str) -> u64 {
+    if let Some((head, rest)) = pointer.split_once("/*") {
+        return v
+            .pointer(head)
+            .and_then(|a| a.as_array())
+            .map_or(0, |a| a.iter().map(|e| count_at(e, rest)).sum());
+    }
+    match v.pointer(pointer) {
+        None | Some(serde_json::Value::Null) => 0,
+        Some(serde_json::Value::Number(n)) => n.as_u64().unwrap(),
+        Some(serde_json::Value::Array(a)) => a.len() as u64,
+        Some(_) => 1,
+    }
+}
+
+/// What `count` reads in a command's output.
+fn examined(count: Count, stdout: &[u8], stderr: &str) -> u64 {
+    let text = String::from_utf8_lossy(stdout) + stderr;
+    let docs = || {
+        serde_json::Deserializer::from_slice(stdout)
+            .into_iter::<serde_json::Value>()
+            .map(|d| d.expect("stdout is JSON documents"))
+    };
+    match count {
+        Count::Documents => docs().count() as u64,
+        Count::Json(pointers) => docs()
+            .map(|d| {
+                pointers
+                    .split('|')
+                    .map(|p| count_at(&d, p))
+                    .find(|&n| n > 0)
+                    .unwrap_or(0)
+            })
+            .sum(),
+        Count::Text(marker) => text.split_once(marker).map_or(0, |(_, after)| {
+            after
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        }),
+    }
+}
 
 fn running_as_root() -> bool {
     Command::new("id")
@@ -155,9 +249,19 @@ fn every_command_has_a_row() {
         missing.is_empty(),
         "tests/input_matrix.rs TABLE has no row for subcommand(s) {missing:?}: add `(\"NAME\", Some(&[\"NAME\", \"{{P}}\"]), [exit status per shape of {SHAPES:?}])`, or None for a command that takes no Kafka path"
     );
+    let uncounted: Vec<&str> = TABLE
+        .iter()
+        .filter(|(name, args, _)| args.is_some() && !COUNTS.iter().any(|c| c.0 == *name))
+        .map(|(name, _, _)| *name)
+        .collect();
+    assert!(
+        uncounted.is_empty(),
+        "tests/input_matrix.rs COUNTS has no row for subcommand(s) {uncounted:?}: add how many things each examines per shape"
+    );
     let stale: Vec<&str> = TABLE
         .iter()
         .map(|(name, _, _)| *name)
+        .chain(COUNTS.iter().map(|c| c.0))
         .filter(|n| !known.iter().any(|k| k == n))
         .collect();
     assert!(stale.is_empty(), "TABLE rows for no subcommand: {stale:?}");
@@ -171,10 +275,13 @@ fn every_command_on_every_shape() {
     let mut wrong = Vec::new();
     for (name, args, statuses) in TABLE {
         let Some(args) = args else { continue };
+        let (_, flags, count, counts) = COUNTS.iter().find(|c| c.0 == *name).unwrap();
         for (i, path) in paths.iter().enumerate() {
             let out_dir = dir.path().join(format!("out-{name}-{i}"));
-            let argv: Vec<std::ffi::OsString> = args
+            let argv: Vec<std::ffi::OsString> = args[..1]
                 .iter()
+                .chain(flags.iter())
+                .chain(&args[1..])
                 .map(|a| match *a {
                     "{P}" => path.clone().into_os_string(),
                     "{O}" => out_dir.clone().into_os_string(),
@@ -187,11 +294,12 @@ fn every_command_on_every_shape() {
                 .unwrap();
             let code = out.status.code().unwrap_or(-1);
             // Root reads a file without read permission: it is then the plain segment.
-            let expected = if SHAPES[i] == "unreadable" && root {
-                statuses[0]
+            let column = if SHAPES[i] == "unreadable" && root {
+                0
             } else {
-                statuses[i]
+                i
             };
+            let expected = statuses[column];
             let stderr = String::from_utf8_lossy(&out.stderr);
             if code != expected {
                 wrong.push(format!(
@@ -199,6 +307,20 @@ fn every_command_on_every_shape() {
                     SHAPES[i],
                     path.display(),
                     stderr.lines().last().unwrap_or("")
+                ));
+            }
+            let count_column = if SHAPES[i] == "unreadable" && !root {
+                None
+            } else {
+                Some(i)
+            };
+            let expected_count = count_column.map_or(0, |c| counts[c]);
+            let n = examined(*count, &out.stdout, &stderr);
+            if n != expected_count {
+                wrong.push(format!(
+                    "{name} on {} ({}): {n} examined, expected {expected_count}",
+                    SHAPES[i],
+                    path.display(),
                 ));
             }
             // Nothing examined is never success: a 2 says why, and so does a 1.
@@ -266,6 +388,43 @@ fn verify_makes_the_start_up_checks_ls_makes() {
     ]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains(&a.display().to_string()), "{stderr}");
+}
+
+/// Every repair refuses a directory of log dirs with the one refusal of the resolver: exit 2,
+/// the log dirs listed to be named one by one, nothing changed.
+#[test]
+fn repairs_refuse_a_directory_of_log_dirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = dir.path().join("var-lib-kafka");
+    let (a, b) = (parent.join("data-1"), parent.join("data-2"));
+    common::kseg_write(SPEC, &a.join("orders-0"));
+    common::kseg_write(SPEC, &b.join("orders-0"));
+    let before = common::dir_contents(&a.join("orders-0"));
+    let out = dir.path().join("out");
+    let repairs: [&[&str]; 7] = [
+        &["retention"],
+        &["retention", "--apply"],
+        &["compact", "--apply"],
+        &["compact", "--out", out.to_str().unwrap()],
+        &["salvage", "--out", out.to_str().unwrap()],
+        &["recover", "--apply"],
+        &["rebuild-index", "--apply"],
+    ];
+    for args in repairs {
+        let mut argv: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+        argv.push(parent.as_os_str());
+        let (code, stdout, stderr) = run(&argv);
+        assert_eq!(code, 2, "{args:?}: {stdout}{stderr}");
+        let listed = format!(
+            "a directory of log dirs ({}, {}); name them one by one",
+            a.display(),
+            b.display()
+        );
+        assert!(stderr.contains(&listed), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}: {stdout}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    assert_eq!(common::dir_contents(&a.join("orders-0")), before);
 }
 
 /// A seek past the log end is a finding in `dump` as in `locate`; a reversed range is bad input.

@@ -99,7 +99,8 @@ fn the_schema_rejects_renamed_and_retyped_fields() {
     let verify = validator(&root, "verify");
     let good = serde_json::json!({
         "format": "kseg/2", "partitions": [{"dir": "t-0", "topic": "t", "partition": 0,
-        "segments": [], "logStartOffset": null, "logEndOffset": null, "findings": []}],
+        "segments": [], "logStartOffset": null, "logStartOffsetSource": null, "logEndOffset": null,
+        "findings": []}],
         "logDirFindings": [], "filesChecked": 0, "bytesChecked": 0, "skipped": [], "classified": []
     });
     assert!(verify.is_valid(&good));

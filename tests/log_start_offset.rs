@@ -28,8 +28,10 @@ fn json(args: &[&str]) -> Value {
         .unwrap_or_else(|_| panic!("kseg {args:?}: {}", String::from_utf8_lossy(&o.stderr)))
 }
 
-/// Each command's log start offset for the partition directory `dir` of the log dir `log_dir`.
-fn reported(log_dir: &Path, dir: &Path) -> Vec<(&'static str, Value)> {
+/// Each command's log start offset for the partition directory `dir` of the log dir `log_dir`,
+/// with where it says it came from (`logStartOffsetSource`; null for `offsets`, which names no
+/// source: its answer is the offset alone).
+fn reported(log_dir: &Path, dir: &Path) -> Vec<(&'static str, Value, Value)> {
     let d = dir.to_str().unwrap();
     let ls = json(&["ls", "--json", log_dir.to_str().unwrap()]);
     let listed = ls["logDirs"][0]["partitions"]
@@ -37,39 +39,29 @@ fn reported(log_dir: &Path, dir: &Path) -> Vec<(&'static str, Value)> {
         .unwrap()
         .iter()
         .find(|p| p["dir"] == d)
-        .unwrap()["logStartOffset"]
+        .unwrap()
         .clone();
+    let both = |name, v: &Value| {
+        (
+            name,
+            v["logStartOffset"].clone(),
+            v["logStartOffsetSource"].clone(),
+        )
+    };
     vec![
-        (
-            "verify",
-            json(&["verify", "--json", d])["partitions"][0]["logStartOffset"].clone(),
-        ),
-        ("ls", listed),
-        (
-            "txns",
-            json(&["txns", "--json", d])["partitions"][0]["logStartOffset"].clone(),
-        ),
-        (
-            "diff",
-            json(&["diff", "--json", d, d])["a"]["logStartOffset"].clone(),
-        ),
+        both("verify", &json(&["verify", "--json", d])["partitions"][0]),
+        both("ls", &listed),
+        both("txns", &json(&["txns", "--json", d])["partitions"][0]),
+        both("diff a", &json(&["diff", "--json", d, d])["a"]),
         (
             "offsets",
             json(&["offsets", "--json", "--time", "earliest", d])["partitions"][0]["offset"]
                 .clone(),
+            Value::Null,
         ),
-        (
-            "recover",
-            json(&["recover", "--json", d])["logStartOffset"].clone(),
-        ),
-        (
-            "retention",
-            json(&["retention", "--json", d])["logStartOffset"].clone(),
-        ),
-        (
-            "compact",
-            json(&["compact", "--json", d])["logStartOffset"].clone(),
-        ),
+        both("recover", &json(&["recover", "--json", d])),
+        both("retention", &json(&["retention", "--json", d])),
+        both("compact", &json(&["compact", "--json", d])),
     ]
 }
 
@@ -78,10 +70,15 @@ fn every_command_reports_the_log_start_offset_the_broker_loads() {
     let tmp = tempfile::tempdir().unwrap();
     let log_dir = tmp.path().join("kafka-1");
     // t-0: no checkpoint entry: its base, 0 (its first batch is at 40).
-    // t-1: checkpointed at 41, inside the first batch (DeleteRecords): 41.
+    // t-1: checkpointed at 41, inside the first batch (DeleteRecords): 41, from the checkpoint.
     // t-2: based at 100, checkpointed at 7 (below it): the base, 100.
-    let cases = [(0, 0, 0), (1, 0, 41), (2, 100, 100)];
-    for (partition, start, _) in cases {
+    let base = "first segment base offset";
+    let cases = [
+        (0, 0, 0, base),
+        (1, 0, 41, "log-start-offset-checkpoint"),
+        (2, 100, 100, base),
+    ];
+    for (partition, start, _, _) in cases {
         common::kseg_write(
             &spec(partition, start),
             &log_dir.join(format!("t-{partition}")),
@@ -92,12 +89,17 @@ fn every_command_reports_the_log_start_offset_the_broker_loads() {
         "0\n2\nt 1 41\nt 2 7\n",
     )
     .unwrap();
-    for (partition, _, expected) in cases {
+    for (partition, _, expected, source) in cases {
         let dir = log_dir.join(format!("t-{partition}"));
         let got = reported(&log_dir, &dir);
         assert!(
-            got.iter().all(|(_, v)| *v == expected),
+            got.iter().all(|(_, v, _)| *v == expected),
             "t-{partition}: expected {expected} from every command: {got:?}"
+        );
+        assert!(
+            got.iter()
+                .all(|(name, _, s)| *s == source || (*name == "offsets" && s.is_null())),
+            "t-{partition}: expected the source {source:?} from every command: {got:?}"
         );
     }
 }

@@ -347,7 +347,10 @@ pub fn run(args: DumpArgs) -> u8 {
         };
         let r = bar.run(|| dump_paths(&paths, &opts, &mut sink));
         // The document is closed even after an error, so that what was printed parses.
-        match sink.out.finish() {
+        match sink
+            .out
+            .finish(r.as_ref().ok().map(|o| o.files - o.skipped.len()))
+        {
             Ok(out) => finish(out, r),
             Err(e) => finish(
                 io::sink(),

@@ -8,14 +8,15 @@ use clap::Args;
 use super::args::offset;
 use super::render::print_json_or_text;
 use super::{fail, notice, EXIT_FINDINGS, EXIT_OK};
-use crate::ops::inspect::seek::{locate, Location};
+use crate::ops::inspect::seek::{locate_all, Location};
 
 #[derive(Debug, Args)]
 pub struct LocateArgs {
     /// The offset to find.
     #[arg(value_name = "OFFSET", value_parser = offset)]
     pub offset: i64,
-    /// The partition directory.
+    /// A partition directory, a log dir (every partition in it), or a directory of log dirs
+    /// (each of them).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// Print JSON instead of one line.
@@ -23,26 +24,44 @@ pub struct LocateArgs {
     pub json: bool,
 }
 
-/// Exit status 1 when no batch holds the offset (below the first segment, or at or after the
-/// log end).
+/// One line (or JSON document) per partition: a log dir gives each of its partitions, a
+/// directory of log dirs each log dir's. Exit status 1 when no batch holds the offset in any
+/// of them (below the first segment, or at or after the log end).
 pub fn run(args: LocateArgs) -> u8 {
-    let loc = match locate(&args.path, args.offset) {
-        Ok(l) => l,
-        Err(e) => return fail(&e),
+    let paths = match super::log_dirs_named(std::slice::from_ref(&args.path), false) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
-    for f in &loc.fallbacks {
-        notice(f);
+    let mut found = Vec::new();
+    for path in &paths {
+        match locate_all(path, args.offset) {
+            Ok(l) => found.extend(l),
+            Err(e) => return fail(&e),
+        }
     }
-    let json = args.json.then_some(&loc);
-    if let Err(e) = print_json_or_text(json, |out| print_location(out, &loc)) {
-        return fail(&e);
+    // A partition named itself: its line as it always was; several: each named.
+    let named = found.len() > 1 || found.first().is_some_and(|l| l.dir != args.path);
+    for l in &found {
+        for f in &l.location.fallbacks {
+            notice(f);
+        }
+        let json = args.json.then_some(l);
+        if let Err(e) = print_json_or_text(json, |out| {
+            if named {
+                write!(out, "{}: ", l.dir.display())?;
+            }
+            print_location(out, &l.location)
+        }) {
+            return fail(&e);
+        }
     }
-    if loc.batch.is_some() {
+    if found.iter().any(|l| l.location.batch.is_some()) {
         EXIT_OK
     } else {
         super::why(&format!(
-            "offset {}: no batch holds it (below the first segment, or at or after the log end)",
-            args.offset
+            "offset {}: no batch holds it in {} partition(s) (below the first segment, or at or after the log end)",
+            args.offset,
+            found.len()
         ));
         EXIT_FINDINGS
     }

@@ -146,6 +146,8 @@ pub const PAGES: &[Page] = &[
                "kseg locate 100 testdata/orders/orders-0", OK),
             ex("The same as JSON",
                "kseg locate --json 200 testdata/orders/orders-0", OK),
+            ex("Offset 100 in every partition of a log dir, one line each",
+               "kseg locate 100 testdata/orders", OK),
         ],
         see_also: &["kseg-offsets", "kseg-dump"],
     },

@@ -235,37 +235,24 @@ pub(crate) fn why(summary: &str) {
     }
 }
 
-/// The paths to work on: each as named, but a directory of log dirs (a `log.dirs` parent)
-/// becomes its log dirs, said on stderr. Changing files there is refused (exit 2) so that each
-/// log dir is named on purpose.
+/// The paths to work on ([`crate::ops::input::expand_log_dirs`]): a directory of log dirs
+/// becomes its log dirs, said on stderr; with `apply` (changing files) it is refused (exit 2).
 pub(crate) fn log_dirs_named(
     paths: &[std::path::PathBuf],
     apply: bool,
 ) -> Result<Vec<std::path::PathBuf>, u8> {
-    let mut out = Vec::new();
-    for p in paths {
-        let inside = crate::ops::input::log_dirs_inside(p);
-        if inside.is_empty() {
-            out.push(p.clone());
-            continue;
-        }
+    let change = apply.then_some(crate::error::Expected::PartitionOrLogDir);
+    let expanded = crate::ops::input::expand_log_dirs(paths, change).map_err(|e| fail(&e))?;
+    for (p, inside) in &expanded.taken {
         let list: Vec<String> = inside.iter().map(|d| d.display().to_string()).collect();
-        if apply {
-            return Err(fail(&format!(
-                "{}: a directory of log dirs; --apply takes them one by one: {}",
-                p.display(),
-                list.join(" ")
-            )));
-        }
         notice(&format!(
             "{}: a directory of {} log dir(s), each taken: {}",
             p.display(),
             inside.len(),
             list.join(", ")
         ));
-        out.extend(inside);
     }
-    Ok(out)
+    Ok(expanded.paths)
 }
 
 /// Counts on stderr the files kseg could not classify, so did not read; true when the user

@@ -582,7 +582,8 @@ pub fn print_document<T: Serialize>(v: &T) {
 
 /// What a command that streams (`dump`) prints, object by object as they come, so memory
 /// stays bounded: with `--jsonl` JSON Lines, the first line `{"format": …, "type":
-/// "stream"}`; with `--json` one document, `{"format": …, "items": [ … ]}`, an item a line.
+/// "stream"}`; with `--json` one document, `{"format": …, "items": [ … ], "fileCount": …}`, an
+/// item a line.
 pub struct JsonStream<W: Write> {
     out: W,
     lines: bool,
@@ -620,10 +621,12 @@ impl<W: Write> JsonStream<W> {
         Ok(())
     }
 
-    /// Ends the document (nothing to end in JSON Lines); the writer back, unflushed.
-    pub fn finish(mut self) -> io::Result<W> {
+    /// Ends the document (nothing to end in JSON Lines) with `files`, the number of Kafka
+    /// files read (null when the run stopped at an error); the writer back, unflushed.
+    pub fn finish(mut self, files: Option<usize>) -> io::Result<W> {
         if !self.lines {
-            self.out.write_all(b"\n]}\n")?;
+            let files = serde_json::Value::from(files);
+            write!(self.out, "\n],\"fileCount\":{files}}}\n")?;
         }
         Ok(self.out)
     }

@@ -16,7 +16,8 @@ use crate::ops::inspect::txns::{
 
 #[derive(Debug, Args)]
 pub struct TxnsArgs {
-    /// A partition directory, or a log dir (every partition in it).
+    /// A partition directory, a log dir (every partition in it), or a directory of log dirs
+    /// (each of them).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
     /// The time open transactions are aged at; default: now. Any time form (epoch ms,
@@ -45,7 +46,12 @@ pub fn run(args: TxnsArgs) -> u8 {
         now_ms: args.now.unwrap_or_else(wall_clock_ms),
         transaction_max_timeout_ms: args.transaction_max_timeout_ms,
     };
-    let report = match txns(&args.path, &opts, args.txn_log.as_deref()) {
+    // A directory of log dirs: each of them, said on stderr.
+    let paths = match super::log_dirs_named(std::slice::from_ref(&args.path), false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let report = match txns(&paths, &opts, args.txn_log.as_deref()) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };

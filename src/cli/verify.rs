@@ -120,6 +120,12 @@ pub fn run(mut args: VerifyArgs) -> u8 {
         }
         super::why(&why);
         EXIT_FINDINGS
+    } else if report.files_checked == 0 {
+        // Only files known by name (leftovers, markers): nothing examined is no success.
+        fail(&format!(
+            "no file read: {} known by name only (leftovers and markers are not checked; `kseg dump` reads a leftover as the file it was)",
+            report.classified.len()
+        ))
     } else {
         EXIT_OK
     }

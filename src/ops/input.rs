@@ -178,6 +178,42 @@ pub fn log_dirs_inside(path: &Path) -> Vec<PathBuf> {
     }
 }
 
+/// The paths a command works on ([`expand_log_dirs`]).
+#[derive(Debug, Default)]
+pub struct Expanded {
+    /// Each path as named, a directory of log dirs replaced by its log dirs.
+    pub paths: Vec<PathBuf>,
+    /// Each directory of log dirs replaced, with its log dirs (to be said on stderr).
+    pub taken: Vec<(PathBuf, Vec<PathBuf>)>,
+}
+
+/// The paths to work on: each as named, but a directory of log dirs (a `log.dirs` parent)
+/// becomes its log dirs. A command that changes files (`change`: what it takes) is refused
+/// there, as [`examine`] refuses it, so that each log dir is named on purpose.
+pub fn expand_log_dirs(paths: &[PathBuf], change: Option<Expected>) -> Result<Expanded> {
+    let mut out = Expanded::default();
+    for p in paths {
+        let inside = log_dirs_inside(p);
+        if inside.is_empty() {
+            out.paths.push(p.clone());
+            continue;
+        }
+        if let Some(expected) = change {
+            return Err(log_dirs_refused(p, &inside, expected));
+        }
+        out.paths.extend(inside.iter().cloned());
+        out.taken.push((p.clone(), inside));
+    }
+    Ok(out)
+}
+
+/// The one refusal of a directory of log dirs where a command needs one of them: it lists
+/// them, to be named one by one.
+fn log_dirs_refused(path: &Path, dirs: &[PathBuf], expected: Expected) -> Error {
+    let list: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    Error::unusable(path, Unusable::LogDirs(list.join(", ")), expected)
+}
+
 /// [`resolve`]s `path` and checks that the operation, which takes `expected`, works on what it
 /// holds.
 pub fn examine(path: &Path, expected: Expected) -> Result<Input> {
@@ -187,12 +223,7 @@ pub fn examine(path: &Path, expected: Expected) -> Result<Input> {
     }
     let problem = match shape {
         Shape::File => Unusable::NotADirectory,
-        Shape::LogDirs(dirs) => Unusable::LogDirs(
-            dirs.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-        ),
+        Shape::LogDirs(dirs) => return Err(log_dirs_refused(path, &dirs, expected)),
         other => Unusable::Shape(other.describe()),
     };
     Err(Error::unusable(path, problem, expected))

@@ -167,14 +167,63 @@ impl PartitionView {
     }
 }
 
+/// Where a log start offset comes from: `logStartOffsetSource` beside every `logStartOffset`,
+/// named here once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogStartSource {
+    /// The first segment's base offset (no checkpoint entry, or one below it).
+    FirstSegment,
+    /// The log dir's `log-start-offset-checkpoint` entry.
+    Checkpoint,
+    /// The command line's `--log-start-offset`.
+    Given,
+}
+
+impl LogStartSource {
+    /// The source of `offset`, loaded as the larger of a checkpoint entry and the first
+    /// segment's base `first_segment_base`: the checkpoint only when it is above the base.
+    pub fn of_loaded(offset: i64, first_segment_base: i64) -> Self {
+        if offset > first_segment_base {
+            LogStartSource::Checkpoint
+        } else {
+            LogStartSource::FirstSegment
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogStartSource::FirstSegment => "first segment base offset",
+            LogStartSource::Checkpoint => LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+            LogStartSource::Given => "--log-start-offset",
+        }
+    }
+}
+
+impl serde::Serialize for LogStartSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A log start offset and where it comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogStart {
+    pub offset: i64,
+    pub source: LogStartSource,
+}
+
 /// The log start offset the broker loads for the partition directory `dir` whose first
 /// segment's base offset is `first_segment_base`: the larger of that base and the log dir's
 /// `log-start-offset-checkpoint` entry (`LogLoader.load`). A batch's offset plays no part: a
 /// compacted first segment whose first batch is at 2459 still starts the log at its base.
-pub fn loaded_log_start_offset(dir: &Path, first_segment_base: i64) -> Result<i64> {
+pub fn loaded_log_start(dir: &Path, first_segment_base: i64) -> Result<LogStart> {
     let checkpointed = checkpoint_entry(dir, LOG_START_OFFSET_CHECKPOINT_FILE_NAME)?
         .map(|(_, c, i)| c.entries[i].offset);
-    Ok(checkpointed.map_or(first_segment_base, |c| c.max(first_segment_base)))
+    let offset = checkpointed.map_or(first_segment_base, |c| c.max(first_segment_base));
+    Ok(LogStart {
+        offset,
+        source: LogStartSource::of_loaded(offset, first_segment_base),
+    })
 }
 
 /// The log dir's checkpoint file `file_name` beside the partition directory `dir`, decoded,

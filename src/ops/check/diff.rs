@@ -31,7 +31,7 @@ use crate::format::entry::Entry;
 use crate::format::index::AbortedTxn;
 use crate::format::names::TXN_INDEX_FILE_SUFFIX;
 use crate::ops::input::{live_partitions, resolve, sibling, Shape, NO_LIVE_PARTITION};
-use crate::ops::partition::loaded_log_start_offset;
+use crate::ops::partition::{loaded_log_start, LogStartSource};
 use crate::storage::leader_epoch::{end_offset_for, UNDEFINED_EPOCH_OFFSET};
 use crate::storage::txn_index::TxnIndexEntries;
 use crate::storage::LeaderEpochCache;
@@ -43,6 +43,7 @@ pub struct SideSummary {
     #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     pub log_start_offset: i64,
+    pub log_start_offset_source: LogStartSource,
     pub log_end_offset: i64,
     /// The checkpoint's epochs (those starting below the log end), oldest first.
     pub leader_epochs: Vec<EpochEntry>,
@@ -228,6 +229,7 @@ pub fn follower_truncation(
 struct Side {
     batches: PartitionBatches,
     log_start_offset: i64,
+    log_start_source: LogStartSource,
     peeked: Option<OwnedBatch>,
     done: bool,
     count: u64,
@@ -248,10 +250,12 @@ impl Side {
             .first()
             .and_then(|l| crate::ops::input::kind_of(l, None).kind.offset())
             .unwrap_or(0);
-        let log_start_offset = loaded_log_start_offset(dir, first_base)?;
+        let log_start = loaded_log_start(dir, first_base)?;
+        let log_start_offset = log_start.offset;
         Ok(Side {
             batches,
             log_start_offset,
+            log_start_source: log_start.source,
             peeked: None,
             done: false,
             count: 0,
@@ -491,6 +495,7 @@ pub fn diff(a_dir: &Path, b_dir: &Path) -> Result<DiffReport> {
     let summary = |s: &Side, dir: &Path, leader_epochs| SideSummary {
         dir: dir.to_path_buf(),
         log_start_offset: s.log_start_offset,
+        log_start_offset_source: s.log_start_source,
         log_end_offset: s.log_end_offset,
         leader_epochs,
         batches: s.count,

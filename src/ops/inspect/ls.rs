@@ -13,6 +13,7 @@
 //! partition whose replicas do not include this broker (`LogManager.isStrayKraftReplica`),
 //! checkpoint entries for partitions that have no directory, the same partition twice.
 
+use crate::ops::partition::LogStartSource;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -73,6 +74,7 @@ pub struct PartitionListing {
     pub segments: usize,
     /// The log dir's `log-start-offset-checkpoint` entry, never below the first segment.
     pub log_start_offset: Option<i64>,
+    pub log_start_offset_source: Option<LogStartSource>,
     pub log_end_offset: Option<i64>,
     /// `replication-offset-checkpoint`.
     pub high_watermark: Option<i64>,
@@ -108,6 +110,7 @@ impl PartitionListing {
             size_in_bytes: 0,
             segments: 0,
             log_start_offset: None,
+            log_start_offset_source: None,
             log_end_offset: None,
             high_watermark: None,
             recovery_point: None,
@@ -306,6 +309,7 @@ fn measure(dir: &Path, p: &mut PartitionListing) -> Result<()> {
     p.max_timestamp = Some(max_timestamp.max(tail.max_timestamp))
         .filter(|&t| t != crate::format::index::NO_TIMESTAMP);
     p.log_start_offset = Some(segments[0].0);
+    p.log_start_offset_source = Some(LogStartSource::FirstSegment);
     Ok(())
 }
 
@@ -421,10 +425,11 @@ pub fn list_log_dir(log_dir: &Path, opts: &LsOptions) -> Result<LogDirListing> {
             let live = pd.state == PartitionDirState::Live;
             let raft = pd.topic == KRAFT_METADATA_TOPIC;
             p.recovery_point = recovery.entries.get(&key).copied();
-            p.log_start_offset = match (log_start.entries.get(&key), p.log_start_offset) {
-                (Some(&c), Some(first)) => Some(c.max(first)),
-                (_, first) => first,
-            };
+            if let (Some(&c), Some(first)) = (log_start.entries.get(&key), p.log_start_offset) {
+                let offset = c.max(first);
+                p.log_start_offset = Some(offset);
+                p.log_start_offset_source = Some(LogStartSource::of_loaded(offset, first));
+            }
             if live {
                 p.high_watermark = replication.entries.get(&key).copied();
                 p.cleaner_checkpoint = cleaner.entries.get(&key).copied();

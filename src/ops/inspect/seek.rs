@@ -89,7 +89,7 @@ pub fn partition_seekers(path: &Path) -> Result<Vec<Seeker>> {
 /// The log start offset the broker loads: the log dir's checkpoint, but never below the first
 /// segment.
 pub(crate) fn log_start_offset(dir: &Path, seeker: &Seeker) -> Result<i64> {
-    crate::ops::partition::loaded_log_start_offset(dir, seeker.first_segment_base())
+    Ok(crate::ops::partition::loaded_log_start(dir, seeker.first_segment_base())?.offset)
 }
 
 /// The epoch cache as loaded: the checkpoint's entries, cut to `[log start, log end)` as load's
@@ -171,9 +171,33 @@ pub struct Location {
     pub log_bytes_read: u64,
 }
 
+/// A [`Location`] in one partition of several.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PartitionLocation {
+    pub dir: PathBuf,
+    #[serde(flatten)]
+    pub location: Location,
+}
+
 /// The batch holding `offset` (or the next one after a gap), found as a fetch finds it.
 pub fn locate(dir: &Path, offset: i64) -> Result<Location> {
-    let mut seeker = Seeker::open(dir)?;
+    locate_with(Seeker::open(dir)?, offset)
+}
+
+/// [`locate`] in each partition directory `path` names (itself, or a log dir's: see
+/// [`partition_dirs`]).
+pub fn locate_all(path: &Path, offset: i64) -> Result<Vec<PartitionLocation>> {
+    partition_seekers(path)?
+        .into_iter()
+        .map(|s| {
+            let dir = s.dir().to_path_buf();
+            let location = locate_with(s, offset)?;
+            Ok(PartitionLocation { dir, location })
+        })
+        .collect()
+}
+
+fn locate_with(mut seeker: Seeker, offset: i64) -> Result<Location> {
     let batch = seeker.batch_for_offset(offset)?;
     Ok(Location {
         offset,

@@ -179,6 +179,7 @@ pub struct PartitionTxns {
     pub topic: Option<String>,
     pub partition: Option<i32>,
     pub log_start_offset: i64,
+    pub log_start_offset_source: crate::ops::partition::LogStartSource,
     pub log_end_offset: i64,
     /// From `replication-offset-checkpoint`, else the log end offset (none checkpointed).
     #[serde(
@@ -211,14 +212,16 @@ pub struct TxnsReport {
     pub partitions: Vec<PartitionTxns>,
 }
 
-/// Every partition of `path` (a partition directory or a log dir), compared with the
+/// Every partition of `paths` (each a partition directory or a log dir), compared with the
 /// coordinator's state in `txn_log` (a `__transaction_state` partition directory) when given.
-pub fn txns(path: &Path, opts: &TxnsOptions, txn_log: Option<&Path>) -> Result<TxnsReport> {
+pub fn txns(paths: &[PathBuf], opts: &TxnsOptions, txn_log: Option<&Path>) -> Result<TxnsReport> {
     let coordinator = txn_log.map(read_txn_log).transpose()?;
-    let mut partitions: Vec<PartitionTxns> = partition_dirs(path)?
-        .iter()
-        .map(|d| partition_txns(d, opts, |_| {}))
-        .collect::<Result<_>>()?;
+    let mut partitions = Vec::new();
+    for path in paths {
+        for d in partition_dirs(path)? {
+            partitions.push(partition_txns(&d, opts, |_| {})?);
+        }
+    }
     if let Some(c) = &coordinator {
         partitions
             .iter_mut()
@@ -277,7 +280,8 @@ pub fn partition_txns(
         return Err(Error::invalid(dir, "no .log segment in this directory"));
     };
     let mut state = start_state(dir, first_base)?;
-    let log_start_offset = crate::ops::partition::loaded_log_start_offset(dir, first_base)?;
+    let log_start = crate::ops::partition::loaded_log_start(dir, first_base)?;
+    let log_start_offset = log_start.offset;
     let mut running: IdMap<Running> = IdMap::default();
     let (mut committed, mut aborted) = (Totals::default(), Totals::default());
     let mut aborted_transactions = Vec::new();
@@ -444,6 +448,7 @@ pub fn partition_txns(
         topic: parsed.as_ref().map(|p| p.topic.clone()),
         partition: parsed.map(|p| p.partition),
         log_start_offset,
+        log_start_offset_source: log_start.source,
         log_end_offset,
         high_watermark: Sourced {
             value: high_watermark,

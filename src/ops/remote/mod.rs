@@ -138,9 +138,9 @@ fn topic_id(dir: &Path) -> Option<String> {
 /// the checkpoint's entry, never below the first segment); `None` without a segment.
 fn local_log_start(dir: &Path) -> Result<Option<i64>> {
     match crate::storage::files::segment_logs(dir)?.first() {
-        Some((base, _)) => Ok(Some(crate::ops::partition::loaded_log_start_offset(
-            dir, *base,
-        )?)),
+        Some((base, _)) => Ok(Some(
+            crate::ops::partition::loaded_log_start(dir, *base)?.offset,
+        )),
         None => Ok(None),
     }
 }

@@ -268,6 +268,10 @@ impl RecoverPlan {
             "recoveryPoint": self.recovery_point,
             "recoveryPointSource": self.recovery_point_source,
             "logStartOffset": self.report.log_start_offset,
+            "logStartOffsetSource": crate::ops::partition::LogStartSource::of_loaded(
+                self.report.log_start_offset,
+                self.offsets.first_segment_base,
+            ),
             "logEndOffset": self.report.log_end_offset,
             "events": events,
             "dropped": dropped(self).ok(),

@@ -15,10 +15,12 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::format::names::{
     index_file_name, log_file_name, parse_offset_prefix, snapshot_file_name, time_index_file_name,
-    txn_index_file_name, LEADER_EPOCH_CHECKPOINT_FILE_NAME, LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
+    txn_index_file_name, LEADER_EPOCH_CHECKPOINT_FILE_NAME,
     REPLICATION_OFFSET_CHECKPOINT_FILE_NAME,
 };
-use crate::ops::partition::{PartitionView, SegmentView};
+use crate::ops::partition::{
+    loaded_log_start, LogStart, LogStartSource, PartitionView, SegmentView,
+};
 use crate::ops::repair::apply::{self, ApplyOptions, Change};
 pub use crate::ops::repair::log_dir::CheckpointUpdate;
 use crate::ops::repair::log_dir::{
@@ -210,23 +212,23 @@ pub fn partition_offsets(
         };
     }
     let first_base = view.segments[0].base_offset;
-    let mut lso = match log_start_offset {
-        Some(value) => Sourced {
-            value,
-            source: "--log-start-offset".into(),
+    // Named as every command names it; the loader never lets the log start below the first
+    // segment, a given one included.
+    let loaded = match log_start_offset {
+        Some(offset) if offset >= first_base => LogStart {
+            offset,
+            source: LogStartSource::Given,
         },
-        None => from_checkpoint(
-            LOG_START_OFFSET_CHECKPOINT_FILE_NAME,
-            (first_base, "first segment base offset"),
-        )?,
+        Some(_) => LogStart {
+            offset: first_base,
+            source: LogStartSource::FirstSegment,
+        },
+        None => loaded_log_start(&view.dir, first_base)?,
     };
-    // The loader never lets the log start below the first segment.
-    if lso.value < first_base {
-        lso = Sourced {
-            value: first_base,
-            source: format!("first segment base offset (above {})", lso.source),
-        };
-    }
+    let lso = Sourced {
+        value: loaded.offset,
+        source: loaded.source.as_str().to_owned(),
+    };
     if lso.value > view.log_end_offset {
         return Err(Error::invalid(
             &view.dir,

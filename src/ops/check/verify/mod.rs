@@ -24,6 +24,7 @@ use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
 use crate::ops::input::{examine, kind_of, sibling, Input, Shape};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
+use crate::ops::partition::{LogStart, LogStartSource};
 use crate::storage::files::{read_state, StateFile};
 use crate::storage::txn_index::TxnIndexEntries;
 use producers::{SegmentReplay, StartState};
@@ -80,6 +81,7 @@ pub struct PartitionReport {
     pub partition: Option<i32>,
     pub segments: Vec<SegmentSummary>,
     pub log_start_offset: Option<i64>,
+    pub log_start_offset_source: Option<crate::ops::partition::LogStartSource>,
     pub log_end_offset: Option<i64>,
     pub findings: Vec<Finding>,
 }
@@ -775,10 +777,13 @@ fn check_partition(
     check_segment_order(&segments, &mut findings);
     // The broker's (DeleteRecords and retention move it into a segment); a checkpoint that
     // does not decode is reported on its own, and leaves the first segment's base here.
-    let log_start_offset = segments.first().map(|s| {
-        crate::ops::partition::loaded_log_start_offset(&u.path, s.base_offset)
-            .unwrap_or(s.base_offset)
+    let log_start = segments.first().map(|s| {
+        crate::ops::partition::loaded_log_start(&u.path, s.base_offset).unwrap_or(LogStart {
+            offset: s.base_offset,
+            source: LogStartSource::FirstSegment,
+        })
     });
+    let log_start_offset = log_start.map(|l| l.offset);
     let log_end_offset = segments
         .last()
         .map(|s| s.last_offset.map_or(s.base_offset, |o| o + 1));
@@ -825,6 +830,7 @@ fn check_partition(
         partition: u.partition.as_ref().map(|p| p.partition),
         segments,
         log_start_offset,
+        log_start_offset_source: log_start.map(|l| l.source),
         log_end_offset,
         findings,
     }
@@ -1057,8 +1063,11 @@ fn check_log_dirs(
                 continue;
             };
             let p = &mut partitions[i];
-            if kind == FileKind::LogStartOffsetCheckpoint {
-                p.log_start_offset = Some(e.offset.max(p.log_start_offset.unwrap_or(e.offset)));
+            if kind == FileKind::LogStartOffsetCheckpoint
+                && p.log_start_offset.is_none_or(|s| e.offset > s)
+            {
+                p.log_start_offset = Some(e.offset);
+                p.log_start_offset_source = Some(LogStartSource::Checkpoint);
             }
             let (Some(start), Some(end)) = (p.log_start_offset, p.log_end_offset) else {
                 continue;
