@@ -18,6 +18,10 @@ pub struct LocateArgs {
     /// The partition directory.
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// Print JSON instead of one line.
     #[arg(long)]
     pub json: bool,
@@ -26,6 +30,11 @@ pub struct LocateArgs {
 /// Exit status 1 when no batch holds the offset (below the first segment, or at or after the
 /// log end).
 pub fn run(args: LocateArgs) -> u8 {
+    if let Err(code) =
+        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.path))
+    {
+        return code;
+    }
     let loc = match locate(&args.path, args.offset) {
         Ok(l) => l,
         Err(e) => return fail(&e),

@@ -333,7 +333,11 @@ pub fn command() -> clap::Command {
             a
         }
     };
-    let mut cmd = Cli::command().mut_subcommands(move |c| c.mut_args(negative_values));
+    let mut cmd = Cli::command()
+        .mut_subcommands(move |c| c.mut_args(negative_values))
+        // `RemoteArgs` leaves --remote optional for the commands that flatten it as an
+        // `Option`; `tiered` needs it.
+        .mut_subcommand("tiered", |c| c.mut_arg("remote", |a| a.required(true)));
     for p in PAGES {
         let end = |c: clap::Command| {
             let notes = c.get_after_help().map(|h| h.to_string());

@@ -870,6 +870,11 @@ fn check_segment_files(
             }
             continue;
         };
+        // A remote segment (`--remote`) has no local index to load: the broker reads the
+        // plugin's, which `tiered --deep` judges.
+        if crate::storage::tiered::shown_as(log_path).is_some() {
+            continue;
+        }
         // Without an offset index the loader recovers the segment, rebuilding every index; with
         // one but no time index it creates an empty time index (`LogSegment.sanityCheck`), which
         // a recovery past the recovery point fills, and which otherwise leaves time lookups to
