@@ -498,6 +498,9 @@ fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
 /// How many bytes of `file` its check reads: of an index, not the holes of a preallocated one;
 /// of a file kseg cannot classify, none.
 fn bytes_read(file: &Path, base_offset: Option<i64>) -> u64 {
+    if let Some(remote) = crate::storage::tiered::shown_as(file) {
+        return remote.len();
+    }
     let Ok(f) = crate::storage::files::open_regular(file) else {
         return 0;
     };
@@ -733,7 +736,7 @@ fn check_partition(
                 segments.push(SegmentSummary {
                     base_offset: *base_offset,
                     file: path.clone(),
-                    bytes: path.metadata().map(|m| m.len()).unwrap_or(0),
+                    bytes: crate::storage::files::file_len(path).unwrap_or(0),
                     batches: scan.batches,
                     records: opts.deep.then_some(scan.records),
                     first_offset: scan.first_offset,
