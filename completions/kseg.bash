@@ -337,12 +337,24 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__diff)
-            opts="-h -V --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
                 --width)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -363,12 +375,24 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__digest)
-            opts="-h -V --from-offset --to-offset --with-epochs --segments --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --from-offset --to-offset --with-epochs --segments --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
                 --from-offset)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -397,7 +421,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-q -h -V --files --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --files --remote --remote-endpoint --remote-layout --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -405,6 +429,18 @@ _kseg() {
             case "${prev}" in
                 --files)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
                     return 0
                     ;;
                 --max-message-size)
@@ -1011,12 +1047,24 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__locate)
-            opts="-h -V --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
                 --width)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1117,12 +1165,24 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__offsets)
-            opts="-h -V --time --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --time --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
                 --time)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1363,12 +1423,24 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__stats)
-            opts="-h -V --deep --by --now --top --json --max-batch-bytes --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --deep --by --now --top --json --max-batch-bytes --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
                 --by)
                     COMPREPLY=($(compgen -W "segment partition topic producer" -- "${cur}"))
                     return 0
@@ -1409,22 +1481,22 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__tiered)
-            opts="-h -V --remote --remote-endpoint --remote-layout --deep --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote-endpoint --remote-layout --deep --json --remote --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --remote)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --remote-endpoint)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --width)
@@ -1447,12 +1519,24 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__txns)
-            opts="-h -V --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
                 --now)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1489,12 +1573,24 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__verify)
-            opts="-q -h -V --deep --json --format --strict --base-offset --max-batch-bytes --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --remote --remote-endpoint --remote-layout --deep --json --format --strict --base-offset --max-batch-bytes --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-endpoint)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
                 --format)
                     COMPREPLY=($(compgen -W "table tsv json github" -- "${cur}"))
                     return 0

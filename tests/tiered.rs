@@ -340,19 +340,6 @@ fn bad_remotes_are_clear_errors() {
     assert_eq!(code, 2, "{err}");
 }
 
-/// moto, or None when it is not installed and CI (`KSEG_REFERENCE`) is not running.
-fn moto_or_skip() -> Option<moto::Moto> {
-    let m = moto::start();
-    if m.is_none() {
-        assert!(
-            std::env::var_os("KSEG_REFERENCE").is_none(),
-            "moto is not installed (pip install 'moto[server]'): .ci/run installs it"
-        );
-        eprintln!("moto not installed: S3 tests not run");
-    }
-    m
-}
-
 /// Uploads every file under `root` to `s3://bucket/prefix/…` through object_store.
 fn upload(endpoint: &str, bucket: &str, prefix: &str, root: &Path) {
     use object_store::ObjectStore;
@@ -369,17 +356,7 @@ fn upload(endpoint: &str, bucket: &str, prefix: &str, root: &Path) {
         .with_secret_access_key("testing")
         .build()
         .unwrap();
-    // moto creates buckets on a plain PUT.
-    let created = std::process::Command::new("python3")
-        .args([
-            "-c",
-            &format!(
-                "import urllib.request as u; u.urlopen(u.Request('{endpoint}/{bucket}', method='PUT'))"
-            ),
-        ])
-        .status()
-        .unwrap();
-    assert!(created.success());
+    moto::create_bucket(endpoint, bucket);
     for f in common::files_under(root) {
         let key = format!(
             "{prefix}/{}",
@@ -413,7 +390,7 @@ fn kseg_s3(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn s3_server_listing_ranged_reads_and_failures() {
-    let Some(moto) = moto_or_skip() else {
+    let Some(moto) = moto::start_or_skip() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

@@ -376,13 +376,15 @@ pub struct RemoteArgs {
     /// s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka's LocalTieredStorage
     /// its kafka-tiered-storage directory, or its parent). Credentials and region come from
     /// the standard AWS_* environment variables.
-    #[arg(long, value_name = "URL")]
+    // Not required here, so that the read-only commands can flatten `Option<RemoteArgs>`
+    // (clap would require it of them too); `tiered` makes it required (`manual::command`).
+    #[arg(long, value_name = "URL", required = false)]
     pub remote: String,
     /// The URL of an S3-compatible server (http:// allowed), instead of AWS's.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", requires = "remote")]
     pub remote_endpoint: Option<String>,
     /// How the objects are laid out (default: detected from the listing).
-    #[arg(long, value_name = "LAYOUT", value_parser = clap::builder::PossibleValuesParser::new(crate::storage::tiered::LAYOUTS))]
+    #[arg(long, value_name = "LAYOUT", requires = "remote", value_parser = clap::builder::PossibleValuesParser::new(crate::storage::tiered::LAYOUTS))]
     pub remote_layout: Option<String>,
 }
 
@@ -392,6 +394,38 @@ impl RemoteArgs {
             endpoint: self.remote_endpoint.clone(),
         }
     }
+
+    /// What the library is asked about the store.
+    pub fn tiered_options(&self, deep: bool) -> crate::ops::remote::TieredOptions {
+        crate::ops::remote::TieredOptions {
+            remote: self.remote.clone(),
+            store: self.options(),
+            layout: self.remote_layout.clone(),
+            deep,
+        }
+    }
+}
+
+/// `--remote` on a read-only command (flattened as `Option<RemoteArgs>`): the remote segments
+/// of the partitions `paths` name, shown under their local logs before the command reads them
+/// (one log, as the broker serves it). Err: the exit status, the error printed.
+pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<(), u8> {
+    let Some(remote) = remote else {
+        return Ok(());
+    };
+    let opts = remote.tiered_options(false);
+    for path in paths {
+        match crate::ops::remote::show_remote(path, &opts) {
+            Ok(0) => super::notice(&format!(
+                "{}: no remote segment in {} below the local log: the local log alone is read",
+                path.display(),
+                remote.remote
+            )),
+            Ok(_) => {}
+            Err(e) => return Err(fail(&e)),
+        }
+    }
+    Ok(())
 }
 
 /// Which records `dump` and `export` take: offset and time ranges, isolation, key, header and

@@ -26,12 +26,21 @@ pub struct DiffArgs {
     /// The other replica's partition directory (the same topic-partition), or log dir.
     #[arg(value_name = "B")]
     pub b: PathBuf,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: DiffArgs) -> u8 {
+    if let Err(code) =
+        super::args::show_remote(args.remote.as_ref(), &[args.a.clone(), args.b.clone()])
+    {
+        return code;
+    }
     match compare(&args.a, &args.b) {
         Ok(Comparison::Partition(report)) => partition(&report, args.json),
         Ok(Comparison::LogDirs(report)) => log_dirs(&report, args.json),

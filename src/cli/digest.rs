@@ -23,6 +23,10 @@ pub struct DigestArgs {
     /// The partition directory, or a log dir (every partition in it).
     #[arg(value_name = "PATH")]
     pub dir: PathBuf,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// First offset to hash (inclusive).
     #[arg(long, value_name = "N", value_parser = offset)]
     pub from_offset: Option<i64>,
@@ -41,6 +45,11 @@ pub struct DigestArgs {
 }
 
 pub fn run(args: DigestArgs) -> u8 {
+    if let Err(code) =
+        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.dir))
+    {
+        return code;
+    }
     let opts = DigestOptions {
         from_offset: args.from_offset,
         to_offset: args.to_offset,

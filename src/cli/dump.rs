@@ -32,6 +32,10 @@ pub struct DumpArgs {
     /// Comma-separated files, as kafka-dump-log takes them.
     #[arg(long, value_delimiter = ',', value_name = "FILE1,FILE2,...")]
     pub files: Vec<PathBuf>,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// One line per record, not only per batch.
     #[arg(long)]
     pub deep_iteration: bool,
@@ -256,6 +260,9 @@ pub fn run(args: DumpArgs) -> u8 {
     }
     if let Err(e) = args.select.check_order() {
         return fail(&e);
+    }
+    if let Err(code) = super::args::show_remote(args.remote.as_ref(), &paths) {
+        return code;
     }
     let paths = match super::log_dirs_named(&paths, false) {
         Ok(p) => p,

@@ -19,6 +19,10 @@ pub struct LocateArgs {
     /// (each of them).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// Print JSON instead of one line.
     #[arg(long)]
     pub json: bool,
@@ -28,6 +32,11 @@ pub struct LocateArgs {
 /// directory of log dirs each log dir's. Exit status 1 when no batch holds the offset in any
 /// of them (below the first segment, or at or after the log end).
 pub fn run(args: LocateArgs) -> u8 {
+    if let Err(code) =
+        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.path))
+    {
+        return code;
+    }
     let paths = match super::log_dirs_named(std::slice::from_ref(&args.path), false) {
         Ok(p) => p,
         Err(code) => return code,

@@ -136,6 +136,8 @@ pub const PAGES: &[Page] = &[
                "kseg offsets testdata/orders/orders-0", OK),
             ex("The first offset at or after a time (offsetsForTimes)",
                "kseg offsets --time 2024-01-01T00:00:00Z testdata/orders/orders-0", OK),
+            ex("The earliest offset of a tiered partition, its remote tier in S3 included",
+               "kseg offsets --time earliest --remote s3://kafka-tier/cluster1 /var/lib/kafka/data/orders-0", ON_A_BROKER),
         ],
         see_also: &["kseg-locate", "kseg-dump"],
     },
@@ -148,6 +150,8 @@ pub const PAGES: &[Page] = &[
                "kseg locate --json 200 testdata/orders/orders-0", OK),
             ex("Offset 100 in every partition of a log dir, one line each",
                "kseg locate 100 testdata/orders", OK),
+            ex("Where an offset below the local log lies in the remote tier",
+               "kseg locate 1000 --remote file:///var/lib/kafka/tiered /var/lib/kafka/data/orders-0", ON_A_BROKER),
         ],
         see_also: &["kseg-offsets", "kseg-dump"],
     },
@@ -158,6 +162,8 @@ pub const PAGES: &[Page] = &[
                "kseg stats testdata/orders testdata/legacy", OK),
             ex("Keys and producers too, decoding every record",
                "kseg stats --deep testdata/payments", OK),
+            ex("What a tiered partition holds in both tiers, through an S3-compatible server",
+               "kseg stats --remote s3://tier --remote-endpoint http://minio:9000 /var/lib/kafka/data/orders-0", ON_A_BROKER),
         ],
         see_also: &["kseg-txns", "kseg-ls"],
     },
@@ -202,6 +208,8 @@ pub const PAGES: &[Page] = &[
                "kseg digest --segments --from-offset 100 testdata/orders/orders-0", OK),
             ex("Each partition of a log dir, and one digest over them all",
                "kseg digest testdata/orders", OK),
+            ex("A tiered partition's whole log, remote and local, to compare with a replica",
+               "kseg digest --remote s3://kafka-tier/cluster1 /var/lib/kafka/data/orders-0", ON_A_BROKER),
         ],
         see_also: &["kseg-diff"],
     },
@@ -335,7 +343,11 @@ pub fn command() -> clap::Command {
             a
         }
     };
-    let mut cmd = Cli::command().mut_subcommands(move |c| c.mut_args(negative_values));
+    let mut cmd = Cli::command()
+        .mut_subcommands(move |c| c.mut_args(negative_values))
+        // `RemoteArgs` leaves --remote optional for the commands that flatten it as an
+        // `Option`; `tiered` needs it.
+        .mut_subcommand("tiered", |c| c.mut_arg("remote", |a| a.required(true)));
     for p in PAGES {
         let end = |c: clap::Command| {
             let notes = c.get_after_help().map(|h| h.to_string());

@@ -17,6 +17,10 @@ pub struct OffsetsArgs {
     /// (each of them).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// `earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the
     /// record with the largest timestamp; -1, -2, -3 as kafka-get-offsets.sh), or a time (the
     /// first offset whose timestamp is at or after it, as the broker searches): epoch ms,
@@ -42,6 +46,11 @@ fn parse_query(s: &str) -> Result<OffsetQuery, String> {
 }
 
 pub fn run(args: OffsetsArgs) -> u8 {
+    if let Err(code) =
+        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.path))
+    {
+        return code;
+    }
     // A directory of log dirs: each of them, said on stderr.
     let paths = match super::log_dirs_named(std::slice::from_ref(&args.path), false) {
         Ok(p) => p,

@@ -26,6 +26,10 @@ pub struct StatsArgs {
     /// Segment files (`.log`), partition directories, or log dirs.
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// Decode every record: record, key, value and header sizes, uncompressed bytes per codec,
     /// record timestamps, and keys (distinct keys estimated, null keys, tombstones).
     #[arg(long)]
@@ -54,6 +58,9 @@ pub fn run(mut args: StatsArgs) -> u8 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Err(code) = super::args::show_remote(args.remote.as_ref(), &args.paths) {
+        return code;
+    }
     let now_ms = args.now.unwrap_or_else(wall_clock_ms);
     let clock = (args.time.time_format, now_ms);
     let opts = StatsOptions {

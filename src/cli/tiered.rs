@@ -9,7 +9,7 @@ use clap::Args;
 use super::args::RemoteArgs;
 use super::render::{line, print_json_or_text, size};
 use super::{exit_for_errors, fail};
-use crate::ops::remote::{reconcile, TieredOptions, TieredReport};
+use crate::ops::remote::{reconcile, TieredReport};
 
 #[derive(Debug, Args)]
 #[command(
@@ -34,12 +34,7 @@ pub struct TieredArgs {
 }
 
 pub fn run(args: TieredArgs) -> u8 {
-    let opts = TieredOptions {
-        remote: args.remote.remote.clone(),
-        store: args.remote.options(),
-        layout: args.remote.remote_layout.clone(),
-        deep: args.deep,
-    };
+    let opts = args.remote.tiered_options(args.deep);
     let report = match reconcile(&args.path, &opts) {
         Ok(r) => r,
         Err(e) => return fail(&e),

@@ -20,6 +20,10 @@ pub struct TxnsArgs {
     /// (each of them).
     #[arg(value_name = "PATH")]
     pub path: PathBuf,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// The time open transactions are aged at; default: now. Any time form (epoch ms,
     /// RFC 3339, `2016-11-18 08:05` local, `-1h`).
     #[arg(long, value_name = "TIME", value_parser = parse_now, allow_hyphen_values = true)]
@@ -42,6 +46,11 @@ pub struct TxnsArgs {
 }
 
 pub fn run(args: TxnsArgs) -> u8 {
+    if let Err(code) =
+        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.path))
+    {
+        return code;
+    }
     let opts = TxnsOptions {
         now_ms: args.now.unwrap_or_else(wall_clock_ms),
         transaction_max_timeout_ms: args.transaction_max_timeout_ms,

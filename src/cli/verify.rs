@@ -33,6 +33,10 @@ pub struct VerifyArgs {
     /// Segment files, partition directories, or log dirs (directories of partitions).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
+    /// The remote tier of the partitions named (tiered storage): its segments below the local
+    /// log are read with it as one log, as the broker serves it.
+    #[command(flatten)]
+    pub remote: Option<super::args::RemoteArgs>,
     /// Decode every record (decompressing), not only batch headers.
     #[arg(long)]
     pub deep: bool,
@@ -60,6 +64,9 @@ pub fn run(mut args: VerifyArgs) -> u8 {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if let Err(code) = super::args::show_remote(args.remote.as_ref(), &args.paths) {
+        return code;
+    }
     let bar = Bar::new(
         args.quiet,
         "verifying",

@@ -34,10 +34,13 @@ impl Finding {
         file: impl Into<PathBuf>,
         message: impl Into<String>,
     ) -> Self {
+        let file = file.into();
+        // A remote segment read with the local log (`--remote`) is named by its object's URL.
+        let file = crate::storage::tiered::shown_as(&file).map_or(file, |s| PathBuf::from(s.url()));
         Finding {
             check,
             severity: Severity::Error,
-            file: file.into(),
+            file,
             position: None,
             offset: None,
             message: message.into(),

@@ -194,7 +194,11 @@ pub struct LogReader {
 }
 
 impl LogReader {
+    /// Opens the file `path`, or the remote segment shown as it ([`super::tiered::shown_as`]).
     pub fn open(path: &Path, max_bytes: Option<u64>) -> Result<Self> {
+        if let Some(remote) = super::tiered::shown_as(path) {
+            return remote.open(max_bytes);
+        }
         let (file, len) = super::files::open_data(path)?;
         Ok(Self::over(
             path.to_path_buf(),
@@ -230,6 +234,14 @@ impl LogReader {
             max_read_chunk: READ_CHUNK_BYTES,
             bytes_read: 0,
         }
+    }
+
+    /// Stops reading after `max_bytes` (`--max-bytes`), when given.
+    pub fn limited(mut self, max_bytes: Option<u64>) -> Self {
+        if let Some(m) = max_bytes {
+            self.end = self.end.min(m);
+        }
+        self
     }
 
     pub fn with_max_entry_bytes(mut self, n: u64) -> Self {

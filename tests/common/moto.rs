@@ -51,3 +51,32 @@ pub fn start() -> Option<Moto> {
     }
     None
 }
+
+/// moto, or None when it is not installed and CI (`KSEG_REFERENCE`) is not running.
+#[allow(dead_code)] // the benchmark needs moto: it never skips
+pub fn start_or_skip() -> Option<Moto> {
+    let m = start();
+    if m.is_none() {
+        assert!(
+            std::env::var_os("KSEG_REFERENCE").is_none(),
+            "moto is not installed (pip install 'moto[server]'): .ci/run installs it"
+        );
+        eprintln!("moto not installed: S3 tests not run");
+    }
+    m
+}
+
+/// Creates `bucket` (moto creates one on a plain PUT).
+#[allow(dead_code)] // the benchmark has its own bucket
+pub fn create_bucket(endpoint: &str, bucket: &str) {
+    let created = Command::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "import urllib.request as u; u.urlopen(u.Request('{endpoint}/{bucket}', method='PUT'))"
+            ),
+        ])
+        .status()
+        .unwrap();
+    assert!(created.success());
+}

@@ -7,7 +7,10 @@
 
 mod deep;
 pub mod metadata;
+mod one_log;
 pub mod tier;
+
+pub use one_log::show_remote;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -145,6 +148,29 @@ fn local_log_start(dir: &Path) -> Result<Option<i64>> {
     }
 }
 
+/// The partition the directory `dir` holds, as its remote tier names it.
+fn remote_partition(dir: &Path) -> Option<RemotePartition> {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let pd = parse_partition_dir(&name)?;
+    Some(RemotePartition {
+        topic: pd.topic.clone(),
+        partition: pd.partition,
+        topic_id: topic_id(dir),
+    })
+}
+
+/// What the metadata says about `p`'s segments (of its topic id, when known).
+fn partition_metadata<'m>(
+    metadata: &'m metadata::Segments,
+    p: &RemotePartition,
+) -> Vec<&'m SegmentMetadata> {
+    metadata
+        .values()
+        .filter(|m| m.topic == p.topic && m.partition == p.partition)
+        .filter(|m| p.topic_id.as_ref().is_none_or(|id| *id == m.topic_id))
+        .collect()
+}
+
 /// Reconciles the remote tier of the partition directory (or every partition of the log dir)
 /// `path` with the store `opts.remote`.
 pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
@@ -160,20 +186,10 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
     };
     let mut partitions = Vec::new();
     for dir in &dirs {
-        let name = dir.file_name().unwrap_or_default().to_string_lossy();
-        let Some(pd) = parse_partition_dir(&name) else {
+        let Some(p) = remote_partition(dir) else {
             continue;
         };
-        let p = RemotePartition {
-            topic: pd.topic.clone(),
-            partition: pd.partition,
-            topic_id: topic_id(dir),
-        };
-        let ours: Vec<&SegmentMetadata> = metadata
-            .values()
-            .filter(|m| m.topic == p.topic && m.partition == p.partition)
-            .filter(|m| p.topic_id.as_ref().is_none_or(|id| *id == m.topic_id))
-            .collect();
+        let ours = partition_metadata(&metadata, &p);
         let listing = layout.partition(&objects, &p);
         if ours.is_empty() && listing.segments.is_empty() && listing.strays.is_empty() {
             continue;

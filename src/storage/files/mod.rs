@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
+use crate::storage::tiered::{shown_as, shown_in};
 
 mod index;
 mod regular;
@@ -135,6 +136,7 @@ pub fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     out.extend(unstaged_in(dir));
     out.extend(held_in(dir));
+    out.extend(shown_in(dir));
     Ok(out)
 }
 
@@ -158,6 +160,7 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     files.extend(unstaged_in(dir));
     files.extend(held_in(dir));
+    files.extend(shown_in(dir));
     files.sort_by_cached_key(|p| {
         crate::format::names::sort_key(
             &p.file_name()
@@ -187,7 +190,11 @@ pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
             }
         }
     }
-    for p in unstaged_in(dir).into_iter().chain(held_in(dir)) {
+    for p in unstaged_in(dir)
+        .into_iter()
+        .chain(held_in(dir))
+        .chain(shown_in(dir))
+    {
         if let crate::format::names::FileKind::Log { base_offset } =
             crate::format::names::classify(&p.file_name().unwrap_or_default().to_string_lossy())
         {
@@ -265,6 +272,10 @@ pub fn file_len(p: &Path) -> Result<u64> {
 pub fn len_and_mtime(p: &Path) -> Result<(u64, SystemTime)> {
     if let Some(h) = held().get(p) {
         return Ok((h.len, h.mtime));
+    }
+    if let Some(remote) = shown_as(p) {
+        // An object's listing carries no time the broker would use.
+        return Ok((remote.len(), UNIX_EPOCH));
     }
     let m = metadata(p)?;
     Ok((m.len(), m.modified().map_err(|e| Error::io(p, e))?))
@@ -392,13 +403,13 @@ pub fn is_absent(e: &std::io::Error) -> bool {
 /// Whether `p` exists (links followed), a staged file not yet made or held included
 /// ([`metadata_if_exists`]: an error other than "not found" is an error).
 pub fn exists(p: &Path) -> Result<bool> {
-    Ok(is_held(p) || metadata_if_exists(p)?.is_some())
+    Ok(is_held(p) || shown_as(p).is_some() || metadata_if_exists(p)?.is_some())
 }
 
 /// Whether `p` is a regular file (links followed), a staged file not yet made or held included
 /// ([`metadata_if_exists`]).
 pub fn is_file(p: &Path) -> Result<bool> {
-    Ok(is_held(p) || metadata_if_exists(p)?.is_some_and(|m| m.is_file()))
+    Ok(is_held(p) || shown_as(p).is_some() || metadata_if_exists(p)?.is_some_and(|m| m.is_file()))
 }
 
 /// Whether the first `n` bytes of `a` and `b` are equal (both must be that long), read in

@@ -9,6 +9,7 @@
 
 mod aiven;
 mod local_tiered;
+mod shown;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use crate::error::{Error, Result};
 
 pub use aiven::Aiven;
 pub use local_tiered::{LocalTiered, ROOT_DIR};
+pub use shown::{show, shown_as, shown_in, ShownLog};
 
 /// A file of a tiered segment, as `RemoteLogSegmentFileset` names its kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -500,6 +500,9 @@ fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
 /// How many bytes of `file` its check reads: of an index, not the holes of a preallocated one;
 /// of a file kseg cannot classify, none.
 fn bytes_read(file: &Path, base_offset: Option<i64>) -> u64 {
+    if let Some(remote) = crate::storage::tiered::shown_as(file) {
+        return remote.len();
+    }
     let Ok(f) = crate::storage::files::open_regular(file) else {
         return 0;
     };
@@ -735,7 +738,7 @@ fn check_partition(
                 segments.push(SegmentSummary {
                     base_offset: *base_offset,
                     file: path.clone(),
-                    bytes: path.metadata().map(|m| m.len()).unwrap_or(0),
+                    bytes: crate::storage::files::file_len(path).unwrap_or(0),
                     batches: scan.batches,
                     records: opts.deep.then_some(scan.records),
                     first_offset: scan.first_offset,
@@ -876,6 +879,11 @@ fn check_segment_files(
             }
             continue;
         };
+        // A remote segment (`--remote`) has no local index to load: the broker reads the
+        // plugin's, which `tiered --deep` judges.
+        if crate::storage::tiered::shown_as(log_path).is_some() {
+            continue;
+        }
         // Without an offset index the loader recovers the segment, rebuilding every index; with
         // one but no time index it creates an empty time index (`LogSegment.sanityCheck`), which
         // a recovery past the recovery point fills, and which otherwise leaves time lookups to

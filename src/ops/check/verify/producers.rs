@@ -630,6 +630,10 @@ impl SegmentReplay {
         let default_path = self
             .log_path
             .with_file_name(txn_index_file_name(self.base_offset));
+        // A remote segment (`--remote`) has no local transaction index: the broker reads the
+        // plugin's, which `tiered --deep` judges.
+        let remote =
+            txn_index.is_none() && crate::storage::tiered::shown_as(&self.log_path).is_some();
         let mut none = std::iter::empty();
         let (path, entries) = txn_index.unwrap_or((default_path.as_path(), &mut none));
         let log_name = self
@@ -726,7 +730,7 @@ impl SegmentReplay {
                 ));
             }
         }
-        if !relaxed {
+        if !relaxed && !remote {
             for a in self.aborts.iter().filter(|a| !a.matched) {
                 let Some(exp) = a.entry else { continue };
                 let m = format!(

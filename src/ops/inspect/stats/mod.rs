@@ -806,7 +806,12 @@ pub(crate) fn logs_of(dir: &Path) -> Result<Vec<(PathBuf, i64)>> {
     let mut out: Vec<(PathBuf, i64)> = crate::storage::files::list_dir(dir)?
         .into_iter()
         .filter_map(|p| match classify(&name_of(&p)) {
-            FileKind::Log { base_offset } if p.is_file() => Some((p, base_offset)),
+            // A file (a remote segment shown with `--remote` included), not a directory.
+            FileKind::Log { base_offset }
+                if crate::storage::files::is_file(&p).unwrap_or(false) =>
+            {
+                Some((p, base_offset))
+            }
             _ => None,
         })
         .collect();

@@ -1,0 +1,100 @@
+//! One log across tiers: remote segments shown in their partition directory, so that every
+//! command that walks a partition reads the remote tier below the local log as the broker serves
+//! it (`UnifiedLog` sends fetches below the local log start offset to the remote tier).
+//!
+//! A shown segment appears in listings ([`crate::storage::files::list_dir`], `segment_logs`,
+//! `regular_files`) as the `.log` its start offset names, and [`LogReader::open`] reads it from
+//! its object through its [`Layout`], so what reads it names the object's URL. Only the `.log`
+//! is shown: the broker keeps no local index for a remote segment (the plugin's indexes are
+//! `kseg tiered --deep`'s to judge). What is shown lives as long as the process: a read-only
+//! command shows its remote segments once, before it starts.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{Layout, RemoteSegment};
+use crate::error::Result;
+use crate::format::names::log_file_name;
+use crate::storage::log_reader::LogReader;
+use crate::storage::store::Store;
+
+/// A remote segment's `.log`, as its partition directory shows it.
+pub struct ShownLog {
+    store: Arc<dyn Store>,
+    layout: Arc<dyn Layout>,
+    segment: RemoteSegment,
+    /// The segment's size (an Aiven object's decoded size, not its stored one).
+    len: u64,
+}
+
+impl ShownLog {
+    /// A reader of the segment's bytes, at most `max_bytes` of them.
+    pub fn open(&self, max_bytes: Option<u64>) -> Result<LogReader> {
+        Ok(self
+            .layout
+            .open_log(Arc::clone(&self.store), &self.segment)?
+            .limited(max_bytes))
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The object's URL.
+    pub fn url(&self) -> String {
+        self.store
+            .name(self.segment.log().map_or("", |o| o.key.as_str()))
+    }
+}
+
+static SHOWN: Mutex<BTreeMap<PathBuf, Arc<ShownLog>>> = Mutex::new(BTreeMap::new());
+
+fn shown() -> MutexGuard<'static, BTreeMap<PathBuf, Arc<ShownLog>>> {
+    SHOWN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Shows `segment` in the partition directory `dir` as the `.log` of its start offset (opened
+/// once here: a missing or unreadable object is an error before any command starts); returns
+/// that path.
+pub fn show(
+    dir: &Path,
+    store: Arc<dyn Store>,
+    layout: Arc<dyn Layout>,
+    segment: RemoteSegment,
+) -> Result<PathBuf> {
+    let len = layout.open_log(Arc::clone(&store), &segment)?.end();
+    let path = dir.join(log_file_name(segment.start_offset));
+    shown().insert(
+        path.clone(),
+        Arc::new(ShownLog {
+            store,
+            layout,
+            segment,
+            len,
+        }),
+    );
+    Ok(path)
+}
+
+/// The remote segment shown as `p`, if one is.
+pub fn shown_as(p: &Path) -> Option<Arc<ShownLog>> {
+    let shown = shown();
+    if shown.is_empty() {
+        return None;
+    }
+    shown.get(p).cloned()
+}
+
+/// The paths of the remote segments shown in `dir`.
+pub fn shown_in(dir: &Path) -> Vec<PathBuf> {
+    shown()
+        .keys()
+        .filter(|p| p.parent() == Some(dir))
+        .cloned()
+        .collect()
+}
