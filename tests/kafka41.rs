@@ -183,7 +183,7 @@ fn dump_decodes_the_newer_record_types_as_kafka_dump_log_prints_them() {
 fn groups_shows_regular_expressions_and_streams_groups() {
     let tmp = tempfile::tempdir().unwrap();
     let part = write_partition(tmp.path(), records());
-    let report = describe_groups(&[part.clone()], None).unwrap();
+    let report = describe_groups(std::slice::from_ref(&part), None).unwrap();
     assert!(report.findings.is_empty(), "{:?}", report.findings);
     let by_name = |n: &str| report.groups.iter().find(|g| g.group == n).unwrap();
 
@@ -277,7 +277,7 @@ fn groups_reports_what_the_loader_refuses_or_skips() {
         let mut rs = records();
         rs.push(record);
         let part = write_partition(tmp.path(), rs);
-        let report = describe_groups(&[part.clone()], None).unwrap();
+        let report = describe_groups(std::slice::from_ref(&part), None).unwrap();
         let found: Vec<(&str, String, Option<i64>)> = report
             .findings
             .iter()
