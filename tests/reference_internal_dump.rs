@@ -95,10 +95,10 @@ fn decoded_text_matches_kafka_dump_log() {
     let mut scenarios = 0;
     for entry in std::fs::read_dir(&root).unwrap() {
         let scenario = entry.unwrap().path();
-        let Ok(text) = std::fs::read(scenario.join("expected-decode.json")) else {
+        if !scenario.join("expected-decode.json").is_file() {
             continue;
-        };
-        let expected: Value = serde_json::from_slice(&text).unwrap();
+        }
+        let expected = common::expected_decode(&scenario);
         let option = expected["decoderOption"].as_str().unwrap();
         let dir = scenario
             .join("input")

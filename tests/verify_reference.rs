@@ -74,7 +74,7 @@ fn intact_scenarios_have_no_findings() {
 /// those it skipped as of an unknown type or key version, since its decoders read records
 /// with the loaders' own deserializers.
 fn loader_findings(scenario: &Path) -> Vec<(&'static str, i64)> {
-    let decode = json(&scenario.join("expected-decode.json"));
+    let decode = common::expected_decode(scenario);
     let mut out = Vec::new();
     for file in decode["files"].as_object().unwrap().values() {
         for b in file["batches"].as_array().unwrap() {

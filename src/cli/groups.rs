@@ -11,7 +11,9 @@ use super::render::opt;
 use super::render::{add_row_aligned, print_json_or_text, table, Fit};
 use super::time::{TimeArgs, TimeFormat};
 use super::{exit_for_errors, fail};
-use crate::ops::inspect::groups::{describe_groups, Group, GroupsReport, LOG_END_SOURCE};
+use crate::ops::inspect::groups::{
+    describe_groups, Group, GroupsReport, SubtopologyTasks, LOG_END_SOURCE,
+};
 
 #[derive(Debug, Args)]
 #[command(
@@ -86,13 +88,60 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
     for m in &g.members {
         writeln!(
             out,
-            "  member {} client {} host {}{}",
+            "  member {} client {} host {}{}{}",
             m.member_id,
             opt(m.client_id.as_ref()),
             opt(m.client_host.as_ref()),
             m.member_epoch
-                .map_or(String::new(), |e| format!(" epoch {e}"))
+                .map_or(String::new(), |e| format!(" epoch {e}")),
+            m.process_id
+                .as_ref()
+                .map_or(String::new(), |p| format!(" process {p}"))
         )?;
+        if let Some(t) = &m.current_assignment {
+            for (kind, tasks) in [
+                ("active", &t.active_tasks),
+                ("standby", &t.standby_tasks),
+                ("warmup", &t.warmup_tasks),
+            ] {
+                if !tasks.is_empty() {
+                    writeln!(out, "    {kind} tasks: {}", task_list(tasks))?;
+                }
+            }
+        }
+    }
+    for r in &g.regular_expressions {
+        writeln!(
+            out,
+            "  regex {:?}: {} topic(s) [{}], resolved at {} (metadata version {})",
+            r.regular_expression,
+            r.topics.len(),
+            r.topics.join(", "),
+            tf.show(r.resolved_timestamp),
+            r.metadata_image_version
+        )?;
+    }
+    if let Some(t) = &g.topology {
+        writeln!(
+            out,
+            "  topology epoch {}, {} subtopology(ies)",
+            t.topology_epoch,
+            t.subtopologies.len()
+        )?;
+        for st in &t.subtopologies {
+            writeln!(out, "    subtopology {}", st.subtopology_id)?;
+            for (what, topics) in [
+                ("source topics", &st.source_topics),
+                ("source topic regexes", &st.source_topic_regexes),
+                ("repartition source topics", &st.repartition_source_topics),
+                ("repartition sink topics", &st.repartition_sink_topics),
+                ("state changelog topics", &st.state_changelog_topics),
+            ] {
+                if !topics.is_empty() {
+                    writeln!(out, "      {what}: {}", topics.join(", "))?;
+                }
+            }
+        }
     }
     if !g.offsets.is_empty() {
         // The columns kafka-consumer-groups.sh --describe prints, then the commit's own.
@@ -140,6 +189,16 @@ fn print_group(out: &mut impl Write, g: &Group, tf: TimeFormat) -> std::io::Resu
         )?;
     }
     Ok(())
+}
+
+/// Tasks as Kafka Streams names them: `subtopology_partition`.
+fn task_list(tasks: &[SubtopologyTasks]) -> String {
+    let ids = tasks.iter().flat_map(|t| {
+        t.partitions
+            .iter()
+            .map(move |p| format!("{}_{p}", t.subtopology_id))
+    });
+    ids.collect::<Vec<_>>().join(", ")
 }
 
 /// The reset plan `--reset-offsets --from-file` reads (its parser takes three fields for one

@@ -410,6 +410,7 @@ pub fn bundled(tmp: &Path) -> Vec<JsonRun> {
             os(&crashed),
         ],
     ));
+    out.push(streams_groups_run(tmp));
     out.push(JsonRun::new("version", ["version", "--json"]));
     out.push(JsonRun::new("checks", ["checks", "--json"]));
     out.push(JsonRun::new(
@@ -417,4 +418,59 @@ pub fn bundled(tmp: &Path) -> Vec<JsonRun> {
         ["checks", "--json", "index.untrimmed"],
     ));
     out
+}
+
+/// `groups --json` on a `__consumer_offsets` partition written into `tmp` holding a consumer
+/// group's regular expression and a streams group with its topology and a member's tasks (the
+/// record types Kafka added after October 2024), so their keys are printed.
+fn streams_groups_run(tmp: &Path) -> JsonRun {
+    let rec = |t: i16, key: Value, value: Value| serde_json::json!({"group": {"key": {"type": t, "data": key}, "value": {"version": 0, "data": value}}});
+    let tasks = serde_json::json!([{"subtopologyId": "0", "partitions": [0]}]);
+    let topic = serde_json::json!({"name": "app-changelog", "partitions": 0, "replicationFactor": 0, "topicConfigs": []});
+    let records = [
+        rec(
+            3,
+            serde_json::json!({"groupId": "cg"}),
+            serde_json::json!({"epoch": 1}),
+        ),
+        rec(
+            16,
+            serde_json::json!({"groupId": "cg", "regularExpression": "o.*"}),
+            serde_json::json!({"topics": ["orders"], "version": 1, "timestamp": 1_750_000_000_000i64}),
+        ),
+        rec(
+            17,
+            serde_json::json!({"groupId": "sg"}),
+            serde_json::json!({"epoch": 1}),
+        ),
+        rec(
+            23,
+            serde_json::json!({"groupId": "sg"}),
+            serde_json::json!({"epoch": 1, "subtopologies": [{
+            "subtopologyId": "0", "sourceTopics": ["orders"], "sourceTopicRegex": [],
+            "stateChangelogTopics": [topic], "repartitionSinkTopics": [],
+            "repartitionSourceTopics": [], "copartitionGroups": []}]}),
+        ),
+        rec(
+            19,
+            serde_json::json!({"groupId": "sg", "memberId": "m"}),
+            serde_json::json!({
+            "instanceId": null, "rackId": null, "clientId": "c", "clientHost": "h",
+            "rebalanceTimeoutMs": 1000, "topologyEpoch": 1, "processId": "p",
+            "userEndpoint": null, "clientTags": []}),
+        ),
+        rec(
+            22,
+            serde_json::json!({"groupId": "sg", "memberId": "m"}),
+            serde_json::json!({
+            "memberEpoch": 1, "previousMemberEpoch": 0, "state": 1, "activeTasks": tasks,
+            "standbyTasks": [], "warmupTasks": [], "activeTasksPendingRevocation": [],
+            "standbyTasksPendingRevocation": [], "warmupTasksPendingRevocation": []}),
+        ),
+    ];
+    let spec = serde_json::json!({"topic": "__consumer_offsets", "partition": 0,
+        "ops": [{"op": "append", "batches": [{"records": records}]}]});
+    let dir = tmp.join("streams-groups").join("__consumer_offsets-0");
+    super::kseg_write(&spec.to_string(), &dir);
+    JsonRun::new("groups", ["groups".into(), "--json".into(), os(&dir)])
 }

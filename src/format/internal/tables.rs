@@ -9,11 +9,23 @@ use super::schema::T::*;
 use super::schema::*;
 
 // ---- __consumer_offsets: keys (read at version = record type) and values ----
+pub(super) static LEGACY_OFFSET_COMMIT_KEY: Msg = Msg { flex: NONE, root: &LEGACY_OFFSET_COMMIT_KEY_ROOT };
+static LEGACY_OFFSET_COMMIT_KEY_ROOT: St = st("LegacyOffsetCommitKey", only(0), SHARED, &[
+    f("group", Str, only(0)),
+    f("topic", Str, only(0)),
+    f("partition", I32, only(0)),
+]);
+pub(super) static LEGACY_OFFSET_COMMIT_VALUE: Msg = Msg { flex: NONE, root: &LEGACY_OFFSET_COMMIT_VALUE_ROOT };
+static LEGACY_OFFSET_COMMIT_VALUE_ROOT: St = st("LegacyOffsetCommitValue", only(0), SHARED, &[
+    f("offset", I64, only(0)),
+    f("metadata", Str, only(0)),
+    f("commitTimestamp", I64, only(0)),
+]);
 pub(super) static OFFSET_COMMIT_KEY: Msg = Msg { flex: NONE, root: &OFFSET_COMMIT_KEY_ROOT };
-static OFFSET_COMMIT_KEY_ROOT: St = st("OffsetCommitKey", span(0, 1), SHARED, &[
-    f("group", Str, span(0, 1)),
-    f("topic", Str, span(0, 1)),
-    f("partition", I32, span(0, 1)),
+static OFFSET_COMMIT_KEY_ROOT: St = st("OffsetCommitKey", only(0), SHARED, &[
+    f("group", Str, only(0)),
+    f("topic", Str, only(0)),
+    f("partition", I32, only(0)),
 ]);
 pub(super) static OFFSET_COMMIT_VALUE: Msg = Msg { flex: from(4), root: &OFFSET_COMMIT_VALUE_ROOT };
 static OFFSET_COMMIT_VALUE_ROOT: St = st("OffsetCommitValue", span(0, 4), SHARED, &[
@@ -24,8 +36,8 @@ static OFFSET_COMMIT_VALUE_ROOT: St = st("OffsetCommitValue", span(0, 4), SHARED
     f("expireTimestamp", I64, only(1)).def(D::Int(-1)),
 ]);
 pub(super) static GROUP_METADATA_KEY: Msg = Msg { flex: NONE, root: &GROUP_METADATA_KEY_ROOT };
-static GROUP_METADATA_KEY_ROOT: St = st("GroupMetadataKey", only(2), SHARED, &[
-    f("group", Str, only(2)),
+static GROUP_METADATA_KEY_ROOT: St = st("GroupMetadataKey", only(0), SHARED, &[
+    f("group", Str, only(0)),
 ]);
 pub(super) static GROUP_METADATA_VALUE: Msg = Msg { flex: from(4), root: &GROUP_METADATA_VALUE_ROOT };
 static GROUP_METADATA_VALUE_ROOT: St = st("GroupMetadataValue", span(0, 4), SHARED, &[
@@ -47,16 +59,16 @@ static GROUP_METADATA_VALUE_MEMBER_METADATA: St = st("MemberMetadata", from(0), 
     f("assignment", Bytes, from(0)),
 ]);
 pub(super) static CONSUMER_GROUP_METADATA_KEY: Msg = Msg { flex: NONE, root: &CONSUMER_GROUP_METADATA_KEY_ROOT };
-static CONSUMER_GROUP_METADATA_KEY_ROOT: St = st("ConsumerGroupMetadataKey", only(3), SHARED, &[
-    f("groupId", Str, only(3)),
+static CONSUMER_GROUP_METADATA_KEY_ROOT: St = st("ConsumerGroupMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
 ]);
 pub(super) static CONSUMER_GROUP_METADATA_VALUE: Msg = Msg { flex: from(0), root: &CONSUMER_GROUP_METADATA_VALUE_ROOT };
 static CONSUMER_GROUP_METADATA_VALUE_ROOT: St = st("ConsumerGroupMetadataValue", only(0), SHARED, &[
     f("epoch", I32, from(0)),
 ]);
 pub(super) static CONSUMER_GROUP_PARTITION_METADATA_KEY: Msg = Msg { flex: NONE, root: &CONSUMER_GROUP_PARTITION_METADATA_KEY_ROOT };
-static CONSUMER_GROUP_PARTITION_METADATA_KEY_ROOT: St = st("ConsumerGroupPartitionMetadataKey", only(4), SHARED, &[
-    f("groupId", Str, only(4)),
+static CONSUMER_GROUP_PARTITION_METADATA_KEY_ROOT: St = st("ConsumerGroupPartitionMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
 ]);
 pub(super) static CONSUMER_GROUP_PARTITION_METADATA_VALUE: Msg = Msg { flex: from(0), root: &CONSUMER_GROUP_PARTITION_METADATA_VALUE_ROOT };
 static CONSUMER_GROUP_PARTITION_METADATA_VALUE_ROOT: St = st("ConsumerGroupPartitionMetadataValue", only(0), SHARED, &[
@@ -73,9 +85,9 @@ static CONSUMER_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA: St = st("Part
     f("racks", Arr(&Str), from(0)),
 ]);
 pub(super) static CONSUMER_GROUP_MEMBER_METADATA_KEY: Msg = Msg { flex: NONE, root: &CONSUMER_GROUP_MEMBER_METADATA_KEY_ROOT };
-static CONSUMER_GROUP_MEMBER_METADATA_KEY_ROOT: St = st("ConsumerGroupMemberMetadataKey", only(5), SHARED, &[
-    f("groupId", Str, only(5)),
-    f("memberId", Str, only(5)),
+static CONSUMER_GROUP_MEMBER_METADATA_KEY_ROOT: St = st("ConsumerGroupMemberMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
 ]);
 pub(super) static CONSUMER_GROUP_MEMBER_METADATA_VALUE: Msg = Msg { flex: from(0), root: &CONSUMER_GROUP_MEMBER_METADATA_VALUE_ROOT };
 static CONSUMER_GROUP_MEMBER_METADATA_VALUE_ROOT: St = st("ConsumerGroupMemberMetadataValue", only(0), SHARED, &[
@@ -98,17 +110,17 @@ static CONSUMER_GROUP_MEMBER_METADATA_VALUE_CLASSIC_PROTOCOL: St = st("ClassicPr
     f("metadata", Bytes, from(0)),
 ]);
 pub(super) static CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY: Msg = Msg { flex: NONE, root: &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_ROOT };
-static CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_ROOT: St = st("ConsumerGroupTargetAssignmentMetadataKey", only(6), SHARED, &[
-    f("groupId", Str, only(6)),
+static CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_ROOT: St = st("ConsumerGroupTargetAssignmentMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
 ]);
 pub(super) static CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: Msg = Msg { flex: from(0), root: &CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ROOT };
 static CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ROOT: St = st("ConsumerGroupTargetAssignmentMetadataValue", only(0), SHARED, &[
     f("assignmentEpoch", I32, from(0)),
 ]);
 pub(super) static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY: Msg = Msg { flex: NONE, root: &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_ROOT };
-static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_ROOT: St = st("ConsumerGroupTargetAssignmentMemberKey", only(7), SHARED, &[
-    f("groupId", Str, only(7)),
-    f("memberId", Str, only(7)),
+static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_ROOT: St = st("ConsumerGroupTargetAssignmentMemberKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
 ]);
 pub(super) static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE: Msg = Msg { flex: from(0), root: &CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_ROOT };
 static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_ROOT: St = st("ConsumerGroupTargetAssignmentMemberValue", only(0), SHARED, &[
@@ -119,9 +131,9 @@ static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TOPIC_PARTITION: St = st("T
     f("partitions", Arr(&I32), from(0)),
 ]);
 pub(super) static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY: Msg = Msg { flex: NONE, root: &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_ROOT };
-static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_ROOT: St = st("ConsumerGroupCurrentMemberAssignmentKey", only(8), SHARED, &[
-    f("groupId", Str, only(8)),
-    f("memberId", Str, only(8)),
+static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_ROOT: St = st("ConsumerGroupCurrentMemberAssignmentKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
 ]);
 pub(super) static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Msg = Msg { flex: from(0), root: &CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_ROOT };
 static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_ROOT: St = st("ConsumerGroupCurrentMemberAssignmentValue", only(0), SHARED, &[
@@ -136,17 +148,17 @@ static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS: St = st(
     f("partitions", Arr(&I32), from(0)),
 ]);
 pub(super) static SHARE_GROUP_PARTITION_METADATA_KEY: Msg = Msg { flex: NONE, root: &SHARE_GROUP_PARTITION_METADATA_KEY_ROOT };
-static SHARE_GROUP_PARTITION_METADATA_KEY_ROOT: St = st("ShareGroupPartitionMetadataKey", only(9), SHARED, &[
-    f("groupId", Str, only(9)),
+static SHARE_GROUP_PARTITION_METADATA_KEY_ROOT: St = st("ShareGroupPartitionMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
 ]);
 pub(super) static SHARE_GROUP_PARTITION_METADATA_VALUE: Msg = Msg { flex: from(0), root: &SHARE_GROUP_PARTITION_METADATA_VALUE_ROOT };
 static SHARE_GROUP_PARTITION_METADATA_VALUE_ROOT: St = st("ShareGroupPartitionMetadataValue", only(0), SHARED, &[
     f("topics", StructArr(&CONSUMER_GROUP_PARTITION_METADATA_VALUE_TOPIC_METADATA), from(0)),
 ]);
 pub(super) static SHARE_GROUP_MEMBER_METADATA_KEY: Msg = Msg { flex: NONE, root: &SHARE_GROUP_MEMBER_METADATA_KEY_ROOT };
-static SHARE_GROUP_MEMBER_METADATA_KEY_ROOT: St = st("ShareGroupMemberMetadataKey", only(10), SHARED, &[
-    f("groupId", Str, only(10)),
-    f("memberId", Str, only(10)),
+static SHARE_GROUP_MEMBER_METADATA_KEY_ROOT: St = st("ShareGroupMemberMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
 ]);
 pub(super) static SHARE_GROUP_MEMBER_METADATA_VALUE: Msg = Msg { flex: from(0), root: &SHARE_GROUP_MEMBER_METADATA_VALUE_ROOT };
 static SHARE_GROUP_MEMBER_METADATA_VALUE_ROOT: St = st("ShareGroupMemberMetadataValue", only(0), SHARED, &[
@@ -156,34 +168,34 @@ static SHARE_GROUP_MEMBER_METADATA_VALUE_ROOT: St = st("ShareGroupMemberMetadata
     f("subscribedTopicNames", Arr(&Str), from(0)),
 ]);
 pub(super) static SHARE_GROUP_METADATA_KEY: Msg = Msg { flex: NONE, root: &SHARE_GROUP_METADATA_KEY_ROOT };
-static SHARE_GROUP_METADATA_KEY_ROOT: St = st("ShareGroupMetadataKey", only(11), SHARED, &[
-    f("groupId", Str, only(11)),
+static SHARE_GROUP_METADATA_KEY_ROOT: St = st("ShareGroupMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
 ]);
 pub(super) static SHARE_GROUP_METADATA_VALUE: Msg = Msg { flex: from(0), root: &SHARE_GROUP_METADATA_VALUE_ROOT };
 static SHARE_GROUP_METADATA_VALUE_ROOT: St = st("ShareGroupMetadataValue", only(0), SHARED, &[
     f("epoch", I32, from(0)),
 ]);
 pub(super) static SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY: Msg = Msg { flex: NONE, root: &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_ROOT };
-static SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_ROOT: St = st("ShareGroupTargetAssignmentMetadataKey", only(12), SHARED, &[
-    f("groupId", Str, only(12)),
+static SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_ROOT: St = st("ShareGroupTargetAssignmentMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
 ]);
 pub(super) static SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: Msg = Msg { flex: from(0), root: &SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ROOT };
 static SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ROOT: St = st("ShareGroupTargetAssignmentMetadataValue", only(0), SHARED, &[
     f("assignmentEpoch", I32, from(0)),
 ]);
 pub(super) static SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY: Msg = Msg { flex: NONE, root: &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_ROOT };
-static SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_ROOT: St = st("ShareGroupTargetAssignmentMemberKey", only(13), SHARED, &[
-    f("groupId", Str, only(13)),
-    f("memberId", Str, only(13)),
+static SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_ROOT: St = st("ShareGroupTargetAssignmentMemberKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
 ]);
 pub(super) static SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE: Msg = Msg { flex: from(0), root: &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_ROOT };
 static SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_ROOT: St = st("ShareGroupTargetAssignmentMemberValue", only(0), SHARED, &[
     f("topicPartitions", StructArr(&CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TOPIC_PARTITION), from(0)),
 ]);
 pub(super) static SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY: Msg = Msg { flex: NONE, root: &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_ROOT };
-static SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_ROOT: St = st("ShareGroupCurrentMemberAssignmentKey", only(14), SHARED, &[
-    f("groupId", Str, only(14)),
-    f("memberId", Str, only(14)),
+static SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_ROOT: St = st("ShareGroupCurrentMemberAssignmentKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
 ]);
 pub(super) static SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Msg = Msg { flex: from(0), root: &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_ROOT };
 static SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_ROOT: St = st("ShareGroupCurrentMemberAssignmentValue", only(0), SHARED, &[
@@ -193,8 +205,8 @@ static SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_ROOT: St = st("ShareGroupCurr
     f("assignedPartitions", StructArr(&CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS), from(0)),
 ]);
 pub(super) static SHARE_GROUP_STATE_PARTITION_METADATA_KEY: Msg = Msg { flex: NONE, root: &SHARE_GROUP_STATE_PARTITION_METADATA_KEY_ROOT };
-static SHARE_GROUP_STATE_PARTITION_METADATA_KEY_ROOT: St = st("ShareGroupStatePartitionMetadataKey", only(15), SHARED, &[
-    f("groupId", Str, only(15)),
+static SHARE_GROUP_STATE_PARTITION_METADATA_KEY_ROOT: St = st("ShareGroupStatePartitionMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
 ]);
 pub(super) static SHARE_GROUP_STATE_PARTITION_METADATA_VALUE: Msg = Msg { flex: from(0), root: &SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_ROOT };
 static SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_ROOT: St = st("ShareGroupStatePartitionMetadataValue", only(0), SHARED, &[
@@ -209,6 +221,131 @@ static SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_PARTITIONS_INFO: St = st
 static SHARE_GROUP_STATE_PARTITION_METADATA_VALUE_TOPIC_INFO: St = st("TopicInfo", from(0), SHARED, &[
     f("topicId", Uuid, from(0)),
     f("topicName", Str, from(0)),
+]);
+pub(super) static CONSUMER_GROUP_REGULAR_EXPRESSION_KEY: Msg = Msg { flex: NONE, root: &CONSUMER_GROUP_REGULAR_EXPRESSION_KEY_ROOT };
+static CONSUMER_GROUP_REGULAR_EXPRESSION_KEY_ROOT: St = st("ConsumerGroupRegularExpressionKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("regularExpression", Str, only(0)),
+]);
+pub(super) static CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE: Msg = Msg { flex: from(0), root: &CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE_ROOT };
+static CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE_ROOT: St = st("ConsumerGroupRegularExpressionValue", only(0), SHARED, &[
+    f("topics", Arr(&Str), from(0)),
+    f("version", I64, from(0)),
+    f("timestamp", I64, from(0)),
+]);
+pub(super) static STREAMS_GROUP_METADATA_KEY: Msg = Msg { flex: NONE, root: &STREAMS_GROUP_METADATA_KEY_ROOT };
+static STREAMS_GROUP_METADATA_KEY_ROOT: St = st("StreamsGroupMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+]);
+pub(super) static STREAMS_GROUP_METADATA_VALUE: Msg = Msg { flex: from(0), root: &STREAMS_GROUP_METADATA_VALUE_ROOT };
+static STREAMS_GROUP_METADATA_VALUE_ROOT: St = st("StreamsGroupMetadataValue", only(0), SHARED, &[
+    f("epoch", I32, from(0)),
+]);
+pub(super) static STREAMS_GROUP_PARTITION_METADATA_KEY: Msg = Msg { flex: NONE, root: &STREAMS_GROUP_PARTITION_METADATA_KEY_ROOT };
+static STREAMS_GROUP_PARTITION_METADATA_KEY_ROOT: St = st("StreamsGroupPartitionMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+]);
+pub(super) static STREAMS_GROUP_PARTITION_METADATA_VALUE: Msg = Msg { flex: from(0), root: &STREAMS_GROUP_PARTITION_METADATA_VALUE_ROOT };
+static STREAMS_GROUP_PARTITION_METADATA_VALUE_ROOT: St = st("StreamsGroupPartitionMetadataValue", only(0), SHARED, &[
+    f("topics", StructArr(&CONSUMER_GROUP_PARTITION_METADATA_VALUE_TOPIC_METADATA), from(0)),
+]);
+pub(super) static STREAMS_GROUP_MEMBER_METADATA_KEY: Msg = Msg { flex: NONE, root: &STREAMS_GROUP_MEMBER_METADATA_KEY_ROOT };
+static STREAMS_GROUP_MEMBER_METADATA_KEY_ROOT: St = st("StreamsGroupMemberMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
+]);
+pub(super) static STREAMS_GROUP_MEMBER_METADATA_VALUE: Msg = Msg { flex: from(0), root: &STREAMS_GROUP_MEMBER_METADATA_VALUE_ROOT };
+static STREAMS_GROUP_MEMBER_METADATA_VALUE_ROOT: St = st("StreamsGroupMemberMetadataValue", only(0), SHARED, &[
+    f("instanceId", Str, from(0)).null(from(0)),
+    f("rackId", Str, from(0)).null(from(0)),
+    f("clientId", Str, from(0)),
+    f("clientHost", Str, from(0)),
+    f("rebalanceTimeoutMs", I32, from(0)).def(D::Int(-1)),
+    f("topologyEpoch", I32, from(0)),
+    f("processId", Str, from(0)),
+    f("userEndpoint", Struct(&STREAMS_GROUP_MEMBER_METADATA_VALUE_ENDPOINT), from(0)).null(from(0)),
+    f("clientTags", StructArr(&STREAMS_GROUP_MEMBER_METADATA_VALUE_KEY_VALUE), from(0)),
+]);
+static STREAMS_GROUP_MEMBER_METADATA_VALUE_ENDPOINT: St = st("Endpoint", from(0), SHARED, &[
+    f("host", Str, from(0)),
+    f("port", U16, from(0)),
+]);
+static STREAMS_GROUP_MEMBER_METADATA_VALUE_KEY_VALUE: St = st("KeyValue", from(0), SHARED, &[
+    f("key", Str, from(0)),
+    f("value", Str, from(0)),
+]);
+pub(super) static STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY: Msg = Msg { flex: NONE, root: &STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_ROOT };
+static STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_ROOT: St = st("StreamsGroupTargetAssignmentMetadataKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+]);
+pub(super) static STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: Msg = Msg { flex: from(0), root: &STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ROOT };
+static STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ROOT: St = st("StreamsGroupTargetAssignmentMetadataValue", only(0), SHARED, &[
+    f("assignmentEpoch", I32, from(0)),
+]);
+pub(super) static STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY: Msg = Msg { flex: NONE, root: &STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_ROOT };
+static STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_ROOT: St = st("StreamsGroupTargetAssignmentMemberKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
+]);
+pub(super) static STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE: Msg = Msg { flex: from(0), root: &STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_ROOT };
+static STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_ROOT: St = st("StreamsGroupTargetAssignmentMemberValue", only(0), SHARED, &[
+    f("activeTasks", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+    f("standbyTasks", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+    f("warmupTasks", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+]);
+static STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS: St = st("TaskIds", from(0), SHARED, &[
+    f("subtopologyId", Str, from(0)),
+    f("partitions", Arr(&I32), from(0)),
+]);
+pub(super) static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY: Msg = Msg { flex: NONE, root: &STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_ROOT };
+static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_ROOT: St = st("StreamsGroupCurrentMemberAssignmentKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+    f("memberId", Str, only(0)),
+]);
+pub(super) static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE: Msg = Msg { flex: from(0), root: &STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_ROOT };
+static STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_ROOT: St = st("StreamsGroupCurrentMemberAssignmentValue", only(0), SHARED, &[
+    f("memberEpoch", I32, from(0)),
+    f("previousMemberEpoch", I32, from(0)),
+    f("state", I8, from(0)),
+    f("activeTasks", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+    f("standbyTasks", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+    f("warmupTasks", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+    f("activeTasksPendingRevocation", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+    f("standbyTasksPendingRevocation", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+    f("warmupTasksPendingRevocation", StructArr(&STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE_TASK_IDS), from(0)),
+]);
+pub(super) static STREAMS_GROUP_TOPOLOGY_KEY: Msg = Msg { flex: NONE, root: &STREAMS_GROUP_TOPOLOGY_KEY_ROOT };
+static STREAMS_GROUP_TOPOLOGY_KEY_ROOT: St = st("StreamsGroupTopologyKey", only(0), SHARED, &[
+    f("groupId", Str, only(0)),
+]);
+pub(super) static STREAMS_GROUP_TOPOLOGY_VALUE: Msg = Msg { flex: from(0), root: &STREAMS_GROUP_TOPOLOGY_VALUE_ROOT };
+static STREAMS_GROUP_TOPOLOGY_VALUE_ROOT: St = st("StreamsGroupTopologyValue", only(0), SHARED, &[
+    f("epoch", I32, from(0)),
+    f("subtopologies", StructArr(&STREAMS_GROUP_TOPOLOGY_VALUE_SUBTOPOLOGY), from(0)),
+]);
+static STREAMS_GROUP_TOPOLOGY_VALUE_SUBTOPOLOGY: St = st("Subtopology", from(0), INLINE, &[
+    f("subtopologyId", Str, from(0)),
+    f("sourceTopics", Arr(&Str), from(0)),
+    f("sourceTopicRegex", Arr(&Str), from(0)),
+    f("stateChangelogTopics", StructArr(&STREAMS_GROUP_TOPOLOGY_VALUE_TOPIC_INFO), from(0)),
+    f("repartitionSinkTopics", Arr(&Str), from(0)),
+    f("repartitionSourceTopics", StructArr(&STREAMS_GROUP_TOPOLOGY_VALUE_TOPIC_INFO), from(0)),
+    f("copartitionGroups", StructArr(&STREAMS_GROUP_TOPOLOGY_VALUE_COPARTITION_GROUP), from(0)),
+]);
+static STREAMS_GROUP_TOPOLOGY_VALUE_TOPIC_INFO: St = st("TopicInfo", from(0), SHARED, &[
+    f("name", Str, from(0)),
+    f("partitions", I32, from(0)),
+    f("replicationFactor", I16, from(0)),
+    f("topicConfigs", StructArr(&STREAMS_GROUP_TOPOLOGY_VALUE_TOPIC_CONFIG), from(0)),
+]);
+static STREAMS_GROUP_TOPOLOGY_VALUE_TOPIC_CONFIG: St = st("TopicConfig", from(0), SHARED, &[
+    f("key", Str, from(0)),
+    f("value", Str, from(0)),
+]);
+static STREAMS_GROUP_TOPOLOGY_VALUE_COPARTITION_GROUP: St = st("CopartitionGroup", from(0), INLINE, &[
+    f("sourceTopics", Arr(&I16), from(0)),
+    f("sourceTopicRegex", Arr(&I16), from(0)),
+    f("repartitionSourceTopics", Arr(&I16), from(0)),
 ]);
 
 // ---- consumer-protocol member bytes (inside GroupMetadataValue of "consumer" groups) ----
@@ -566,6 +703,7 @@ static REMOTE_LOG_SEGMENT_METADATA_RECORD_ROOT: St = st("RemoteLogSegmentMetadat
     f("segmentSizeInBytes", I32, from(0)),
     f("customMetadata", Bytes, from(0)).null(from(0)).def(D::Null),
     f("remoteLogSegmentState", I8, from(0)),
+    f("txnIndexEmpty", Bool, from(0)).tag(0, from(0)),
 ]);
 static REMOTE_LOG_SEGMENT_METADATA_RECORD_REMOTE_LOG_SEGMENT_ID_ENTRY: St = st("RemoteLogSegmentIdEntry", from(0), INLINE, &[
     f("topicIdPartition", Struct(&REMOTE_LOG_SEGMENT_METADATA_RECORD_TOPIC_ID_PARTITION_ENTRY), from(0)),
@@ -592,6 +730,7 @@ static REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_ROOT: St = st("RemoteLogSegme
     f("segmentSizeInBytes", I32, from(0)),
     f("customMetadata", Bytes, from(0)).null(from(0)).def(D::Null),
     f("remoteLogSegmentState", I8, from(0)),
+    f("txnIndexEmpty", Bool, from(0)).tag(0, from(0)),
 ]);
 pub(super) static REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD: Msg = Msg { flex: from(0), root: &REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD_ROOT };
 static REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD_ROOT: St = st("RemoteLogSegmentMetadataUpdateRecord", only(0), SHARED, &[
@@ -611,7 +750,7 @@ static REMOTE_PARTITION_DELETE_METADATA_RECORD_ROOT: St = st("RemotePartitionDel
 
 /// `__consumer_offsets`: record type → key and value schemas.
 pub(super) static OFFSETS_RECORDS: &[(i16, &Msg, &Msg)] = &[
-    (0, &OFFSET_COMMIT_KEY, &OFFSET_COMMIT_VALUE),
+    (0, &LEGACY_OFFSET_COMMIT_KEY, &LEGACY_OFFSET_COMMIT_VALUE),
     (1, &OFFSET_COMMIT_KEY, &OFFSET_COMMIT_VALUE),
     (2, &GROUP_METADATA_KEY, &GROUP_METADATA_VALUE),
     (3, &CONSUMER_GROUP_METADATA_KEY, &CONSUMER_GROUP_METADATA_VALUE),
@@ -627,6 +766,14 @@ pub(super) static OFFSETS_RECORDS: &[(i16, &Msg, &Msg)] = &[
     (13, &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY, &SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
     (14, &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY, &SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
     (15, &SHARE_GROUP_STATE_PARTITION_METADATA_KEY, &SHARE_GROUP_STATE_PARTITION_METADATA_VALUE),
+    (16, &CONSUMER_GROUP_REGULAR_EXPRESSION_KEY, &CONSUMER_GROUP_REGULAR_EXPRESSION_VALUE),
+    (17, &STREAMS_GROUP_METADATA_KEY, &STREAMS_GROUP_METADATA_VALUE),
+    (18, &STREAMS_GROUP_PARTITION_METADATA_KEY, &STREAMS_GROUP_PARTITION_METADATA_VALUE),
+    (19, &STREAMS_GROUP_MEMBER_METADATA_KEY, &STREAMS_GROUP_MEMBER_METADATA_VALUE),
+    (20, &STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY, &STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE),
+    (21, &STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY, &STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE),
+    (22, &STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY, &STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE),
+    (23, &STREAMS_GROUP_TOPOLOGY_KEY, &STREAMS_GROUP_TOPOLOGY_VALUE),
 ];
 
 /// `__share_group_state`: record type → key and value schemas.

@@ -107,8 +107,8 @@ fn offset_commit_value_flexible_tagged_and_future_versions() {
 #[test]
 fn coordinator_framing_errors() {
     assert_eq!(
-        key_of(&offsets(&[0, 16, 0], Some(&[0, 0]))),
-        "Unknown record type 16 at offset 0, skipping."
+        key_of(&offsets(&[0, 24, 0], Some(&[0, 0]))),
+        "Unknown record type 24 at offset 0, skipping."
     );
     assert_eq!(
         key_of(&offsets(&[0xff, 0xff], None)),
@@ -1075,9 +1075,9 @@ fn every_generated_record_type_and_version_round_trips() {
             count += 1;
         }
     }
-    // Offsets: types 0 and 1 (value v0–4), 2 (v0–4), 3–15 (v0); share state: 2 types (v0);
-    // metadata: 25 types, 34 versions. A table that lost an entry fails here.
-    assert_eq!(count, 10 + 5 + 13 + 2 + 34);
+    // Offsets: type 0 (the legacy commit, v0), 1 (v0–4), 2 (v0–4), 3–23 (v0); share state: 2
+    // types (v0); metadata: 25 types, 34 versions. A table that lost an entry fails here.
+    assert_eq!(count, 1 + 5 + 5 + 21 + 2 + 34);
 }
 
 /// A value newer than the tables (issue 38, item 2): the fields of the newest known version,

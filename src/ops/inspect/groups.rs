@@ -11,7 +11,18 @@
 //!   (`Empty` without members, else `Stable`, as a loaded group starts); a KIP-848 consumer
 //!   group's state comes from its epochs (`ConsumerGroup.maybeUpdateGroupState`: `Empty`,
 //!   `Assigning`, `Reconciling`, `Stable`); a group with offsets and no metadata is a "simple"
-//!   group, empty.
+//!   group, empty;
+//! - a consumer group's regular-expression subscriptions are the topics the coordinator last
+//!   resolved each to (`ConsumerGroupRegularExpression` records);
+//! - a KIP-1071 streams group (the `StreamsGroup*` records) has a topology, members with the
+//!   tasks of their current assignment, and a state as `StreamsGroup.maybeUpdateGroupState`
+//!   sets it: `Empty` without members, `NotReady` without a topology, then `Assigning`,
+//!   `Reconciling` or `Stable` by its epochs. (The broker also says `NotReady` while the
+//!   topology's topics are missing from the cluster; offline that is not known.)
+//!
+//! A record the coordinator's loader refuses (no key, a key or value that does not
+//! deserialize) or skips (an unknown record type) is a finding by the rule `verify --deep`
+//! applies ([`crate::format::internal::loader_verdict`]).
 //!
 //! Where the log dir holds the committed partitions, the lag is what `kafka-consumer-groups.sh
 //! --describe` computes: the committed offset subtracted from what AdminClient
@@ -79,8 +90,63 @@ pub struct Member {
     pub client_id: Option<String>,
     pub client_host: Option<String>,
     pub group_instance_id: Option<String>,
-    /// KIP-848 members: the member epoch of the current assignment.
+    /// KIP-848 and streams members: the member epoch of the current assignment.
     pub member_epoch: Option<i32>,
+    /// Streams members: the Kafka Streams process the member runs in.
+    pub process_id: Option<String>,
+    /// Streams members: the topology epoch the member runs.
+    pub topology_epoch: Option<i32>,
+    /// Streams members: the tasks of the current assignment.
+    pub current_assignment: Option<StreamsTasks>,
+}
+
+/// The tasks of a streams member's assignment, by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamsTasks {
+    pub active_tasks: Vec<SubtopologyTasks>,
+    pub standby_tasks: Vec<SubtopologyTasks>,
+    pub warmup_tasks: Vec<SubtopologyTasks>,
+}
+
+/// Tasks of one subtopology: a task per partition number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubtopologyTasks {
+    pub subtopology_id: String,
+    pub partitions: Vec<i32>,
+}
+
+/// A consumer group's regular-expression subscription as the coordinator last resolved it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegexSubscription {
+    pub regular_expression: String,
+    /// The topics it matched.
+    pub topics: Vec<String>,
+    /// The metadata image version it was resolved against.
+    pub metadata_image_version: i64,
+    /// When it was resolved (epoch milliseconds).
+    pub resolved_timestamp: i64,
+}
+
+/// A streams group's topology.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Topology {
+    pub topology_epoch: i32,
+    pub subtopologies: Vec<Subtopology>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subtopology {
+    pub subtopology_id: String,
+    pub source_topics: Vec<String>,
+    pub source_topic_regexes: Vec<String>,
+    pub repartition_source_topics: Vec<String>,
+    pub repartition_sink_topics: Vec<String>,
+    pub state_changelog_topics: Vec<String>,
 }
 
 /// One group.
@@ -88,7 +154,8 @@ pub struct Member {
 #[serde(rename_all = "camelCase")]
 pub struct Group {
     pub group: String,
-    /// `classic`, `consumer` (KIP-848) or `simple` (offsets without membership).
+    /// `classic`, `consumer` (KIP-848), `streams` (KIP-1071) or `simple` (offsets without
+    /// membership).
     pub group_type: &'static str,
     pub state: &'static str,
     pub protocol_type: Option<String>,
@@ -96,9 +163,13 @@ pub struct Group {
     pub leader: Option<String>,
     /// Classic: the generation; consumer: the group epoch.
     pub generation: Option<i32>,
-    /// Consumer: the target assignment epoch.
+    /// Consumer and streams: the target assignment epoch.
     pub assignment_epoch: Option<i32>,
     pub members: Vec<Member>,
+    /// Consumer: the regular-expression subscriptions of its members.
+    pub regular_expressions: Vec<RegexSubscription>,
+    /// Streams: the topology (none before one is recorded).
+    pub topology: Option<Topology>,
     pub offsets: Vec<CommittedOffset>,
     /// Transactional commits still waiting for their transaction's marker.
     pub pending_transactional_offsets: Vec<PendingOffset>,
@@ -138,6 +209,16 @@ struct ConsumerState {
     assignment_epoch: i32,
     /// member id → (metadata, member epoch and state of its current assignment).
     members: BTreeMap<String, (Member, i32, i64)>,
+    regexes: BTreeMap<String, RegexSubscription>,
+}
+
+#[derive(Debug, Default)]
+struct StreamsState {
+    epoch: i32,
+    assignment_epoch: i32,
+    topology: Option<Topology>,
+    /// As [`ConsumerState::members`].
+    members: BTreeMap<String, (Member, i32, i64)>,
 }
 
 type Key = (String, String, i32);
@@ -146,6 +227,7 @@ type Key = (String, String, i32);
 struct Replay {
     classic: HashMap<String, ClassicState>,
     consumer: HashMap<String, ConsumerState>,
+    streams: HashMap<String, StreamsState>,
     offsets: BTreeMap<Key, CommittedOffset>,
     pending: HashMap<i64, BTreeMap<Key, CommittedOffset>>,
 }
@@ -171,11 +253,118 @@ fn member(data: &serde_json::Value, id: &str) -> Member {
             .or_else(|| s(data, "instanceId"))
             .map(str::to_owned),
         member_epoch: None,
+        process_id: s(data, "processId").map(str::to_owned),
+        topology_epoch: i32_of(data, "topologyEpoch"),
+        current_assignment: None,
     }
 }
 
-/// `MemberState.STABLE`.
+fn strings(v: &serde_json::Value, k: &str) -> Vec<String> {
+    let items = v.get(k).and_then(|a| a.as_array()).into_iter().flatten();
+    items
+        .filter_map(|x| x.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The names of a list of `TopicInfo` structs.
+fn topic_names(v: &serde_json::Value, k: &str) -> Vec<String> {
+    let items = v.get(k).and_then(|a| a.as_array()).into_iter().flatten();
+    items
+        .filter_map(|t| s(t, "name").map(str::to_owned))
+        .collect()
+}
+
+fn task_ids(v: &serde_json::Value, k: &str) -> Vec<SubtopologyTasks> {
+    let items = v.get(k).and_then(|a| a.as_array()).into_iter().flatten();
+    items
+        .map(|t| SubtopologyTasks {
+            subtopology_id: s(t, "subtopologyId").unwrap_or_default().to_owned(),
+            partitions: t
+                .get("partitions")
+                .and_then(|p| p.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_i64().and_then(|n| i32::try_from(n).ok()))
+                .collect(),
+        })
+        .collect()
+}
+
+fn topology(v: &serde_json::Value) -> Topology {
+    let subs = v.get("subtopologies").and_then(|a| a.as_array());
+    Topology {
+        topology_epoch: i32_of(v, "epoch").unwrap_or(0),
+        subtopologies: subs
+            .into_iter()
+            .flatten()
+            .map(|t| Subtopology {
+                subtopology_id: s(t, "subtopologyId").unwrap_or_default().to_owned(),
+                source_topics: strings(t, "sourceTopics"),
+                source_topic_regexes: strings(t, "sourceTopicRegex"),
+                repartition_source_topics: topic_names(t, "repartitionSourceTopics"),
+                repartition_sink_topics: strings(t, "repartitionSinkTopics"),
+                state_changelog_topics: topic_names(t, "stateChangelogTopics"),
+            })
+            .collect(),
+    }
+}
+
+/// `MemberState.STABLE` of consumer groups.
 const MEMBER_STATE_STABLE: i64 = 0;
+/// `streams.MemberState.STABLE`.
+const STREAMS_MEMBER_STATE_STABLE: i64 = 1;
+
+/// The record types of the pinned definitions (`tables.rs`, `OFFSETS_RECORDS`) replayed here
+/// beyond the classic and KIP-848 ones.
+const REGULAR_EXPRESSION: &str = "16";
+const STREAMS_METADATA: &str = "17";
+const STREAMS_MEMBER_METADATA: &str = "19";
+const STREAMS_TARGET_ASSIGNMENT_METADATA: &str = "20";
+const STREAMS_CURRENT_MEMBER_ASSIGNMENT: &str = "22";
+const STREAMS_TOPOLOGY: &str = "23";
+
+/// A member's metadata record: a tombstone removes the member, a value replaces its metadata
+/// and keeps the epoch of its current assignment.
+fn member_metadata(
+    members: &mut BTreeMap<String, (Member, i32, i64)>,
+    id: &str,
+    value: Option<&serde_json::Value>,
+    stable: i64,
+) {
+    let Some(v) = value else {
+        members.remove(id);
+        return;
+    };
+    let entry = members
+        .entry(id.to_owned())
+        .or_insert_with(|| (member(v, id), 0, stable));
+    entry.0 = Member {
+        member_epoch: entry.0.member_epoch,
+        current_assignment: entry.0.current_assignment.take(),
+        ..member(v, id)
+    };
+}
+
+/// The group state from its epochs and its members' (`maybeUpdateGroupState` of both types).
+fn epoch_state(
+    epoch: i32,
+    assignment_epoch: i32,
+    members: &[(i32, i64)],
+    stable: i64,
+) -> &'static str {
+    if members.is_empty() {
+        "Empty"
+    } else if epoch > assignment_epoch {
+        "Assigning"
+    } else if members
+        .iter()
+        .any(|&(e, state)| e != assignment_epoch || state != stable)
+    {
+        "Reconciling"
+    } else {
+        "Stable"
+    }
+}
 
 impl Replay {
     fn record(&mut self, record_partition: i32, r: &ReplayedRecord<'_>) {
@@ -246,20 +435,7 @@ impl Replay {
                 let Some(id) = s(k, "memberId") else { return };
                 let g = self.consumer.entry(group).or_default();
                 match (kind, value) {
-                    ("5", None) => {
-                        g.members.remove(id);
-                    }
-                    ("5", Some(v)) => {
-                        let entry = g
-                            .members
-                            .entry(id.to_owned())
-                            .or_insert_with(|| (member(v, id), 0, MEMBER_STATE_STABLE));
-                        let epoch = entry.0.member_epoch;
-                        entry.0 = Member {
-                            member_epoch: epoch,
-                            ..member(v, id)
-                        };
-                    }
+                    ("5", v) => member_metadata(&mut g.members, id, v, MEMBER_STATE_STABLE),
                     (_, Some(v)) => {
                         if let Some(m) = g.members.get_mut(id) {
                             m.1 = i32_of(v, "memberEpoch").unwrap_or(0);
@@ -274,6 +450,70 @@ impl Replay {
                 if let Some(v) = value {
                     self.consumer.entry(group).or_default().assignment_epoch =
                         i32_of(v, "assignmentEpoch").unwrap_or(0);
+                }
+            }
+            REGULAR_EXPRESSION => {
+                let Some(regex) = s(k, "regularExpression") else {
+                    return;
+                };
+                let g = self.consumer.entry(group).or_default();
+                match value {
+                    None => {
+                        g.regexes.remove(regex);
+                    }
+                    Some(v) => {
+                        let sub = RegexSubscription {
+                            regular_expression: regex.to_owned(),
+                            topics: strings(v, "topics"),
+                            metadata_image_version: int(v, "version").unwrap_or(0),
+                            resolved_timestamp: int(v, "timestamp").unwrap_or(0),
+                        };
+                        g.regexes.insert(regex.to_owned(), sub);
+                    }
+                }
+            }
+            _ => self.streams_record(kind, group, k, value),
+        }
+    }
+
+    /// `GroupMetadataManager.replay` of the streams-group records.
+    fn streams_record(
+        &mut self,
+        kind: &str,
+        group: String,
+        k: &serde_json::Value,
+        value: Option<&serde_json::Value>,
+    ) {
+        let member_id = s(k, "memberId");
+        match (kind, value, member_id) {
+            (STREAMS_METADATA, None, _) => {
+                self.streams.remove(&group);
+            }
+            (STREAMS_METADATA, Some(v), _) => {
+                self.streams.entry(group).or_default().epoch = i32_of(v, "epoch").unwrap_or(0);
+            }
+            (STREAMS_TOPOLOGY, v, _) => {
+                self.streams.entry(group).or_default().topology = v.map(topology);
+            }
+            (STREAMS_TARGET_ASSIGNMENT_METADATA, Some(v), _) => {
+                self.streams.entry(group).or_default().assignment_epoch =
+                    i32_of(v, "assignmentEpoch").unwrap_or(0);
+            }
+            (STREAMS_MEMBER_METADATA, v, Some(id)) => {
+                let g = self.streams.entry(group).or_default();
+                member_metadata(&mut g.members, id, v, STREAMS_MEMBER_STATE_STABLE);
+            }
+            (STREAMS_CURRENT_MEMBER_ASSIGNMENT, Some(v), Some(id)) => {
+                let g = self.streams.entry(group).or_default();
+                if let Some(m) = g.members.get_mut(id) {
+                    m.1 = i32_of(v, "memberEpoch").unwrap_or(0);
+                    m.2 = int(v, "state").unwrap_or(STREAMS_MEMBER_STATE_STABLE);
+                    m.0.member_epoch = Some(m.1);
+                    m.0.current_assignment = Some(StreamsTasks {
+                        active_tasks: task_ids(v, "activeTasks"),
+                        standby_tasks: task_ids(v, "standbyTasks"),
+                        warmup_tasks: task_ids(v, "warmupTasks"),
+                    });
                 }
             }
             _ => {}
@@ -341,6 +581,7 @@ impl Replay {
             .classic
             .keys()
             .chain(self.consumer.keys())
+            .chain(self.streams.keys())
             .cloned()
             .chain(self.offsets.keys().map(|k| k.0.clone()))
             .chain(
@@ -366,6 +607,7 @@ impl Replay {
         }
         let mut classic = self.classic;
         let mut consumer = self.consumer;
+        let mut streams = self.streams;
         names
             .into_iter()
             .map(|name| {
@@ -379,28 +621,38 @@ impl Replay {
                     generation: None,
                     assignment_epoch: None,
                     members: Vec::new(),
+                    regular_expressions: Vec::new(),
+                    topology: None,
                     offsets: offsets.remove(&name).unwrap_or_default(),
                     pending_transactional_offsets: pending.remove(&name).unwrap_or_default(),
                 };
                 g.pending_transactional_offsets
                     .sort_by_key(|p| (p.producer_id, p.offset.topic.clone(), p.offset.partition));
-                if let Some(c) = consumer.remove(&name) {
+                let epochs = |m: &BTreeMap<String, (Member, i32, i64)>| -> Vec<(i32, i64)> {
+                    m.values().map(|(_, e, s)| (*e, *s)).collect()
+                };
+                if let Some(c) = streams.remove(&name) {
+                    g.group_type = "streams";
+                    g.generation = Some(c.epoch);
+                    g.assignment_epoch = Some(c.assignment_epoch);
+                    let stable = STREAMS_MEMBER_STATE_STABLE;
+                    g.state =
+                        match epoch_state(c.epoch, c.assignment_epoch, &epochs(&c.members), stable)
+                        {
+                            "Empty" => "Empty",
+                            _ if c.topology.is_none() => "NotReady",
+                            state => state,
+                        };
+                    g.topology = c.topology;
+                    g.members = c.members.into_values().map(|(m, _, _)| m).collect();
+                } else if let Some(c) = consumer.remove(&name) {
                     g.group_type = "consumer";
                     g.generation = Some(c.epoch);
                     g.assignment_epoch = Some(c.assignment_epoch);
-                    let reconciled = c.members.values().all(|(_, epoch, state)| {
-                        *epoch == c.assignment_epoch && *state == MEMBER_STATE_STABLE
-                    });
-                    g.state = if c.members.is_empty() {
-                        "Empty"
-                    } else if c.epoch > c.assignment_epoch {
-                        "Assigning"
-                    } else if !reconciled {
-                        "Reconciling"
-                    } else {
-                        "Stable"
-                    };
+                    let stable = MEMBER_STATE_STABLE;
+                    g.state = epoch_state(c.epoch, c.assignment_epoch, &epochs(&c.members), stable);
                     g.members = c.members.into_values().map(|(m, _, _)| m).collect();
+                    g.regular_expressions = c.regexes.into_values().collect();
                 } else if let Some(c) = classic.remove(&name) {
                     g.group_type = "classic";
                     g.state = if c.members.is_empty() {
@@ -508,7 +760,7 @@ pub fn describe_groups(paths: &[PathBuf], group: Option<&str>) -> Result<GroupsR
         if logs.is_empty() {
             continue;
         }
-        findings.extend(replay(&logs, Decoder::Offsets, 0, &mut |r| {
+        findings.extend(replay(&logs, Decoder::Offsets, 0, true, &mut |r| {
             state.record(*n, r)
         })?);
     }

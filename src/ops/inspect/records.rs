@@ -76,17 +76,20 @@ impl Sink for ReplaySink<'_> {
 
 /// Replays the records of `files` (segments or KRaft snapshots, in the order given) from offset
 /// `from_offset` on through `visit`; returns what the walk found wrong on the way (damage stops
-/// a segment where the broker's reader would stop).
+/// a segment where the broker's reader would stop). With `loader_rules`, a record the topic's
+/// loader refuses or skips is a finding by `verify --deep`'s rule (and not by dump's).
 pub fn replay(
     files: &[PathBuf],
     decoder: Decoder,
     from_offset: i64,
+    loader_rules: bool,
     visit: &mut dyn FnMut(&ReplayedRecord<'_>),
 ) -> Result<Vec<Finding>> {
     let opts = DumpOptions {
         deep: true,
         print_data: true,
         decoder: Some(decoder),
+        loader_rules,
         ..DumpOptions::default()
     };
     let mut sink = ReplaySink {

@@ -161,6 +161,10 @@ impl Walker<'_, '_> {
             value_payload = read(self.opts.value_decoder.as_ref(), view.value);
         }
         if let Some(message) = fatal {
+            if self.opts.loader_rules && self.topic_decoder.is_some() && !batch.is_control {
+                // The loader's verdict on this record is already a finding (`judge_load`).
+                return Ok(());
+            }
             // Where kafka-dump-log dies on a record, kseg says why and goes on.
             let f = Finding::error(
                 "record.decode",

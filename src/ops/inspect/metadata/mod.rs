@@ -113,7 +113,7 @@ fn offset_at_time(dir: &Path, segments: &[(i64, PathBuf)], time: i64) -> Result<
     let mut first_after = None;
     let mut first = None;
     let mut end = 0;
-    replay(&files, Decoder::ClusterMetadata, 0, &mut |r| {
+    replay(&files, Decoder::ClusterMetadata, 0, false, &mut |r| {
         first.get_or_insert(r.offset);
         end = r.offset + 1;
         if r.timestamp > time && first_after.is_none() {
@@ -165,6 +165,7 @@ pub fn load_dir(dir: &Path, point: Point) -> Result<MetadataReport> {
                 std::slice::from_ref(path),
                 Decoder::ClusterMetadata,
                 0,
+                false,
                 &mut |r| loader.take(path, r),
             )?);
             loader.end_of_snapshot();
@@ -177,15 +178,21 @@ pub fn load_dir(dir: &Path, point: Point) -> Result<MetadataReport> {
     let mut first_log = None;
     let files: Vec<PathBuf> = segments.iter().map(|(_, p)| p.clone()).collect();
     if !files.is_empty() && from < limit {
-        findings.extend(replay(&files, Decoder::ClusterMetadata, from, &mut |r| {
-            if r.offset >= limit {
-                return;
-            }
-            first_log.get_or_insert(r.offset);
-            offset = r.offset + 1;
-            last_time = Some(r.timestamp);
-            loader.take(segment_of(&segments, r.offset).unwrap_or(&dir), r);
-        })?);
+        findings.extend(replay(
+            &files,
+            Decoder::ClusterMetadata,
+            from,
+            false,
+            &mut |r| {
+                if r.offset >= limit {
+                    return;
+                }
+                first_log.get_or_insert(r.offset);
+                offset = r.offset + 1;
+                last_time = Some(r.timestamp);
+                loader.take(segment_of(&segments, r.offset).unwrap_or(&dir), r);
+            },
+        )?);
     }
     let missing_to = first_log.or((limit != i64::MAX).then_some(limit));
     if let Some(to) = missing_to.filter(|to| *to > from) {
