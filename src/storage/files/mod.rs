@@ -7,11 +7,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 
+mod build;
 mod index;
 mod regular;
 mod sparse;
 mod staging;
 
+pub use build::*;
 pub use index::*;
 pub use regular::*;
 pub use sparse::*;
