@@ -179,6 +179,9 @@ const OUTSIDE_LIST_FILE_NAME: &str = "outside";
 #[derive(Debug)]
 pub struct Outside {
     staging: PathBuf,
+    /// Where the built directory goes: a target the build names beside its own directory
+    /// (`../bootstrap.checkpoint`, in the staging directory) is the one beside this.
+    out_dir: PathBuf,
     /// (staged, target)
     files: Vec<(PathBuf, PathBuf)>,
 }
@@ -187,6 +190,11 @@ impl Outside {
     /// Stages `bytes` for `target`, which must not exist (kseg never overwrites a file it
     /// was not asked to build).
     pub fn write(&mut self, target: &Path, bytes: &[u8]) -> Result<()> {
+        let beside = match target.strip_prefix(&self.staging) {
+            Ok(rel) => self.out_dir.parent().map(|p| p.join(rel)),
+            Err(_) => None,
+        };
+        let target = beside.as_deref().unwrap_or(target);
         if exists(target)? || self.files.iter().any(|(_, t)| t == target) {
             return Err(Error::invalid(
                 target,
@@ -299,6 +307,7 @@ pub fn build_dir<T>(
     let tmp = staging.path().join(BUILD_DIR_NAME);
     let mut outside = Outside {
         staging: staging.path().to_path_buf(),
+        out_dir: out_dir.to_path_buf(),
         files: Vec::new(),
     };
     let built = std::fs::create_dir(&tmp)
