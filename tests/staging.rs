@@ -76,7 +76,7 @@ struct Case {
     setup: fn(&Path, &Path),
     args: fn(&Path) -> Vec<String>,
     /// Only the points before the build's rename: the recovery after a salvage is not
-    /// resumable across it (see the report).
+    /// resumable across it (docs/repair.md).
     before_rename_only: bool,
 }
 
