@@ -15,7 +15,9 @@ use super::render::{print_json_or_text, size, table, Fit};
 use super::{fail, notice, EXIT_OK};
 use crate::ops::repair::apply::files_changed;
 use crate::ops::repair::recover::render_changes;
-use crate::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
+use crate::ops::simulate::compact::plan::{
+    interrupted_journal, plan_apply, plan_resolve_leftovers,
+};
 use crate::ops::simulate::compact::{compact_to, CompactOptions, CompactReport};
 
 #[derive(Debug, Args)]
@@ -121,6 +123,25 @@ pub fn run(args: CompactArgs) -> u8 {
         };
     }
     let apply_opts = args.repair.apply_options(&args.path);
+    // An interrupted run's plan, kept until its last change: finished as planned then.
+    match interrupted_journal(&args.path) {
+        Ok(None) => {}
+        Ok(Some(journal)) => {
+            crate::cli::render::outln!(
+                "an interrupted `compact --apply` left its plan in {}: it is finished as planned, not cleaned again",
+                journal.path().display()
+            );
+            crate::cli::render::out!("{}", render_changes(&journal.changes, args.repair.verbose));
+            if !args.repair.apply {
+                return would_change(
+                    files_changed(&journal.changes),
+                    "--apply finishes the interrupted run",
+                );
+            }
+            return report_applied(journal.apply(&args.path, &apply_opts));
+        }
+        Err(e) => return fail(&e),
+    }
     // Leftovers of an interrupted run: resolved first as the broker's loader would at start-up,
     // so that a rerun of `compact --apply` finishes the job.
     match plan_resolve_leftovers(&args.path, &opts) {

@@ -331,7 +331,7 @@ pub fn salvage(
     super::apply::refuse_inside_log_dir(out, dir, "salvage directory")?;
     let topic_id = topic_id_of(dir)?;
     let regions = dropped_regions(plan);
-    crate::ops::write::all_or_nothing(out, |tmp| {
+    crate::ops::write::all_or_nothing("salvage", out, |tmp| {
         let part_dir = tmp.join(name);
         let mut s = Salvager {
             config,

@@ -599,8 +599,10 @@ impl RetentionReport {
     /// partition directory the broker runs retention in only.
     pub fn apply(&self, opts: &ApplyOptions) -> Result<Option<PathBuf>> {
         crate::ops::input::repair_target(&self.dir, crate::error::Work::Retention)?;
-        let scratch = tempfile::tempdir().map_err(|e| Error::io(&self.dir, e))?;
-        let changes = self.changes(scratch.path())?;
+        let scratch = crate::storage::files::scratch_dir()?;
+        let changes = self
+            .changes(scratch.path())
+            .map_err(|e| crate::storage::files::scratch_full(e, scratch.path()))?;
         let plan =
             serde_json::to_string(self).map_err(|e| Error::invalid(&self.dir, e.to_string()))?;
         apply::apply(&self.dir, &changes, &plan, opts)

@@ -99,7 +99,7 @@ impl LogDirSummary {
 /// Writes every partition of `spec` into the log dir `out_dir` (absent or empty), then its
 /// checkpoints and `meta.properties`.
 pub fn write_log_dir(spec: &LogDirSpec, out_dir: &Path) -> Result<LogDirSummary> {
-    super::all_or_nothing(out_dir, |dir| build_log_dir(spec, dir))
+    super::all_or_nothing("write", out_dir, |dir| build_log_dir(spec, dir))
 }
 
 /// [`write_log_dir`] into the directory `out_dir`, which exists and is empty.

@@ -635,7 +635,7 @@ pub(super) fn write_driven(
 ) -> Result<WriteSummary> {
     spec.check("")
         .map_err(|m| Error::invalid(&spec.source, m))?;
-    super::all_or_nothing_with(out_dir, |dir, outside| {
+    crate::storage::files::build_dir("write", out_dir, |dir, outside| {
         build_driven(spec, dir, drive, outside)
     })
 }

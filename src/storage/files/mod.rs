@@ -8,11 +8,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::error::{Error, Result};
 use crate::storage::tiered::{shown_as, shown_in};
 
+mod build;
 mod index;
 mod regular;
 mod sparse;
 mod staging;
 
+pub use build::*;
 pub use index::*;
 pub use regular::*;
 pub use sparse::*;

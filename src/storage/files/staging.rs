@@ -567,7 +567,7 @@ pub struct Staging {
 impl Staging {
     /// Stages the partition directory `from` in a new scratch directory, under its own name.
     pub fn new(from: &Path, skip_suffix: &str) -> Result<Self> {
-        let tmp = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+        let tmp = scratch_dir()?;
         let scratch = tmp.path().to_path_buf();
         let mut staging = Staging::within(&scratch, ".", from, skip_suffix)?;
         staging._scratch = Some(tmp);
@@ -626,7 +626,7 @@ impl Staging {
 
     /// An empty staging directory, for data files staged one by one ([`Staging::stage_data`]).
     pub fn empty() -> Result<Self> {
-        let tmp = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+        let tmp = scratch_dir()?;
         let scratch = tmp.path().to_path_buf();
         staged_dirs().insert(scratch.clone());
         Ok(Staging {

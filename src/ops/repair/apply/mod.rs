@@ -247,23 +247,10 @@ pub fn order_changes(changes: &mut [Change]) {
     changes.sort_by_key(Change::rank);
 }
 
-/// Test hook: a directory where the process, at each pause point (`locked`: the lock taken,
-/// nothing read; `step-N`: before step N; `applied`: the last rename and fsync done, the lock
-/// still held), creates a file of that name and waits until the test removes it.
-pub const PAUSE_DIR_VAR: &str = "KSEG_TEST_PAUSE_DIR";
-
-/// Pauses at `point` when [`PAUSE_DIR_VAR`] is set.
-pub fn pause(point: &str) {
-    let Some(d) = std::env::var_os(PAUSE_DIR_VAR) else {
-        return;
-    };
-    let f = Path::new(&d).join(point);
-    if std::fs::write(&f, b"").is_ok() {
-        while f.exists() {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-    }
-}
+/// Test hook: at each pause point (`locked`: the lock taken, nothing read; `step-N`: before
+/// step N; `applied`: the last rename and fsync done, the lock still held) the process waits
+/// ([`crate::storage::files::pause`]).
+pub use crate::storage::files::{pause, PAUSE_DIR_VAR};
 
 /// Carries out `changes` (already in executor order) in `dir` (the partition directory),
 /// after the lock check and the backup; `plan_json` is recorded in the backup. Returns the

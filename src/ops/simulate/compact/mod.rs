@@ -212,7 +212,15 @@ pub struct CompactReport {
 /// log dir `out_log_dir` (created; it must not exist yet or be empty): the partition under its
 /// own name, and a `cleaner-offset-checkpoint` holding the new first dirty offset.
 pub fn compact_to(dir: &Path, out_log_dir: &Path, opts: &CompactOptions) -> Result<CompactReport> {
-    clean_round(dir, out_log_dir, opts, true)
+    // Built in a staging directory and renamed into place whole: a killed run leaves no
+    // partial copy that passes for a complete one, and a rerun starts afresh.
+    let mut report = crate::storage::files::build_dir("compact --out", out_log_dir, |tmp, _| {
+        clean_round(dir, tmp, opts, true)
+    })?;
+    if let Some(out) = &mut report.out {
+        *out = out_log_dir.join(out.file_name().unwrap_or_default());
+    }
+    Ok(report)
 }
 
 /// [`compact_to`]; with `copy_untouched` false only the cleaned segments (and the checkpoint)
@@ -231,17 +239,6 @@ pub(super) fn clean_round(
         .clone()
         .ok_or_else(|| Error::invalid(dir, "the directory name is not <topic>-<partition>"))?;
     let out_dir = out_log_dir.join(partition_dir_name(&topic, partition));
-    if crate::storage::files::exists(out_log_dir)?
-        && std::fs::read_dir(out_log_dir)
-            .map_err(|e| Error::io(out_log_dir, e))?
-            .next()
-            .is_some()
-    {
-        return Err(Error::invalid(
-            out_log_dir,
-            "the output directory exists and is not empty",
-        ));
-    }
     let slots = opts.dedupe_buffer_bytes.min(i32::MAX as u64) / OFFSET_MAP_SLOT_BYTES;
     let max_entries = (slots as f64 * OFFSET_MAP_LOAD_FACTOR) as usize;
     if max_entries < 1 {

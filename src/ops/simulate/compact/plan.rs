@@ -9,12 +9,12 @@ use super::{clean_round, CompactOptions, CompactReport};
 use crate::error::{Error, Result};
 use crate::format::names::{parse_partition_dir, CLEANER_OFFSET_CHECKPOINT_FILE_NAME};
 use crate::ops::partition::checkpoint_entry;
-use crate::ops::repair::apply::interrupted_leftovers;
+use crate::ops::repair::apply::{interrupted_leftovers, Change, TMP_SUFFIX};
 use crate::ops::repair::log_dir::{
     checkpoint_writes, log_dir_of, shutdown_checkpoint_updates, CheckpointUpdate, ShutdownOffsets,
 };
 use crate::ops::repair::recover::{plan_after_clean_shutdown, RecoverOptions, RecoverPlan};
-use crate::storage::files::segment_files;
+use crate::storage::files::{segment_files, stage_step, StagingDir};
 use crate::storage::replace::staged_segment;
 use crate::storage::LogConfig;
 
@@ -55,10 +55,251 @@ impl CompactPlan {
         })
     }
 
+    /// Carries out the plan, its journal kept beside the log dir until the last change is
+    /// done: a rerun after a kill at any point finishes this plan ([`interrupted_journal`])
+    /// rather than cleaning again from a checkpoint not yet written, which would leave other
+    /// bytes (markers stamped, a `.txnindex` dropped).
     pub fn apply(&self, opts: &crate::ops::repair::apply::ApplyOptions) -> Result<Option<PathBuf>> {
         let plan = serde_json::json!({ "report": self.report, "changes": self.changes });
-        crate::ops::repair::apply::apply(&self.report.dir, &self.changes, &plan.to_string(), opts)
+        let dir = &self.report.dir;
+        let journal = StagingDir::begin(JOURNAL_COMMAND, dir)?;
+        let changes = write_journal(journal.path(), dir, &self.changes, &plan)?;
+        stage_step();
+        let backup = crate::ops::repair::apply::apply(dir, &changes, &plan.to_string(), opts)?;
+        journal.remove()?;
+        Ok(backup)
     }
+}
+
+/// The command a journal's marker names.
+const JOURNAL_COMMAND: &str = "compact --apply";
+/// The journal's plan, written after the sources it names: its presence makes it complete.
+const JOURNAL_FILE_NAME: &str = "plan.json";
+
+/// Where a file of the plan lies: the partition directory (`p`) or its log dir (`l`).
+fn place(dir: &Path, file: &Path) -> Result<(&'static str, String)> {
+    let name = file
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned();
+    let parent = file.parent().unwrap_or(Path::new(""));
+    if same_dir(parent, dir) {
+        Ok(("p", name))
+    } else if same_dir(parent, dir.parent().unwrap_or(Path::new(".."))) {
+        Ok(("l", name))
+    } else {
+        Err(Error::invalid(
+            file,
+            "outside the partition directory and its log dir",
+        ))
+    }
+}
+
+/// Whether `a` and `b` name one directory (`""` is `.`).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    let real = |p: &Path| {
+        let p = if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        };
+        std::fs::canonicalize(p).ok()
+    };
+    a == b || real(a).is_some_and(|x| real(b) == Some(x))
+}
+
+fn placed(dir: &Path, at: &str, name: &str) -> PathBuf {
+    match at {
+        "l" => dir.parent().unwrap_or(dir).join(name),
+        _ => dir.join(name),
+    }
+}
+
+/// The names of the files in `dir` no change of `changes` names, with their lengths and
+/// modification times (ns): what the plan leaves alone, which a resumed plan requires
+/// unchanged (a broker run in between appends to the active segment or resizes its index).
+fn untouched(dir: &Path, changes: &[Change]) -> Result<Vec<(String, u64, String)>> {
+    let named: HashSet<&Path> = changes
+        .iter()
+        .flat_map(|c| match c {
+            Change::Rename { from, to, .. } => vec![from.as_path(), to.as_path()],
+            c => vec![c.file()],
+        })
+        .collect();
+    let mut out = Vec::new();
+    for e in crate::storage::files::read_dir(dir)? {
+        let e = e.map_err(|e| Error::io(dir, e))?;
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if named.contains(path.as_path()) || name.ends_with(TMP_SUFFIX) {
+            continue;
+        }
+        let m = std::fs::symlink_metadata(&path).map_err(|e| Error::io(&path, e))?;
+        let mtime = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        out.push((name, m.len(), mtime.to_string()));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Writes the journal of `changes` into `journal`: each write's source copied there, then the
+/// changes themselves. Returns the changes reading their sources from the journal.
+fn write_journal(
+    journal: &Path,
+    dir: &Path,
+    changes: &[Change],
+    plan: &serde_json::Value,
+) -> Result<Vec<Change>> {
+    let mut entries = Vec::new();
+    let mut journaled = Vec::new();
+    for (i, c) in changes.iter().enumerate() {
+        let mut c = c.clone();
+        let entry = match &mut c {
+            Change::Write { file, source, .. } => {
+                let copy = journal.join(i.to_string());
+                std::fs::copy(&*source, &copy)
+                    .and_then(|_| std::fs::File::open(&copy)?.sync_all())
+                    .map_err(|e| Error::io(&copy, e))?;
+                *source = copy;
+                let (at, name) = place(dir, file)?;
+                serde_json::json!(["write", at, name, i])
+            }
+            Change::Truncate {
+                file,
+                size_before,
+                size_after,
+            } => {
+                let (at, name) = place(dir, file)?;
+                serde_json::json!(["truncate", at, name, size_before, size_after])
+            }
+            Change::Delete { file, size_before } => {
+                let (at, name) = place(dir, file)?;
+                serde_json::json!(["delete", at, name, size_before])
+            }
+            Change::Rename { from, to, size } => {
+                let (at, from) = place(dir, from)?;
+                let (to_at, to) = place(dir, to)?;
+                serde_json::json!(["rename", at, from, to_at, to, size])
+            }
+        };
+        entries.push(entry);
+        journaled.push(c);
+    }
+    let doc = serde_json::json!({
+        "changes": entries,
+        "untouched": untouched(dir, changes)?,
+        "plan": plan,
+    });
+    let file = journal.join(JOURNAL_FILE_NAME);
+    crate::storage::files::sync_dir_of(&file)?;
+    std::fs::write(&file, doc.to_string())
+        .and_then(|()| std::fs::File::open(&file)?.sync_all())
+        .map_err(|e| Error::io(&file, e))?;
+    crate::storage::files::sync_dir_of(&file)?;
+    Ok(journaled)
+}
+
+/// The plan an interrupted `compact --apply` of a partition left in its journal.
+#[derive(Debug)]
+pub struct Journal {
+    staging: StagingDir,
+    pub changes: Vec<Change>,
+    plan: String,
+}
+
+impl Journal {
+    /// Where the journal lies.
+    pub fn path(&self) -> &Path {
+        self.staging.path()
+    }
+
+    /// Carries out the journal's plan from its start (each change is either done already,
+    /// which the executor recognises, or done now), then removes the journal.
+    pub fn apply(
+        self,
+        dir: &Path,
+        opts: &crate::ops::repair::apply::ApplyOptions,
+    ) -> Result<Option<PathBuf>> {
+        let backup = crate::ops::repair::apply::apply(dir, &self.changes, &self.plan, opts)?;
+        self.staging.remove()?;
+        Ok(backup)
+    }
+}
+
+/// The complete journal an interrupted `compact --apply` of `dir` left, if any (one cut short
+/// before its plan was written is no journal: nothing was changed after it, and the next
+/// `--apply` removes it). Refused when a file the plan leaves alone has changed since.
+pub fn interrupted_journal(dir: &Path) -> Result<Option<Journal>> {
+    let Some(staging) = StagingDir::leftover(JOURNAL_COMMAND, dir)? else {
+        return Ok(None);
+    };
+    let file = staging.path().join(JOURNAL_FILE_NAME);
+    let bytes = match std::fs::read(&file) {
+        Ok(b) => b,
+        Err(e) if crate::storage::files::is_absent(&e) => return Ok(None),
+        Err(e) => return Err(Error::io(&file, e)),
+    };
+    let bad = |what: &str| Error::invalid(&file, format!("not a journal kseg wrote: {what}"));
+    let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
+    let text = |v: &serde_json::Value| v.as_str().map(str::to_owned).ok_or_else(|| bad("a name"));
+    let num = |v: &serde_json::Value| v.as_u64().ok_or_else(|| bad("a size"));
+    let mut changes = Vec::new();
+    for e in doc["changes"].as_array().ok_or_else(|| bad("no changes"))? {
+        let e = e.as_array().ok_or_else(|| bad("a change"))?;
+        let at = |i: usize| -> Result<PathBuf> {
+            let (a, n) = (text(&e[i])?, text(&e[i + 1])?);
+            Ok(placed(dir, &a, &n))
+        };
+        let action = e.first().map(text).transpose()?.unwrap_or_default();
+        changes.push(match (action.as_str(), e.len()) {
+            ("write", 4) => {
+                let source = staging.path().join(num(&e[3])?.to_string());
+                Change::Write {
+                    file: at(1)?,
+                    size_after: crate::storage::files::file_len(&source)?,
+                    source,
+                    // Written maybe by the interrupted run already: whatever is there goes.
+                    size_before: None,
+                }
+            }
+            ("truncate", 5) => Change::Truncate {
+                file: at(1)?,
+                size_before: num(&e[3])?,
+                size_after: num(&e[4])?,
+            },
+            ("delete", 4) => Change::Delete {
+                file: at(1)?,
+                size_before: num(&e[3])?,
+            },
+            ("rename", 6) => Change::Rename {
+                from: at(1)?,
+                to: at(3)?,
+                size: num(&e[5])?,
+            },
+            _ => return Err(bad("an unknown change")),
+        });
+    }
+    let then: Vec<(String, u64, String)> =
+        serde_json::from_value(doc["untouched"].clone()).map_err(|e| bad(&e.to_string()))?;
+    if untouched(dir, &changes)? != then {
+        return Err(Error::invalid(
+            dir,
+            format!(
+                "an interrupted `compact --apply` left its plan in {}, but files it leaves alone                  changed since (a broker ran?): it no longer applies; remove it and run `kseg                  recover` before cleaning again",
+                staging.path().display()
+            ),
+        ));
+    }
+    Ok(Some(Journal {
+        staging,
+        changes,
+        plan: doc["plan"].to_string(),
+    }))
 }
 
 /// When `dir` holds leftovers of an interrupted `compact --apply` (or of the broker's own
@@ -111,9 +352,10 @@ pub fn plan_apply(dir: &Path, opts: &CompactOptions) -> Result<CompactPlan> {
             "a leftover of an interrupted run; resolve it first (rerun `kseg compact --apply`, or `kseg recover --apply`)",
         ));
     }
-    let scratch = tempfile::tempdir().map_err(|e| Error::io(&std::env::temp_dir(), e))?;
+    let scratch = crate::storage::files::scratch_dir()?;
     let out_log_dir = scratch.path().join("out");
-    let mut report = clean_round(dir, &out_log_dir, opts, false)?;
+    let mut report = clean_round(dir, &out_log_dir, opts, false)
+        .map_err(|e| crate::storage::files::scratch_full(e, scratch.path()))?;
     let out = report.out.take().unwrap_or_default();
     let mut changes = Vec::new();
     if report.cleaned {
