@@ -373,9 +373,9 @@ pub fn save_salvage(
 #[derive(Debug, Clone, Args)]
 pub struct RemoteArgs {
     /// The remote storage root holding the topic-partition directories or prefixes:
-    /// s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka's LocalTieredStorage
-    /// its kafka-tiered-storage directory, or its parent). Credentials and region come from
-    /// the standard AWS_* environment variables.
+    /// s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for
+    /// Kafka's LocalTieredStorage its kafka-tiered-storage directory, or its parent).
+    /// Credentials come from the standard AWS_* and AZURE_* environment variables.
     // Not required here, so that the read-only commands can flatten `Option<RemoteArgs>`
     // (clap would require it of them too); `tiered` makes it required (`manual::command`).
     #[arg(long, value_name = "URL", required = false)]

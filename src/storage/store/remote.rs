@@ -1,6 +1,7 @@
 //! Object storage through the `object_store` crate: `s3://bucket/prefix` (AWS or any
-//! S3-compatible server, `--remote-endpoint`), `file:///dir` and `memory://` (tests). Credentials
-//! and regions come from the crate's standard environment variables (`AWS_*`). Requests are
+//! S3-compatible server, `--remote-endpoint`), `az://container/prefix`,
+//! `file:///dir` and `memory://` (tests). Credentials, regions and accounts come from the crate's
+//! standard environment variables (`AWS_*`, `AZURE_*`). Requests are
 //! retried with back-off by the crate, for a bounded time, so a stopped server is an error after
 //! seconds, not a hang.
 
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use futures::TryStreamExt;
 use object_store::path::Path as ObjectPath;
-use object_store::{BackoffConfig, ClientOptions, ObjectStore, RetryConfig};
+use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig};
 
 use super::{ObjectInfo, Store};
 use crate::error::{Error, Result};
@@ -43,11 +44,12 @@ fn retry() -> RetryConfig {
     }
 }
 
-fn client() -> ClientOptions {
-    ClientOptions::new()
-        .with_connect_timeout(Duration::from_secs(5))
-        .with_timeout(Duration::from_secs(30))
-}
+/// Timeouts, set as config keys: `with_client_options` would replace what `from_env` read from
+/// the environment (`AWS_ALLOW_HTTP`, `GOOGLE_PROXY_URL`, …).
+const TIMEOUTS: [(ClientConfigKey, &str); 2] = [
+    (ClientConfigKey::ConnectTimeout, "5s"),
+    (ClientConfigKey::Timeout, "30s"),
+];
 
 impl Remote {
     pub fn open(location: &str, options: &RemoteOptions) -> Result<Self> {
@@ -56,10 +58,12 @@ impl Remote {
         let prefix = url.path().trim_matches('/').to_string();
         let store: Arc<dyn ObjectStore> = match url.scheme() {
             "s3" | "s3a" => {
-                let mut b = object_store::aws::AmazonS3Builder::from_env()
-                    .with_url(location)
-                    .with_retry(retry())
-                    .with_client_options(client());
+                use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+                let mut b = TIMEOUTS.iter().fold(
+                    AmazonS3Builder::from_env().with_url(location),
+                    |b, (k, v)| b.with_config(AmazonS3ConfigKey::Client(*k), *v),
+                );
+                b = b.with_retry(retry());
                 if let Some(e) = &options.endpoint {
                     b = b
                         .with_endpoint(e)
@@ -68,6 +72,18 @@ impl Remote {
                         .with_virtual_hosted_style_request(false);
                 }
                 Arc::new(b.build().map_err(|e| bad(error_text(&e)))?)
+            }
+            "az" | "azure" | "abfs" | "abfss" => {
+                use object_store::azure::{AzureConfigKey, MicrosoftAzureBuilder};
+                let b = TIMEOUTS.iter().fold(
+                    MicrosoftAzureBuilder::from_env().with_url(location),
+                    |b, (k, v)| b.with_config(AzureConfigKey::Client(*k), *v),
+                );
+                Arc::new(
+                    b.with_retry(retry())
+                        .build()
+                        .map_err(|e| bad(error_text(&e)))?,
+                )
             }
             "file" => {
                 let root = url
@@ -84,7 +100,7 @@ impl Remote {
             "memory" => Arc::new(object_store::memory::InMemory::new()),
             s => {
                 return Err(bad(format!(
-                    "the scheme {s}:// is not supported (s3://, file://, memory://)"
+                    "the scheme {s}:// is not supported (s3://, az://, file://, memory://)"
                 )))
             }
         };
