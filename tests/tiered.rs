@@ -342,7 +342,7 @@ fn bad_remotes_are_clear_errors() {
 
 /// moto, or None when it is not installed and CI (`KSEG_REFERENCE`) is not running.
 fn moto_or_skip() -> Option<moto::Moto> {
-    let m = moto::start();
+    let m = moto::start(&[]);
     if m.is_none() {
         assert!(
             std::env::var_os("KSEG_REFERENCE").is_none(),

@@ -39,6 +39,7 @@ pub fn run(args: TieredArgs) -> u8 {
         store: args.remote.options(),
         layout: args.remote.remote_layout.clone(),
         deep: args.deep,
+        keys: args.remote.remote_key.clone(),
     };
     let report = match reconcile(&args.path, &opts) {
         Ok(r) => r,

@@ -16,7 +16,9 @@ impl Drop for Moto {
     }
 }
 
-pub fn start() -> Option<Moto> {
+/// `env`: moto's settings for the server (`INITIAL_NO_AUTH_ACTION_COUNT`: authenticate
+/// requests, checking their signatures, after that many).
+pub fn start(env: &[(&str, &str)]) -> Option<Moto> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -31,6 +33,7 @@ pub fn start() -> Option<Moto> {
             "-p",
             &port.to_string(),
         ])
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();

@@ -56,10 +56,14 @@ impl Remote {
         let prefix = url.path().trim_matches('/').to_string();
         let store: Arc<dyn ObjectStore> = match url.scheme() {
             "s3" | "s3a" => {
+                // `with_client_options` replaces the client options `from_env` read: the one
+                // among them the documentation names, `AWS_ALLOW_HTTP`, is set again.
+                let env_http = std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v == "true");
                 let mut b = object_store::aws::AmazonS3Builder::from_env()
                     .with_url(location)
                     .with_retry(retry())
-                    .with_client_options(client());
+                    .with_client_options(client())
+                    .with_allow_http(env_http);
                 if let Some(e) = &options.endpoint {
                     b = b
                         .with_endpoint(e)
