@@ -1409,7 +1409,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__tiered)
-            opts="-h -V --remote --remote-endpoint --remote-layout --deep --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --deep --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1425,6 +1425,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --width)
@@ -1553,13 +1557,29 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__write)
-            opts="-q -h -V --json --jsonl --quiet --tier-to --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --json --jsonl --quiet --tier-to --remote-layout --key-prefix --chunk-size --chunk-compression --encrypt-key --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --tier-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --key-prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encrypt-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -162,7 +162,12 @@ complete -c kseg -n "__fish_kseg_using_subcommand verify" -l bytes -d 'Sizes in 
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand write" -l tier-to -d 'Then tier the partition as the broker\'s remote log manager does: its closed segments below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX], file:///DIR or a directory) in Kafka\'s LocalTieredStorage layout, and their records written to __remote_log_metadata-0 beside OUTDIR (S3 settings from AWS_*, AWS_ENDPOINT)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l tier-to -d 'Then tier the partition as the broker\'s remote log manager does: its closed segments below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX], file:///DIR or a directory) in Kafka\'s LocalTieredStorage layout (or --remote-layout aiven), and their records written to __remote_log_metadata-N beside OUTDIR, N as the broker\'s partitioner picks it of 50 (S3 settings from AWS_*, AWS_ENDPOINT)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l remote-layout -d 'The tiered-storage plugin whose layout the objects take' -r -f -a "local-tiered\t''
+aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l key-prefix -d 'aiven: the key prefix (the plugin\'s key.prefix), glued on as it is' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l chunk-size -d 'aiven: the original bytes per chunk of the .log object (the plugin\'s chunk.size). [default: 4194304]' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l encrypt-key -d 'aiven: encrypt with a data key per segment wrapped by this RSA public key (PEM); ID= names the key pair (the plugin\'s encryption.key.pair.id; default: the file\'s stem)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l partition -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l batch-size -d 'Records per batch (one batch per append)' -r
@@ -194,6 +199,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l tz -d 'The time zone
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the summary (segments, rolls, aborted transactions, damage) as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read records from standard input, one JSON object per line (key, value, headers, timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s q -l quiet -d 'No progress bar (one counts the bytes written, on a terminal\'s standard error)'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l chunk-compression -d 'aiven: each chunk a zstd frame (the plugin\'s compression.enabled)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted; the short form of `--format tsv` where a command has `--format`'
@@ -428,6 +434,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote -d 'The remo
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
 always\t''
