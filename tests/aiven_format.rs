@@ -9,7 +9,6 @@ mod aiven_py;
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use aiven_py::{key_pair, python_ready, reader};
 use kseg::format::aiven::crypto::{private_key_from_pem, public_key_from_pem};
