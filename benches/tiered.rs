@@ -50,7 +50,7 @@ fn main() {
     let dir = log_dir.join("bench-0");
     common::write_partition(&dir, Compression::None, mib << 20);
     let topic_id = kseg::format::checkpoint::uuid_to_base64(b"kseg-bench-topic");
-    let moto = moto::start().expect("moto's S3 server starts (pip install 'moto[server]')");
+    let moto = moto::start(&[]).expect("moto's S3 server starts (pip install 'moto[server]')");
     let endpoint = moto.endpoint.clone();
     let created = Command::new("python3")
         .args(["-c", &format!("import urllib.request as u; u.urlopen(u.Request('{endpoint}/bench', method='PUT'))")])
@@ -74,7 +74,10 @@ fn main() {
     let local = local_tier.display().to_string();
     let t = kseg::ops::remote::tier::tier(&dir, &local, &options, &topic_id).unwrap();
     // The metadata is the same for both copies: written once, the second tiering skips it.
-    std::fs::remove_dir_all(log_dir.join("__remote_log_metadata-0")).unwrap();
+    std::fs::remove_dir_all(
+        log_dir.join(format!("__remote_log_metadata-{}", t.metadata_partition)),
+    )
+    .unwrap();
     kseg::ops::remote::tier::tier(&dir, "s3://bench/cluster", &options, &topic_id).unwrap();
     let tiered: u64 = common::files(&local_tier)
         .iter()

@@ -4,11 +4,13 @@
 //! (`tests/aiven_reader.py`); and objects the Python side writes by the plugin's rules, read by
 //! kseg. Each must give back the segment's and its indexes' exact bytes.
 
+#[path = "common/aiven_py.rs"]
+mod aiven_py;
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use aiven_py::{key_pair, python_ready, reader};
 use kseg::format::aiven::crypto::{private_key_from_pem, public_key_from_pem};
 use kseg::format::aiven::segment::{write_segment, DEFAULT_CHUNK_SIZE};
 use kseg::format::aiven::{
@@ -20,52 +22,6 @@ use rsa::rand_core::OsRng;
 
 const PREFIX: &str = "tiered/";
 const KEY_ID: &str = "key-1";
-
-/// The Python reader's packages: missing is a failure under the same rule as a missing corpus.
-fn python_ready() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import zstandard, cryptography"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        return true;
-    }
-    if std::env::var_os("KSEG_REFERENCE").is_some() || std::env::var_os("KSEG_ALLOW_SKIP").is_none()
-    {
-        panic!("python3 with zstandard and cryptography is needed (pip install zstandard cryptography; KSEG_ALLOW_SKIP=1 skips)");
-    }
-    eprintln!(
-        "skipping: python3 with zstandard and cryptography not found (KSEG_ALLOW_SKIP is set)"
-    );
-    false
-}
-
-fn reader(args: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/aiven_reader.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "aiven_reader.py {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// An RSA key pair made by the Python side (PKCS#8 private, SubjectPublicKeyInfo public).
-fn key_pair(dir: &Path) -> (PathBuf, PathBuf) {
-    let (private, public) = (dir.join("private.pem"), dir.join("public.pem"));
-    reader(&[
-        "keygen",
-        private.to_str().unwrap(),
-        public.to_str().unwrap(),
-    ]);
-    (private, public)
-}
 
 /// One segment of the corpus with what the broker would tier with it.
 struct Segment {

@@ -106,7 +106,8 @@ fn tiered_partitions_read_back_through_the_store_entry_for_entry() {
             let store =
                 store::open(root.path().to_str().unwrap(), &RemoteOptions::default()).unwrap();
             let objects = store.list("").unwrap();
-            let detected = tiered::detect(store.as_ref(), &objects, None).unwrap();
+            let detected =
+                tiered::detect(store.as_ref(), &objects, None, &Default::default()).unwrap();
             assert_eq!(detected.name(), "aiven", "{what}");
             let name = dir.file_name().unwrap().to_str().unwrap();
             let (topic, partition) = name.rsplit_once('-').unwrap();
@@ -137,7 +138,7 @@ fn tiered_partitions_read_back_through_the_store_entry_for_entry() {
             }
             // Without the key an encrypted segment is an error naming its manifest.
             if encrypt {
-                let keyless = tiered::layout_named("aiven").unwrap();
+                let keyless = tiered::layout_named("aiven", &Default::default()).unwrap();
                 let e = keyless
                     .open_log(Arc::clone(&store), &listing.segments[0])
                     .err()

@@ -203,7 +203,7 @@ fn every_reference_scenario_reads_the_same_across_tiers() {
     let Some(reference) = common::reference_dir() else {
         return;
     };
-    let Some(moto) = moto::start_or_skip() else {
+    let Some(moto) = moto::start_or_skip(&[]) else {
         return;
     };
     // The tiering library, in this process, reads S3 credentials as kseg does.

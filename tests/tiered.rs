@@ -390,7 +390,7 @@ fn kseg_s3(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn s3_server_listing_ranged_reads_and_failures() {
-    let Some(moto) = moto::start_or_skip() else {
+    let Some(moto) = moto::start_or_skip(&[]) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

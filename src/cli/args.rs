@@ -386,6 +386,24 @@ pub struct RemoteArgs {
     /// How the objects are laid out (default: detected from the listing).
     #[arg(long, value_name = "LAYOUT", requires = "remote", value_parser = clap::builder::PossibleValuesParser::new(crate::storage::tiered::LAYOUTS))]
     pub remote_layout: Option<String>,
+    /// A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments' data keys;
+    /// repeat for a key ring. ID= names the key pair id it answers to (the plugin's
+    /// encryption.key.pairs.ID); without it the key is tried for any id.
+    #[arg(long, value_name = "[ID=]FILE.pem", value_parser = key_file)]
+    pub remote_key: Vec<(Option<String>, PathBuf)>,
+}
+
+/// `[ID=]FILE.pem`: a key file and the key pair id it is configured under (the text before the
+/// first `=`, when it holds no `/`).
+pub fn key_file(s: &str) -> Result<(Option<String>, PathBuf), String> {
+    let (id, file) = match s.split_once('=') {
+        Some((id, file)) if !id.is_empty() && !id.contains('/') => (Some(id.to_string()), file),
+        _ => (None, s),
+    };
+    if file.is_empty() {
+        return Err(format!("{s:?}: expected [ID=]FILE.pem"));
+    }
+    Ok((id, PathBuf::from(file)))
 }
 
 impl RemoteArgs {
@@ -402,6 +420,7 @@ impl RemoteArgs {
             store: self.options(),
             layout: self.remote_layout.clone(),
             deep,
+            keys: self.remote_key.clone(),
         }
     }
 }

@@ -8,6 +8,7 @@ use clap::Args;
 use super::progress::{Bar, Counting};
 use super::{fail, EXIT_OK};
 use crate::format::names::partition_dir_name;
+use crate::ops::remote::tier::{tier_as, TierLayout};
 use crate::ops::write::jsonl::write_jsonl;
 use crate::ops::write::log_dir::write_log_dir;
 use crate::ops::write::spec::{
@@ -36,12 +37,82 @@ pub struct WriteArgs {
     pub quiet: bool,
     /// Then tier the partition as the broker's remote log manager does: its closed segments
     /// below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX],
-    /// file:///DIR or a directory) in Kafka's LocalTieredStorage layout, and their records
-    /// written to __remote_log_metadata-0 beside OUTDIR (S3 settings from AWS_*, AWS_ENDPOINT).
+    /// file:///DIR or a directory) in Kafka's LocalTieredStorage layout (or --remote-layout
+    /// aiven), and their records written to __remote_log_metadata-N beside OUTDIR, N as the
+    /// broker's partitioner picks it of 50 (S3 settings from AWS_*, AWS_ENDPOINT).
     #[arg(long, value_name = "URL", conflicts_with_all = ["json", "jsonl"])]
     pub tier_to: Option<String>,
     #[command(flatten)]
+    pub tier: TierArgs,
+    #[command(flatten)]
     pub stream: Box<JsonlArgs>,
+}
+
+/// How `--tier-to` lays the segments out (Aiven's plugin's settings).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Options for --tier-to")]
+pub struct TierArgs {
+    /// The tiered-storage plugin whose layout the objects take.
+    #[arg(long, requires = "tier_to", value_name = "LAYOUT", default_value = "local-tiered",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::storage::tiered::LAYOUTS))]
+    pub remote_layout: String,
+    /// aiven: the key prefix (the plugin's key.prefix), glued on as it is.
+    #[arg(long, requires = "tier_to", value_name = "PREFIX", default_value = "")]
+    pub key_prefix: String,
+    /// aiven: the original bytes per chunk of the .log object (the plugin's chunk.size).
+    /// [default: 4194304]
+    #[arg(long, requires = "tier_to", value_name = "BYTES")]
+    pub chunk_size: Option<u32>,
+    /// aiven: each chunk a zstd frame (the plugin's compression.enabled).
+    #[arg(long, requires = "tier_to")]
+    pub chunk_compression: bool,
+    /// aiven: encrypt with a data key per segment wrapped by this RSA public key (PEM); ID=
+    /// names the key pair (the plugin's encryption.key.pair.id; default: the file's stem).
+    #[arg(long, requires = "tier_to", value_name = "[ID=]FILE.pem",
+          value_parser = super::args::key_file)]
+    pub encrypt_key: Option<(Option<String>, PathBuf)>,
+}
+
+impl TierArgs {
+    /// The layout to write, its public key read.
+    fn layout(&self) -> Result<TierLayout, String> {
+        if self.remote_layout != "aiven" {
+            if self.key_prefix.is_empty()
+                && self.chunk_size.is_none()
+                && !self.chunk_compression
+                && self.encrypt_key.is_none()
+            {
+                return Ok(TierLayout::LocalTiered);
+            }
+            return Err(
+                "--key-prefix, --chunk-size, --chunk-compression and --encrypt-key \
+                        apply to --remote-layout aiven"
+                    .into(),
+            );
+        }
+        let encryption = match &self.encrypt_key {
+            None => None,
+            Some((id, path)) => {
+                let id = id.clone().unwrap_or_else(|| {
+                    path.file_stem()
+                        .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+                });
+                let key = crate::storage::tiered::Aiven::load_public_key(path)
+                    .map_err(|e| e.to_string())?;
+                Some((id, key))
+            }
+        };
+        Ok(TierLayout::Aiven {
+            prefix: self.key_prefix.clone(),
+            options: crate::format::aiven::WriteOptions {
+                chunk_size: self
+                    .chunk_size
+                    .unwrap_or(crate::format::aiven::segment::DEFAULT_CHUNK_SIZE),
+                compression: self.chunk_compression,
+                encryption,
+            },
+        })
+    }
 }
 
 /// How `--jsonl` records are batched and the partition configured.
@@ -173,13 +244,23 @@ pub fn run(args: WriteArgs) -> u8 {
     };
     let result = match AnySpec::from_json_at(&text, spec_path) {
         Ok(AnySpec::Partition(spec)) => {
+            // The tier's options are checked (and its key read) before anything is written.
+            let layout = match args
+                .tier_to
+                .as_ref()
+                .map(|_| args.tier.layout())
+                .transpose()
+            {
+                Ok(l) => l,
+                Err(e) => return fail(&e),
+            };
             let dir = partition_dir(out_dir, &spec);
             let written = bar().run(|| write_spec(&spec, &dir));
             written
                 .map(|summary| print_summary(&dir, &summary, args.json))
-                .and_then(|()| match &args.tier_to {
-                    Some(url) => tier_to(&dir, url, &spec),
-                    None => Ok(()),
+                .and_then(|()| match (&args.tier_to, &layout) {
+                    (Some(url), Some(layout)) => tier_to(&dir, url, &spec, layout),
+                    _ => Ok(()),
                 })
         }
         Ok(AnySpec::LogDir(spec)) => bar().run(|| write_log_dir(&spec, out_dir)).map(|summary| {
@@ -202,20 +283,25 @@ pub fn run(args: WriteArgs) -> u8 {
 }
 
 /// `--tier-to`: the partition just written, tiered.
-fn tier_to(dir: &Path, url: &str, spec: &Spec) -> crate::Result<()> {
+fn tier_to(dir: &Path, url: &str, spec: &Spec, layout: &TierLayout) -> crate::Result<()> {
     let topic_id = spec
         .topic_id
         .as_deref()
         .unwrap_or(crate::ops::write::spec::DEFAULT_TOPIC_ID);
     let options = crate::storage::store::RemoteOptions::default();
-    let t = crate::ops::remote::tier::tier(dir, url, &options, topic_id)?;
+    let t = tier_as(dir, url, &options, topic_id, layout)?;
     let starts: Vec<i64> = t.segments.iter().map(|s| s.start_offset).collect();
     crate::cli::render::outln!(
-        "tiered {} segment(s) below the last stable offset {} to {}: start offsets {starts:?}; \
-         their records in __remote_log_metadata-0",
+        "tiered {} segment(s) below the last stable offset {} to {} ({} layout): start offsets \
+         {starts:?}; their records in __remote_log_metadata-{}",
         t.segments.len(),
         t.last_stable_offset,
-        t.remote
+        t.remote,
+        match layout {
+            TierLayout::LocalTiered => "local-tiered",
+            TierLayout::Aiven { .. } => "aiven",
+        },
+        t.metadata_partition
     );
     Ok(())
 }

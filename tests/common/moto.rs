@@ -16,7 +16,9 @@ impl Drop for Moto {
     }
 }
 
-pub fn start() -> Option<Moto> {
+/// `env`: moto's settings for the server (`INITIAL_NO_AUTH_ACTION_COUNT`: authenticate
+/// requests, checking their signatures, after that many).
+pub fn start(env: &[(&str, &str)]) -> Option<Moto> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -31,6 +33,7 @@ pub fn start() -> Option<Moto> {
             "-p",
             &port.to_string(),
         ])
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn();
@@ -54,8 +57,8 @@ pub fn start() -> Option<Moto> {
 
 /// moto, or None when it is not installed and CI (`KSEG_REFERENCE`) is not running.
 #[allow(dead_code)] // the benchmark needs moto: it never skips
-pub fn start_or_skip() -> Option<Moto> {
-    let m = start();
+pub fn start_or_skip(env: &[(&str, &str)]) -> Option<Moto> {
+    let m = start(env);
     if m.is_none() {
         assert!(
             std::env::var_os("KSEG_REFERENCE").is_none(),

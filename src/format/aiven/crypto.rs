@@ -171,7 +171,7 @@ impl WrappedKey {
 }
 
 /// The private keys a reader was given, each with the key id it answers to (`None`: any id).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct KeyRing {
     keys: Vec<(Option<String>, RsaPrivateKey)>,
 }

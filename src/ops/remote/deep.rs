@@ -1,12 +1,20 @@
 //! `tiered --deep`: one remote segment read through the store as the broker's fetches read it:
-//! every batch's framing and checksum, offsets that go forward, and the offset index's entries
-//! pointing at the batches that hold their offsets.
+//! every batch's framing and checksum, offsets that go forward, the offset index's entries
+//! pointing at the batches that hold their offsets, and the other indexes, the producer
+//! snapshot and the leader-epoch checkpoint passing the checks the broker reads them with
+//! (from their own objects, or from Aiven's `.indexes` object).
 
+use std::path::Path;
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::format::checkpoint::LeaderEpochCheckpoint;
 use crate::format::entry::Entry;
-use crate::format::index::{offset_index_entries, offset_index_sanity_check};
+use crate::format::index::{
+    offset_index_entries, offset_index_sanity_check, time_index_sanity_check,
+    txn_index_sanity_check,
+};
+use crate::format::snapshot;
 use crate::ops::finding::Finding;
 use crate::storage::log_reader::Step;
 use crate::storage::store::Store;
@@ -27,6 +35,33 @@ fn base_offset(e: &Entry<'_>) -> i64 {
     }
 }
 
+/// The rules the broker applies to a segment's file when it reads it: the indexes' sanity
+/// checks, the snapshot's and the checkpoint's formats.
+fn check_file(
+    file: SegmentFile,
+    bytes: &[u8],
+    start_offset: i64,
+    path: &Path,
+) -> std::result::Result<(), String> {
+    let name = path.display().to_string();
+    match file {
+        SegmentFile::OffsetIndex => {
+            offset_index_sanity_check(bytes, bytes.len(), start_offset, &name)
+        }
+        SegmentFile::TimeIndex => time_index_sanity_check(bytes, bytes.len(), start_offset, &name),
+        SegmentFile::TxnIndex => txn_index_sanity_check(bytes, start_offset, &name),
+        SegmentFile::ProducerSnapshot if !bytes.is_empty() => snapshot::decode(bytes)
+            .map(|_| ())
+            .map_err(|e| format!("at byte {}: {}", e.pos, e.message)),
+        SegmentFile::LeaderEpochCheckpoint if !bytes.is_empty() => {
+            LeaderEpochCheckpoint::decode(bytes, &name)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        _ => Ok(()),
+    }
+}
+
 pub fn check(
     store: Arc<dyn Store>,
     layout: &dyn Layout,
@@ -35,22 +70,41 @@ pub fn check(
 ) -> Result<Walked> {
     let mut reader = layout.open_log(Arc::clone(&store), seg)?;
     let log = reader.path().to_path_buf();
-    let index = match seg.files.get(&SegmentFile::OffsetIndex) {
-        Some(o) => store.read_all(&o.key)?,
-        None => Vec::new(),
-    };
-    let index_path = seg
-        .files
-        .get(&SegmentFile::OffsetIndex)
-        .map(|o| store.path_of(&o.key));
-    if let Some(p) = &index_path {
-        if let Err(m) = offset_index_sanity_check(
-            &index,
-            index.len(),
-            seg.start_offset,
-            &p.display().to_string(),
-        ) {
-            findings.push(Finding::error("tiered.index", p.clone(), m));
+    let mut index = Vec::new();
+    let mut index_path = None;
+    for file in [
+        SegmentFile::OffsetIndex,
+        SegmentFile::TimeIndex,
+        SegmentFile::TxnIndex,
+        SegmentFile::ProducerSnapshot,
+        SegmentFile::LeaderEpochCheckpoint,
+    ] {
+        let (path, bytes) = match layout.read_file(store.as_ref(), seg, file) {
+            Ok(Some(f)) => f,
+            Ok(None) => continue,
+            Err(Error::Decode {
+                path,
+                position,
+                message,
+                ..
+            }) => {
+                findings.push(
+                    Finding::error(
+                        "tiered.index",
+                        path,
+                        format!("{message}: the broker's fetches that need it fail"),
+                    )
+                    .at(position),
+                );
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Err(m) = check_file(file, &bytes, seg.start_offset, &path) {
+            findings.push(Finding::error("tiered.index", path.clone(), m));
+        }
+        if file == SegmentFile::OffsetIndex {
+            (index, index_path) = (bytes, Some(path));
         }
     }
     // Entries ascend by position: matched against the batches as the walk meets them.

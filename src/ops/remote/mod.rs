@@ -38,6 +38,9 @@ pub struct TieredOptions {
     pub layout: Option<String>,
     /// Walk every remote segment's batches and check its offset index.
     pub deep: bool,
+    /// `--remote-key`: private keys (with the key id each answers to, or any) that unwrap
+    /// encrypted segments' data keys.
+    pub keys: Vec<(Option<String>, PathBuf)>,
 }
 
 /// One remote segment, as the metadata and the store describe it.
@@ -182,7 +185,8 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
         // Nothing to recognise: Kafka's own layout names what the metadata expects.
         Box::new(tiered::LocalTiered) as Box<dyn Layout>
     } else {
-        tiered::detect(store.as_ref(), &objects, opts.layout.as_deref())?
+        let keys = tiered::Aiven::load_keys(&opts.keys)?;
+        tiered::detect(store.as_ref(), &objects, opts.layout.as_deref(), &keys)?
     };
     let mut partitions = Vec::new();
     for dir in &dirs {

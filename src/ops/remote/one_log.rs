@@ -26,10 +26,12 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
     let (log_dir, dirs) = local_partitions(path)?;
     let store = store::open(&opts.remote, &opts.store)?;
     let objects = store.list("")?;
+    let keys = tiered::Aiven::load_keys(&opts.keys)?;
     let layout: Arc<dyn Layout> = Arc::from(tiered::detect(
         store.as_ref(),
         &objects,
         opts.layout.as_deref(),
+        &keys,
     )?);
     let (metadata, metadata_records) = metadata::read(&log_dir)?;
     let mut shown = 0;

@@ -1,23 +1,32 @@
 //! Tiering a partition as the broker's `RemoteLogManager` copies it (fixtures for `kseg write
 //! --tier-to`): every closed segment whose offsets lie below the last stable offset goes to the
-//! store in Kafka's `LocalTieredStorage` layout, with its indexes, the producer snapshot at the
-//! next segment's base offset and the leader-epoch checkpoint cut there; and
+//! store, with its indexes, the producer snapshot at the next segment's base offset and the
+//! leader-epoch checkpoint cut there, in Kafka's `LocalTieredStorage` layout or Aiven's
+//! (chunked, optionally compressed and encrypted, with the plugin's custom metadata); and
 //! `__remote_log_metadata` gets each segment's `COPY_SEGMENT_STARTED` record and its
-//! `COPY_SEGMENT_FINISHED` update, in the log dir beside the partition.
+//! `COPY_SEGMENT_FINISHED` update, in the log dir beside the partition, in the metadata
+//! partition the broker's `RemoteLogMetadataTopicPartitioner` picks.
 //!
 //! Segment ids are Kafka uuids derived from the topic id and the start offset (the broker's are
 //! random), so that a fixture is the same on every run.
 
 use std::path::Path;
 
+use base64::Engine;
+use rsa::rand_core::OsRng;
 use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
-use crate::format::checkpoint::uuid_to_base64;
+use crate::format::aiven::segment::write_segment;
+use crate::format::aiven::{self, CustomMetadata, SegmentFiles, SegmentKey, Suffix};
+use crate::format::checkpoint::{uuid_from_base64, uuid_to_base64};
 use crate::format::checkpoint::{EpochEntry, LeaderEpochCheckpoint};
 use crate::format::names::parse_partition_dir;
+use crate::format::partition_for::{
+    remote_log_metadata_partition, REMOTE_LOG_METADATA_TOPIC_PARTITIONS_DEFAULT,
+};
 use crate::ops::inspect::seek::stable_offsets;
 use crate::storage::leader_epoch::LeaderEpochCache;
 use crate::storage::log_reader::{LogReader, Step};
@@ -41,6 +50,8 @@ pub struct CopiedSegment {
 pub struct TierSummary {
     pub remote: String,
     pub last_stable_offset: i64,
+    /// The `__remote_log_metadata` partition the records went to.
+    pub metadata_partition: i32,
     pub segments: Vec<CopiedSegment>,
 }
 
@@ -80,12 +91,35 @@ fn segment_uuid(topic_id: &str, start: i64) -> String {
     uuid_to_base64(&id)
 }
 
+/// The layout segments are written in.
+#[derive(Debug, Clone)]
+pub enum TierLayout {
+    /// Kafka's `LocalTieredStorage`, under `kafka-tiered-storage/`.
+    LocalTiered,
+    /// Aiven's plugin: keys under `prefix`, objects as `options` make them.
+    Aiven {
+        prefix: String,
+        options: aiven::WriteOptions,
+    },
+}
+
 /// Tiers the partition directory `dir` into the store `remote` (its `kafka-tiered-storage/`).
 pub fn tier(
     dir: &Path,
     remote: &str,
     options: &RemoteOptions,
     topic_id: &str,
+) -> Result<TierSummary> {
+    tier_as(dir, remote, options, topic_id, &TierLayout::LocalTiered)
+}
+
+/// Tiers the partition directory `dir` into the store `remote` in `layout`.
+pub fn tier_as(
+    dir: &Path,
+    remote: &str,
+    options: &RemoteOptions,
+    topic_id: &str,
+    layout: &TierLayout,
 ) -> Result<TierSummary> {
     let name = dir
         .file_name()
@@ -94,7 +128,14 @@ pub fn tier(
     let pd = parse_partition_dir(&name)
         .ok_or_else(|| Error::invalid(dir, "not a partition directory <topic>-<partition>"))?;
     let log_dir = dir.parent().unwrap_or(Path::new("."));
-    let meta_dir = log_dir.join(format!("{}-0", super::metadata::TOPIC));
+    let topic_uuid = uuid_from_base64(topic_id)
+        .map_err(|e| Error::invalid(dir, format!("topic id {topic_id:?}: {e}")))?;
+    let metadata_partition = remote_log_metadata_partition(
+        &topic_uuid,
+        pd.partition,
+        REMOTE_LOG_METADATA_TOPIC_PARTITIONS_DEFAULT,
+    );
+    let meta_dir = log_dir.join(format!("{}-{metadata_partition}", super::metadata::TOPIC));
     if meta_dir.exists() {
         return Err(Error::invalid(
             &meta_dir,
@@ -112,7 +153,7 @@ pub fn tier(
         .map(|c| c.entries().to_vec())
         .unwrap_or_default();
     let store = store::create(remote, options)?;
-    let prefix = format!("{ROOT_DIR}/{}-{}-{topic_id}", pd.topic, pd.partition);
+    let dir_prefix = format!("{ROOT_DIR}/{}-{}-{topic_id}", pd.topic, pd.partition);
     let tip = json!({"name": pd.topic, "id": topic_id, "partition": pd.partition});
     let mut records: Vec<Value> = Vec::new();
     let mut segments = Vec::new();
@@ -152,22 +193,88 @@ pub fn tier(
         files.push((".leader_epoch_checkpoint", checkpoint.encode().into_bytes()));
         let log_bytes = files[0].1.len() as i64;
         let max_ts = max_timestamp(&dir.join(format!("{stem}.log")))?;
+        let (objects, custom) = match layout {
+            TierLayout::LocalTiered => {
+                let mut objects = Vec::new();
+                for (suffix, bytes) in files {
+                    let key = format!("{dir_prefix}/{stem}-{id}{suffix}");
+                    store.put(&key, bytes)?;
+                    objects.push(key);
+                }
+                (objects, None)
+            }
+            TierLayout::Aiven {
+                prefix,
+                options: write,
+            } => {
+                let key = SegmentKey {
+                    topic: pd.topic.clone(),
+                    topic_id: topic_uuid,
+                    partition: pd.partition,
+                    start_offset: start,
+                    segment_id: uuid_from_base64(&id).expect("a uuid made here"),
+                };
+                let meta = aiven::SegmentMetadata {
+                    key: key.clone(),
+                    end_offset: next - 1,
+                    max_timestamp_ms: max_ts,
+                    broker_id: 0,
+                    event_timestamp_ms: max_ts,
+                    segment_leader_epochs: segment_epochs
+                        .iter()
+                        .map(|e| (e.epoch, e.start_offset))
+                        .collect(),
+                };
+                let file = |s: &str| files.iter().find(|f| f.0 == s).map(|f| f.1.as_slice());
+                let segment = SegmentFiles {
+                    log: file(".log").unwrap_or_default(),
+                    offset_index: file(".index").unwrap_or_default(),
+                    time_index: file(".timeindex").unwrap_or_default(),
+                    producer_snapshot: file(".snapshot").unwrap_or_default(),
+                    leader_epoch: file(".leader_epoch_checkpoint").unwrap_or_default(),
+                    transaction: file(".txnindex"),
+                };
+                let written = write_segment(&segment, write, Some(meta), &mut OsRng)
+                    .map_err(|e| Error::invalid(&dir.join(format!("{stem}.log")), e.message))?;
+                let mut objects = Vec::new();
+                let mut size = 0;
+                for (suffix, bytes) in [
+                    (Suffix::Log, written.log),
+                    (Suffix::Indexes, written.indexes),
+                    (
+                        Suffix::Manifest,
+                        written.manifest.to_json_text().into_bytes(),
+                    ),
+                ] {
+                    let k = key.object_key(prefix, suffix);
+                    size += bytes.len() as i64;
+                    store.put(&k, bytes)?;
+                    objects.push(k);
+                }
+                // What the plugin returns with `custom.metadata.fields.include` set to all three.
+                let custom = CustomMetadata {
+                    remote_size: Some(size),
+                    object_prefix: Some(prefix.clone()),
+                    object_key: Some(key.main_path()),
+                };
+                (objects, Some(custom.encode()))
+            }
+        };
         let remote_id = json!({"topicIdPartition": tip, "id": id});
-        records.push(
-            json!({"remote": {"type": "REMOTE_LOG_SEGMENT_METADATA_RECORD", "version": 0,
-            "data": {"remoteLogSegmentId": remote_id, "startOffset": start, "endOffset": next - 1,
-                "brokerId": 0, "maxTimestampMs": max_ts, "eventTimestampMs": max_ts,
-                "segmentLeaderEpochs": segment_epochs.iter()
-                    .map(|e| json!({"leaderEpoch": e.epoch, "offset": e.start_offset}))
-                    .collect::<Vec<_>>(),
-                "segmentSizeInBytes": log_bytes, "remoteLogSegmentState": 0}}}),
-        );
-        let mut objects = Vec::new();
-        for (suffix, bytes) in files {
-            let key = format!("{prefix}/{stem}-{id}{suffix}");
-            store.put(&key, bytes)?;
-            objects.push(key);
+        let mut data = json!({"remoteLogSegmentId": remote_id, "startOffset": start,
+            "endOffset": next - 1, "brokerId": 0, "maxTimestampMs": max_ts,
+            "eventTimestampMs": max_ts,
+            "segmentLeaderEpochs": segment_epochs.iter()
+                .map(|e| json!({"leaderEpoch": e.epoch, "offset": e.start_offset}))
+                .collect::<Vec<_>>(),
+            "segmentSizeInBytes": log_bytes, "remoteLogSegmentState": 0});
+        if let Some(c) = &custom {
+            data["customMetadata"] = base64::engine::general_purpose::STANDARD.encode(c).into();
         }
+        records.push(
+            json!({"remote": {"type": "REMOTE_LOG_SEGMENT_METADATA_RECORD",
+            "version": 0, "data": data}}),
+        );
         records.push(
             json!({"remote": {"type": "REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD",
             "version": 0, "data": {"remoteLogSegmentId": remote_id, "brokerId": 0,
@@ -185,12 +292,14 @@ pub fn tier(
     } else {
         json!([{"op": "append", "batches": [{"records": records}]}])
     };
-    let spec = json!({"topic": super::metadata::TOPIC, "partition": 0, "ops": ops});
+    let spec = json!({"topic": super::metadata::TOPIC, "partition": metadata_partition,
+        "ops": ops});
     let spec = crate::ops::write::spec::Spec::from_json(&spec.to_string())?;
     crate::ops::write::spec::write_spec(&spec, &meta_dir)?;
     Ok(TierSummary {
         remote: remote.to_string(),
         last_stable_offset: lso,
+        metadata_partition,
         segments,
     })
 }

@@ -5,16 +5,18 @@
 //! decompressed.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{Layout, PartitionListing, RemotePartition, RemoteSegment, SegmentFile};
 use crate::error::{Error, Result};
-use crate::format::aiven::crypto::private_key_from_pem;
-use crate::format::aiven::{KeyRing, Manifest, SegmentKey, SegmentReader, Suffix};
+use crate::format::aiven::crypto::{private_key_from_pem, public_key_from_pem};
+use crate::format::aiven::{IndexKind, KeyRing, Manifest, SegmentKey, SegmentReader, Suffix};
 use crate::format::checkpoint::uuid_to_base64;
+use crate::format::error::{DecodeError, ErrorKind};
 use crate::storage::log_reader::LogReader;
 use crate::storage::store::{ObjectInfo, RemoteObject, Store};
+use rsa::RsaPublicKey;
 
 pub struct Aiven {
     keys: Arc<KeyRing>,
@@ -37,6 +39,19 @@ impl Aiven {
             ring.add(id.clone(), key);
         }
         Ok(ring)
+    }
+
+    /// The public key `write --encrypt-key` wraps data keys with: a public key's PEM, or a
+    /// private key's (its public half).
+    pub fn load_public_key(path: &Path) -> Result<RsaPublicKey> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        public_key_from_pem(&text)
+            .or_else(|e| {
+                private_key_from_pem(&text)
+                    .map(|k| k.to_public_key())
+                    .map_err(|_| e)
+            })
+            .map_err(|e| Error::invalid(path, e.message))
     }
 
     fn file_of(s: Suffix) -> SegmentFile {
@@ -172,5 +187,59 @@ impl Layout for Aiven {
             RemoteObject::open_chunked(store, &log.key, Arc::new(reader))?,
             None,
         ))
+    }
+
+    /// An index from its range of the `.indexes` object (the manifest's position and size),
+    /// decrypted when the segment is encrypted.
+    fn read_file(
+        &self,
+        store: &dyn Store,
+        segment: &RemoteSegment,
+        file: SegmentFile,
+    ) -> Result<Option<(PathBuf, Vec<u8>)>> {
+        let kind = match file {
+            SegmentFile::OffsetIndex => IndexKind::Offset,
+            SegmentFile::TimeIndex => IndexKind::Timestamp,
+            SegmentFile::TxnIndex => IndexKind::Transaction,
+            SegmentFile::ProducerSnapshot => IndexKind::ProducerSnapshot,
+            SegmentFile::LeaderEpochCheckpoint => IndexKind::LeaderEpoch,
+            _ => return Ok(None),
+        };
+        let Some(object) = segment.files.get(&SegmentFile::Indexes) else {
+            return Ok(None);
+        };
+        let reader = self.reader(store, segment)?;
+        let Some(range) = reader.index_range(kind) else {
+            return Ok(None);
+        };
+        let path = store.path_of(&object.key);
+        if range.end > object.size {
+            return Err(Error::decode(
+                &path,
+                object.size,
+                DecodeError::new(
+                    ErrorKind::Truncated,
+                    0,
+                    format!(
+                        "the manifest puts the {} index at bytes {}..{}, past the object's end",
+                        kind.json_name(),
+                        range.start,
+                        range.end
+                    ),
+                ),
+            ));
+        }
+        let bytes = if range.is_empty() {
+            Vec::new()
+        } else {
+            store
+                .read_ranges(&object.key, std::slice::from_ref(&range))?
+                .pop()
+                .unwrap_or_default()
+        };
+        let index = reader
+            .read_index(kind, &bytes)
+            .map_err(|e| Error::decode(&path, 0, e))?;
+        Ok(Some((path, index)))
     }
 }

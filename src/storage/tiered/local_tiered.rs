@@ -6,6 +6,7 @@
 //! offsets are 20-digit padded by current Kafka, unpadded by older versions; both are read.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{Layout, PartitionListing, RemotePartition, RemoteSegment, SegmentFile};
@@ -179,6 +180,19 @@ impl Layout for LocalTiered {
             RemoteObject::open(store, &log.key)?,
             None,
         ))
+    }
+
+    fn read_file(
+        &self,
+        store: &dyn Store,
+        segment: &RemoteSegment,
+        file: SegmentFile,
+    ) -> Result<Option<(PathBuf, Vec<u8>)>> {
+        segment
+            .files
+            .get(&file)
+            .map(|o| Ok((store.path_of(&o.key), store.read_all(&o.key)?)))
+            .transpose()
     }
 }
 

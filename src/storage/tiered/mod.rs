@@ -12,11 +12,13 @@ mod local_tiered;
 mod shown;
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::log_reader::LogReader;
 use super::store::{ObjectInfo, Store};
 use crate::error::{Error, Result};
+use crate::format::aiven::KeyRing;
 
 pub use aiven::Aiven;
 pub use local_tiered::{LocalTiered, ROOT_DIR};
@@ -124,17 +126,25 @@ pub trait Layout: Send + Sync {
     fn required(&self) -> Vec<SegmentFile>;
     /// The segment's log, read as the engine reads a local one.
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader>;
+    /// One of the segment's other files (an index, the producer snapshot, the leader-epoch
+    /// checkpoint) as the broker had it, and the name to report it by; `None` when the segment
+    /// has none. Bytes that cannot be recovered are an [`Error::Decode`] naming the object.
+    fn read_file(
+        &self,
+        store: &dyn Store,
+        segment: &RemoteSegment,
+        file: SegmentFile,
+    ) -> Result<Option<(PathBuf, Vec<u8>)>>;
 }
 
 /// Every layout, in the order detection tries them.
 pub const LAYOUTS: [&str; 2] = ["local-tiered", "aiven"];
 
-/// The layout `--remote-layout` names.
-pub fn layout_named(name: &str) -> Option<Box<dyn Layout>> {
+/// The layout `--remote-layout` names; `keys` (`--remote-key`) open encrypted segments.
+pub fn layout_named(name: &str, keys: &KeyRing) -> Option<Box<dyn Layout>> {
     match name {
         "local-tiered" => Some(Box::new(LocalTiered)),
-        // Without keys: encrypted segments need `Aiven::new` with the private keys.
-        "aiven" => Some(Box::new(Aiven::new(Default::default()))),
+        "aiven" => Some(Box::new(Aiven::new(keys.clone()))),
         _ => None,
     }
 }
@@ -144,9 +154,10 @@ pub fn detect(
     store: &dyn Store,
     objects: &[ObjectInfo],
     named: Option<&str>,
+    keys: &KeyRing,
 ) -> Result<Box<dyn Layout>> {
     if let Some(n) = named {
-        return layout_named(n).ok_or_else(|| {
+        return layout_named(n, keys).ok_or_else(|| {
             Error::invalid(
                 &store.path_of(""),
                 format!(
@@ -158,7 +169,7 @@ pub fn detect(
     }
     LAYOUTS
         .iter()
-        .filter_map(|n| layout_named(n))
+        .filter_map(|n| layout_named(n, keys))
         .find(|l| l.recognises(objects))
         .ok_or_else(|| {
             Error::invalid(

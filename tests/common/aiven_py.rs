@@ -1,0 +1,51 @@
+//! tests/aiven_reader.py, the independent reader of Aiven's objects, run from the tests that
+//! check kseg's against it (tests/aiven_format.rs, tests/tiered_aiven.rs).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The Python reader's packages: missing is a failure under the same rule as a missing corpus.
+pub fn python_ready() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import zstandard, cryptography"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        return true;
+    }
+    if std::env::var_os("KSEG_REFERENCE").is_some() || std::env::var_os("KSEG_ALLOW_SKIP").is_none()
+    {
+        panic!("python3 with zstandard and cryptography is needed (pip install zstandard cryptography; KSEG_ALLOW_SKIP=1 skips)");
+    }
+    eprintln!(
+        "skipping: python3 with zstandard and cryptography not found (KSEG_ALLOW_SKIP is set)"
+    );
+    false
+}
+
+pub fn reader(args: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/aiven_reader.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "aiven_reader.py {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// An RSA key pair made by the Python side (PKCS#8 private, SubjectPublicKeyInfo public).
+pub fn key_pair(dir: &Path) -> (PathBuf, PathBuf) {
+    let (private, public) = (dir.join("private.pem"), dir.join("public.pem"));
+    reader(&[
+        "keygen",
+        private.to_str().unwrap(),
+        public.to_str().unwrap(),
+    ]);
+    (private, public)
+}

@@ -1,0 +1,450 @@
+//! Aiven's layout end to end through the CLI: `kseg write --tier-to --remote-layout aiven` (chunk
+//! size, zstd chunks, encryption with a public key) writes the objects and the
+//! `__remote_log_metadata` records with the plugin's custom metadata, in the metadata partition
+//! the broker's partitioner picks; `kseg tiered --deep --remote-key` reads them back (a wrong or
+//! missing key is a clear error), and the independent Python reader decodes them to the local
+//! segments' bytes. Planted inconsistencies in this layout are each found alone. Through moto's
+//! S3 server too, with SigV4 signatures checked in moto's authenticating mode.
+
+#[path = "common/aiven_py.rs"]
+mod aiven_py;
+mod common;
+#[path = "common/moto.rs"]
+mod moto;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+const TOPIC_ID: &str = "T1JBQ0xFAAAAAAAAAAAAAQ";
+/// `__remote_log_metadata`'s partition for TOPIC_ID's partition 0 of 50, from a separate
+/// Python model of `RemoteLogMetadataTopicPartitioner` (murmur2 of `Objects.hash(lsb, msb, 0)`).
+const METADATA_PARTITION: i32 = 19;
+const PREFIX: &str = "cluster-1/";
+/// Closed segments below the last stable offset: the ones tiered.
+const TIERED: usize = 4;
+
+/// `orders-0` of four closed segments of 10 records (about 3.5 KiB each) and an active one.
+fn write_spec(tmp: &Path) -> PathBuf {
+    let mut ops = Vec::new();
+    for _ in 0..4 {
+        ops.push(json!({"op": "append", "batches": [
+            {"gen": {"count": 5, "value_len": 300}}, {"gen": {"count": 5, "value_len": 300}}]}));
+        ops.push(json!({"op": "roll"}));
+    }
+    ops.push(json!({"op": "append", "batches": [{"gen": {"count": 5, "value_len": 300}}]}));
+    let spec = tmp.join("SPEC.json");
+    std::fs::write(
+        &spec,
+        json!({"topic": "orders", "partition": 0, "ops": ops}).to_string(),
+    )
+    .unwrap();
+    spec
+}
+
+fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .envs(env.iter().copied())
+        .env_remove("AWS_SESSION_TOKEN")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// `kseg write SPEC logs/orders-0 --tier-to URL --remote-layout aiven EXTRA…`: the partition dir.
+fn tier_to(tmp: &Path, url: &str, extra: &[&str], env: &[(&str, &str)]) -> PathBuf {
+    let spec = write_spec(tmp);
+    let dir = tmp.join("logs/orders-0");
+    let mut args = vec![
+        "write",
+        spec.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        "--tier-to",
+        url,
+        "--remote-layout",
+        "aiven",
+        "--key-prefix",
+        PREFIX,
+    ];
+    args.extend(extra);
+    let (code, out, err) = run(&args, env);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!("__remote_log_metadata-{METADATA_PARTITION}")),
+        "{out}"
+    );
+    assert!(tmp
+        .join(format!("logs/__remote_log_metadata-{METADATA_PARTITION}"))
+        .is_dir());
+    dir
+}
+
+/// `kseg tiered --json --deep ARGS DIR`: exit status, sorted check ids, the report.
+fn tiered(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Vec<String>, Value, String) {
+    let mut all = vec!["tiered", "--json", "--deep"];
+    all.extend(args);
+    all.push(dir.to_str().unwrap());
+    let (code, out, err) = run(&all, env);
+    let report: Value = serde_json::from_str(&out).unwrap_or(Value::Null);
+    if !report.is_null() {
+        common::assert_matches_schema("tiered", std::slice::from_ref(&report));
+    }
+    let mut checks: Vec<String> = report["partitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["findings"].as_array().unwrap())
+        .map(|f| f["check"].as_str().unwrap().to_string())
+        .collect();
+    checks.sort();
+    (code, checks, report, err)
+}
+
+fn url(p: &Path) -> String {
+    format!("file://{}", p.display())
+}
+
+/// The tier's segments as `kseg tiered` reports them: (id, start, end).
+fn segments(report: &Value) -> Vec<(String, i64, i64)> {
+    report["partitions"][0]["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["segmentId"].as_str().unwrap().to_string(),
+                s["startOffset"].as_i64().unwrap(),
+                s["endOffset"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn object(root: &Path, start: i64, id: &str, suffix: &str) -> PathBuf {
+    root.join(format!(
+        "{PREFIX}orders-{TOPIC_ID}/0/{start:020}-{id}.{suffix}"
+    ))
+}
+
+/// The custom metadata of each segment's `COPY_SEGMENT_STARTED` record, decoded.
+fn custom_metadata(log_dir: &Path) -> Vec<kseg::format::aiven::CustomMetadata> {
+    use base64::Engine;
+    let dir = log_dir.join(format!("__remote_log_metadata-{METADATA_PARTITION}"));
+    let mut out = Vec::new();
+    for r in kseg::storage::read::PartitionRecords::open(&dir, 0).unwrap() {
+        let r = r.unwrap();
+        let d = kseg::format::internal::decode_record(
+            kseg::format::internal::Decoder::RemoteLogMetadata,
+            r.offset,
+            None,
+            r.value.as_deref(),
+        );
+        let v = d.payload_json.unwrap();
+        if v["type"] == "REMOTE_LOG_SEGMENT_METADATA_RECORD" {
+            let b64 = v["data"]["customMetadata"].as_str().unwrap();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap();
+            out.push(kseg::format::aiven::CustomMetadata::decode(&bytes).unwrap());
+        }
+    }
+    out
+}
+
+#[test]
+fn write_tier_to_aiven_read_back_with_keys_and_by_the_python_reader() {
+    if !aiven_py::python_ready() {
+        return;
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let (private, public) = aiven_py::key_pair(keys.path());
+    let other = keys.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let (wrong, _) = aiven_py::key_pair(&other);
+    let key_arg = format!("k1={}", private.display());
+    let wrong_arg = format!("k1={}", wrong.display());
+    let encrypt_arg = format!("k1={}", public.display());
+    for extra in [
+        vec![],
+        vec!["--chunk-size", "1000", "--chunk-compression"],
+        vec![
+            "--chunk-size",
+            "777",
+            "--chunk-compression",
+            "--encrypt-key",
+            &encrypt_arg,
+        ],
+        vec!["--chunk-size", "4096", "--encrypt-key", &encrypt_arg],
+    ] {
+        let what = format!("{extra:?}");
+        let encrypted = extra.contains(&"--encrypt-key");
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("tier");
+        let dir = tier_to(tmp.path(), &url(&root), &extra, &[]);
+        let keyed = ["--remote", &url(&root), "--remote-key", &key_arg];
+        let (code, checks, report, err) = tiered(&dir, &keyed, &[]);
+        assert_eq!((code, checks), (0, vec![]), "{what}: {err}");
+        assert_eq!(report["layout"], "aiven", "{what}");
+        let segs = segments(&report);
+        assert_eq!(segs.len(), TIERED, "{what}");
+        // The custom metadata names each segment's objects and their bytes, as the plugin's.
+        let custom = custom_metadata(&tmp.path().join("logs"));
+        assert_eq!(custom.len(), TIERED, "{what}");
+        for ((id, start, _), c) in segs.iter().zip(&custom) {
+            let size: u64 = ["log", "indexes", "rsm-manifest"]
+                .iter()
+                .map(|s| object(&root, *start, id, s).metadata().unwrap().len())
+                .sum();
+            assert_eq!(c.remote_size, Some(size as i64), "{what}");
+            assert_eq!(c.object_prefix.as_deref(), Some(PREFIX), "{what}");
+            assert_eq!(
+                c.object_key,
+                Some(format!("orders-{TOPIC_ID}/0/{start:020}-{id}")),
+                "{what}"
+            );
+        }
+        // The independent reader gives back the local segments' bytes.
+        let decoded = tmp.path().join("decoded");
+        let mut args = vec!["decode", root.to_str().unwrap(), decoded.to_str().unwrap()];
+        if encrypted {
+            args.extend(["--key", &key_arg]);
+        }
+        aiven_py::reader(&args);
+        for (id, start, _) in &segs {
+            let stem = decoded.join(format!("{PREFIX}orders-{TOPIC_ID}/0/{start:020}-{id}"));
+            for (ours, theirs) in [
+                ("log", "log"),
+                ("index", "offset"),
+                ("timeindex", "timestamp"),
+            ] {
+                let local = std::fs::read(dir.join(format!("{start:020}.{ours}"))).unwrap();
+                let remote = std::fs::read(stem.with_extension(theirs)).unwrap();
+                assert!(local == remote, "{what}: {start} .{ours} differs");
+            }
+        }
+        if !encrypted {
+            continue;
+        }
+        // No key, a wrong key: errors naming the manifest and the key id.
+        let (code, _, _, err) = tiered(&dir, &["--remote", &url(&root)], &[]);
+        assert_eq!(code, 2, "{what}");
+        assert!(
+            err.contains(".rsm-manifest") && err.contains("no private key") && err.contains("k1"),
+            "{err}"
+        );
+        let wrong = ["--remote", &url(&root), "--remote-key", &wrong_arg];
+        let (code, _, _, err) = tiered(&dir, &wrong, &[]);
+        assert_eq!(code, 2, "{what}");
+        assert!(err.contains("none of the 1 private key(s)"), "{err}");
+        // A damaged .indexes object: the index it holds is a finding naming it.
+        let (id, start, _) = &segs[1];
+        let indexes = object(&root, *start, id, "indexes");
+        let mut bytes = std::fs::read(&indexes).unwrap();
+        bytes[20] ^= 1;
+        std::fs::write(&indexes, bytes).unwrap();
+        let (code, checks, report, err) = tiered(&dir, &keyed, &[]);
+        assert_eq!(
+            (code, checks),
+            (1, vec!["tiered.index".to_string()]),
+            "{err}"
+        );
+        let f = &report["partitions"][0]["findings"][0];
+        assert!(f["file"].as_str().unwrap().ends_with(".indexes"), "{f}");
+    }
+}
+
+/// `__remote_log_metadata-0` written anew for `segments` ((id, start, end, state)).
+fn rewrite_metadata(log_dir: &Path, segments: &[(String, i64, i64, u8)]) {
+    std::fs::remove_dir_all(log_dir.join(format!("__remote_log_metadata-{METADATA_PARTITION}")))
+        .unwrap();
+    let tip = json!({"name": "orders", "id": TOPIC_ID, "partition": 0});
+    let mut records = Vec::new();
+    for (id, start, end, state) in segments {
+        let rid = json!({"topicIdPartition": tip, "id": id});
+        records.push(
+            json!({"remote": {"type": "REMOTE_LOG_SEGMENT_METADATA_RECORD",
+            "version": 0, "data": {"remoteLogSegmentId": rid, "startOffset": start,
+            "endOffset": end, "brokerId": 0, "maxTimestampMs": 0, "eventTimestampMs": 0,
+            "segmentLeaderEpochs": [{"leaderEpoch": 0, "offset": start}],
+            "segmentSizeInBytes": 1, "remoteLogSegmentState": 0}}}),
+        );
+        for s in 1..=*state {
+            records.push(
+                json!({"remote": {"type": "REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD",
+                "version": 0, "data": {"remoteLogSegmentId": rid, "brokerId": 0,
+                "eventTimestampMs": 0, "remoteLogSegmentState": s}}}),
+            );
+        }
+    }
+    let spec = json!({"topic": "__remote_log_metadata", "partition": 0,
+        "ops": [{"op": "append", "batches": [{"records": records}]}]});
+    common::kseg_write(&spec.to_string(), &log_dir.join("__remote_log_metadata-0"));
+}
+
+/// A segment's three objects copied under another segment id.
+fn copy_segment(root: &Path, start: i64, from: &str, to: &str) {
+    for s in ["log", "indexes", "rsm-manifest"] {
+        std::fs::copy(object(root, start, from, s), object(root, start, to, s)).unwrap();
+    }
+}
+
+#[test]
+fn planted_inconsistencies_in_the_aiven_layout_are_each_found_alone() {
+    type Segs = Vec<(String, i64, i64, u8)>;
+    type Plant = fn(&Path, &mut Segs);
+    let plants: [(&str, Plant, &[&str], i32); 6] = [
+        ("none", |_, _| {}, &[], 0),
+        (
+            "orphan",
+            |root, s| copy_segment(root, s[0].1, &s[0].0, "AAAAAAAAAAAAAAAAAAAAYw"),
+            &["tiered.orphan"],
+            0,
+        ),
+        (
+            "missing object",
+            |root, s| std::fs::remove_file(object(root, s[1].1, &s[1].0, "indexes")).unwrap(),
+            &["tiered.object-missing"],
+            1,
+        ),
+        (
+            "unfinished copy",
+            // The last: its offsets are still local, so no gap.
+            |_, s| s[TIERED - 1].3 = 0,
+            &["tiered.copy-unfinished"],
+            0,
+        ),
+        (
+            "gap",
+            |root, s| {
+                let (id, start, _, _) = s.remove(1);
+                for suffix in ["log", "indexes", "rsm-manifest"] {
+                    std::fs::remove_file(object(root, start, &id, suffix)).unwrap();
+                }
+            },
+            &["tiered.gap"],
+            1,
+        ),
+        (
+            "overlap",
+            |root, s| {
+                let (id, start, end, _) = s[1].clone();
+                copy_segment(root, start, &id, "AAAAAAAAAAAAAAAAAAAAYw");
+                s.push(("AAAAAAAAAAAAAAAAAAAAYw".into(), start, end, 1));
+            },
+            &["tiered.overlap"],
+            0,
+        ),
+    ];
+    for (what, plant, expected, code) in plants {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("tier");
+        let dir = tier_to(tmp.path(), &url(&root), &["--chunk-size", "1000"], &[]);
+        let (_, _, report, _) = tiered(&dir, &["--remote", &url(&root)], &[]);
+        let mut segs: Segs = segments(&report)
+            .into_iter()
+            .map(|(id, start, end)| (id, start, end, 1))
+            .collect();
+        plant(&root, &mut segs);
+        rewrite_metadata(&tmp.path().join("logs"), &segs);
+        let (got, checks, _, err) = tiered(&dir, &["--remote", &url(&root)], &[]);
+        assert_eq!(checks, expected, "{what}: {err}");
+        assert_eq!(got, code, "{what}");
+    }
+}
+
+/// Python with boto3 (moto's own dependency) against moto: `code`'s output.
+fn boto(endpoint: &str, code: &str) -> String {
+    let script = format!(
+        "import boto3\nkw = dict(endpoint_url='{endpoint}', region_name='us-east-1', \
+         aws_access_key_id='testing', aws_secret_access_key='testing')\n{code}"
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn s3_aiven_tier_written_and_read_with_sigv4_checked() {
+    // moto authenticates every request after the first three (a user, its policy, its key).
+    let Some(moto) = moto::start_or_skip(&[("INITIAL_NO_AUTH_ACTION_COUNT", "3")]) else {
+        return;
+    };
+    let endpoint = moto.endpoint.clone();
+    let created = boto(
+        &endpoint,
+        "import json\niam = boto3.client('iam', **kw)\niam.create_user(UserName='kseg')\n\
+         iam.put_user_policy(UserName='kseg', PolicyName='all', PolicyDocument=json.dumps(\
+         {'Version': '2012-10-17', 'Statement': [{'Effect': 'Allow', 'Action': '*', \
+         'Resource': '*'}]}))\n\
+         k = iam.create_access_key(UserName='kseg')['AccessKey']\n\
+         kw.update(aws_access_key_id=k['AccessKeyId'], aws_secret_access_key=k['SecretAccessKey'])\n\
+         boto3.client('s3', **kw).create_bucket(Bucket='tier')\n\
+         print(k['AccessKeyId'], k['SecretAccessKey'])",
+    );
+    let (key_id, secret) = created.trim().split_once(' ').unwrap();
+    let env = [
+        ("AWS_ACCESS_KEY_ID", key_id),
+        ("AWS_SECRET_ACCESS_KEY", secret),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ENDPOINT", endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let keys = tempfile::tempdir().unwrap();
+    let (private, public) = aiven_py::key_pair(keys.path());
+    let tmp = tempfile::tempdir().unwrap();
+    let encrypt = format!("k1={}", public.display());
+    // The bucket's root: moto's authenticating mode miscomputes the signature of a listing
+    // whose prefix holds a `/` (boto3's fails the same way), so the keys' prefix is the
+    // plugin's key prefix alone.
+    let dir = tier_to(
+        tmp.path(),
+        "s3://tier",
+        &[
+            "--chunk-size",
+            "1000",
+            "--chunk-compression",
+            "--encrypt-key",
+            &encrypt,
+        ],
+        &env,
+    );
+    let key_arg = format!("k1={}", private.display());
+    let args = [
+        "--remote",
+        "s3://tier",
+        "--remote-endpoint",
+        &endpoint,
+        "--remote-key",
+        &key_arg,
+    ];
+    let (code, checks, report, err) = tiered(&dir, &args, &env);
+    assert_eq!((code, checks), (0, vec![]), "{err}");
+    assert_eq!(segments(&report).len(), TIERED);
+    // A wrong secret: moto refuses the signature; a clear error naming the store and the 403.
+    let bad = [
+        ("AWS_ACCESS_KEY_ID", key_id),
+        ("AWS_SECRET_ACCESS_KEY", "not-the-secret"),
+        ("AWS_REGION", "us-east-1"),
+        ("AWS_ENDPOINT", endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+    ];
+    let (code, _, _, err) = tiered(&dir, &args, &bad);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("s3://tier") && err.contains("403") && err.contains("SignatureDoesNotMatch"),
+        "{err}"
+    );
+}
