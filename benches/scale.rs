@@ -4,9 +4,12 @@
 //! Cost linear in what is there (issue 35): a partition directory holding N stray files
 //! (`KSEG_BENCH_STRAY`, default `1000,10000,100000,200000`) under `recover` (a dry run) and
 //! `verify --deep`, and a log dir of N one-segment partitions (`KSEG_BENCH_PARTITIONS`, default
-//! `1000,3000,10000,30000`) under `recover`: time and peak RSS at each N, with the growth
-//! from the step before beside the growth of N (goal: 10 k to 100 k at most 12x in both).
-//! `KSEG_BENCH_SCALE_MIB=0` runs these alone.
+//! `1500,3000,10000,30000`) under `recover`, `verify` and `ls`: the median time and peak RSS
+//! of `KSEG_BENCH_SCALE_RUNS` runs (default 3: the machine is shared) at each N, with the
+//! growth from the step before beside the growth of N (goal: 10 k to 100 k at most 12x in
+//! both). `KSEG_BENCH_SCALE_MIB=0` runs these alone. Then the price of the engine's one way to
+//! open a file to read (`open_regular`: a stat, the open, an fstat and two fcntl, so that a
+//! FIFO or a device is never read) against a bare open, as a ratio.
 //!
 //! Partitions of `KSEG_BENCH_SCALE_MIB` MiB (default `256,4096`) in 1 GiB segments, written
 //! through the engine and closed cleanly under `KSEG_BENCH_DIR` (default: the temporary
@@ -39,6 +42,22 @@ fn measure(bin: &Path, args: &[OsString], limit: Duration) -> (Option<f64>, u64)
     }
     assert!(code <= 1, "{} {args:?} exited with {code}", bin.display());
     (Some(secs), rss)
+}
+
+/// The medians of the seconds and peak RSS of `runs` runs (None: a run was killed).
+fn measure_median(bin: &Path, args: &[OsString], limit: Duration, runs: u64) -> (Option<f64>, u64) {
+    let (mut secs, mut rss) = (Vec::new(), Vec::new());
+    for _ in 0..runs.max(1) {
+        let (s, r) = measure(bin, args, limit);
+        rss.push(r);
+        match s {
+            Some(s) => secs.push(s),
+            None => return (None, r),
+        }
+    }
+    secs.sort_by(f64::total_cmp);
+    rss.sort_unstable();
+    (Some(secs[secs.len() / 2]), rss[rss.len() / 2])
 }
 
 fn mib(rss: u64) -> f64 {
@@ -103,6 +122,44 @@ fn main() {
         std::fs::remove_dir_all(&log_dir).unwrap();
     }
     counts(&bins, root.path());
+    open_cost(root.path());
+}
+
+/// `open_regular` against `File::open` of the same file, medians of rounds of many opens.
+fn open_cost(root: &Path) {
+    use std::time::Instant;
+    let file = root.join("open-cost");
+    std::fs::write(&file, b"x").unwrap();
+    const OPENS: u32 = 20_000;
+    let round = |f: &dyn Fn()| {
+        let started = Instant::now();
+        for _ in 0..OPENS {
+            f();
+        }
+        started.elapsed().as_secs_f64() * 1e9 / f64::from(OPENS)
+    };
+    let (mut bare, mut fstat, mut checked) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..7 {
+        bare.push(round(&|| drop(std::fs::File::open(&file).unwrap())));
+        // The re-check on the descriptor alone.
+        fstat.push(round(&|| {
+            std::fs::File::open(&file).unwrap().metadata().unwrap();
+        }));
+        checked.push(round(&|| {
+            drop(kseg::storage::files::open_regular(&file).unwrap())
+        }));
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (bare, fstat, checked) = (median(bare), median(fstat), median(checked));
+    println!(
+        "== open to read: File::open {bare:.0} ns, with an fstat {fstat:.0} ns ({:.2}x), \
+         open_regular {checked:.0} ns ({:.2}x)",
+        fstat / bare,
+        checked / bare
+    );
 }
 
 /// A partition with one small segment (closed cleanly) in `root/source`, copied as needed.
@@ -124,9 +181,14 @@ fn copy_partition(from: &Path, to: &Path) {
 fn counts(bins: &[(&str, PathBuf)], root: &Path) {
     let source = source_partition(root);
     let a = |s: &str| OsString::from(s);
+    let runs = list("KSEG_BENCH_SCALE_RUNS", "3")
+        .first()
+        .copied()
+        .unwrap_or(3);
+    println!("medians of {runs} run(s)");
     let step = |label: &str, n: u64, prev: &mut Option<(u64, f64, u64)>, args: &[OsString]| {
         for (name, bin) in bins {
-            let (secs, rss) = measure(bin, args, Duration::from_secs(900));
+            let (secs, rss) = measure_median(bin, args, Duration::from_secs(900), runs);
             let secs = secs.unwrap_or(f64::NAN);
             let growth = match prev.filter(|_| *name == "this build") {
                 Some((n0, s0, r0)) => format!(
@@ -165,8 +227,8 @@ fn counts(bins: &[(&str, PathBuf)], root: &Path) {
         );
         std::fs::remove_dir_all(root.join(format!("stray-{n}"))).unwrap();
     }
-    let partitions = list("KSEG_BENCH_PARTITIONS", "1000,3000,10000,30000");
-    let mut recover = None;
+    let partitions = list("KSEG_BENCH_PARTITIONS", "1500,3000,10000,30000");
+    let (mut recover, mut verify, mut ls) = (None, None, None);
     println!("== a log dir of N partitions");
     for &n in &partitions {
         let log_dir = root.join(format!("partitions-{n}"));
@@ -174,7 +236,19 @@ fn counts(bins: &[(&str, PathBuf)], root: &Path) {
             copy_partition(&source, &log_dir.join(format!("bench-{i}")));
         }
         let l = log_dir.as_os_str().to_owned();
-        step("recover (log dir)", n, &mut recover, &[a("recover"), l]);
+        step(
+            "recover (log dir)",
+            n,
+            &mut recover,
+            &[a("recover"), l.clone()],
+        );
+        step(
+            "verify (log dir)",
+            n,
+            &mut verify,
+            &[a("verify"), l.clone()],
+        );
+        step("ls (log dir)", n, &mut ls, &[a("ls"), l]);
         std::fs::remove_dir_all(&log_dir).unwrap();
     }
 }

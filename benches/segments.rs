@@ -45,7 +45,7 @@ fn env_list(name: &str, default: &[&str]) -> Vec<String> {
 }
 
 const LAYOUTS: [&str; 4] = ["empty", "empty+indexes", "batch", "batch+indexes"];
-const COMMANDS: [&str; 11] = [
+const COMMANDS: [&str; 12] = [
     "verify",
     "dump",
     "recover",
@@ -53,6 +53,7 @@ const COMMANDS: [&str; 11] = [
     "rebuild-index",
     "rebuild-index-apply",
     "retention",
+    "retention-apply",
     "compact",
     "ls",
     "stats",
@@ -108,28 +109,29 @@ fn generate(root: &Path, layout: &str, count: u64) -> PathBuf {
     dir
 }
 
-/// Median wall and CPU seconds of `runs` runs (`prepare` before each), and whether a run was
-/// killed at `limit`.
+/// Median wall and CPU seconds and peak RSS (MiB) of `runs` runs (`prepare` before each), and
+/// whether a run was killed at `limit`.
 fn measure(
     bin: &Path,
     args: &[&OsStr],
     runs: u64,
     limit: Duration,
     mut prepare: impl FnMut(),
-) -> (f64, f64, bool) {
-    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+) -> (f64, f64, f64, bool) {
+    let (mut wall, mut cpu, mut rss) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
         prepare();
         let before = cpu_seconds(libc::RUSAGE_CHILDREN);
-        let (code, _, secs) = run_measured_within(bin, args, Some(limit));
+        let (code, peak, secs) = run_measured_within(bin, args, Some(limit));
         cpu.push(cpu_seconds(libc::RUSAGE_CHILDREN) - before);
         wall.push(secs);
+        rss.push(peak as f64 / f64::from(1 << 20));
         if code < 0 {
-            return (median(wall), median(cpu), true);
+            return (median(wall), median(cpu), median(rss), true);
         }
         assert!(code <= 1, "{} {args:?} exited with {code}", bin.display());
     }
-    (median(wall), median(cpu), false)
+    (median(wall), median(cpu), median(rss), false)
 }
 
 /// (layout, command, binary) of a row of figures.
@@ -218,13 +220,22 @@ fn main() {
                             ],
                             true,
                         ),
+                        "retention-apply" => (
+                            vec![
+                                o("retention"),
+                                o("--apply"),
+                                o("--no-backup"),
+                                copied_dir.as_os_str(),
+                            ],
+                            true,
+                        ),
                         "rebuild-index" => (vec![o("rebuild-index"), o("--all"), d], false),
                         "ls" => (vec![o("ls"), log_dir.as_os_str()], false),
                         c @ ("verify" | "dump" | "recover" | "retention" | "compact" | "stats"
                         | "offsets") => (vec![o(c), d], false),
                         other => panic!("unknown command {other}"),
                     };
-                    let (wall, cpu, killed) = measure(bin, &args, runs, limit, || {
+                    let (wall, cpu, rss, killed) = measure(bin, &args, runs, limit, || {
                         if on_copy {
                             copy_tree(&log_dir, &copy_root, &trash);
                         }
@@ -234,7 +245,9 @@ fn main() {
                     } else {
                         format!("{wall:.2} s")
                     };
-                    println!("{command:<20} {name:<12} {time:>20}  CPU {cpu:>8.2} s");
+                    println!(
+                        "{command:<20} {name:<12} {time:>20}  CPU {cpu:>8.2} s  RSS {rss:>7.1} MiB"
+                    );
                     walls
                         .entry((layout.clone(), command.clone(), *name))
                         .or_default()

@@ -141,6 +141,12 @@ pub const CHECKS: &[Check] = &[
         broker: "READ_COMMITTED fetches return aborted data or hide committed data (`TransactionIndex.collectAbortedTxns`)",
     },
     Check {
+        ids: &["txnindex.beyond-log"],
+        severity: "error",
+        what: "more entries than the segment's `.log` has room for ABORT markers (one batch of at least 61 bytes each): Kafka appends one entry per aborted transaction and never preallocates the file, so the rest (a sparse or padded file) is not read",
+        broker: "reads every entry at start-up (`TransactionIndex.sanityCheck`), and a READ_COMMITTED fetch collects those it matches (`TransactionIndex.collectAbortedTxns`)",
+    },
+    Check {
         ids: &["txnindex.partial-entry", "txnindex.decode"],
         severity: "error",
         what: "bad entries",

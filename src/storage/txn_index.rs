@@ -134,12 +134,73 @@ impl TxnIndexEntries {
 
     /// Bytes after the last whole entry (0 to 33), and where they begin.
     pub fn partial_tail(&self) -> (u64, u64) {
-        (self.len - self.whole_bytes, self.whole_bytes)
+        let whole = self.len - self.len % ABORTED_TXN_ENTRY_BYTES as u64;
+        (self.len - whole, whole)
+    }
+
+    /// Reads no entry past the first `max`; the count of whole entries in the file when it
+    /// holds more (see [`entry_cap`]).
+    pub fn cap(&mut self, max: u64) -> Option<u64> {
+        let whole = self.whole_bytes / ABORTED_TXN_ENTRY_BYTES as u64;
+        if whole <= max {
+            return None;
+        }
+        self.whole_bytes = max * ABORTED_TXN_ENTRY_BYTES as u64;
+        Some(whole)
     }
 
     /// The byte position of the entry `next` will return.
     pub fn next_position(&self) -> u64 {
         self.window_pos + (self.next * ABORTED_TXN_ENTRY_BYTES) as u64
+    }
+
+    /// The next entry and how many entries in a row it stands for: more than one only for the
+    /// whole entries lying in a hole of a sparse file, all zeros (version 0, producer 0,
+    /// offsets 0), read as one. Kafka never leaves a hole (the file is not preallocated, only
+    /// appended), so a hole is hostile, and every entry of it judged alike: the readers that
+    /// judge each entry on its own or collect repeated entries once take a run as its entry,
+    /// at the cost of the file's data, not of its length.
+    pub fn next_run(&mut self) -> Option<Result<(AbortedTxn, u64)>> {
+        if !self.done && self.next * ABORTED_TXN_ENTRY_BYTES >= self.window.len() {
+            let pos = self.next_position();
+            let run = self.hole_entries(pos);
+            if run > 0 {
+                self.window.clear();
+                self.next = 0;
+                self.window_pos = pos + run * ABORTED_TXN_ENTRY_BYTES as u64;
+                let zeros = [0u8; ABORTED_TXN_ENTRY_BYTES];
+                let entry = txn_index_entries(&zeros).next().expect("one whole entry");
+                return Some(entry.map(|t| (t, run)).map_err(|e| {
+                    self.done = true;
+                    Error::decode(&self.path, pos, e)
+                }));
+            }
+        }
+        self.next().map(|r| r.map(|t| (t, 1)))
+    }
+
+    /// How many whole entries from `pos` (an entry's start) lie in a hole (0 where the file
+    /// system cannot say).
+    fn hole_entries(&self, pos: u64) -> u64 {
+        use std::os::fd::AsRawFd;
+        let Ok(from) = libc::off_t::try_from(pos) else {
+            return 0;
+        };
+        if pos >= self.whole_bytes {
+            return 0;
+        }
+        // SAFETY: lseek on a descriptor we own; reads are positioned, so moving the file
+        // offset changes nothing.
+        let data = unsafe { libc::lseek(self.file.as_raw_fd(), from, libc::SEEK_DATA) };
+        let hole_end = if data >= 0 {
+            data as u64
+        } else if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO) {
+            // No data past `pos`: the rest of the file is a hole.
+            self.whole_bytes
+        } else {
+            return 0;
+        };
+        (hole_end.min(self.whole_bytes).saturating_sub(pos)) / ABORTED_TXN_ENTRY_BYTES as u64
     }
 
     fn fill(&mut self) -> Result<bool> {
@@ -189,6 +250,25 @@ impl Iterator for TxnIndexEntries {
     }
 }
 
+/// The most entries the `.txnindex` at `path` holds as Kafka writes it: one per ABORT marker
+/// of its segment, each a batch of at least [`RECORD_BATCH_OVERHEAD_BYTES`] in the `.log`
+/// beside it (`TransactionIndex` only appends, one entry per aborted transaction completed in
+/// the segment, and never preallocates). None without that `.log`.
+pub fn entry_cap(path: &Path) -> Result<Option<u64>> {
+    use crate::format::names::{classify, FileKind};
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let FileKind::TxnIndex { base_offset } = classify(&name) else {
+        return Ok(None);
+    };
+    let log = path.with_file_name(log_file_name(base_offset));
+    if !super::files::is_file(&log)? {
+        return Ok(None);
+    }
+    Ok(Some(
+        super::files::file_len(&log)? / RECORD_BATCH_OVERHEAD_BYTES as u64,
+    ))
+}
+
 /// Kafka's `TransactionIndex.sanityCheck` over the file at `path`, streamed
 /// ([`txn_index_sanity_check`]'s rule and texts, `file` naming it in them).
 pub fn sanity_check_file(
@@ -197,9 +277,9 @@ pub fn sanity_check_file(
     file: &str,
 ) -> Result<std::result::Result<(), String>> {
     let mut entries = TxnIndexEntries::open(path)?;
-    while let Some(entry) = entries.next() {
+    while let Some(entry) = entries.next_run() {
         let txn = match entry {
-            Ok(txn) => txn,
+            Ok((txn, _)) => txn,
             // The entry at `position`, whose version byte is its first.
             Err(Error::Decode { position, .. }) => {
                 let mut version = [0u8; 1];
@@ -277,7 +357,7 @@ impl TxnIndexes {
         let mut out = Vec::new();
         for base in bases {
             let path = dir.join(txn_index_file_name(base));
-            let entries = match TxnIndexEntries::open(&path) {
+            let mut entries = match TxnIndexEntries::open(&path) {
                 Ok(entries) => entries,
                 Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                     out.push((base, None));
@@ -285,7 +365,7 @@ impl TxnIndexes {
                 }
                 Err(e) => return Err(e),
             };
-            for entry in entries {
+            while let Some(entry) = entries.next_run() {
                 entry?;
             }
             out.push((base, Some(path)));
@@ -348,8 +428,10 @@ impl TxnIndexes {
         let paths = self.indexed[from..].iter().map(|&i| &self.files[i].1);
         for path in paths.flatten() {
             let mut prev = None;
-            for t in TxnIndexEntries::open(path)? {
-                let t = t?;
+            let mut entries = TxnIndexEntries::open(path)?;
+            while let Some(run) = entries.next_run() {
+                // A run repeats its entry, which is collected once.
+                let (t, _) = run?;
                 if prev == Some(t) {
                     continue;
                 }

@@ -79,9 +79,22 @@ pub enum AnySpec {
 impl AnySpec {
     /// Parses a spec read from `source`: the log-dir form when it has `partitions`.
     pub fn from_json_at(text: &str, source: &Path) -> Result<AnySpec> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::invalid(source, format!("invalid spec: {e}")))?;
-        if value.get("partitions").is_none() {
+        /// Whether an object has `partitions`: the rest is skipped, not built (a `Value` of a
+        /// spec of a million headers held more than the spec itself, alongside it).
+        #[derive(Deserialize)]
+        struct Form {
+            #[serde(default, deserialize_with = "present")]
+            partitions: bool,
+        }
+        fn present<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<bool, D::Error> {
+            serde::de::IgnoredAny::deserialize(d).map(|_| true)
+        }
+        let form: Form = match text.trim_start().starts_with('{') {
+            true => serde_json::from_str(text)
+                .map_err(|e| Error::invalid(source, format!("invalid spec: {e}")))?,
+            false => Form { partitions: false },
+        };
+        if !form.partitions {
             return Spec::from_json_at(text, source).map(AnySpec::Partition);
         }
         let mut spec: LogDirSpec = serde_json::from_str(text)

@@ -26,7 +26,7 @@ use crate::ops::input::{examine, kind_of, sibling, Input, Shape};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use crate::ops::partition::{LogStart, LogStartSource};
 use crate::storage::files::{read_state, StateFile};
-use crate::storage::txn_index::TxnIndexEntries;
+use crate::storage::txn_index::{entry_cap, TxnIndexEntries};
 use producers::{SegmentReplay, StartState};
 
 #[derive(Debug, Clone)]
@@ -344,8 +344,15 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         txn.is_none_or(|(_, s)| !s.findings.iter().any(|f| f.check == "txnindex.decode"));
     // The `.txnindex` is read again, streamed, rather than its entries kept from the walk: a
     // hostile one holds millions.
+    // As many as the walk read (`txnindex.beyond-log` says why not the rest).
     let mut entries = match txn {
-        Some((p, _)) => Some((p.as_path(), TxnIndexEntries::open(p)?.map_while(Result::ok))),
+        Some((p, _)) => {
+            let mut entries = TxnIndexEntries::open(p)?;
+            if let Some(max) = entry_cap(p)? {
+                entries.cap(max);
+            }
+            Some((p.as_path(), entries.map_while(Result::ok)))
+        }
         None => None,
     };
     let mut found = replay.map_or_else(Vec::new, |r| {

@@ -8,16 +8,20 @@ use crate::error::{Error, Result};
 use crate::format::checkpoint::{
     uuid_to_base64, LeaderEpochCheckpoint, MetaProperties, OffsetCheckpoint, PartitionMetadata,
 };
+use crate::format::index::ABORTED_TXN_ENTRY_BYTES;
 use crate::format::snapshot;
 use crate::ops::finding::Finding;
 use crate::storage::files::StateFile;
-use crate::storage::txn_index::TxnIndexEntries;
+use crate::storage::txn_index::{entry_cap, TxnIndexEntries};
 
 impl Walker<'_, '_> {
     pub(super) fn txn_index(&mut self, p: &Path) -> Result<()> {
         // Streamed in windows: a `.txnindex` is not preallocated, but a hostile one can be of
         // any size.
         let mut entries = TxnIndexEntries::open(p)?;
+        // Only as many entries as the segment has room for ABORT markers are read: a sparse
+        // or padded file of gigabytes costs what its `.log` does.
+        let beyond = entry_cap(p)?.and_then(|max| Some((entries.cap(max)?, max)));
         for entry in entries.by_ref() {
             match entry {
                 Ok(t) => self.emit(Event::TxnEntry(&t))?,
@@ -29,6 +33,13 @@ impl Walker<'_, '_> {
                 }
                 Err(e) => return Err(e),
             }
+        }
+        if let Some((count, max)) = beyond {
+            let at = max * ABORTED_TXN_ENTRY_BYTES as u64;
+            let m = format!(
+                "{count} entries, but the segment's .log has room for at most {max} ABORT markers, one per entry (Kafka appends an entry per aborted transaction and never preallocates this file; a sparse or padded file?): the broker reads all {count} at start-up, and a READ_COMMITTED fetch from this segment collects those it matches; the entries from position {at} on were not read"
+            );
+            return self.finding(Finding::error("txnindex.beyond-log", p, m).at(at));
         }
         let (partial, at) = entries.partial_tail();
         if partial != 0 {
