@@ -337,7 +337,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__diff)
-            opts="-h -V --remote --remote-endpoint --remote-layout --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -353,6 +353,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --width)
@@ -375,7 +379,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__digest)
-            opts="-h -V --remote --remote-endpoint --remote-layout --from-offset --to-offset --with-epochs --segments --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --from-offset --to-offset --with-epochs --segments --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -391,6 +395,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --from-offset)
@@ -421,7 +429,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-q -h -V --files --remote --remote-endpoint --remote-layout --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --files --remote --remote-endpoint --remote-layout --remote-key --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -441,6 +449,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --max-message-size)
@@ -1047,7 +1059,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__locate)
-            opts="-h -V --remote --remote-endpoint --remote-layout --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1063,6 +1075,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --width)
@@ -1165,7 +1181,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__offsets)
-            opts="-h -V --remote --remote-endpoint --remote-layout --time --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --time --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1181,6 +1197,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --time)
@@ -1423,7 +1443,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__stats)
-            opts="-h -V --remote --remote-endpoint --remote-layout --deep --by --now --top --json --max-batch-bytes --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --deep --by --now --top --json --max-batch-bytes --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1439,6 +1459,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --by)
@@ -1481,7 +1505,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__tiered)
-            opts="-h -V --remote-endpoint --remote-layout --deep --json --remote --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote-endpoint --remote-layout --remote-key --deep --json --remote --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1493,6 +1517,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --remote)
@@ -1519,7 +1547,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__txns)
-            opts="-h -V --remote --remote-endpoint --remote-layout --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1535,6 +1563,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --now)
@@ -1573,7 +1605,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__verify)
-            opts="-q -h -V --remote --remote-endpoint --remote-layout --deep --json --format --strict --base-offset --max-batch-bytes --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --remote --remote-endpoint --remote-layout --remote-key --deep --json --format --strict --base-offset --max-batch-bytes --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1589,6 +1621,10 @@ _kseg() {
                     ;;
                 --remote-layout)
                     COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --format)
@@ -1649,13 +1685,29 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__write)
-            opts="-q -h -V --json --jsonl --quiet --tier-to --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --json --jsonl --quiet --tier-to --remote-layout --key-prefix --chunk-size --chunk-compression --encrypt-key --topic --partition --batch-size --compression --compression-level --magic --timestamp-type --producer-id --producer-epoch --leader-epoch --segment-bytes --segment-ms --index-interval-bytes --segment-index-bytes --start-offset --now-ms --start-ts --topic-id --crash --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --tier-to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-layout)
+                    COMPREPLY=($(compgen -W "local-tiered aiven" -- "${cur}"))
+                    return 0
+                    ;;
+                --key-prefix)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunk-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encrypt-key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

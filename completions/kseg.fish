@@ -59,10 +59,11 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "version" -d 'The version,
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "export" -d 'The records of partitions as a Parquet, Arrow, CSV or JSON Lines table for SQL engines (DuckDB, Spark, Trino): one file, or a Hive-style tree with a file per partition'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-bytes -d 'Log files: read at most this many bytes from the start of each file' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant' -r
@@ -145,10 +146,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l bytes -d 'Sizes in ta
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l format -r -f -a "table\t'A summary table per partition, then each finding'
 tsv\t'The same with the table as tab-separated values and a header line (what `--tsv` gives)'
 json\t'The full report as one JSON document (schema in schemas/, keys in docs/json.md)'
@@ -170,7 +172,12 @@ complete -c kseg -n "__fish_kseg_using_subcommand verify" -l bytes -d 'Sizes in 
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand write" -l tier-to -d 'Then tier the partition as the broker\'s remote log manager does: its closed segments below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX], file:///DIR or a directory) in Kafka\'s LocalTieredStorage layout, and their records written to __remote_log_metadata-0 beside OUTDIR (S3 settings from AWS_*, AWS_ENDPOINT)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l tier-to -d 'Then tier the partition as the broker\'s remote log manager does: its closed segments below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX], file:///DIR or a directory) in Kafka\'s LocalTieredStorage layout (or --remote-layout aiven), and their records written to __remote_log_metadata-N beside OUTDIR, N as the broker\'s partitioner picks it of 50 (S3 settings from AWS_*, AWS_ENDPOINT)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l remote-layout -d 'The tiered-storage plugin whose layout the objects take' -r -f -a "local-tiered\t''
+aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l key-prefix -d 'aiven: the key prefix (the plugin\'s key.prefix), glued on as it is' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l chunk-size -d 'aiven: the original bytes per chunk of the .log object (the plugin\'s chunk.size). [default: 4194304]' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l encrypt-key -d 'aiven: encrypt with a data key per segment wrapped by this RSA public key (PEM); ID= names the key pair (the plugin\'s encryption.key.pair.id; default: the file\'s stem)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l topic -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l partition -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l batch-size -d 'Records per batch (one batch per append)' -r
@@ -202,6 +209,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand write" -l tz -d 'The time zone
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l json -d 'Print the summary (segments, rolls, aborted transactions, damage) as JSON'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l jsonl -d 'Read records from standard input, one JSON object per line (key, value, headers, timestamp; `_hex`/`_base64` variants), instead of a spec: `kseg write --jsonl OUTDIR`'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -s q -l quiet -d 'No progress bar (one counts the bytes written, on a terminal\'s standard error)'
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l chunk-compression -d 'aiven: each chunk a zstd frame (the plugin\'s compression.enabled)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l crash -d 'Leave the files as a killed broker would (preallocated indexes, no snapshot)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l wide -d 'Keep every column of a table, however wide (long names are still shortened)'
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l tsv -d 'Tables as tab-separated values with a header line (for scripts), never fitted; the short form of `--format tsv` where a command has `--format`'
@@ -320,10 +328,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l bytes -d 'Sizes in
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp; -1, -2, -3 as kafka-get-offsets.sh), or a time (the first offset whose timestamp is at or after it, as the broker searches): epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, `2016-11-18`) or relative (`-1h`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages; in the local zone with --local), in the local zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
 rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
@@ -340,10 +349,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l bytes -d 'Sizes in
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
 always\t''
@@ -356,10 +366,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand locate" -l bytes -d 'Sizes in 
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l by -d 'What to count separately (a table each); a total follows when there is more than one' -r -f -a "segment\t''
 partition\t''
 topic\t''
@@ -383,10 +394,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand stats" -l bytes -d 'Sizes in t
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l now -d 'The time open transactions are aged at; default: now. Any time form (epoch ms, RFC 3339, `2016-11-18 08:05` local, `-1h`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l transaction-max-timeout-ms -d '`transaction.max.timeout.ms`: an open transaction whose producer wrote nothing for longer hangs (as `kafka-transactions.sh find-hanging` judges)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l txn-log -d 'A `__transaction_state` partition directory: each producer\'s transactional id and the coordinator\'s state of it, and where the two sides disagree (exit status 1)' -r -F
@@ -420,10 +432,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l bytes -d 'Sizes in
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
 always\t''
@@ -436,10 +449,11 @@ complete -c kseg -n "__fish_kseg_using_subcommand diff" -l bytes -d 'Sizes in ta
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l from-offset -d 'First offset to hash (inclusive)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l to-offset -d 'Last offset to hash (inclusive)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
@@ -459,7 +473,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand digest" -s V -l version -d 'Pr
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
-complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials and region come from the standard AWS_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
 always\t''
