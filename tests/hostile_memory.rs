@@ -120,9 +120,10 @@ fn a_sparse_2_gib_offset_index_costs_no_memory() {
         ],
         1,
     );
-    // A plan with changes (the index is rebuilt), nothing written.
+    // A plan with changes (the index is rebuilt), nothing written; for recover the trim of a
+    // sound index is housekeeping, not damage: exit 0.
     bounded(&[OsStr::new("rebuild-index"), dir.as_os_str()], 1);
-    bounded(&[OsStr::new("recover"), dir.as_os_str()], 1);
+    bounded(&[OsStr::new("recover"), dir.as_os_str()], 0);
     assert_eq!(std::fs::metadata(&index_path).unwrap().len(), HOSTILE_BYTES);
     bounded(
         &[
@@ -561,7 +562,7 @@ fn a_record_of_ten_million_headers_is_read_in_bounded_memory() {
     };
     // recover plans work (the appended batch is past the indexes' last entry); the rest is
     // clean.
-    every_reader(&dir, &tmp.path().join("out"), [0, 0, 0, 0, 1, 0], raw.len());
+    every_reader(&dir, &tmp.path().join("out"), [0, 0, 0, 0, 0, 0], raw.len());
     for codec in [Compression::Gzip, Compression::Snappy, Compression::Lz4] {
         let tmp = tempfile::tempdir().unwrap();
         let (dir, _) = partition_with_batch(tmp.path(), codec, &raw, 1).unwrap();
@@ -628,7 +629,7 @@ fn a_batch_of_two_million_tiny_records_is_read_in_bounded_memory() {
     let Some((dir, _)) = partition_with_batch(tmp.path(), Compression::Zstd, &raw, RECORDS) else {
         return;
     };
-    every_reader(&dir, &tmp.path().join("out"), [0, 0, 0, 0, 1, 0], raw.len());
+    every_reader(&dir, &tmp.path().join("out"), [0, 0, 0, 0, 0, 0], raw.len());
 }
 
 /// One record that declares more than its bytes hold, `lie` giving the body after attributes,
@@ -806,7 +807,7 @@ fn a_legacy_wrapper_of_a_million_messages_is_read_in_bounded_memory() {
     every_reader(
         &dir,
         &tmp.path().join("compacted"),
-        [0, 0, 0, 0, 1, 0],
+        [0, 0, 0, 0, 0, 0],
         set_bytes,
     );
 }

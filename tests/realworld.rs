@@ -296,18 +296,16 @@ fn repairs_plan_only_the_broker_start_up_and_verify_after() {
         return;
     };
     let (tmp, _) = common::unpack_realworld(&root);
-    let mut kraft_log_dirs = 0;
+    let (mut kraft_log_dirs, mut clean_shutdown_log_dirs, mut partitions) = (0, 0, 0);
     for dir in common::broker_log_dirs(tmp.path()) {
+        if dir.join(".kafka_cleanshutdown").is_file() {
+            clean_shutdown_log_dirs += 1;
+        }
         for part in subdirs(&dir) {
             let where_ = part.display().to_string();
             let o = kseg(
                 &["recover", "--json", "--now", "1730000000000"],
                 std::slice::from_ref(&part),
-            );
-            assert!(
-                o.status.code().is_some_and(|c| c < 2),
-                "{where_}: {}",
-                stderr(&o)
             );
             let plan: Value = serde_json::from_slice(&o.stdout).unwrap();
             let had_segments = files(&part)
@@ -315,7 +313,13 @@ fn repairs_plan_only_the_broker_start_up_and_verify_after() {
                 .any(|f| f.extension().is_some_and(|x| x == "log"));
             for c in plan["changes"].as_array().unwrap() {
                 assert!(broker_start_up_change(c, had_segments), "{where_}: {c}");
+                // What the start-up does on a healthy log is not damage (issue 34, item 5).
+                assert_eq!(c["class"], "housekeeping", "{where_}: {c}");
             }
+            // Every log dir here verifies without an error (`broker_log_dirs_verify_without_
+            // errors`), clean shutdown or not: nothing is damaged, the dry run exits 0.
+            assert_eq!(o.status.code(), Some(0), "{where_}: {}", stderr(&o));
+            partitions += 1;
             for e in plan["events"].as_array().unwrap() {
                 assert_eq!(
                     e["truncatedBytes"].as_i64().unwrap_or(0),
@@ -383,6 +387,11 @@ fn repairs_plan_only_the_broker_start_up_and_verify_after() {
         assert_eq!(code, 0, "{}", dir.display());
     }
     assert!(kraft_log_dirs > 0, "no KRaft log dir in the corpus");
+    assert!(
+        clean_shutdown_log_dirs >= 2,
+        "cleanly shut down log dirs: {clean_shutdown_log_dirs}"
+    );
+    assert!(partitions >= 266, "partitions recovered: {partitions}");
 }
 
 /// A Windows broker writes its checkpoint and properties files with CRLF line ends (Java's

@@ -11,6 +11,7 @@ use super::{fail, notice, EXIT_OK};
 use crate::error::Work;
 use crate::ops::finding::{count_by_check, Severity};
 use crate::ops::repair::apply::files_changed;
+use crate::ops::repair::housekeeping::ChangeClass;
 use crate::ops::repair::many::{
     bytes_to_recover, in_parallel, partitions_for, Estimate, PartitionEstimate,
 };
@@ -18,8 +19,9 @@ use crate::ops::repair::recover::{plan, RecoverOptions, RecoverPlan};
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 when nothing needs to change or --apply succeeded; \
-1 when a dry run found changes to make (the plans are printed); 2 on errors, including a log \
+    after_help = "Exit status: 0 when nothing is damaged (housekeeping every start-up of the broker does is \
+listed, and made by --apply) or --apply succeeded; 1 when a dry run found damage to repair (the \
+plans are printed); 2 on errors, including a log \
 directory locked by a running broker. For log dirs, an estimate of what the broker's own \
 start-up after an unclean shutdown would recover comes first."
 )]
@@ -93,6 +95,17 @@ fn remains_text(plan: &RecoverPlan) -> String {
     }
 }
 
+/// A dry run whose plans hold housekeeping only: nothing is damaged, exit status 0; what
+/// `--apply` would still do is said on stderr.
+fn housekeeping_only(files: usize) -> u8 {
+    if files > 0 {
+        notice(&format!(
+            "nothing damaged; {files} file(s) would change as every start-up of the broker changes them (--apply makes these changes)"
+        ));
+    }
+    EXIT_OK
+}
+
 pub fn run(mut args: RecoverArgs) -> u8 {
     args.paths = match super::log_dirs_named(&args.paths, args.repair.apply) {
         Ok(p) => p,
@@ -141,6 +154,9 @@ pub fn run(mut args: RecoverArgs) -> u8 {
             }
             notes(&plan);
             super::args::note_space(&args.repair, dir, &plan.changes);
+            if !args.repair.apply && plan.count(ChangeClass::Damage) == 0 {
+                return housekeeping_only(files_changed(&plan.changes));
+            }
             return finish(files_changed(&plan.changes), &args.repair, dir, |o| {
                 plan.apply(o)
             });
@@ -219,6 +235,16 @@ pub fn run(mut args: RecoverArgs) -> u8 {
         .filter(|p| !p.is_empty())
         .map(|p| p.dir.as_path())
         .collect();
+    if !args.repair.apply && plans.iter().all(|p| p.count(ChangeClass::Damage) == 0) {
+        if !args.repair.json {
+            crate::cli::render::outln!(
+                "total: {} partition(s), {} with changes, {files} file(s) change",
+                plans.len(),
+                changing_dirs.len()
+            );
+        }
+        return code.max(housekeeping_only(files));
+    }
     finish_many(
         code,
         (plans.len(), &changing_dirs, files),

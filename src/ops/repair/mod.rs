@@ -5,6 +5,7 @@
 
 pub mod apply;
 pub mod dropped;
+pub mod housekeeping;
 pub mod log_dir;
 pub mod many;
 pub mod rebuild_index;

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::apply::{self, ApplyOptions, Change};
 use super::dropped::{dropped, event_lines};
+use super::housekeeping::{classify_changes, mark_corrupt, needs_corruption_check, ChangeClass};
 use super::log_dir::{
     checkpoint_writes, shutdown_checkpoint_updates, unrecorded_log_start, ShutdownOffsets,
 };
@@ -46,6 +47,8 @@ pub struct RecoverPlan {
     /// The log's offsets after recovery and the clean close.
     pub offsets: ShutdownOffsets,
     pub changes: Vec<Change>,
+    /// What each of `changes` is: damage repaired or the start-up's housekeeping.
+    pub classes: Vec<ChangeClass>,
     /// How long loading the staged directory took: the recovery walk the broker's start-up
     /// does too (the staging and the comparison around it are kseg's own).
     pub load_time: std::time::Duration,
@@ -194,6 +197,14 @@ fn plan_load(dir: &Path, opts: &RecoverOptions, had_clean_shutdown: bool) -> Res
     // the loader resolves (§2.3 steps 1–2), and what follows is ordinary recovery.
     changes.splice(0..0, split);
     apply::materialize_sources(&changes)?;
+    let mut classes = classify_changes(&changes, &report);
+    if needs_corruption_check(&changes, &classes) {
+        let corrupt = corrupt_files(dir);
+        mark_corrupt(&changes, &mut classes, &|f| match &corrupt {
+            Some(names) => f.file_name().is_some_and(|n| names.contains(n)),
+            None => true,
+        });
+    }
     Ok(RecoverPlan {
         dir: dir.to_path_buf(),
         recovery_point,
@@ -201,10 +212,25 @@ fn plan_load(dir: &Path, opts: &RecoverOptions, had_clean_shutdown: bool) -> Res
         report,
         offsets,
         changes,
+        classes,
         load_time,
         remains: None,
         _scratch: scratch,
     })
+}
+
+/// The names of the files of `dir` that `verify` reports an error on, as they are before the
+/// plan: a file recovery replaces is damage when it was corrupt. None when `dir` could not
+/// be checked: then no replaced file is known to be sound.
+fn corrupt_files(dir: &Path) -> Option<std::collections::BTreeSet<std::ffi::OsString>> {
+    let report = verify_paths(&[dir.to_path_buf()], &VerifyOptions::default(), &|_| {}).ok()?;
+    Some(
+        report
+            .findings()
+            .filter(|f| f.severity == crate::ops::finding::Severity::Error)
+            .filter_map(|f| f.file.file_name().map(|n| n.to_os_string()))
+            .collect(),
+    )
 }
 
 /// `verify --deep` of the staged directory `work` as recovery and a clean close leave it, each
@@ -242,6 +268,21 @@ impl RecoverPlan {
         self.changes.is_empty()
     }
 
+    /// How many of the changes are of `class`.
+    pub fn count(&self, class: ChangeClass) -> usize {
+        self.classes.iter().filter(|c| **c == class).count()
+    }
+
+    /// The changes of `class`, in order.
+    fn changes_of(&self, class: ChangeClass) -> Vec<Change> {
+        self.changes
+            .iter()
+            .zip(&self.classes)
+            .filter(|(_, c)| **c == class)
+            .map(|(ch, _)| ch.clone())
+            .collect()
+    }
+
     /// Why the log start offset recovery leaves is recorded nowhere, when it is not
     /// ([`unrecorded_log_start`], as retention says it). The loader takes the larger of the
     /// log-start-offset-checkpoint's entry (none outside a log dir) and the first segment's
@@ -276,7 +317,13 @@ impl RecoverPlan {
             "events": events,
             "dropped": dropped(self).ok(),
             "remains": self.remains.as_ref().and_then(|r| r.as_ref().ok()),
-            "changes": self.changes,
+            "changes": self.changes.iter().zip(&self.classes).map(|(ch, class)| {
+                let mut v = serde_json::to_value(ch).expect("a change serializes");
+                v["class"] = json!(class);
+                v
+            }).collect::<Vec<_>>(),
+            "damageCount": self.count(ChangeClass::Damage),
+            "housekeepingCount": self.count(ChangeClass::Housekeeping),
         })
     }
 
@@ -310,7 +357,21 @@ impl RecoverPlan {
                 "  (what recovery drops could not be counted: {e})\n"
             ));
         }
-        out.push_str(&render_changes(&self.changes, verbose));
+        // Damage under the heading other repairs use; the start-up's own housekeeping apart.
+        let damage = self.changes_of(ChangeClass::Damage);
+        let housekeeping = self.changes_of(ChangeClass::Housekeeping);
+        if damage.is_empty() && !housekeeping.is_empty() {
+            out.push_str("no damage to repair\n");
+        } else {
+            out.push_str(&render_changes(&damage, verbose));
+        }
+        if !housekeeping.is_empty() {
+            out.push_str(&render_changes(&housekeeping, verbose).replacen(
+                "changes: ",
+                "housekeeping (what every start-up of the broker does, not damage): ",
+                1,
+            ));
+        }
         out
     }
 
