@@ -267,8 +267,9 @@ fn json_type(v: &Value) -> Option<DataType> {
                 .unwrap_or(DataType::Utf8),
         ),
         Value::Object(o) => struct_type(
+            // A null field says nothing of its type: a later document's value does.
             o.iter()
-                .map(|(k, v)| nullable(k, json_type(v).unwrap_or(DataType::Utf8)))
+                .filter_map(|(k, v)| Some(nullable(k, json_type(v)?)))
                 .collect(),
         ),
     })
