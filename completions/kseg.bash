@@ -591,7 +591,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__export)
-            opts="-q -h -V --out --format --compression --row-group-bytes --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --max-batch-bytes --json --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --out --format --compression --row-group-bytes --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --max-batch-bytes --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json-schema-sample --json --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -666,6 +666,34 @@ _kseg() {
                     return 0
                     ;;
                 --max-batch-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-decoder)
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
+                    return 0
+                    ;;
+                --value-decoder)
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
+                    return 0
+                    ;;
+                --schema-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --avro-schema)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proto-descriptor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --proto-message)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json-schema-sample)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -71,7 +71,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l decode -d '`auto`: de
 auto\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-decoder-class -d 'kafka-dump-log\'s key decoder class (implies --print-data-log): `StringDecoder`, `IntegerDecoder`, `LongDecoder` or `DefaultDecoder` of `org.apache.kafka.tools.api` (or `kafka.serializer`); DefaultDecoder\'s bytes print as hex' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-decoder-class -d 'kafka-dump-log\'s value decoder class (implies --print-data-log); as --key-decoder-class' -r
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-decoder -d 'Decode keys (implies --print-data-log); a key that does not decode prints as hex with the reason' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l key-decoder -d 'Decode keys: dump prints them decoded (implies --print-data-log; a key that does not decode prints as hex with the reason), export adds the decodedKey column' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
 int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
 long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
 hex\t''
@@ -79,7 +79,7 @@ base64\t''
 json\t'A JSON document, printed compactly (nested as JSON in --json output)'
 avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
 protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-decoder -d 'Decode values (implies --print-data-log); as --key-decoder' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l value-decoder -d 'Decode values (dump: implies --print-data-log; export: the decodedValue column); as --key-decoder' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
 int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
 long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
 hex\t''
@@ -611,6 +611,27 @@ complete -c kseg -n "__fish_kseg_using_subcommand export" -l producer-id -d 'Onl
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l producer-epoch -d 'Only records of batches with this producer epoch' -r
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l leader-epoch -d 'Only records of batches with this partition leader epoch' -r
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant' -r
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l key-decoder -d 'Decode keys: dump prints them decoded (implies --print-data-log; a key that does not decode prints as hex with the reason), export adds the decodedKey column' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
+int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
+long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
+hex\t''
+base64\t''
+json\t'A JSON document, printed compactly (nested as JSON in --json output)'
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
+protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l value-decoder -d 'Decode values (dump: implies --print-data-log; export: the decodedValue column); as --key-decoder' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
+int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
+long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
+hex\t''
+base64\t''
+json\t'A JSON document, printed compactly (nested as JSON in --json output)'
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
+protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l schema-dir -d 'For the avro and protobuf decoders: a directory of the writer schemas of the Confluent wire format\'s schema ids, `<id>.avsc` (Avro), `<id>.desc` (a Protobuf descriptor set, `protoc --include_imports --descriptor_set_out`) or `<id>.proto` (imports resolved in the directory); other files are ignored' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l avro-schema -d 'For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l proto-descriptor -d 'For the protobuf decoder: the schema of plain Protobuf values, without the prefix (a descriptor set or a `.proto` file), with --proto-message' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l proto-message -d 'For the protobuf decoder: the message type of plain values (`package.Message`)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l json-schema-sample -d 'With the json decoder: infer the decoded column\'s type (a struct) from the first N records\' documents; without it the column is the JSON text' -r
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
 always\t''

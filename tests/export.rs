@@ -407,3 +407,324 @@ fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.decode(s).unwrap()
 }
+
+/// Reads `decodedValue` of a Parquet file back with pyarrow and DuckDB: a line per reader
+/// of its rows, nulls left out of objects, bytes as argv[1] says (`latin1`, Avro's JSON, or
+/// `base64`, Protobuf's), timestamps as epoch ms (DuckDB's through `epoch_ms`: its Python
+/// timestamps with a zone need pytz).
+const DECODED_READER: &str = r#"
+import json, sys, base64, datetime
+import pyarrow.parquet as pq, duckdb
+enc, path = sys.argv[1], sys.argv[2]
+def norm(x):
+    if isinstance(x, dict):
+        return {k: norm(v) for k, v in x.items() if v is not None}
+    if isinstance(x, (list, tuple)):
+        return [norm(v) for v in x]
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        b = bytes(x)
+        return b.decode("latin1") if enc == "latin1" else base64.b64encode(b).decode()
+    if isinstance(x, datetime.datetime):
+        return round(x.timestamp() * 1000)
+    return x
+t = pq.read_table(path)
+col = t.column("decodedValue").combine_chunks()
+print(json.dumps({"reader": "pyarrow", "type": str(col.type),
+                  "rows": [norm(v) for v in col.to_pylist(maps_as_pydicts="strict")]}))
+con = duckdb.connect()
+names = [d[0] for d in con.execute("SELECT decodedValue.* FROM read_parquet(?) LIMIT 0", [path]).description]
+ts = " REPLACE (epoch_ms(ts) AS ts)" if "ts" in names else ""
+cur = con.execute(f"SELECT *{ts} FROM "
+                  "(SELECT decodedValue IS NULL AS absent, decodedValue.*, \"offset\" FROM read_parquet(?)) "
+                  "ORDER BY \"offset\"", [path])
+cols = [d[0] for d in cur.description]
+rows = []
+for r in cur.fetchall():
+    d = dict(zip(cols, r))
+    d.pop("offset")
+    rows.append(None if d.pop("absent") else norm(d))
+print(json.dumps({"reader": "duckdb", "rows": rows}))
+"#;
+
+/// Exports `part` with `flags` and returns the report and each reader's `decodedValue` rows.
+fn decoded_read_back(part: &Path, flags: &[&str], bytes: &str) -> (Value, Vec<Value>) {
+    let out = part.parent().unwrap().join("decoded.parquet");
+    let o = out.to_str().unwrap();
+    let args = [
+        &["export", "--json", "--out", o],
+        flags,
+        &[part.to_str().unwrap()],
+    ]
+    .concat();
+    let (code, report, err) = kseg(&args);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    common::assert_matches_schema("export", std::slice::from_ref(&report));
+    let readers = python(DECODED_READER, &[bytes, o])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (report, readers)
+}
+
+/// A decoder's JSON without its nulls (Arrow has a null where Avro's JSON says null and
+/// where Protobuf's JSON leaves a default value out).
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_nulls).collect()),
+        v => v.clone(),
+    }
+}
+
+/// What `dump --value-decoder …` prints as each record's `decodedValue` (null when it does
+/// not decode).
+fn dumped_decoded(part: &Path, flags: &[&str]) -> Vec<Value> {
+    let args = [&["dump", "--jsonl"], flags, &[part.to_str().unwrap()]].concat();
+    let (code, out, err) = kseg(&args);
+    assert_eq!(code, 0, "{err}");
+    out.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"] == "record")
+        .map(|v| without_nulls(&v["decodedValue"]))
+        .collect()
+}
+
+#[test]
+fn decoded_avro_columns_equal_the_decoders_json() {
+    use apache_avro::types::Value as Avro;
+    if !readers_present() {
+        return;
+    }
+    const SCHEMA: &str = r#"{"type": "record", "name": "Order", "namespace": "shop", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "customer", "type": {"type": "record", "name": "Customer", "fields": [
+            {"name": "name", "type": "string"},
+            {"name": "email", "type": ["null", "string"], "default": null}]}},
+        {"name": "status", "type": {"type": "enum", "name": "Status", "symbols": ["NEW", "PAID"]}},
+        {"name": "tags", "type": {"type": "map", "values": "int"}},
+        {"name": "lines", "type": {"type": "array", "items": "Customer"}},
+        {"name": "discount", "type": ["null", "double"]},
+        {"name": "raw", "type": "bytes"},
+        {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}"#;
+    let schema = apache_avro::Schema::parse_str(SCHEMA).unwrap();
+    let customer = |name: &str, email: Option<&str>| {
+        let email = match email {
+            None => Avro::Union(0, Box::new(Avro::Null)),
+            Some(e) => Avro::Union(1, Box::new(Avro::String(e.into()))),
+        };
+        Avro::Record(vec![
+            ("name".into(), Avro::String(name.into())),
+            ("email".into(), email),
+        ])
+    };
+    let order = |id: i64, discount: Option<f64>, lines: Vec<Avro>| {
+        let datum = apache_avro::to_avro_datum(
+            &schema,
+            Avro::Record(vec![
+                ("id".into(), Avro::Long(id)),
+                ("customer".into(), customer("c", Some("a@x"))),
+                ("status".into(), Avro::Enum(1, "PAID".into())),
+                (
+                    "tags".into(),
+                    Avro::Map(
+                        [
+                            ("a".to_string(), Avro::Int(1)),
+                            ("b".to_string(), Avro::Int(-2)),
+                        ]
+                        .into(),
+                    ),
+                ),
+                ("lines".into(), Avro::Array(lines)),
+                (
+                    "discount".into(),
+                    match discount {
+                        None => Avro::Union(0, Box::new(Avro::Null)),
+                        Some(d) => Avro::Union(1, Box::new(Avro::Double(d))),
+                    },
+                ),
+                ("raw".into(), Avro::Bytes(vec![0, 0xff, b'a'])),
+                ("ts".into(), Avro::TimestampMillis(1_700_000_000_123 + id)),
+            ]),
+        )
+        .unwrap();
+        [vec![0, 0, 0, 0, 42], datum].concat()
+    };
+    let values = [
+        order(
+            1,
+            Some(2.5),
+            vec![customer("l1", None), customer("l2", Some("e"))],
+        ),
+        order(-7, None, vec![]),
+        b"not avro".to_vec(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let part = common::write_values(dir.path(), "orders", &values);
+    let schemas = dir.path().join("schemas");
+    std::fs::create_dir(&schemas).unwrap();
+    std::fs::write(schemas.join("42.avsc"), SCHEMA).unwrap();
+    let flags = [
+        "--value-decoder",
+        "avro",
+        "--schema-dir",
+        schemas.to_str().unwrap(),
+    ];
+    let want = dumped_decoded(&part, &flags);
+    assert_eq!(want[0]["lines"][1]["email"], "e", "{want:?}");
+    assert_eq!(want[2], Value::Null);
+
+    let (report, readers) = decoded_read_back(&part, &flags, "latin1");
+    assert_eq!(report["undecodedValueCount"], 1, "{report}");
+    assert_eq!(report["undecodedKeyCount"], Value::Null);
+    assert_eq!(
+        readers[0]["type"],
+        "struct<id: int64, customer: struct<name: string, email: string>, status: string, \
+         tags: map<string, int32 ('tags')>, lines: list<item: struct<name: string, email: string>>, \
+         discount: double, raw: binary, ts: timestamp[ms, tz=UTC]>"
+    );
+    for r in &readers {
+        assert_eq!(r["rows"].as_array().unwrap(), &want, "{}", r["reader"]);
+    }
+}
+
+#[test]
+fn decoded_protobuf_columns_equal_the_decoders_json() {
+    use prost_reflect::prost::Message as _;
+    use prost_reflect::{DynamicMessage, MapKey, Value as Proto};
+    if !readers_present() {
+        return;
+    }
+    const ORDERS: &str = r#"syntax = "proto3";
+package shop;
+enum Status { NEW = 0; PAID = 1; }
+message Order {
+  int64 id = 1;
+  Customer customer = 2;
+  Status status = 3;
+  repeated string lines = 4;
+  map<string, int32> tags = 5;
+  bytes note = 6;
+  uint64 big = 7;
+  repeated Customer friends = 8;
+  message Customer { string name = 1; Order last = 2; }
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let schemas = dir.path().join("schemas");
+    std::fs::create_dir(&schemas).unwrap();
+    std::fs::write(schemas.join("5.proto"), ORDERS).unwrap();
+    let mut compiler = protox::Compiler::new([&schemas]).unwrap();
+    compiler.open_file("5.proto").unwrap();
+    let pool = compiler.descriptor_pool();
+    let customer_type = pool.get_message_by_name("shop.Order.Customer").unwrap();
+    let order = |id: i64, big: u64, names: &[&str]| {
+        let mut o = DynamicMessage::new(pool.get_message_by_name("shop.Order").unwrap());
+        o.set_field_by_name("id", Proto::I64(id));
+        o.set_field_by_name("status", Proto::EnumNumber(1));
+        o.set_field_by_name("lines", Proto::List(vec![Proto::String("x".into())]));
+        let tags = [("b", -2), ("a", 1)].map(|(k, v)| (MapKey::String(k.into()), Proto::I32(v)));
+        o.set_field_by_name("tags", Proto::Map(tags.into_iter().collect()));
+        o.set_field_by_name("note", Proto::Bytes(vec![0xff, 0x00].into()));
+        o.set_field_by_name("big", Proto::U64(big));
+        let friends = names.iter().map(|n| {
+            let mut c = DynamicMessage::new(customer_type.clone());
+            c.set_field_by_name("name", Proto::String((*n).into()));
+            Proto::Message(c)
+        });
+        o.set_field_by_name("friends", Proto::List(friends.collect()));
+        [vec![0, 0, 0, 0, 5, 0], o.encode_to_vec()].concat()
+    };
+    let values = [
+        order(-5, u64::MAX, &["a", "b"]),
+        vec![0, 0, 0, 0, 5],
+        order(0, 1, &[]),
+    ];
+    let part = common::write_values(dir.path(), "orders", &values);
+    let flags = [
+        "--value-decoder",
+        "protobuf",
+        "--schema-dir",
+        schemas.to_str().unwrap(),
+    ];
+    let mut want = dumped_decoded(&part, &flags);
+    assert_eq!(want[0]["id"], "-5", "{want:?}");
+    assert_eq!(want[1], Value::Null);
+    // Protobuf's JSON writes 64-bit integers as strings; the columns hold them as integers.
+    for w in want.iter_mut().filter(|w| w.is_object()) {
+        for (k, v) in w.as_object_mut().unwrap() {
+            if k == "id" || k == "big" {
+                *v = serde_json::from_str(v.as_str().unwrap()).unwrap();
+            }
+        }
+    }
+
+    let (report, readers) = decoded_read_back(&part, &flags, "base64");
+    assert_eq!(report["undecodedValueCount"], 1, "{report}");
+    // The message recurs through Customer.last: there it is its JSON text.
+    assert_eq!(
+        readers[0]["type"],
+        "struct<id: int64, customer: struct<name: string, last: string>, status: string, \
+         lines: list<item: string>, tags: map<string, int32 ('tags')>, note: binary, \
+         big: uint64, friends: list<item: struct<name: string, last: string>>>"
+    );
+    for r in &readers {
+        assert_eq!(r["rows"].as_array().unwrap(), &want, "{}", r["reader"]);
+    }
+}
+
+#[test]
+fn a_log_dirs_future_delete_and_stray_partitions_are_skipped_unless_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    let live = common::write_values(&logs, "orders", &[b"a".to_vec(), b"b".to_vec()]);
+    std::fs::remove_file(logs.join("SPEC.json")).unwrap();
+    // The same records again in each form the broker does not serve.
+    let id = "0123456789abcdef0123456789abcdef";
+    let others: Vec<_> = ["future", "delete", "stray"]
+        .map(|s| logs.join(format!("orders-0.{id}-{s}")))
+        .into();
+    for o in &others {
+        common::copy_dir(&live, o);
+    }
+    let out = tmp.path().join("t.jsonl");
+    let o = out.to_str().unwrap();
+    let (code, report, err) = kseg(&[
+        "export",
+        "--json",
+        "--format",
+        "jsonl",
+        "--out",
+        o,
+        logs.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["rowCount"], 2, "{report}");
+    assert_eq!(report["skippedPartitionDirCount"], 3);
+    assert!(
+        err.contains("3 -delete, -future or -stray partition director(ies) skipped"),
+        "{err}"
+    );
+    // Named, the -future directory is what is exported.
+    let (code, report, err) = kseg(&[
+        "export",
+        "--json",
+        "--format",
+        "jsonl",
+        "--out",
+        o,
+        others[0].to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(
+        (&report["rowCount"], &report["skippedPartitionDirCount"]),
+        (&json!(2), &json!(0))
+    );
+}

@@ -6,13 +6,16 @@
 //! the salvage `salvage` and `recover --salvage` both write).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 
 use super::progress::{Bar, Counting};
 use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
+use crate::format::payload::{AvroSchemas, PayloadDecoder, ProtoSchemas};
 use crate::ops::inspect::dump::OffsetRange;
+use crate::ops::inspect::dump::{load_avro_schemas, load_proto_schemas};
 use crate::ops::repair::apply::{ApplyOptions, Backup, PartitionLock};
 use crate::ops::repair::recover::{RecoverOptions, RecoverPlan};
 use crate::ops::repair::salvage::{salvage, SalvageReport};
@@ -604,5 +607,109 @@ impl SelectArgs {
             }
         }
         Ok(())
+    }
+}
+
+/// The key and value decoders `dump` prints with and `export` turns into typed columns, and
+/// the local schemas of the avro and protobuf ones.
+#[derive(Debug, Clone, Args)]
+pub struct PayloadArgs {
+    /// Decode keys: dump prints them decoded (implies --print-data-log; a key that does not
+    /// decode prints as hex with the reason), export adds the decodedKey column
+    #[arg(long, value_enum, value_name = "DECODER")]
+    pub key_decoder: Option<DecoderName>,
+    /// Decode values (dump: implies --print-data-log; export: the decodedValue column); as
+    /// --key-decoder
+    #[arg(long, value_enum, value_name = "DECODER")]
+    pub value_decoder: Option<DecoderName>,
+    /// For the avro and protobuf decoders: a directory of the writer schemas of the Confluent
+    /// wire format's schema ids, `<id>.avsc` (Avro), `<id>.desc` (a Protobuf descriptor set,
+    /// `protoc --include_imports --descriptor_set_out`) or `<id>.proto` (imports resolved in
+    /// the directory); other files are ignored
+    #[arg(long, value_name = "DIR", conflicts_with = "avro_schema")]
+    pub schema_dir: Option<PathBuf>,
+    /// For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix
+    #[arg(long, value_name = "FILE")]
+    pub avro_schema: Option<PathBuf>,
+    /// For the protobuf decoder: the schema of plain Protobuf values, without the prefix (a
+    /// descriptor set or a `.proto` file), with --proto-message
+    #[arg(long, value_name = "FILE", requires = "proto_message")]
+    pub proto_descriptor: Option<PathBuf>,
+    /// For the protobuf decoder: the message type of plain values (`package.Message`)
+    #[arg(long, value_name = "NAME", requires = "proto_descriptor")]
+    pub proto_message: Option<String>,
+}
+
+/// kseg's own key and value decoders.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DecoderName {
+    /// UTF-8 text, malformed sequences replaced (kafka-dump-log's StringDecoder)
+    String,
+    /// Big-endian int32 of the first 4 bytes (IntegerDecoder)
+    Int,
+    /// Big-endian int64 of the first 8 bytes (LongDecoder)
+    Long,
+    Hex,
+    Base64,
+    /// A JSON document, printed compactly (nested as JSON in --json output)
+    Json,
+    /// Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the
+    /// `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema
+    Avro,
+    /// Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes)
+    /// against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with
+    /// --proto-descriptor and --proto-message; printed as protobuf's canonical JSON
+    Protobuf,
+}
+
+/// The local schemas the avro and protobuf decoders read, loaded when a side uses them.
+#[derive(Default)]
+pub struct Schemas {
+    avro: Option<Arc<AvroSchemas>>,
+    proto: Option<Arc<ProtoSchemas>>,
+}
+
+impl PayloadArgs {
+    pub fn schemas(&self) -> crate::error::Result<Schemas> {
+        let uses = |d| self.key_decoder == Some(d) || self.value_decoder == Some(d);
+        let dir = self.schema_dir.as_deref();
+        let mut out = Schemas::default();
+        if uses(DecoderName::Avro) && (dir.is_some() || self.avro_schema.is_some()) {
+            out.avro = Some(Arc::new(load_avro_schemas(
+                dir,
+                self.avro_schema.as_deref(),
+            )?));
+        }
+        if uses(DecoderName::Protobuf) && (dir.is_some() || self.proto_descriptor.is_some()) {
+            let proto = load_proto_schemas(
+                dir,
+                self.proto_descriptor.as_deref(),
+                self.proto_message.as_deref(),
+            )?;
+            out.proto = Some(Arc::new(proto));
+        }
+        Ok(out)
+    }
+}
+
+impl DecoderName {
+    pub fn decoder(self, schemas: &Schemas) -> Result<PayloadDecoder, String> {
+        Ok(match self {
+            DecoderName::String => PayloadDecoder::String,
+            DecoderName::Int => PayloadDecoder::Int,
+            DecoderName::Long => PayloadDecoder::Long,
+            DecoderName::Hex => PayloadDecoder::Hex,
+            DecoderName::Base64 => PayloadDecoder::Base64,
+            DecoderName::Json => PayloadDecoder::Json,
+            DecoderName::Avro => PayloadDecoder::Avro(
+                schemas
+                    .avro
+                    .clone()
+                    .ok_or("the avro decoder needs --schema-dir or --avro-schema")?,
+            ),
+            DecoderName::Protobuf => PayloadDecoder::Protobuf(schemas.proto.clone().ok_or(
+                "the protobuf decoder needs --schema-dir, or --proto-descriptor with --proto-message",
+            )?),
+        })
     }
 }

@@ -3,23 +3,22 @@
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 
-use super::args::{BatchLimitArgs, SelectArgs};
+use super::args::{BatchLimitArgs, DecoderName, PayloadArgs, Schemas, SelectArgs};
 use super::progress::{bytes_below, Bar, Counting};
 use super::render::{BytesFormat, JsonStream};
 use super::time::TimeFormat;
 use super::{fail, notice, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
 use crate::format::batch::Headers;
 use crate::format::internal::Decoder;
-use crate::format::payload::{AvroSchemas, Payload, PayloadDecoder, ProtoSchemas, DECODER_CLASSES};
+use crate::format::payload::{Payload, PayloadDecoder, DECODER_CLASSES};
 use crate::ops::inspect::dump::{
-    dump_paths, load_avro_schemas, load_proto_schemas, BatchInfo, DumpOptions, Event, LogHeader,
-    Outcome, RecordInfo, Sink, DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
+    dump_paths, BatchInfo, DumpOptions, Event, LogHeader, Outcome, RecordInfo, Sink,
+    DEFAULT_MAX_BYTES, DEFAULT_MAX_MESSAGE_SIZE,
 };
 
 #[derive(Debug, Args)]
@@ -91,29 +90,8 @@ pub struct DumpArgs {
     #[arg(long, value_name = "CLASS", num_args = 0..=1,
           default_missing_value = STRING_DECODER_CLASS, conflicts_with = "value_decoder")]
     pub value_decoder_class: Option<String>,
-    /// Decode keys (implies --print-data-log); a key that does not decode prints as hex with
-    /// the reason
-    #[arg(long, value_enum, value_name = "DECODER")]
-    pub key_decoder: Option<DecoderName>,
-    /// Decode values (implies --print-data-log); as --key-decoder
-    #[arg(long, value_enum, value_name = "DECODER")]
-    pub value_decoder: Option<DecoderName>,
-    /// For the avro and protobuf decoders: a directory of the writer schemas of the Confluent
-    /// wire format's schema ids, `<id>.avsc` (Avro), `<id>.desc` (a Protobuf descriptor set,
-    /// `protoc --include_imports --descriptor_set_out`) or `<id>.proto` (imports resolved in
-    /// the directory); other files are ignored
-    #[arg(long, value_name = "DIR", conflicts_with = "avro_schema")]
-    pub schema_dir: Option<PathBuf>,
-    /// For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix
-    #[arg(long, value_name = "FILE")]
-    pub avro_schema: Option<PathBuf>,
-    /// For the protobuf decoder: the schema of plain Protobuf values, without the prefix (a
-    /// descriptor set or a `.proto` file), with --proto-message
-    #[arg(long, value_name = "FILE", requires = "proto_message")]
-    pub proto_descriptor: Option<PathBuf>,
-    /// For the protobuf decoder: the message type of plain values (`package.Message`)
-    #[arg(long, value_name = "NAME", requires = "proto_descriptor")]
-    pub proto_message: Option<String>,
+    #[command(flatten)]
+    pub payload: PayloadArgs,
     /// One JSON document: `{"format", "items": [...]}`, an object per batch, record, index
     /// entry, snapshot or checkpoint entry (written as they come)
     #[arg(long, conflicts_with = "jsonl")]
@@ -158,80 +136,6 @@ pub enum DecodeMode {
 
 /// kafka-dump-log's default decoder class.
 const STRING_DECODER_CLASS: &str = "org.apache.kafka.tools.api.StringDecoder";
-
-/// kseg's own key and value decoders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum DecoderName {
-    /// UTF-8 text, malformed sequences replaced (kafka-dump-log's StringDecoder)
-    String,
-    /// Big-endian int32 of the first 4 bytes (IntegerDecoder)
-    Int,
-    /// Big-endian int64 of the first 8 bytes (LongDecoder)
-    Long,
-    Hex,
-    Base64,
-    /// A JSON document, printed compactly (nested as JSON in --json output)
-    Json,
-    /// Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the
-    /// `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema
-    Avro,
-    /// Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes)
-    /// against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with
-    /// --proto-descriptor and --proto-message; printed as protobuf's canonical JSON
-    Protobuf,
-}
-
-/// The local schemas the avro and protobuf decoders read, loaded when a side uses them.
-#[derive(Default)]
-struct Schemas {
-    avro: Option<Arc<AvroSchemas>>,
-    proto: Option<Arc<ProtoSchemas>>,
-}
-
-impl Schemas {
-    fn load(args: &DumpArgs) -> crate::error::Result<Schemas> {
-        let uses = |d| args.key_decoder == Some(d) || args.value_decoder == Some(d);
-        let dir = args.schema_dir.as_deref();
-        let mut out = Schemas::default();
-        if uses(DecoderName::Avro) && (dir.is_some() || args.avro_schema.is_some()) {
-            out.avro = Some(Arc::new(load_avro_schemas(
-                dir,
-                args.avro_schema.as_deref(),
-            )?));
-        }
-        if uses(DecoderName::Protobuf) && (dir.is_some() || args.proto_descriptor.is_some()) {
-            let proto = load_proto_schemas(
-                dir,
-                args.proto_descriptor.as_deref(),
-                args.proto_message.as_deref(),
-            )?;
-            out.proto = Some(Arc::new(proto));
-        }
-        Ok(out)
-    }
-}
-
-impl DecoderName {
-    fn decoder(self, schemas: &Schemas) -> Result<PayloadDecoder, String> {
-        Ok(match self {
-            DecoderName::String => PayloadDecoder::String,
-            DecoderName::Int => PayloadDecoder::Int,
-            DecoderName::Long => PayloadDecoder::Long,
-            DecoderName::Hex => PayloadDecoder::Hex,
-            DecoderName::Base64 => PayloadDecoder::Base64,
-            DecoderName::Json => PayloadDecoder::Json,
-            DecoderName::Avro => PayloadDecoder::Avro(
-                schemas
-                    .avro
-                    .clone()
-                    .ok_or("the avro decoder needs --schema-dir or --avro-schema")?,
-            ),
-            DecoderName::Protobuf => PayloadDecoder::Protobuf(schemas.proto.clone().ok_or(
-                "the protobuf decoder needs --schema-dir, or --proto-descriptor with --proto-message",
-            )?),
-        })
-    }
-}
 
 /// The decoder of one side: a kafka-dump-log class name or a kseg decoder name.
 fn side_decoder(
@@ -278,7 +182,7 @@ pub fn run(args: DumpArgs) -> u8 {
     ]
     .into_iter()
     .find_map(|(on, d)| on.then_some(d));
-    let schemas = match Schemas::load(&args) {
+    let schemas = match args.payload.schemas() {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
@@ -286,13 +190,13 @@ pub fn run(args: DumpArgs) -> u8 {
         side_decoder(
             "key",
             args.key_decoder_class.as_deref(),
-            args.key_decoder,
+            args.payload.key_decoder,
             &schemas,
         ),
         side_decoder(
             "value",
             args.value_decoder_class.as_deref(),
-            args.value_decoder,
+            args.payload.value_decoder,
             &schemas,
         ),
     ) {

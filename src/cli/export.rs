@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::args::{BatchLimitArgs, SelectArgs};
+use super::args::{BatchLimitArgs, PayloadArgs, SelectArgs};
 use super::progress::{bytes_below, Bar, Counting};
 use super::render::{line, print_json_or_text, size};
 use super::{fail, why, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
@@ -20,7 +20,12 @@ use crate::ops::inspect::dump::DumpOptions;
 value, headers (list of key, value), producerId, producerEpoch, sequence, partitionLeaderEpoch, \
 isTransactional, isControl, baseOffset, file, position. Rows are what `dump --deep-iteration` \
 shows with the same selection flags; control records only with --control (which selects them). \
-CSV and JSON Lines write binary columns as base64 and timestamps as epoch milliseconds. \
+With --key-decoder / --value-decoder, decodedKey / decodedValue: the decoded key or value as \
+typed columns (Avro and Protobuf types from the writer schema; JSON as text, or typed from the \
+first --json-schema-sample records); one that does not decode is null and counted. \
+A log dir's -delete, -future and -stray partition directories are skipped (the broker serves \
+none of them); name one to export it. \
+CSV and JSON Lines write binary columns as base64 and timestamps as numbers (epoch ms). \
 Exit status: 0 when every record was exported; 1 when damage left records out (said on stderr); \
 2 on bad input."
 )]
@@ -48,6 +53,12 @@ pub struct ExportArgs {
     pub select: SelectArgs,
     #[command(flatten)]
     pub batch_limit: BatchLimitArgs,
+    #[command(flatten)]
+    pub payload: PayloadArgs,
+    /// With the json decoder: infer the decoded column's type (a struct) from the first N
+    /// records' documents; without it the column is the JSON text
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub json_schema_sample: usize,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -118,11 +129,26 @@ pub fn run(args: ExportArgs) -> u8 {
         filter,
         ..DumpOptions::default()
     };
+    let schemas = match args.payload.schemas() {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let side = |n: Option<super::args::DecoderName>| n.map(|n| n.decoder(&schemas)).transpose();
+    let (key_decoder, value_decoder) = match (
+        side(args.payload.key_decoder),
+        side(args.payload.value_decoder),
+    ) {
+        (Ok(k), Ok(v)) => (k, v),
+        (Err(e), _) | (_, Err(e)) => return fail(&e),
+    };
     let opts = ExportOptions {
         format,
         compression,
         row_group_bytes: args.row_group_bytes,
         layout,
+        key_decoder,
+        value_decoder,
+        json_schema_sample: args.json_schema_sample,
     };
     let bar = Bar::new(
         args.quiet,
@@ -143,6 +169,12 @@ pub fn run(args: ExportArgs) -> u8 {
         if let Err(e) = printed {
             return fail(&e);
         }
+    }
+    if report.skipped_partition_dir_count > 0 {
+        super::notice(&format!(
+            "{} -delete, -future or -stray partition director(ies) skipped: the broker serves none of them (name one to export it)",
+            report.skipped_partition_dir_count
+        ));
     }
     for f in report.findings.iter() {
         crate::cli::errln!("{}", line(f));
@@ -190,6 +222,14 @@ fn text(r: &ExportReport) -> String {
         size(r.bytes_read),
         size(r.bytes_written)
     );
+    for (side, n) in [
+        ("key", r.undecoded_key_count),
+        ("value", r.undecoded_value_count),
+    ] {
+        if let Some(n @ 1..) = n {
+            s += &format!("; {n} {side}(s) did not decode (null in the decoded column)");
+        }
+    }
     if r.control_record_count > 0 {
         s += &format!(
             "; {} control record(s) left out (--control selects them)",

@@ -76,6 +76,14 @@ impl AvroSchemas {
         Ok(out)
     }
 
+    /// The schema a table of these values takes: the plain one, or the highest schema id's
+    /// (the newest, as a registry numbers them).
+    pub fn newest(&self) -> Option<&apache_avro::Schema> {
+        self.plain
+            .as_ref()
+            .or_else(|| self.by_id.iter().max_by_key(|(id, _)| **id).map(|(_, s)| s))
+    }
+
     fn decode(&self, b: &[u8]) -> Result<Value, String> {
         let (schema, mut datum) = match &self.plain {
             Some(schema) => (schema, b),

@@ -37,6 +37,15 @@ impl ProtoSchemas {
         }
     }
 
+    /// The message type a table of these values takes: the plain one, or the first message
+    /// of the highest schema id's file (the message index `[0]`, the usual case).
+    pub fn newest(&self) -> Option<MessageDescriptor> {
+        self.plain.clone().or_else(|| {
+            let (_, file) = self.by_id.iter().max_by_key(|(id, _)| **id)?;
+            file.messages().next()
+        })
+    }
+
     pub(super) fn decode(&self, b: &[u8]) -> Result<Value, String> {
         let (message, body) = match &self.plain {
             Some(m) => (m.clone(), b),

@@ -10,9 +10,11 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
+use super::decoded::DecodedSide;
 use crate::format::entry::RecordView;
 
-/// The columns, in order (the names are those of `dump --json` where it has the field).
+/// The columns every export has, in order (the names are those of `dump --json` where it has
+/// the field); the decoded ones follow.
 pub static SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     Arc::new(Schema::new(vec![
         Field::new("topic", DataType::Utf8, true),
@@ -81,14 +83,28 @@ pub struct Rows {
     base_offset: Int64Builder,
     file: StringBuilder,
     position: Int64Builder,
+    /// `decodedKey` and `decodedValue`, for the sides with a decoder.
+    key_decoded: Option<DecodedSide>,
+    value_decoded: Option<DecodedSide>,
+    schema: SchemaRef,
     len: usize,
     /// Roughly what the rows hold (their keys, values and headers plus fixed columns): when
     /// to hand them to the writer.
     bytes: usize,
 }
 
-impl Default for Rows {
-    fn default() -> Self {
+impl Rows {
+    /// Rows of [`SCHEMA`] and the decoded sides' columns.
+    pub fn new(key_decoded: Option<DecodedSide>, value_decoded: Option<DecodedSide>) -> Self {
+        let mut fields: Vec<Field> = SCHEMA.fields().iter().map(|f| f.as_ref().clone()).collect();
+        for (name, side) in [
+            ("decodedKey", &key_decoded),
+            ("decodedValue", &value_decoded),
+        ] {
+            if let Some(d) = side {
+                fields.push(Field::new(name, d.data_type.clone(), true));
+            }
+        }
         let header = StructBuilder::new(
             header_fields(),
             vec![
@@ -114,6 +130,9 @@ impl Default for Rows {
             base_offset: Int64Builder::new(),
             file: StringBuilder::new(),
             position: Int64Builder::new(),
+            key_decoded,
+            value_decoded,
+            schema: Arc::new(Schema::new(fields)),
             len: 0,
             bytes: 0,
         }
@@ -124,7 +143,24 @@ impl Default for Rows {
 /// offsets of its variable ones).
 const ROW_OVERHEAD: usize = 64;
 
+/// A decoded key's or value's JSON, held until its column is built, against its bytes: a
+/// rough upper bound (maps and small numbers cost more per byte than text).
+const DECODED_PER_BYTE: usize = 4;
+
 impl Rows {
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Keys and values that did not decode (or whose JSON did not fit the column's type),
+    /// for the sides with a decoder.
+    pub fn undecoded(&self) -> (Option<u64>, Option<u64>) {
+        (
+            self.key_decoded.as_ref().map(|d| d.undecoded),
+            self.value_decoded.as_ref().map(|d| d.undecoded),
+        )
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -174,17 +210,28 @@ impl Rows {
         self.base_offset.append_value(b.base_offset);
         self.file.append_value(file);
         self.position.append_value(b.position as i64);
+        let mut decoded = 0;
+        for (side, bytes) in [
+            (&mut self.key_decoded, r.key),
+            (&mut self.value_decoded, r.value),
+        ] {
+            if let Some(d) = side {
+                d.push(bytes);
+                decoded += DECODED_PER_BYTE * bytes.map_or(0, <[u8]>::len);
+            }
+        }
         self.len += 1;
-        self.bytes += ROW_OVERHEAD
+        self.bytes += decoded
+            + ROW_OVERHEAD
             + file.len()
             + r.key.map_or(0, <[u8]>::len)
             + r.value.map_or(0, <[u8]>::len)
             + header_bytes;
     }
 
-    /// The rows so far as a record batch of [`SCHEMA`]; the builders start empty again.
+    /// The rows so far as a record batch of [`Rows::schema`]; the builders start empty again.
     pub fn finish(&mut self) -> RecordBatch {
-        let columns: Vec<ArrayRef> = vec![
+        let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.topic.finish()),
             Arc::new(self.partition.finish()),
             Arc::new(self.offset.finish()),
@@ -203,8 +250,14 @@ impl Rows {
             Arc::new(self.file.finish()),
             Arc::new(self.position.finish()),
         ];
+        for d in [&mut self.key_decoded, &mut self.value_decoded]
+            .into_iter()
+            .flatten()
+        {
+            columns.push(d.finish());
+        }
         self.len = 0;
         self.bytes = 0;
-        RecordBatch::try_new(SCHEMA.clone(), columns).expect("the builders follow SCHEMA")
+        RecordBatch::try_new(self.schema.clone(), columns).expect("the builders follow the schema")
     }
 }

@@ -7,6 +7,7 @@
 //! encoded until it ends, at a segment's end or at `row_group_bytes`.
 
 mod columns;
+mod decoded;
 mod write;
 
 use std::collections::BTreeMap;
@@ -15,11 +16,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Expected, Result};
-use crate::format::names::{classify, parse_partition_dir, FileKind};
+use crate::format::names::{classify, parse_partition_dir, FileKind, PartitionDirState};
+use crate::format::payload::PayloadDecoder;
 use crate::ops::finding::Finding;
+use crate::ops::input::{Input, Shape};
 use crate::ops::inspect::dump::{dump_paths, DumpOptions, Event, Outcome, Sink};
 pub use columns::SCHEMA;
 use columns::{BatchColumns, Rows};
+use decoded::DecodedSide;
 use write::Writer;
 pub use write::{Compression, Format, Target};
 
@@ -46,6 +50,12 @@ pub struct ExportOptions {
     pub compression: Compression,
     pub row_group_bytes: u64,
     pub layout: Layout,
+    /// The decoders of the `decodedKey` and `decodedValue` columns.
+    pub key_decoder: Option<PayloadDecoder>,
+    pub value_decoder: Option<PayloadDecoder>,
+    /// JSON sides: the type is inferred from the first this many records' documents (0: the
+    /// JSON text, a string column).
+    pub json_schema_sample: usize,
 }
 
 /// One file written.
@@ -74,6 +84,13 @@ pub struct ExportReport {
     pub bytes_written: u64,
     /// Control records left out (kept with `--control`, which selects them).
     pub control_record_count: u64,
+    /// Keys / values that did not decode (or did not fit the column's type), null in
+    /// `decodedKey` / `decodedValue`; null without a decoder.
+    pub undecoded_key_count: Option<u64>,
+    pub undecoded_value_count: Option<u64>,
+    /// `-delete`, `-future` and `-stray` partition directories of the log dirs named, left
+    /// out: the broker serves none of them.
+    pub skipped_partition_dir_count: u64,
     pub files: Vec<ExportedFile>,
     /// Damage the walk found (its records could not be exported), in order.
     pub findings: Vec<Finding>,
@@ -145,7 +162,9 @@ impl ExportSink<'_> {
             self.close()?;
             let (target, path) = self.target();
             let o = &self.opts;
-            let writer = Writer::create(target, o.format, o.compression, o.row_group_bytes)?;
+            let schema = self.rows.schema().clone();
+            let writer =
+                Writer::create(target, &schema, o.format, o.compression, o.row_group_bytes)?;
             let key = self.partition.clone();
             self.open = Some(Open {
                 file: ExportedFile {
@@ -248,6 +267,87 @@ impl Sink for ExportSink<'_> {
     }
 }
 
+/// The first `n` records' decoded JSON documents of the sides with a JSON decoder, whose
+/// column types are inferred from them.
+struct Sampler<'o> {
+    sides: [Option<&'o PayloadDecoder>; 2],
+    left: usize,
+    documents: [Vec<serde_json::Value>; 2],
+}
+
+impl Sink for Sampler<'_> {
+    fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
+        let Event::Record(r) = e else { return Ok(()) };
+        if r.is_control_batch {
+            return Ok(());
+        }
+        for (i, bytes) in [r.view.key, r.view.value].into_iter().enumerate() {
+            if let (Some(d), Some(b)) = (self.sides[i], bytes) {
+                self.documents[i].extend(d.decode(b).ok().map(|p| p.json));
+            }
+        }
+        self.left -= 1;
+        if self.left == 0 {
+            // Enough: the walk stops here.
+            return Err(std::io::Error::other("sampled"));
+        }
+        Ok(())
+    }
+}
+
+/// The decoded sides of `opts`, JSON ones typed by a first walk over `paths` when asked.
+fn decoded_sides<'o>(
+    paths: &[PathBuf],
+    dump: &DumpOptions,
+    opts: &'o ExportOptions,
+) -> [Option<DecodedSide>; 2] {
+    let sampled = opts.json_schema_sample > 0;
+    let json =
+        |d: Option<&'o PayloadDecoder>| d.filter(|d| sampled && matches!(d, PayloadDecoder::Json));
+    let mut sampler = Sampler {
+        sides: [
+            json(opts.key_decoder.as_ref()),
+            json(opts.value_decoder.as_ref()),
+        ],
+        left: opts.json_schema_sample,
+        documents: [Vec::new(), Vec::new()],
+    };
+    if sampler.sides.iter().any(Option::is_some) {
+        // Its errors are the export's, reported by the walk that follows.
+        let _ = dump_paths(paths, dump, &mut sampler);
+    }
+    let [k, v] = sampler.documents;
+    [
+        opts.key_decoder.clone().map(|d| DecodedSide::new(d, &k)),
+        opts.value_decoder.clone().map(|d| DecodedSide::new(d, &v)),
+    ]
+}
+
+/// The partition directories of `paths` to read: each named one, and the partitions a log
+/// dir's broker serves; the `-delete`, `-future` and `-stray` ones of a log dir are counted,
+/// not read (their records are the served ones' or none the broker serves).
+fn served(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, u64)> {
+    let (mut out, mut skipped) = (Vec::new(), 0);
+    for p in paths {
+        match crate::ops::input::examine(p, Expected::PartitionOrLogDir)? {
+            Input::Dir {
+                dirs,
+                shape: Shape::LogDir,
+                ..
+            } => {
+                skipped += dirs
+                    .iter()
+                    .filter_map(|d| parse_partition_dir(&d.file_name()?.to_string_lossy()))
+                    .filter(|d| !matches!(d.state, PartitionDirState::Live))
+                    .count() as u64;
+                out.extend(crate::ops::input::live_partitions(p, &Shape::LogDir)?.into_values());
+            }
+            _ => out.push(p.clone()),
+        }
+    }
+    Ok((out, skipped))
+}
+
 /// Exports the records of `paths` (partition directories or log dirs) that `select` selects:
 /// `select.filter.control` keeps control records, which are otherwise left out. Every path
 /// is examined before anything is written.
@@ -256,18 +356,18 @@ pub fn export(
     select: &DumpOptions,
     opts: &ExportOptions,
 ) -> Result<(ExportReport, Outcome)> {
-    for p in paths {
-        crate::ops::input::examine(p, Expected::PartitionOrLogDir)?;
-    }
+    let (paths, skipped) = served(paths)?;
+    let paths = &paths[..];
     let dump = DumpOptions {
         deep: true,
         records_only: true,
         ..select.clone()
     };
+    let [key, value] = decoded_sides(paths, &dump, opts);
     let mut sink = ExportSink {
         opts,
         control: select.filter.control,
-        rows: Rows::default(),
+        rows: Rows::new(key, value),
         batch: BatchColumns::default(),
         file: String::new(),
         partition: None,
@@ -275,6 +375,7 @@ pub fn export(
         parts: BTreeMap::new(),
         report: ExportReport {
             file_format: opts.format.extension(),
+            skipped_partition_dir_count: skipped,
             ..ExportReport::default()
         },
         failed: None,
@@ -291,5 +392,9 @@ pub fn export(
         sink.close()?;
     }
     sink.report.bytes_read = outcome.log_bytes_read;
+    (
+        sink.report.undecoded_key_count,
+        sink.report.undecoded_value_count,
+    ) = sink.rows.undecoded();
     Ok((sink.report, outcome))
 }

@@ -6,12 +6,15 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int16Type, Int32Type, Int64Type, TimestampMillisecondType};
+use arrow_array::types::{
+    Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, UInt32Type,
+    UInt64Type,
+};
 use arrow_array::{Array, RecordBatch};
-use arrow_schema::DataType;
+use arrow_schema::{DataType, SchemaRef, TimeUnit};
 use base64::Engine;
 
-use super::columns::SCHEMA;
 use crate::error::{Error, Result};
 
 /// `--format`.
@@ -97,6 +100,7 @@ fn export_err(path: &Path, e: impl std::fmt::Display) -> Error {
 impl Writer {
     pub fn create(
         target: Target,
+        schema: &SchemaRef,
         format: Format,
         compression: Compression,
         row_group_bytes: u64,
@@ -125,12 +129,12 @@ impl Writer {
                     .set_max_row_group_bytes(Some(row_group_bytes.max(1) as usize))
                     .set_created_by(format!("kseg {}", env!("CARGO_PKG_VERSION")))
                     .build();
-                let w = parquet::arrow::ArrowWriter::try_new(out, SCHEMA.clone(), Some(props))
+                let w = parquet::arrow::ArrowWriter::try_new(out, schema.clone(), Some(props))
                     .map_err(|e| export_err(at, e))?;
                 Inner::Parquet(w)
             }
             Format::Arrow => {
-                let w = arrow_ipc::writer::FileWriter::try_new(out, &SCHEMA)
+                let w = arrow_ipc::writer::FileWriter::try_new(out, schema)
                     .map_err(|e| export_err(at, e))?;
                 Inner::Arrow(w)
             }
@@ -173,8 +177,9 @@ impl Writer {
                 let r = if *csv {
                     if !*header {
                         *header = true;
+                        let schema = batch.schema();
                         let names: Vec<&str> =
-                            SCHEMA.fields().iter().map(|f| f.name().as_str()).collect();
+                            schema.fields().iter().map(|f| f.name().as_str()).collect();
                         writeln!(out, "{}", names.join(",")).and_then(|()| write_csv(out, batch))
                     } else {
                         write_csv(out, batch)
@@ -232,8 +237,9 @@ fn b64(b: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(b)
 }
 
-/// One cell as JSON: binary as base64, timestamps as epoch milliseconds (as `dump --json`),
-/// headers as a list of `{"key", "value"}`.
+/// One cell as JSON: binary as base64, timestamps as numbers in their unit (epoch
+/// milliseconds for `timestamp`, as `dump --json`), structs as objects (a header is
+/// `{"key", "value"}`), lists as arrays, maps as objects.
 fn cell(col: &dyn Array, row: usize) -> serde_json::Value {
     use serde_json::Value;
     if col.is_null(row) {
@@ -245,26 +251,51 @@ fn cell(col: &dyn Array, row: usize) -> serde_json::Value {
         DataType::Int16 => Value::from(col.as_primitive::<Int16Type>().value(row)),
         DataType::Int32 => Value::from(col.as_primitive::<Int32Type>().value(row)),
         DataType::Int64 => Value::from(col.as_primitive::<Int64Type>().value(row)),
-        DataType::Timestamp(..) => {
+        DataType::UInt32 => Value::from(col.as_primitive::<UInt32Type>().value(row)),
+        DataType::UInt64 => Value::from(col.as_primitive::<UInt64Type>().value(row)),
+        DataType::Float32 => Value::from(col.as_primitive::<Float32Type>().value(row)),
+        DataType::Float64 => Value::from(col.as_primitive::<Float64Type>().value(row)),
+        DataType::Date32 => Value::from(col.as_primitive::<Date32Type>().value(row)),
+        DataType::Timestamp(TimeUnit::Millisecond, _) => {
             Value::from(col.as_primitive::<TimestampMillisecondType>().value(row))
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, _) => {
+            Value::from(col.as_primitive::<TimestampMicrosecondType>().value(row))
+        }
+        DataType::Timestamp(..) => {
+            Value::from(col.as_primitive::<TimestampNanosecondType>().value(row))
         }
         DataType::Boolean => Value::from(col.as_boolean().value(row)),
         DataType::List(_) => {
             let items = col.as_list::<i32>().value(row);
-            let items = items.as_struct();
-            let (keys, values) = (items.column(0), items.column(1));
-            Value::Array(
-                (0..items.len())
-                    .map(|i| serde_json::json!({"key": cell(keys, i), "value": cell(values, i)}))
+            Value::Array((0..items.len()).map(|i| cell(&items, i)).collect())
+        }
+        DataType::Struct(fields) => {
+            let s = col.as_struct();
+            Value::Object(
+                fields
+                    .iter()
+                    .zip(s.columns())
+                    .map(|(f, c)| (f.name().clone(), cell(c, row)))
                     .collect(),
             )
         }
-        other => unreachable!("no {other} column in the export's schema"),
+        DataType::Map(..) => {
+            let entries = col.as_map().value(row);
+            let (keys, values) = (entries.column(0).as_string::<i32>(), entries.column(1));
+            Value::Object(
+                (0..entries.len())
+                    .map(|i| (keys.value(i).to_owned(), cell(values, i)))
+                    .collect(),
+            )
+        }
+        other => unreachable!("no {other} column in the export's schemas"),
     }
 }
 
 fn write_jsonl(out: &mut impl Write, batch: &RecordBatch) -> std::io::Result<()> {
-    let names: Vec<&String> = SCHEMA.fields().iter().map(|f| f.name()).collect();
+    let schema = batch.schema();
+    let names: Vec<&String> = schema.fields().iter().map(|f| f.name()).collect();
     for row in 0..batch.num_rows() {
         let mut obj = serde_json::Map::with_capacity(names.len());
         for (name, col) in names.iter().zip(batch.columns()) {
