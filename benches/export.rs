@@ -4,7 +4,7 @@
 //! (`KSEG_BENCH_EXPORT_MIB` MiB of an idempotent producer's uncompressed batches, default 256)
 //! and times, in the same run and on the same warm page cache, the median of
 //! `KSEG_BENCH_RUNS` (default 3) runs of each way to a Parquet file of its records:
-//! `kseg dump --json --deep-iteration --print-data-log` into a file that DuckDB's `read_json`
+//! `kseg dump --jsonl --deep-iteration --print-data-log` into a file that DuckDB's `read_json`
 //! reads and `COPY … TO` writes as Parquet (Python's `duckdb` package), and
 //! `kseg export --format parquet`; prints the ratio (the goal: 5x or more). Then the peak
 //! resident memory of `kseg export` on partitions of each size in `KSEG_BENCH_EXPORT_MEM_MIB`
@@ -51,7 +51,7 @@ fn through_duckdb(dir: &Path, tmp: &Path) {
     );
     let dumped = std::fs::File::create(&lines).unwrap();
     run(Command::new(KSEG)
-        .args(["dump", "--json", "--deep-iteration", "--print-data-log"])
+        .args(["dump", "--jsonl", "--deep-iteration", "--print-data-log"])
         .arg(dir)
         .stdout(dumped));
     run(Command::new("python3").args(["-c", &script]));
@@ -84,7 +84,7 @@ fn main() {
     let ours = median(runs, || export(&dir, &out));
     let size = |p: &Path| p.metadata().unwrap().len() >> 20;
     println!(
-        "dump --json | DuckDB read_json + COPY TO parquet  {duck:>8.2} s  ({} MiB parquet)",
+        "dump --jsonl | DuckDB read_json + COPY TO parquet  {duck:>8.2} s  ({} MiB parquet)",
         size(&tmp.path().join("duckdb.parquet"))
     );
     println!(
