@@ -252,15 +252,15 @@ pub fn order_changes(changes: &mut [Change]) {
 /// ([`crate::storage::files::pause`]).
 pub use crate::storage::files::{pause, PAUSE_DIR_VAR};
 
-/// Carries out `changes` (already in executor order) in `dir` (the partition directory),
-/// after the lock check and the backup; `plan_json` is recorded in the backup. Returns the
-/// backup directory used.
-pub fn apply(
-    dir: &Path,
-    changes: &[Change],
-    plan_json: &str,
-    opts: &ApplyOptions,
-) -> Result<Option<PathBuf>> {
+/// Every refusal of [`apply`] that comes before any change: where the backup goes, what `dir`
+/// is, links, permissions, owners and free space. A caller that keeps state of its own for
+/// the apply (compact's journal) runs it first, so that a refusal leaves nothing behind.
+pub fn preflight(dir: &Path, changes: &[Change], opts: &ApplyOptions) -> Result<()> {
+    checked_owners(dir, changes, opts).map(drop)
+}
+
+/// [`preflight`], with the owners and modes the changed files are to keep.
+fn checked_owners(dir: &Path, changes: &[Change], opts: &ApplyOptions) -> Result<Owners> {
     if let Backup::Dir(b) = &opts.backup {
         // A planted link (`<log dir>.kseg-backup` pointing elsewhere) is not followed.
         for p in [b.as_path(), parent(b)] {
@@ -275,20 +275,33 @@ pub fn apply(
         refuse_inside_log_dir(b, dir, "backup directory")?;
     }
     refuse_non_partition(dir)?;
-    // Held until the end of the function, so for every change (the caller's, when it took
-    // it before reading what the plan depends on).
-    let _lock = lock_partition(dir, false)?;
     check_links(dir, changes)?;
     check_writable(changes)?;
     let mut owners = Owners::default();
     owners.check(changes)?;
+    check_space(dir, changes, &opts.backup)?;
+    Ok(owners)
+}
+
+/// Carries out `changes` (already in executor order) in `dir` (the partition directory),
+/// after the lock check and the backup; `plan_json` is recorded in the backup. Returns the
+/// backup directory used.
+pub fn apply(
+    dir: &Path,
+    changes: &[Change],
+    plan_json: &str,
+    opts: &ApplyOptions,
+) -> Result<Option<PathBuf>> {
+    // Held until the end of the function, so for every change (the caller's, when it took
+    // it before reading what the plan depends on).
+    let _lock = lock_partition(dir, false)?;
+    let mut owners = checked_owners(dir, changes, opts)?;
     let mut steps = Steps {
         done: 0,
         fail_before: opts.fail_before_step,
         before: opts.before_step,
         changed: Default::default(),
     };
-    check_space(dir, changes, &opts.backup)?;
     let backup = match &opts.backup {
         Backup::None => None,
         Backup::Dir(b) => {

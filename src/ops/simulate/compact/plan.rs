@@ -62,6 +62,7 @@ impl CompactPlan {
     pub fn apply(&self, opts: &crate::ops::repair::apply::ApplyOptions) -> Result<Option<PathBuf>> {
         let plan = serde_json::json!({ "report": self.report, "changes": self.changes });
         let dir = &self.report.dir;
+        crate::ops::repair::apply::preflight(dir, &self.changes, opts)?;
         let journal = StagingDir::begin(JOURNAL_COMMAND, dir)?;
         let changes = write_journal(journal.path(), dir, &self.changes, &plan)?;
         stage_step();
