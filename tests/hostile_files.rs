@@ -92,6 +92,7 @@ fn commands(logs: &Path, dir: &Path, out: &Path) -> Vec<Vec<OsString>> {
         words(&["txns".as_ref(), d]),
         words(&["diff".as_ref(), d, d]),
         words(&["digest".as_ref(), d]),
+        words(&["export".as_ref(), "--out".as_ref(), out.as_os_str(), d]),
     ]
 }
 
@@ -302,6 +303,8 @@ fn names_that_are_not_utf8_never_panic() {
             if !matches!(run.status.code(), Some(0..=2)) || stderr.contains("panicked") {
                 failures.push(format!("{args:?}: {}: {stderr}", run.status));
             } else if json
+                // export's report names only the files it wrote, not the partitions it read.
+                && args[0] != "export"
                 && !stdout.is_empty()
                 && serde_json::from_str::<serde_json::Value>(&stdout).is_ok()
                 && !stdout.contains(r"orders\\xff-0")

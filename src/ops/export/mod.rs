@@ -62,6 +62,7 @@ pub struct ExportOptions {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportedFile {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     pub topic: Option<String>,
     pub partition: Option<i32>,
@@ -102,8 +103,9 @@ fn partition_of(file: &Path) -> Option<(String, i32)> {
         .ok()?
         .parent()?
         .file_name()?
-        .to_str()?
-        .to_owned();
+        // Shown lossily, as every command shows a topic from a directory name.
+        .to_string_lossy()
+        .into_owned();
     let p = parse_partition_dir(&dir)?;
     Some((p.topic, p.partition))
 }

@@ -174,6 +174,7 @@ pub struct Location {
 /// A [`Location`] in one partition of several.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PartitionLocation {
+    #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub dir: PathBuf,
     #[serde(flatten)]
     pub location: Location,
