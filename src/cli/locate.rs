@@ -32,22 +32,12 @@ pub struct LocateArgs {
 /// directory of log dirs each log dir's. Exit status 1 when no batch holds the offset in any
 /// of them (below the first segment, or at or after the log end).
 pub fn run(args: LocateArgs) -> u8 {
-    if let Err(code) =
-        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.path))
-    {
-        return code;
-    }
-    let paths = match super::log_dirs_named(std::slice::from_ref(&args.path), false) {
-        Ok(p) => p,
+    let found = match super::per_partition(&args.path, args.remote.as_ref(), |p| {
+        locate_all(p, args.offset)
+    }) {
+        Ok(f) => f,
         Err(code) => return code,
     };
-    let mut found = Vec::new();
-    for path in &paths {
-        match locate_all(path, args.offset) {
-            Ok(l) => found.extend(l),
-            Err(e) => return fail(&e),
-        }
-    }
     // A partition named itself: its line as it always was; several: each named.
     let named = found.len() > 1 || found.first().is_some_and(|l| l.dir != args.path);
     for l in &found {

@@ -255,6 +255,23 @@ pub(crate) fn log_dirs_named(
     Ok(expanded.paths)
 }
 
+/// The per-partition answers of a read-only command that takes one path (a partition, a log
+/// dir or a directory of log dirs) and `--remote`: `each` run on every log dir the path names,
+/// in order. Err is the exit status, its reason said.
+pub(crate) fn per_partition<T>(
+    path: &std::path::Path,
+    remote: Option<&args::RemoteArgs>,
+    each: impl Fn(&std::path::Path) -> crate::error::Result<Vec<T>>,
+) -> Result<Vec<T>, u8> {
+    let named = [path.to_path_buf()];
+    args::show_remote(remote, &named)?;
+    let mut all = Vec::new();
+    for p in log_dirs_named(&named, false)? {
+        all.extend(each(&p).map_err(|e| fail(&e))?);
+    }
+    Ok(all)
+}
+
 /// Counts on stderr the files kseg could not classify, so did not read; true when the user
 /// named one of them (exit status 2).
 pub(crate) fn skipped(named: &[std::path::PathBuf], skipped: &[std::path::PathBuf]) -> bool {

@@ -46,23 +46,13 @@ fn parse_query(s: &str) -> Result<OffsetQuery, String> {
 }
 
 pub fn run(args: OffsetsArgs) -> u8 {
-    if let Err(code) =
-        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.path))
-    {
-        return code;
-    }
     // A directory of log dirs: each of them, said on stderr.
-    let paths = match super::log_dirs_named(std::slice::from_ref(&args.path), false) {
-        Ok(p) => p,
+    let answers = match super::per_partition(&args.path, args.remote.as_ref(), |p| {
+        partition_offsets(p, args.time)
+    }) {
+        Ok(a) => a,
         Err(code) => return code,
     };
-    let mut answers = Vec::new();
-    for path in &paths {
-        match partition_offsets(path, args.time) {
-            Ok(a) => answers.extend(a),
-            Err(e) => return fail(&e),
-        }
-    }
     for a in &answers {
         for f in &a.fallbacks {
             notice(f);
