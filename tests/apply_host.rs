@@ -118,7 +118,7 @@ fn backups_keep_holes_and_the_dry_run_states_their_size() {
     let backup = elsewhere.path().join("backup");
     let (code, err) = run(&["recover", "--backup-dir", s(&backup), s(&dir)], &[]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("backup:") && err.contains("free"), "{err}");
+    assert!(err.contains("(backup ") && err.contains("free"), "{err}");
     assert!(!backup.exists(), "a dry run writes no backup");
     let (code, err) = run(
         &["recover", "--apply", "--backup-dir", s(&backup), s(&dir)],
@@ -501,4 +501,124 @@ fn a_same_size_rewrite_or_a_replaced_inode_after_the_plan_stops_the_apply() {
         assert!(err.contains("changed since the plan"), "{what}: {err}");
         assert_eq!(common::dir_contents(&dir), left, "{what}: nothing lost");
     }
+}
+
+/// The lines of `err` stating the space `--apply` would take, one per file system.
+fn space_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.contains("--apply would take"))
+        .collect()
+}
+
+/// Issue 34, item 2: the space a repair takes is summed over the partitions of a run, per
+/// file system: two partitions with a backup each on the log dir's file system are one share
+/// holding both; a backup directory on another file system is a share of its own.
+#[test]
+fn the_space_of_many_partitions_is_summed_per_file_system() {
+    use kseg::ops::repair::apply::{space, Backup, Change};
+    let root = tempfile::tempdir().unwrap();
+    let t0 = log_dir_fixture(root.path(), true);
+    let log_dir = t0.parent().unwrap().to_path_buf();
+    let t1 = log_dir.join("t-1");
+    common::copy_dir(&t0, &t1);
+    // Each partition's last `.log` cut (copied to the backup) and a new 1000-byte file.
+    let source = root.path().join("source");
+    std::fs::write(&source, vec![7u8; 1000]).unwrap();
+    let changes = |dir: &Path| {
+        let log = common::logs(dir).pop().unwrap();
+        let size_before = std::fs::metadata(&log).unwrap().len();
+        vec![
+            Change::Truncate {
+                file: log,
+                size_before,
+                size_after: size_before - 40,
+            },
+            Change::Write {
+                file: dir.join("new"),
+                source: source.clone(),
+                size_before: None,
+                size_after: 1000,
+            },
+        ]
+    };
+    let (c0, c1) = (changes(&t0), changes(&t1));
+    let backups = root.path().join("data.kseg-backup");
+    let (b0, b1) = (
+        Backup::Dir(backups.join("t-0")),
+        Backup::Dir(backups.join("t-1")),
+    );
+    let one = space([(t0.as_path(), c0.as_slice(), &b0)]).unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].dir, t0);
+    assert_eq!(one[0].new_bytes, 1000);
+    assert!(one[0].backup_bytes > 0);
+    let both = space([
+        (t0.as_path(), c0.as_slice(), &b0),
+        (t1.as_path(), c1.as_slice(), &b1),
+    ])
+    .unwrap();
+    assert_eq!(both.len(), 1, "{both:?}");
+    assert_eq!(both[0].dir, log_dir);
+    assert_eq!(both[0].new_bytes, 2000);
+    assert_eq!(both[0].backup_bytes, 2 * one[0].backup_bytes);
+    // A backup on /dev/shm: its own share where that is another file system.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let elsewhere = Backup::Dir(shm.path().join("backup"));
+    let split = space([(t0.as_path(), c0.as_slice(), &elsewhere)]).unwrap();
+    let other_fs =
+        std::fs::metadata(shm.path()).unwrap().dev() != std::fs::metadata(&t0).unwrap().dev();
+    if other_fs {
+        assert_eq!(split.len(), 2, "{split:?}");
+        assert_eq!((split[0].new_bytes, split[0].backup_bytes), (1000, 0));
+        assert_eq!(split[1].dir, shm.path().join("backup"));
+        assert_eq!(split[1].backup_bytes, one[0].backup_bytes);
+    } else {
+        assert_eq!(split.len(), 1, "{split:?}");
+        assert_eq!(split[0].needed(), one[0].needed());
+    }
+}
+
+/// Issue 34, item 2: the dry runs of `recover` and `rebuild-index` over a log dir, and of
+/// `retention`, state the space their `--apply` would take: one line per file system touched
+/// (here one: the log dir's, naming it), the backup's bytes on disk and the free space.
+#[test]
+fn log_dir_and_retention_dry_runs_state_the_space() {
+    let root = tempfile::tempdir().unwrap();
+    let t0 = log_dir_fixture(root.path(), true);
+    let log_dir = t0.parent().unwrap().to_path_buf();
+    common::copy_dir(&t0, &log_dir.join("t-1"));
+    for cmd in ["recover", "rebuild-index"] {
+        let (code, err) = run(&[cmd, s(&log_dir)], &[]);
+        assert_eq!(code, 1, "{cmd}: {err}");
+        let lines = space_lines(&err);
+        assert_eq!(lines.len(), 1, "{cmd}: {err}");
+        assert!(
+            lines[0].starts_with(&format!("{}: ", log_dir.display())),
+            "{cmd}: {err}"
+        );
+        assert!(
+            lines[0].contains("on disk") && lines[0].contains("free"),
+            "{cmd}: {err}"
+        );
+        let (code, err) = run(&[cmd, "--no-backup", s(&log_dir)], &[]);
+        assert_eq!(code, 1, "{cmd}: {err}");
+        assert!(
+            space_lines(&err)[0].contains("(backup 0 B on disk"),
+            "{cmd}: {err}"
+        );
+    }
+    let clean = tempfile::tempdir().unwrap();
+    let dir = log_dir_fixture(clean.path(), false);
+    let (code, err) = run(&["retention", "--retention-ms", "1000", s(&dir)], &[]);
+    assert_eq!(code, 1, "{err}");
+    let lines = space_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with(&format!("{}: ", dir.display())),
+        "{err}"
+    );
+    assert!(
+        lines[0].contains("on disk") && lines[0].contains("free"),
+        "{err}"
+    );
 }
