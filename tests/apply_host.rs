@@ -175,15 +175,22 @@ fn at_pause(pauses: &Path, name: &str, probe: impl FnOnce()) {
 /// test hook: the partition, the pause directory and the child.
 fn paused_recover(root: &Path) -> (PathBuf, PathBuf, std::process::Child) {
     let dir = crashed_partition(root);
+    let (pauses, child) = paused(root, &["recover", "--apply", "--no-backup", s(&dir)]);
+    (dir, pauses, child)
+}
+
+/// kseg with `args`, pausing at every point of the test hook in a new directory under `root`:
+/// the pause directory and the child.
+fn paused(root: &Path, args: &[&str]) -> (PathBuf, std::process::Child) {
     let pauses = root.join("pauses");
     std::fs::create_dir(&pauses).unwrap();
     let child = Command::new(KSEG)
-        .args(["recover", "--apply", "--no-backup", s(&dir)])
+        .args(args)
         .env("KSEG_TEST_PAUSE_DIR", &pauses)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    (dir, pauses, child)
+    (pauses, child)
 }
 
 #[test]
@@ -621,4 +628,72 @@ fn log_dir_and_retention_dry_runs_state_the_space() {
         lines[0].contains("on disk") && lines[0].contains("free"),
         "{err}"
     );
+}
+
+/// Issue 34, item 3: where the plan expects no file (a new file's name, a rename's
+/// destination), a file another writer created after the plan stops the apply (exit 2)
+/// before it is replaced: the other writer's bytes are all there, nothing more changed.
+#[test]
+fn a_file_created_where_the_plan_writes_or_renames_stops_the_apply() {
+    let planted = b"another writer's file".to_vec();
+    // `recover` creates the producer snapshot the crashed partition lacks.
+    let root = tempfile::tempdir().unwrap();
+    let dir = crashed_partition(root.path());
+    let out = Command::new(KSEG)
+        .args(["recover", "--json", s(&dir)])
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let new_files: Vec<PathBuf> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "write" && c["sizeBefore"].is_null())
+        .map(|c| PathBuf::from(c["file"].as_str().unwrap()))
+        .collect();
+    assert!(!new_files.is_empty(), "{plan}");
+    let (pauses, child) = paused(root.path(), &["recover", "--apply", "--no-backup", s(&dir)]);
+    at_pause(&pauses, "locked", || {});
+    at_pause(&pauses, "step-0", || {
+        for f in &new_files {
+            std::fs::write(f, &planted).unwrap();
+        }
+    });
+    let out = release_all(&pauses, child);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("absent when planned"), "{err}");
+    for f in &new_files {
+        assert!(std::fs::read(f).unwrap() == planted, "{}", f.display());
+    }
+    assert!(common::listing(&dir)
+        .iter()
+        .all(|p| !p.to_string_lossy().ends_with(".kseg-tmp")));
+
+    // `retention` renames each segment's files to `.deleted` before it deletes them.
+    let root = tempfile::tempdir().unwrap();
+    let dir = log_dir_fixture(root.path(), false);
+    let log = dir.join("00000000000000000000.log");
+    let deleted = dir.join("00000000000000000000.log.deleted");
+    let (pauses, child) = paused(
+        root.path(),
+        &[
+            "retention",
+            "--apply",
+            "--no-backup",
+            "--retention-ms",
+            "1000",
+            s(&dir),
+        ],
+    );
+    at_pause(&pauses, "locked", || {});
+    at_pause(&pauses, "step-0", || {
+        std::fs::write(&deleted, &planted).unwrap()
+    });
+    let out = release_all(&pauses, child);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the rename's destination is there"), "{err}");
+    assert_eq!(std::fs::read(&deleted).unwrap(), planted);
+    assert!(log.exists(), "the segment is not renamed over it");
 }
