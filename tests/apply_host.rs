@@ -697,3 +697,88 @@ fn a_file_created_where_the_plan_writes_or_renames_stops_the_apply() {
     assert_eq!(std::fs::read(&deleted).unwrap(), planted);
     assert!(log.exists(), "the segment is not renamed over it");
 }
+
+/// Every record of the partition `dir`: (offset, key, value).
+type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
+fn records(dir: &Path) -> Vec<Rec> {
+    use kseg::storage::log_reader::{LogReader, Step};
+    let mut out = Vec::new();
+    let mut scratch = Vec::new();
+    for l in common::logs(dir) {
+        let mut reader = LogReader::open(&l, None).unwrap();
+        while let Step::Entry { entry, .. } = reader.next_step().unwrap() {
+            for r in entry.records(&mut scratch, usize::MAX).unwrap() {
+                let r = r.unwrap();
+                out.push((
+                    r.offset,
+                    r.key.map(<[u8]>::to_vec),
+                    r.value.map(<[u8]>::to_vec),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Issue 34, item 3: two applies started at the same moment on a partition without a log dir
+/// (no `.lock`: the partition directory's own lock is all that excludes them), round after
+/// round: one works, the other refuses naming the holder (or finds nothing left to do), and
+/// the partition ends as one apply alone leaves it, every record there.
+#[test]
+fn two_applies_at_once_without_a_log_dir_lose_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let source = |damaged: bool| {
+        let at = root.path().join(format!("source-{damaged}"));
+        let dir = log_dir_fixture(&at, damaged);
+        let plain = at.join("plain").join("t-0");
+        common::copy_dir(&dir, &plain);
+        assert!(!plain.parent().unwrap().join(".lock").exists());
+        plain
+    };
+    let cases: [(&[&str], bool); 2] = [
+        (&["recover", "--apply", "--no-backup"], true),
+        (&["compact", "--apply", "--no-backup", "--now", "0"], false),
+    ];
+    for (cmd, damaged) in cases {
+        let from = source(damaged);
+        let apply = |dir: &Path| {
+            Command::new(KSEG)
+                .args(cmd)
+                .arg(dir)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let want = {
+            let dir = root.path().join(format!("alone-{damaged}")).join("t-0");
+            common::copy_dir(&from, &dir);
+            let out = apply(&dir).wait_with_output().unwrap();
+            assert!(out.status.success(), "{cmd:?}");
+            records(&dir)
+        };
+        assert!(!want.is_empty());
+        for round in 0..20 {
+            let dir = root
+                .path()
+                .join(format!("round-{damaged}-{round}"))
+                .join("t-0");
+            common::copy_dir(&from, &dir);
+            let (a, b) = (apply(&dir), apply(&dir));
+            let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+            for out in &outs {
+                let err = String::from_utf8_lossy(&out.stderr);
+                match out.status.code() {
+                    Some(0) => {}
+                    Some(2) => assert!(err.contains("locked by another kseg"), "{cmd:?}: {err}"),
+                    other => panic!("{cmd:?} round {round}: exit {other:?}: {err}"),
+                }
+            }
+            assert!(
+                outs.iter().any(|o| o.status.success()),
+                "{cmd:?} round {round}"
+            );
+            assert!(records(&dir) == want, "{cmd:?} round {round}: records lost");
+            common::assert_verifies_clean(&dir);
+        }
+    }
+}
