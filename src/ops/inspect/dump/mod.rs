@@ -520,7 +520,7 @@ impl<'o, 's> Walker<'o, 's> {
     fn file_of_kind(&mut self, p: &Path, kind: FileKind) -> Result<()> {
         match kind {
             FileKind::Leftover { suffix, inner } if self.opts.read_leftovers && !self.in_dir => {
-                let note = crate::ops::input::leftover_note(suffix);
+                let note = crate::ops::input::leftover_note(suffix, true);
                 self.finding(Finding::warning("leftover.file", p, note))?;
                 self.file_of_kind(p, *inner)
             }
