@@ -212,3 +212,38 @@ fn verify_reads_a_swap_as_its_segment_and_never_passes_over_deleted_files() {
     }
     assert_eq!(doc["filesChecked"], 0, "{doc}");
 }
+
+/// Issue 33: `dump` of a partition directory reads what the broker's loader keeps of its
+/// leftovers: a `.log.swap` is dumped as the segment it becomes; `.deleted` files are not, and
+/// a directory of nothing else is no success (exit status 2, "no file read").
+#[test]
+fn dump_of_a_directory_reads_a_swap_and_never_passes_over_deleted_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let values: Vec<Vec<u8>> = (0..50).map(|i| format!("value-{i}").into_bytes()).collect();
+    let written = common::write_values(tmp.path(), "t", &values);
+    let log = written.join("00000000000000000000.log");
+    let (swap_dir, deleted_dir) = (
+        tmp.path().join("swap").join("t-0"),
+        tmp.path().join("deleted").join("t-0"),
+    );
+    for (dir, suffix) in [(&swap_dir, ".swap"), (&deleted_dir, ".deleted")] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::copy(&log, dir.join(format!("00000000000000000000.log{suffix}"))).unwrap();
+    }
+    let out = common::kseg(&["dump", swap_dir.to_str().unwrap()]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("baseOffset: 0 lastOffset: 49 count: 50"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("completes the swap"), "{stderr}");
+    let out = common::kseg(&["dump", deleted_dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no file read"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("baseOffset"));
+}
