@@ -118,7 +118,7 @@ fn backups_keep_holes_and_the_dry_run_states_their_size() {
     let backup = elsewhere.path().join("backup");
     let (code, err) = run(&["recover", "--backup-dir", s(&backup), s(&dir)], &[]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("backup:") && err.contains("free"), "{err}");
+    assert!(err.contains("(backup ") && err.contains("free"), "{err}");
     assert!(!backup.exists(), "a dry run writes no backup");
     let (code, err) = run(
         &["recover", "--apply", "--backup-dir", s(&backup), s(&dir)],
@@ -175,15 +175,22 @@ fn at_pause(pauses: &Path, name: &str, probe: impl FnOnce()) {
 /// test hook: the partition, the pause directory and the child.
 fn paused_recover(root: &Path) -> (PathBuf, PathBuf, std::process::Child) {
     let dir = crashed_partition(root);
+    let (pauses, child) = paused(root, &["recover", "--apply", "--no-backup", s(&dir)]);
+    (dir, pauses, child)
+}
+
+/// kseg with `args`, pausing at every point of the test hook in a new directory under `root`:
+/// the pause directory and the child.
+fn paused(root: &Path, args: &[&str]) -> (PathBuf, std::process::Child) {
     let pauses = root.join("pauses");
     std::fs::create_dir(&pauses).unwrap();
     let child = Command::new(KSEG)
-        .args(["recover", "--apply", "--no-backup", s(&dir)])
+        .args(args)
         .env("KSEG_TEST_PAUSE_DIR", &pauses)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    (dir, pauses, child)
+    (pauses, child)
 }
 
 #[test]
@@ -500,5 +507,278 @@ fn a_same_size_rewrite_or_a_replaced_inode_after_the_plan_stops_the_apply() {
         assert_eq!(out.status.code(), Some(2), "{what}: {err}");
         assert!(err.contains("changed since the plan"), "{what}: {err}");
         assert_eq!(common::dir_contents(&dir), left, "{what}: nothing lost");
+    }
+}
+
+/// The lines of `err` stating the space `--apply` would take, one per file system.
+fn space_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.contains("--apply would take"))
+        .collect()
+}
+
+/// Issue 34, item 2: the space a repair takes is summed over the partitions of a run, per
+/// file system: two partitions with a backup each on the log dir's file system are one share
+/// holding both; a backup directory on another file system is a share of its own.
+#[test]
+fn the_space_of_many_partitions_is_summed_per_file_system() {
+    use kseg::ops::repair::apply::{space, Backup, Change};
+    let root = tempfile::tempdir().unwrap();
+    let t0 = log_dir_fixture(root.path(), true);
+    let log_dir = t0.parent().unwrap().to_path_buf();
+    let t1 = log_dir.join("t-1");
+    common::copy_dir(&t0, &t1);
+    // Each partition's last `.log` cut (copied to the backup) and a new 1000-byte file.
+    let source = root.path().join("source");
+    std::fs::write(&source, vec![7u8; 1000]).unwrap();
+    let changes = |dir: &Path| {
+        let log = common::logs(dir).pop().unwrap();
+        let size_before = std::fs::metadata(&log).unwrap().len();
+        vec![
+            Change::Truncate {
+                file: log,
+                size_before,
+                size_after: size_before - 40,
+            },
+            Change::Write {
+                file: dir.join("new"),
+                source: source.clone(),
+                size_before: None,
+                size_after: 1000,
+            },
+        ]
+    };
+    let (c0, c1) = (changes(&t0), changes(&t1));
+    let backups = root.path().join("data.kseg-backup");
+    let (b0, b1) = (
+        Backup::Dir(backups.join("t-0")),
+        Backup::Dir(backups.join("t-1")),
+    );
+    let one = space([(t0.as_path(), c0.as_slice(), &b0)]).unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].dir, t0);
+    assert_eq!(one[0].new_bytes, 1000);
+    assert!(one[0].backup_bytes > 0);
+    let both = space([
+        (t0.as_path(), c0.as_slice(), &b0),
+        (t1.as_path(), c1.as_slice(), &b1),
+    ])
+    .unwrap();
+    assert_eq!(both.len(), 1, "{both:?}");
+    assert_eq!(both[0].dir, log_dir);
+    assert_eq!(both[0].new_bytes, 2000);
+    assert_eq!(both[0].backup_bytes, 2 * one[0].backup_bytes);
+    // A backup on /dev/shm: its own share where that is another file system.
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let elsewhere = Backup::Dir(shm.path().join("backup"));
+    let split = space([(t0.as_path(), c0.as_slice(), &elsewhere)]).unwrap();
+    let other_fs =
+        std::fs::metadata(shm.path()).unwrap().dev() != std::fs::metadata(&t0).unwrap().dev();
+    if other_fs {
+        assert_eq!(split.len(), 2, "{split:?}");
+        assert_eq!((split[0].new_bytes, split[0].backup_bytes), (1000, 0));
+        assert_eq!(split[1].dir, shm.path().join("backup"));
+        assert_eq!(split[1].backup_bytes, one[0].backup_bytes);
+    } else {
+        assert_eq!(split.len(), 1, "{split:?}");
+        assert_eq!(split[0].needed(), one[0].needed());
+    }
+}
+
+/// Issue 34, item 2: the dry runs of `recover` and `rebuild-index` over a log dir, and of
+/// `retention`, state the space their `--apply` would take: one line per file system touched
+/// (here one: the log dir's, naming it), the backup's bytes on disk and the free space.
+#[test]
+fn log_dir_and_retention_dry_runs_state_the_space() {
+    let root = tempfile::tempdir().unwrap();
+    let t0 = log_dir_fixture(root.path(), true);
+    let log_dir = t0.parent().unwrap().to_path_buf();
+    common::copy_dir(&t0, &log_dir.join("t-1"));
+    for cmd in ["recover", "rebuild-index"] {
+        let (code, err) = run(&[cmd, s(&log_dir)], &[]);
+        assert_eq!(code, 1, "{cmd}: {err}");
+        let lines = space_lines(&err);
+        assert_eq!(lines.len(), 1, "{cmd}: {err}");
+        assert!(
+            lines[0].starts_with(&format!("{}: ", log_dir.display())),
+            "{cmd}: {err}"
+        );
+        assert!(
+            lines[0].contains("on disk") && lines[0].contains("free"),
+            "{cmd}: {err}"
+        );
+        let (code, err) = run(&[cmd, "--no-backup", s(&log_dir)], &[]);
+        assert_eq!(code, 1, "{cmd}: {err}");
+        assert!(
+            space_lines(&err)[0].contains("(backup 0 B on disk"),
+            "{cmd}: {err}"
+        );
+    }
+    let clean = tempfile::tempdir().unwrap();
+    let dir = log_dir_fixture(clean.path(), false);
+    let (code, err) = run(&["retention", "--retention-ms", "1000", s(&dir)], &[]);
+    assert_eq!(code, 1, "{err}");
+    let lines = space_lines(&err);
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].starts_with(&format!("{}: ", dir.display())),
+        "{err}"
+    );
+    assert!(
+        lines[0].contains("on disk") && lines[0].contains("free"),
+        "{err}"
+    );
+}
+
+/// Issue 34, item 3: where the plan expects no file (a new file's name, a rename's
+/// destination), a file another writer created after the plan stops the apply (exit 2)
+/// before it is replaced: the other writer's bytes are all there, nothing more changed.
+#[test]
+fn a_file_created_where_the_plan_writes_or_renames_stops_the_apply() {
+    let planted = b"another writer's file".to_vec();
+    // `recover` creates the producer snapshot the crashed partition lacks.
+    let root = tempfile::tempdir().unwrap();
+    let dir = crashed_partition(root.path());
+    let out = Command::new(KSEG)
+        .args(["recover", "--json", s(&dir)])
+        .output()
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let new_files: Vec<PathBuf> = plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "write" && c["sizeBefore"].is_null())
+        .map(|c| PathBuf::from(c["file"].as_str().unwrap()))
+        .collect();
+    assert!(!new_files.is_empty(), "{plan}");
+    let (pauses, child) = paused(root.path(), &["recover", "--apply", "--no-backup", s(&dir)]);
+    at_pause(&pauses, "locked", || {});
+    at_pause(&pauses, "step-0", || {
+        for f in &new_files {
+            std::fs::write(f, &planted).unwrap();
+        }
+    });
+    let out = release_all(&pauses, child);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("absent when planned"), "{err}");
+    for f in &new_files {
+        assert!(std::fs::read(f).unwrap() == planted, "{}", f.display());
+    }
+    assert!(common::listing(&dir)
+        .iter()
+        .all(|p| !p.to_string_lossy().ends_with(".kseg-tmp")));
+
+    // `retention` renames each segment's files to `.deleted` before it deletes them.
+    let root = tempfile::tempdir().unwrap();
+    let dir = log_dir_fixture(root.path(), false);
+    let log = dir.join("00000000000000000000.log");
+    let deleted = dir.join("00000000000000000000.log.deleted");
+    let (pauses, child) = paused(
+        root.path(),
+        &[
+            "retention",
+            "--apply",
+            "--no-backup",
+            "--retention-ms",
+            "1000",
+            s(&dir),
+        ],
+    );
+    at_pause(&pauses, "locked", || {});
+    at_pause(&pauses, "step-0", || {
+        std::fs::write(&deleted, &planted).unwrap()
+    });
+    let out = release_all(&pauses, child);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the rename's destination is there"), "{err}");
+    assert_eq!(std::fs::read(&deleted).unwrap(), planted);
+    assert!(log.exists(), "the segment is not renamed over it");
+}
+
+/// Every record of the partition `dir`: (offset, key, value).
+type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
+fn records(dir: &Path) -> Vec<Rec> {
+    use kseg::storage::log_reader::{LogReader, Step};
+    let mut out = Vec::new();
+    let mut scratch = Vec::new();
+    for l in common::logs(dir) {
+        let mut reader = LogReader::open(&l, None).unwrap();
+        while let Step::Entry { entry, .. } = reader.next_step().unwrap() {
+            for r in entry.records(&mut scratch, usize::MAX).unwrap() {
+                let r = r.unwrap();
+                out.push((
+                    r.offset,
+                    r.key.map(<[u8]>::to_vec),
+                    r.value.map(<[u8]>::to_vec),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Issue 34, item 3: two applies started at the same moment on a partition without a log dir
+/// (no `.lock`: the partition directory's own lock is all that excludes them), round after
+/// round: one works, the other refuses naming the holder (or finds nothing left to do), and
+/// the partition ends as one apply alone leaves it, every record there.
+#[test]
+fn two_applies_at_once_without_a_log_dir_lose_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let source = |damaged: bool| {
+        let at = root.path().join(format!("source-{damaged}"));
+        let dir = log_dir_fixture(&at, damaged);
+        let plain = at.join("plain").join("t-0");
+        common::copy_dir(&dir, &plain);
+        assert!(!plain.parent().unwrap().join(".lock").exists());
+        plain
+    };
+    let cases: [(&[&str], bool); 2] = [
+        (&["recover", "--apply", "--no-backup"], true),
+        (&["compact", "--apply", "--no-backup", "--now", "0"], false),
+    ];
+    for (cmd, damaged) in cases {
+        let from = source(damaged);
+        let apply = |dir: &Path| {
+            Command::new(KSEG)
+                .args(cmd)
+                .arg(dir)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let want = {
+            let dir = root.path().join(format!("alone-{damaged}")).join("t-0");
+            common::copy_dir(&from, &dir);
+            let out = apply(&dir).wait_with_output().unwrap();
+            assert!(out.status.success(), "{cmd:?}");
+            records(&dir)
+        };
+        assert!(!want.is_empty());
+        for round in 0..20 {
+            let dir = root
+                .path()
+                .join(format!("round-{damaged}-{round}"))
+                .join("t-0");
+            common::copy_dir(&from, &dir);
+            let (a, b) = (apply(&dir), apply(&dir));
+            let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+            for out in &outs {
+                let err = String::from_utf8_lossy(&out.stderr);
+                match out.status.code() {
+                    Some(0) => {}
+                    Some(2) => assert!(err.contains("locked by another kseg"), "{cmd:?}: {err}"),
+                    other => panic!("{cmd:?} round {round}: exit {other:?}: {err}"),
+                }
+            }
+            assert!(
+                outs.iter().any(|o| o.status.success()),
+                "{cmd:?} round {round}"
+            );
+            assert!(records(&dir) == want, "{cmd:?} round {round}: records lost");
+            common::assert_verifies_clean(&dir);
+        }
     }
 }

@@ -133,3 +133,117 @@ fn the_log_dirs_recovery_point_follows_the_recovered_log() {
         "0\n2\ncrashed 0 90\nother 3 5\n"
     );
 }
+
+/// `kseg verify` (`--deep`, `--json`) of `dir`: exit status, the document, stderr.
+fn verify(dir: &Path) -> (i32, serde_json::Value, String) {
+    let out = common::kseg(&["verify", "--deep", "--json", dir.to_str().unwrap()]);
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (
+        out.status.code().unwrap(),
+        doc,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Issue 33: a partition directory holding only leftovers is verified as the broker's loader
+/// takes it (`LogLoader`): a `.log.swap` is the segment it becomes (its records examined, its
+/// damage found), `.deleted` files are deleted at start-up and so not read, each said with
+/// why; with nothing read, no "0 errors": exit status 2.
+#[test]
+fn verify_reads_a_swap_as_its_segment_and_never_passes_over_deleted_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let values: Vec<Vec<u8>> = (0..50).map(|i| format!("value-{i}").into_bytes()).collect();
+    let written = common::write_values(tmp.path(), "t", &values);
+    let log = written.join("00000000000000000000.log");
+
+    let swap_dir = tmp.path().join("swap").join("t-0");
+    std::fs::create_dir_all(&swap_dir).unwrap();
+    let swap = swap_dir.join("00000000000000000000.log.swap");
+    std::fs::copy(&log, &swap).unwrap();
+    let (code, doc, err) = verify(&swap_dir);
+    assert_eq!(code, 0, "{err}");
+    common::assert_matches_schema("verify", std::slice::from_ref(&doc));
+    let p = &doc["partitions"][0];
+    assert_eq!(p["segments"][0]["recordCount"], 50, "{doc}");
+    assert_eq!(p["logEndOffset"], 50, "{doc}");
+    assert!(
+        p["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["check"] == "leftover.file"
+                && f["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("completes the swap")),
+        "{doc}"
+    );
+    // Examined indeed: a flipped byte in its last batch is found.
+    let mut bytes = std::fs::read(&swap).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0xff;
+    std::fs::write(&swap, &bytes).unwrap();
+    let (code, doc, err) = verify(&swap_dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(doc["partitions"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["severity"] == "error"));
+
+    let deleted_dir = tmp.path().join("deleted").join("t-0");
+    std::fs::create_dir_all(&deleted_dir).unwrap();
+    for name in ["00000000000000000000.log", "00000000000000000000.index"] {
+        let mut to = name.to_string();
+        to.push_str(".deleted");
+        std::fs::copy(written.join(name), deleted_dir.join(to)).unwrap();
+    }
+    let (code, doc, err) = verify(&deleted_dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no file read"), "{err}");
+    let findings = doc["partitions"][0]["findings"].as_array().unwrap().clone();
+    assert_eq!(findings.len(), 2, "{doc}");
+    for f in &findings {
+        let m = f["message"].as_str().unwrap();
+        assert!(
+            m.contains("not read") && m.contains("deletes it at start-up"),
+            "{m}"
+        );
+    }
+    assert_eq!(doc["filesChecked"], 0, "{doc}");
+}
+
+/// Issue 33: `dump` of a partition directory reads what the broker's loader keeps of its
+/// leftovers: a `.log.swap` is dumped as the segment it becomes; `.deleted` files are not, and
+/// a directory of nothing else is no success (exit status 2, "no file read").
+#[test]
+fn dump_of_a_directory_reads_a_swap_and_never_passes_over_deleted_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let values: Vec<Vec<u8>> = (0..50).map(|i| format!("value-{i}").into_bytes()).collect();
+    let written = common::write_values(tmp.path(), "t", &values);
+    let log = written.join("00000000000000000000.log");
+    let (swap_dir, deleted_dir) = (
+        tmp.path().join("swap").join("t-0"),
+        tmp.path().join("deleted").join("t-0"),
+    );
+    for (dir, suffix) in [(&swap_dir, ".swap"), (&deleted_dir, ".deleted")] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::copy(&log, dir.join(format!("00000000000000000000.log{suffix}"))).unwrap();
+    }
+    let out = common::kseg(&["dump", swap_dir.to_str().unwrap()]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("baseOffset: 0 lastOffset: 49 count: 50"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("completes the swap"), "{stderr}");
+    let out = common::kseg(&["dump", deleted_dir.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no file read"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("baseOffset"));
+}

@@ -289,32 +289,36 @@ pub fn finish_many<'d>(
     })
 }
 
-/// A dry run's statement of the disk space its `--apply` would take (the backup's bytes on
-/// disk, the new files', each file system's free space), on stderr; nothing for an apply or an
-/// empty plan.
-pub fn note_space(repair: &RepairArgs, dir: &Path, changes: &[crate::ops::repair::apply::Change]) {
-    if repair.apply || changes.is_empty() {
+/// A dry run's statement of the disk space its `--apply` would take, on stderr: one line per
+/// file system touched (the backups' bytes on disk and the new files' there, summed over the
+/// partitions, and its free space); nothing for an apply or empty plans.
+pub fn note_space(repair: &RepairArgs, applies: &[(&Path, &[crate::ops::repair::apply::Change])]) {
+    if repair.apply || applies.iter().all(|(_, changes)| changes.is_empty()) {
         return;
     }
-    match crate::ops::repair::apply::space(dir, changes, &repair.apply_options(dir).backup) {
-        Ok(s) => {
+    let backups: Vec<_> = applies
+        .iter()
+        .map(|(dir, _)| repair.apply_options(dir).backup)
+        .collect();
+    let all = applies
+        .iter()
+        .zip(&backups)
+        .map(|((dir, changes), backup)| (*dir, *changes, backup));
+    match crate::ops::repair::apply::space(all) {
+        Ok(filesystems) => {
             let size = super::render::size;
-            let mut text = format!(
-                "backup: {} on disk; new files: {}",
-                size(s.backup_bytes),
-                size(s.new_bytes)
-            );
-            for (d, free, need) in &s.filesystems {
-                text += &format!(
-                    "; {}: {} needed, {} free",
-                    d.display(),
-                    size(*need),
-                    size(*free)
+            for fs in &filesystems {
+                super::errln!(
+                    "{}: --apply would take {} on this file system (backup {} on disk, new files {}), {} free",
+                    fs.dir.display(),
+                    size(fs.needed()),
+                    size(fs.backup_bytes),
+                    size(fs.new_bytes),
+                    size(fs.free)
                 );
             }
-            super::errln!("{}: --apply would take {text}", dir.display())
         }
-        Err(e) => super::errln!("{}: disk space unknown: {e}", dir.display()),
+        Err(e) => super::errln!("disk space --apply would take unknown: {e}"),
     }
 }
 

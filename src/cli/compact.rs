@@ -193,7 +193,7 @@ pub fn run(args: CompactArgs) -> u8 {
     if let Some(note) = plan.unrecorded_clean_offset() {
         notice(&note);
     }
-    super::args::note_space(&args.repair, &args.path, &plan.changes);
+    super::args::note_space(&args.repair, &[(&args.path, &plan.changes)]);
     if !args.repair.apply {
         return would_change(
             files_changed(&plan.changes),

@@ -308,6 +308,14 @@ pub fn run(args: DumpArgs) -> u8 {
             }
             if outcome.unreadable > 0 || named_skipped {
                 EXIT_FAILURE
+            } else if opts.range.is_none()
+                && outcome.files == outcome.skipped.len() + outcome.leftovers_unread
+            {
+                fail(&format!(
+                    "no file read: {} leftover(s) the broker deletes at start-up, {} unknown",
+                    outcome.leftovers_unread,
+                    outcome.skipped.len()
+                ))
             } else if outcome.damage > 0 {
                 super::why(&format!(
                     "{} damaged place(s) found: {}",

@@ -81,7 +81,7 @@ pub fn run(mut args: RebuildIndexArgs) -> u8 {
             crate::cli::render::out!("{}", p.render_text(args.repair.verbose));
         }
         if !expanded {
-            super::args::note_space(&args.repair, &p.dir, &p.changes);
+            super::args::note_space(&args.repair, &[(&p.dir, &p.changes)]);
             code = code.max(finish(
                 files_changed(&p.changes),
                 &args.repair,
@@ -93,6 +93,11 @@ pub fn run(mut args: RebuildIndexArgs) -> u8 {
     if !expanded {
         return code;
     }
+    let applies: Vec<_> = plans
+        .iter()
+        .map(|p| (p.dir.as_path(), p.changes.as_slice()))
+        .collect();
+    super::args::note_space(&args.repair, &applies);
     let changing: Vec<&Path> = plans
         .iter()
         .filter(|p| !p.changes.is_empty())

@@ -153,7 +153,7 @@ pub fn run(mut args: RecoverArgs) -> u8 {
                 );
             }
             notes(&plan);
-            super::args::note_space(&args.repair, dir, &plan.changes);
+            super::args::note_space(&args.repair, &[(dir, &plan.changes)]);
             if !args.repair.apply && plan.count(ChangeClass::Damage) == 0 {
                 return housekeeping_only(files_changed(&plan.changes));
             }
@@ -230,6 +230,11 @@ pub fn run(mut args: RecoverArgs) -> u8 {
     // Partition by partition, each through the crash-safe executor with its own backup. The
     // log dir's checkpoint files are rewritten whole by each partition's plan, so each is
     // planned again just before it is applied, over what the previous ones left.
+    let applies: Vec<_> = plans
+        .iter()
+        .map(|p| (p.dir.as_path(), p.changes.as_slice()))
+        .collect();
+    super::args::note_space(&args.repair, &applies);
     let changing_dirs: Vec<&Path> = plans
         .iter()
         .filter(|p| !p.is_empty())

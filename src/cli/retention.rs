@@ -110,6 +110,14 @@ pub fn run(args: RetentionArgs) -> u8 {
             0 => usize::from(stale_epochs),
             n => n + report.checkpoint_updates.len(),
         };
+    if files > 0 && !args.repair.apply {
+        match report.planned_changes() {
+            Ok((_scratch, changes)) => {
+                super::args::note_space(&args.repair, &[(&report.dir, &changes)])
+            }
+            Err(e) => return fail(&e),
+        }
+    }
     finish(files, &args.repair, &args.path, |o| report.apply(o))
 }
 

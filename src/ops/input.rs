@@ -230,8 +230,9 @@ pub fn examine(path: &Path, expected: Expected) -> Result<Input> {
 }
 
 /// What the broker does at start-up with a file left with `suffix` (`LogLoader`'s
-/// `removeTempFilesAndCollectSwapFiles`): said wherever such a file is read.
-pub fn leftover_note(suffix: crate::format::names::LeftoverSuffix) -> String {
+/// `removeTempFilesAndCollectSwapFiles`): said wherever such a file is met, and whether it
+/// was `read` as the file it was.
+pub fn leftover_note(suffix: crate::format::names::LeftoverSuffix, read: bool) -> String {
     use crate::format::names::LeftoverSuffix;
     let what = match suffix {
         LeftoverSuffix::Deleted => "the broker deletes it at start-up",
@@ -242,8 +243,13 @@ pub fn leftover_note(suffix: crate::format::names::LeftoverSuffix) -> String {
         LeftoverSuffix::Tmp => "the broker deletes it at start-up",
     };
     format!(
-        "leftover {} file, read as the file it was: {what} (recover does it offline)",
-        suffix.as_str()
+        "leftover {} file, {}: {what} (recover does it offline)",
+        suffix.as_str(),
+        if read {
+            "read as the file it was"
+        } else {
+            "not read"
+        }
     )
 }
 

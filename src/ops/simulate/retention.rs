@@ -595,14 +595,21 @@ impl RetentionReport {
             .is_some_and(|e| e.start_offset < self.new_log_start_offset))
     }
 
-    /// Carries out the plan through the crash-safe executor (lock probe, backup first), in a
-    /// partition directory the broker runs retention in only.
-    pub fn apply(&self, opts: &ApplyOptions) -> Result<Option<PathBuf>> {
-        crate::ops::input::repair_target(&self.dir, crate::error::Work::Retention)?;
+    /// The changes [`Self::apply`] makes, planned in a new scratch directory that holds the
+    /// new files' bytes while it lives (a dry run states their disk space).
+    pub fn planned_changes(&self) -> Result<(tempfile::TempDir, Vec<Change>)> {
         let scratch = crate::storage::files::scratch_dir()?;
         let changes = self
             .changes(scratch.path())
             .map_err(|e| crate::storage::files::scratch_full(e, scratch.path()))?;
+        Ok((scratch, changes))
+    }
+
+    /// Carries out the plan through the crash-safe executor (lock probe, backup first), in a
+    /// partition directory the broker runs retention in only.
+    pub fn apply(&self, opts: &ApplyOptions) -> Result<Option<PathBuf>> {
+        crate::ops::input::repair_target(&self.dir, crate::error::Work::Retention)?;
+        let (_scratch, changes) = self.planned_changes()?;
         let plan =
             serde_json::to_string(self).map_err(|e| Error::invalid(&self.dir, e.to_string()))?;
         apply::apply(&self.dir, &changes, &plan, opts)

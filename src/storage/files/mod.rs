@@ -334,6 +334,11 @@ pub fn remember_reads() {
     }
 }
 
+/// Whether [`remember_reads`] is on: a file [`read_as`] does not know was not seen.
+pub fn remembering_reads() -> bool {
+    READS.lock().is_ok_and(|r| r.is_some())
+}
+
 /// Stops [`remember_reads`], forgetting what it remembered (the last lock released).
 pub fn stop_remembering_reads() {
     if let Ok(mut r) = READS.lock() {

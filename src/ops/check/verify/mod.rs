@@ -313,6 +313,11 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         ..DumpOptions::default()
     };
     let mut scans = Scans::default();
+    // A segment's log may be a `.log.swap` ([`loaded_kinds`]): read as the file it becomes.
+    let dump_opts = DumpOptions {
+        read_leftovers: task.segment.is_some(),
+        ..dump_opts
+    };
     let (Some(seg), Some((log, rest))) = (&task.segment, task.files.split_first()) else {
         dump_paths(&task.files, &dump_opts, &mut scans)?;
         return Ok(scans.files);
@@ -378,11 +383,7 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
 fn tasks(units: &[Unit], log_dirs: &[PathBuf], base_offset: Option<i64>) -> Vec<Task> {
     let mut tasks = Vec::new();
     for (i, u) in units.iter().enumerate() {
-        let kinds: Vec<FileKind> = u
-            .files
-            .iter()
-            .map(|f| kind_of(f, base_offset).kind)
-            .collect();
+        let kinds = loaded_kinds(&u.files, base_offset);
         let all = || u.files.iter().zip(&kinds);
         let mut bases: Vec<i64> = all()
             .filter_map(|(_, k)| match k {
@@ -504,6 +505,44 @@ fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     Ok(listed.into_iter().partition(|p| !p.is_dir()))
 }
 
+/// The kind of each of a partition's `files` as the broker's loader takes it: a `.log.swap`
+/// is the segment it becomes (`LogLoader` completes an interrupted swap at start-up, renaming
+/// it to its `.log`), where no `.log` of its base is there too; every other file is its kind
+/// (a `.deleted` or `.cleaned` file, or an index's `.swap`, stays a leftover the loader
+/// deletes: known by name, not read).
+fn loaded_kinds(files: &[PathBuf], base_offset: Option<i64>) -> Vec<FileKind> {
+    let kinds: Vec<FileKind> = files.iter().map(|f| kind_of(f, base_offset).kind).collect();
+    let logs: std::collections::BTreeSet<i64> = kinds
+        .iter()
+        .filter_map(|k| match k {
+            FileKind::Log { base_offset } => Some(*base_offset),
+            _ => None,
+        })
+        .collect();
+    kinds
+        .into_iter()
+        .map(|k| match swap_segment(&k) {
+            Some(base_offset) if !logs.contains(&base_offset) => FileKind::Log { base_offset },
+            _ => k,
+        })
+        .collect()
+}
+
+/// The base offset of a `.log.swap`: a leftover the loader makes a segment of, where it
+/// deletes every other.
+fn swap_segment(kind: &FileKind) -> Option<i64> {
+    match kind {
+        FileKind::Leftover {
+            suffix: names::LeftoverSuffix::Swap,
+            inner,
+        } => match **inner {
+            FileKind::Log { base_offset } => Some(base_offset),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// How many bytes of `file` its check reads: of an index, not the holes of a preallocated one;
 /// of a file kseg cannot classify, none.
 fn bytes_read(file: &Path, base_offset: Option<i64>) -> u64 {
@@ -546,7 +585,15 @@ fn files_unit(dir: &Path, named: Vec<PathBuf>, base_offset: Option<i64>) -> Resu
             .unwrap_or_default()
             .to_owned()
     };
-    let stems: Vec<String> = named.iter().map(|f| stem(f)).collect();
+    // A leftover the loader deletes is judged alone: its segment's files are not its own.
+    let stems: Vec<String> = named
+        .iter()
+        .filter(|f| {
+            let k = kind_of(f, base_offset).kind;
+            !matches!(k, FileKind::Leftover { .. }) || swap_segment(&k).is_some()
+        })
+        .map(|f| stem(f))
+        .collect();
     let sibling = |f: &PathBuf| {
         kind_of(f, base_offset).kind != FileKind::Unknown
             && (partition.is_some() || stems.contains(&stem(f)))
@@ -736,10 +783,18 @@ fn check_partition(
     let mut by_base: BTreeMap<i64, Vec<(FileKind, &Path, &FileScan)>> = BTreeMap::new();
     let mut snapshots = Vec::new();
     let mut epoch_files = Vec::new();
+    let kinds: BTreeMap<&PathBuf, FileKind> = u
+        .files
+        .iter()
+        .zip(loaded_kinds(&u.files, opts.base_offset))
+        .collect();
     for (path, scan) in &scans {
         findings.extend(scan.findings.iter().cloned());
         let name = file_name(path);
-        let kind = kind_of(path, opts.base_offset).kind;
+        let kind = kinds
+            .get(path)
+            .cloned()
+            .unwrap_or_else(|| kind_of(path, opts.base_offset).kind);
         match &kind {
             FileKind::Log { base_offset } => {
                 segments.push(SegmentSummary {
@@ -757,7 +812,7 @@ fn check_partition(
             FileKind::Leftover { suffix, .. } => findings.push(Finding::warning(
                 "leftover.file",
                 path,
-                crate::ops::input::leftover_note(*suffix),
+                crate::ops::input::leftover_note(*suffix, false),
             )),
             // The broker ignores a file it does not know; a rerun of the command resolves it.
             _ if name.ends_with(crate::ops::repair::apply::TMP_SUFFIX) => findings.push(Finding::warning(
@@ -896,6 +951,11 @@ fn check_segment_files(
         // a recovery past the recovery point fills, and which otherwise leaves time lookups to
         // scan the segment and time retention to go by the file's mtime.
         let has = |want: fn(&FileKind) -> bool| files.iter().any(|(k, _, _)| want(k));
+        // A `.log.swap` ([`loaded_kinds`]) names the indexes of the `.log` it becomes.
+        let log_path = &log_path
+            .to_str()
+            .and_then(|p| p.strip_suffix(names::SWAP_FILE_SUFFIX))
+            .map_or_else(|| log_path.to_path_buf(), PathBuf::from);
         let has_offset_index = has(|k| matches!(k, FileKind::OffsetIndex { .. }));
         if !has_offset_index {
             let p = sibling(log_path, names::INDEX_FILE_SUFFIX);

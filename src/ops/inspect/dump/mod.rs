@@ -18,7 +18,7 @@ use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::internal::{
     control_record_text, decode_record, loader_verdict, Decoded, Decoder, LoaderVerdict,
 };
-use crate::format::names::{classify, FileKind};
+use crate::format::names::{classify, FileKind, LeftoverSuffix};
 use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
@@ -204,6 +204,20 @@ pub enum LogHeader {
     Bootstrap,
 }
 
+/// Whether the leftover `p` (`suffix`, of a file of kind `inner`) is what the broker's loader
+/// makes a segment of: a `.log.swap` it renames to its `.log` (`LogLoader`), when no `.log`
+/// of its base is there already.
+fn becomes_segment(p: &Path, suffix: LeftoverSuffix, inner: &FileKind) -> Result<bool> {
+    match (suffix, inner) {
+        (LeftoverSuffix::Swap, FileKind::Log { base_offset }) => {
+            Ok(!crate::storage::files::exists(&p.with_file_name(
+                crate::format::names::log_file_name(*base_offset),
+            ))?)
+        }
+        _ => Ok(false),
+    }
+}
+
 /// What the dump walk reports, in file order.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -324,6 +338,9 @@ pub struct Outcome {
     pub unreadable: usize,
     /// Files kseg could not classify, so did not read.
     pub skipped: Vec<PathBuf>,
+    /// Leftovers known by name and not read (in a directory, those the broker's loader
+    /// deletes). Markers (`.lock`) are read: there is nothing in them.
+    pub leftovers_unread: usize,
     /// With record filters: the files of directories left out because they hold no records
     /// (indexes, snapshots, checkpoints, unknown files); a file named itself is dumped.
     pub without_records: Vec<PathBuf>,
@@ -519,8 +536,13 @@ impl<'o, 's> Walker<'o, 's> {
     /// with it.
     fn file_of_kind(&mut self, p: &Path, kind: FileKind) -> Result<()> {
         match kind {
-            FileKind::Leftover { suffix, inner } if self.opts.read_leftovers && !self.in_dir => {
-                let note = crate::ops::input::leftover_note(suffix);
+            // In a directory, only what the loader makes a segment of: a `.log.swap` with no
+            // `.log` of its base beside it; the loader deletes the others.
+            FileKind::Leftover { suffix, inner }
+                if self.opts.read_leftovers
+                    && (!self.in_dir || becomes_segment(p, suffix, &inner)?) =>
+            {
+                let note = crate::ops::input::leftover_note(suffix, true);
                 self.finding(Finding::warning("leftover.file", p, note))?;
                 self.file_of_kind(p, *inner)
             }
@@ -568,10 +590,15 @@ impl<'o, 's> Walker<'o, 's> {
                     skipped: true,
                 })
             }
-            _ => self.emit(Event::Ignored {
-                path: p,
-                skipped: false,
-            }),
+            other => {
+                if matches!(other, FileKind::Leftover { .. }) {
+                    self.outcome.leftovers_unread += 1;
+                }
+                self.emit(Event::Ignored {
+                    path: p,
+                    skipped: false,
+                })
+            }
         }
     }
 

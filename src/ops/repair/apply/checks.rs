@@ -131,12 +131,35 @@ pub(super) fn check_writable(changes: &[Change]) -> Result<()> {
 
 /// Refuses a change to a file that is not what the plan read: another inode, size or
 /// modification time than when the plan read it (its size differs from the plan's, where the
-/// plan did not read it itself), or it went away since: another process changed the
-/// partition. Files this run changed already (`ours`) are what this run made them.
+/// plan did not read it itself), or it went away since; and a file where the plan expects
+/// none (a new file's name, a rename's destination) that came since: another process changed
+/// the partition. Files this run changed already (`ours`) are what this run made them.
 pub(super) fn check_unchanged(
     c: &Change,
     ours: &std::collections::BTreeSet<PathBuf>,
 ) -> Result<()> {
+    let verdict = check_as_planned(c, ours);
+    // A write done already by an interrupted run of this same plan (a journal's rerun): the
+    // file holds the very bytes it is to get, and writing them again loses nothing.
+    if let (Err(_), Change::Write { file, source, .. }) = (&verdict, c) {
+        if same_bytes(file, source)? {
+            return Ok(());
+        }
+    }
+    verdict
+}
+
+/// Whether the file `a` exists and holds the bytes of `b`.
+fn same_bytes(a: &Path, b: &Path) -> Result<bool> {
+    Ok(match crate::storage::files::metadata_if_exists(a)? {
+        Some(m) => m.is_file() && m.len() == file_len(b)? && same_prefix(a, b, m.len())?,
+        None => false,
+    })
+}
+
+/// [`check_unchanged`] by identity, size and presence alone.
+fn check_as_planned(c: &Change, ours: &std::collections::BTreeSet<PathBuf>) -> Result<()> {
+    use crate::storage::files::FileId;
     let stale = |file: &Path, what: String| {
         Err(Error::invalid(
             file,
@@ -157,17 +180,44 @@ pub(super) fn check_unchanged(
             size_before: Some(n),
             ..
         } => (file, Some(*n)),
-        // A new file: the rename puts it in place whatever is there (an interrupted run of
-        // the same plan may have put it there already).
-        Change::Write { .. } => return Ok(()),
+        // A new file: absent when planned.
+        Change::Write { file, .. } => {
+            return match now(file)? {
+                Some(m) if !ours.contains(file) => stale(
+                    file,
+                    format!("absent when planned, {} bytes there now", m.len()),
+                ),
+                _ => Ok(()),
+            };
+        }
         Change::Truncate {
             file, size_before, ..
         }
         | Change::Delete {
             file, size_before, ..
         } => (file, Some(*size_before)),
-        // Its presence is checked by its own done-already test; what it is, here.
-        Change::Rename { from, .. } => (from, None),
+        // Its presence is checked by its own done-already test; what it is, here. Not done
+        // yet, its destination is as the plan saw it (where the plan's reads are remembered):
+        // absent, or the very file the plan read; else it would be replaced, lost. Unless it
+        // holds the same bytes: an interrupted run of this same plan renamed them there.
+        Change::Rename { from, to, .. } => {
+            if !ours.contains(to) && now(from)?.is_some() {
+                if let Some(m) = now(to)? {
+                    let seen = crate::storage::files::read_as(to);
+                    let other = match seen {
+                        Some(then) => then != FileId::of(&m),
+                        None => crate::storage::files::remembering_reads(),
+                    };
+                    if other && !same_bytes(to, from)? {
+                        return stale(
+                            to,
+                            "the rename's destination is there, not as the plan saw it".into(),
+                        );
+                    }
+                }
+            }
+            (from, None)
+        }
     };
     if ours.contains(file) {
         return Ok(());
@@ -186,8 +236,7 @@ pub(super) fn check_unchanged(
             ),
         );
     }
-    use crate::storage::files::{read_as, FileId};
-    if let (Some(m), Some(then)) = (&now, read_as(file)) {
+    if let (Some(m), Some(then)) = (&now, crate::storage::files::read_as(file)) {
         let is = FileId::of(m);
         if is != then {
             let what = if (is.dev, is.ino) != (then.dev, then.ino) {

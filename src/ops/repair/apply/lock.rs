@@ -107,31 +107,45 @@ pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
     } else {
         dir_real.clone()
     };
+    // A holder gone between the refused attempt and the look for it (a short apply ending
+    // just then) is no holder: the lock is tried again, a few times, before "another process".
+    const TRIES: usize = 5;
     let (file, refused) = match file {
         Some(f) => {
             let lock = write_lock_request();
             let cmd = if wait { libc::F_SETLKW } else { libc::F_SETLK };
-            // SAFETY: the descriptor is open; `lock` is a valid flock.
-            if unsafe { libc::fcntl(f.as_raw_fd(), cmd, &lock) } == 0 {
-                (f, None)
-            } else {
-                let who = lock_holder(parent(&dir_real))?;
-                (
-                    f,
-                    Some(who.map_or_else(|| "another process".into(), holder_name)),
-                )
+            let mut refused = None;
+            for _ in 0..TRIES {
+                // SAFETY: the descriptor is open; `lock` is a valid flock.
+                if unsafe { libc::fcntl(f.as_raw_fd(), cmd, &lock) } == 0 {
+                    refused = None;
+                    break;
+                }
+                refused = Some("another process".to_string());
+                if let Some(pid) = lock_holder(parent(&dir_real))? {
+                    refused = Some(holder_name(pid));
+                    break;
+                }
             }
+            (f, refused)
         }
         None => {
             let d = File::open(&dir_real).map_err(|e| Error::io(dir, e))?;
             let op = libc::LOCK_EX | if wait { 0 } else { libc::LOCK_NB };
-            // SAFETY: flock on a descriptor we own.
-            if unsafe { libc::flock(d.as_raw_fd(), op) } == 0 {
-                (d, None)
-            } else {
-                let who = flock_holder(&d).map_or_else(|| "another process".into(), holder_name);
-                (d, Some(who))
+            let mut refused = None;
+            for _ in 0..TRIES {
+                // SAFETY: flock on a descriptor we own.
+                if unsafe { libc::flock(d.as_raw_fd(), op) } == 0 {
+                    refused = None;
+                    break;
+                }
+                refused = Some("another process".to_string());
+                if let Some(pid) = flock_holder(&d) {
+                    refused = Some(holder_name(pid));
+                    break;
+                }
             }
+            (d, refused)
         }
     };
     if let Some(who) = refused {

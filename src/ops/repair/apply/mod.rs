@@ -294,7 +294,12 @@ pub fn apply(
 ) -> Result<Option<PathBuf>> {
     // Held until the end of the function, so for every change (the caller's, when it took
     // it before reading what the plan depends on).
-    let _lock = lock_partition(dir, false)?;
+    let lock = lock_partition(dir, false)?;
+    if lock.is_some() {
+        // Taken only now, after the plan: what the plan read is unknown, and files are
+        // checked against the plan's sizes alone (callers lock before they plan).
+        crate::storage::files::stop_remembering_reads();
+    }
     let mut owners = checked_owners(dir, changes, opts)?;
     let mut steps = Steps {
         done: 0,

@@ -33,14 +33,22 @@ pub(super) fn free_bytes(p: &Path) -> Result<(u64, u64)> {
     Ok((dev, st.f_bavail as u64 * st.f_frsize as u64))
 }
 
-/// What an apply needs on disk: the backup's bytes on disk (copies as allocated, holes kept;
-/// hard links nothing) and the new files' bytes, against the free space of each file system.
+/// What applies need on one file system they touch: the backups' bytes on disk (copies as
+/// allocated, holes kept; hard links nothing) and the new files' bytes, against its free space.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Space {
+    /// The deepest directory holding every changed partition directory on it (or, where it
+    /// holds backups only, every backup directory).
+    pub dir: PathBuf,
+    pub free: u64,
     pub backup_bytes: u64,
     pub new_bytes: u64,
-    /// (directory, free bytes, bytes needed there) per file system touched.
-    pub filesystems: Vec<(PathBuf, u64, u64)>,
+}
+
+impl Space {
+    pub fn needed(&self) -> u64 {
+        self.backup_bytes + self.new_bytes
+    }
 }
 
 /// Headroom kept free on every file system: 1 MiB plus 5% of what is written.
@@ -48,58 +56,108 @@ pub(super) fn margin(need: u64) -> u64 {
     (1 << 20) + need / 20
 }
 
-/// The disk space the apply of `changes` in `dir` with `backup` takes.
-pub fn space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<Space> {
+/// The deepest directory holding all of `paths` ("." when relative ones share nothing).
+fn common_ancestor(paths: &[PathBuf]) -> PathBuf {
+    let mut common = paths.first().cloned().unwrap_or_default();
+    for p in paths.iter().skip(1) {
+        while !p.starts_with(&common) && common.pop() {}
+    }
+    if common.as_os_str().is_empty() {
+        common.push(".");
+    }
+    common
+}
+
+/// One file system's directories and bytes while [`space`] sums them.
+struct Share {
+    dev: u64,
+    partitions: Vec<PathBuf>,
+    backups: Vec<PathBuf>,
+    space: Space,
+}
+
+/// The share of the file system holding `path` in `shares`, added when new.
+fn share_of<'s>(shares: &'s mut Vec<Share>, path: &Path) -> Result<&'s mut Share> {
+    let (dev, free) = free_bytes(path)?;
+    let i = match shares.iter().position(|s| s.dev == dev) {
+        Some(i) => i,
+        None => {
+            shares.push(Share {
+                dev,
+                partitions: Vec::new(),
+                backups: Vec::new(),
+                space: Space {
+                    dir: PathBuf::new(),
+                    free,
+                    backup_bytes: 0,
+                    new_bytes: 0,
+                },
+            });
+            shares.len() - 1
+        }
+    };
+    Ok(&mut shares[i])
+}
+
+/// The disk space the applies of `applies` (a partition directory, its changes, its backup)
+/// take, summed per file system: one partition, or every partition of a log-dir-wide run.
+pub fn space<'a>(
+    applies: impl IntoIterator<Item = (&'a Path, &'a [Change], &'a Backup)>,
+) -> Result<Vec<Space>> {
     use std::os::unix::fs::MetadataExt;
-    let new_bytes: u64 = changes
-        .iter()
-        .map(|c| match c {
-            Change::Write { size_after, .. } => *size_after,
-            _ => 0,
-        })
-        .sum();
-    let mut backup_bytes = 0;
-    if let Backup::Dir(_) = backup {
-        for (f, m) in backed_up_files(changes)? {
-            if !leaves_for_good(&f, changes) {
-                backup_bytes += m.blocks() * 512;
+    let mut shares = Vec::new();
+    for (dir, changes, backup) in applies {
+        let s = share_of(&mut shares, dir)?;
+        s.partitions.push(dir.to_path_buf());
+        s.space.new_bytes += changes
+            .iter()
+            .map(|c| match c {
+                Change::Write { size_after, .. } => *size_after,
+                _ => 0,
+            })
+            .sum::<u64>();
+        if let Backup::Dir(b) = backup {
+            let mut backup_bytes = 0;
+            for (f, m) in backed_up_files(changes)? {
+                if !leaves_for_good(&f, changes) {
+                    backup_bytes += m.blocks() * 512;
+                }
             }
+            let s = share_of(&mut shares, b)?;
+            s.backups.push(b.clone());
+            s.space.backup_bytes += backup_bytes;
         }
     }
-    let (dev, free) = free_bytes(dir)?;
-    let mut filesystems = vec![(dir.to_path_buf(), free, new_bytes)];
-    if let Backup::Dir(b) = backup {
-        let (bdev, bfree) = free_bytes(b)?;
-        if bdev == dev {
-            filesystems[0].2 += backup_bytes;
-        } else {
-            filesystems.push((b.clone(), bfree, backup_bytes));
-        }
-    }
-    Ok(Space {
-        backup_bytes,
-        new_bytes,
-        filesystems,
-    })
+    Ok(shares
+        .into_iter()
+        .map(|s| Space {
+            dir: common_ancestor(if s.partitions.is_empty() {
+                &s.backups
+            } else {
+                &s.partitions
+            }),
+            ..s.space
+        })
+        .collect())
 }
 
 /// Refuses, before anything changes, an apply whose new files and backup would not fit.
 pub(super) fn check_space(dir: &Path, changes: &[Change], backup: &Backup) -> Result<()> {
     use crate::ops::human::size;
-    let s = space(dir, changes, backup)?;
-    for (d, free, need) in &s.filesystems {
-        if need + margin(*need) > *free {
+    for fs in space([(dir, changes, backup)])? {
+        let need = fs.needed();
+        if need + margin(need) > fs.free {
             return Err(Error::invalid(
-                d,
+                &fs.dir,
                 format!(
                     "not enough free space: {} needed (backup {} on disk, new files {}) plus \
                      a margin of {}, {} free; free space or choose --backup-dir on another \
                      disk; nothing was changed",
-                    size(*need),
-                    size(s.backup_bytes),
-                    size(s.new_bytes),
-                    size(margin(*need)),
-                    size(*free)
+                    size(need),
+                    size(fs.backup_bytes),
+                    size(fs.new_bytes),
+                    size(margin(need)),
+                    size(fs.free)
                 ),
             ));
         }

@@ -161,14 +161,19 @@ fn write_journal(
     for (i, c) in changes.iter().enumerate() {
         let mut c = c.clone();
         let entry = match &mut c {
-            Change::Write { file, source, .. } => {
+            Change::Write {
+                file,
+                source,
+                size_before,
+                ..
+            } => {
                 let copy = journal.join(i.to_string());
                 std::fs::copy(&*source, &copy)
                     .and_then(|_| std::fs::File::open(&copy)?.sync_all())
                     .map_err(|e| Error::io(&copy, e))?;
                 *source = copy;
                 let (at, name) = place(dir, file)?;
-                serde_json::json!(["write", at, name, i])
+                serde_json::json!(["write", at, name, i, size_before])
             }
             Change::Truncate {
                 file,
@@ -258,14 +263,19 @@ pub fn interrupted_journal(dir: &Path) -> Result<Option<Journal>> {
         };
         let action = e.first().map(text).transpose()?.unwrap_or_default();
         changes.push(match (action.as_str(), e.len()) {
-            ("write", 4) => {
+            // Written maybe by the interrupted run already: the executor takes a file holding
+            // the bytes it is to get for done.
+            ("write", 5) => {
                 let source = staging.path().join(num(&e[3])?.to_string());
                 Change::Write {
                     file: at(1)?,
                     size_after: crate::storage::files::file_len(&source)?,
                     source,
-                    // Written maybe by the interrupted run already: whatever is there goes.
-                    size_before: None,
+                    size_before: if e[4].is_null() {
+                        None
+                    } else {
+                        Some(num(&e[4])?)
+                    },
                 }
             }
             ("truncate", 5) => Change::Truncate {
