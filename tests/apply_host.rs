@@ -698,28 +698,6 @@ fn a_file_created_where_the_plan_writes_or_renames_stops_the_apply() {
     assert!(log.exists(), "the segment is not renamed over it");
 }
 
-/// Every record of the partition `dir`: (offset, key, value).
-type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
-fn records(dir: &Path) -> Vec<Rec> {
-    use kseg::storage::log_reader::{LogReader, Step};
-    let mut out = Vec::new();
-    let mut scratch = Vec::new();
-    for l in common::logs(dir) {
-        let mut reader = LogReader::open(&l, None).unwrap();
-        while let Step::Entry { entry, .. } = reader.next_step().unwrap() {
-            for r in entry.records(&mut scratch, usize::MAX).unwrap() {
-                let r = r.unwrap();
-                out.push((
-                    r.offset,
-                    r.key.map(<[u8]>::to_vec),
-                    r.value.map(<[u8]>::to_vec),
-                ));
-            }
-        }
-    }
-    out
-}
-
 /// Issue 34, item 3: two applies started at the same moment on a partition without a log dir
 /// (no `.lock`: the partition directory's own lock is all that excludes them), round after
 /// round: one works, the other refuses naming the holder (or finds nothing left to do), and
@@ -754,7 +732,7 @@ fn two_applies_at_once_without_a_log_dir_lose_nothing() {
             common::copy_dir(&from, &dir);
             let out = apply(&dir).wait_with_output().unwrap();
             assert!(out.status.success(), "{cmd:?}");
-            records(&dir)
+            common::records(&dir)
         };
         assert!(!want.is_empty());
         for round in 0..20 {
@@ -777,7 +755,10 @@ fn two_applies_at_once_without_a_log_dir_lose_nothing() {
                 outs.iter().any(|o| o.status.success()),
                 "{cmd:?} round {round}"
             );
-            assert!(records(&dir) == want, "{cmd:?} round {round}: records lost");
+            assert!(
+                common::records(&dir) == want,
+                "{cmd:?} round {round}: records lost"
+            );
             common::assert_verifies_clean(&dir);
         }
     }

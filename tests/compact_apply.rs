@@ -10,7 +10,6 @@ use std::path::Path;
 use kseg::ops::repair::apply::{apply, ApplyOptions, Backup, Change};
 use kseg::ops::simulate::compact::plan::{plan_apply, plan_resolve_leftovers};
 use kseg::ops::simulate::compact::{compact_to, CompactOptions};
-use kseg::storage::log_reader::{LogReader, Step};
 
 const NOW: i64 = 1_767_225_600_000;
 
@@ -28,28 +27,6 @@ fn no_backup(step: Option<usize>) -> ApplyOptions {
         fail_before_step: step,
         before_step: None,
     }
-}
-
-/// Offset, key and value of every record, in offset order.
-type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
-
-fn records(dir: &Path) -> Vec<Rec> {
-    let mut out = Vec::new();
-    let mut scratch = Vec::new();
-    for l in common::logs(dir) {
-        let mut reader = LogReader::open(&l, None).unwrap();
-        while let Step::Entry { entry, .. } = reader.next_step().unwrap() {
-            for r in entry.records(&mut scratch, usize::MAX).unwrap() {
-                let r = r.unwrap();
-                out.push((
-                    r.offset,
-                    r.key.map(<[u8]>::to_vec),
-                    r.value.map(<[u8]>::to_vec),
-                ));
-            }
-        }
-    }
-    out
 }
 
 /// The input of i-compaction in `<tmp>/logs/orders-0`.
@@ -231,7 +208,7 @@ fn interrupted_apply_recovers_to_the_same_records() {
             .unwrap()
             .apply(&no_backup(None))
             .unwrap();
-        records(&dir)
+        common::records(&dir)
     };
     let mut step = 0;
     loop {
@@ -254,7 +231,7 @@ fn interrupted_apply_recovers_to_the_same_records() {
             .apply(&no_backup(None))
             .unwrap();
         common::assert_verifies_clean(&dir);
-        assert_eq!(records(&dir), want, "step {step}");
+        assert_eq!(common::records(&dir), want, "step {step}");
         if !failed {
             break;
         }

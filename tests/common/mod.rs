@@ -326,6 +326,30 @@ pub fn logs(dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Offset, key and value of one record.
+pub type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Every record of the partition `dir`, segment by segment, in offset order.
+pub fn records(dir: &Path) -> Vec<Rec> {
+    use kseg::storage::log_reader::{LogReader, Step};
+    let mut out = Vec::new();
+    let mut scratch = Vec::new();
+    for l in logs(dir) {
+        let mut reader = LogReader::open(&l, None).unwrap();
+        while let Step::Entry { entry, .. } = reader.next_step().unwrap() {
+            for r in entry.records(&mut scratch, usize::MAX).unwrap() {
+                let r = r.unwrap();
+                out.push((
+                    r.offset,
+                    r.key.map(<[u8]>::to_vec),
+                    r.value.map(<[u8]>::to_vec),
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// Writes the spec `spec` (a JSON value) into the partition directory `dir` with the writer.
 pub fn write_spec_value(spec: &serde_json::Value, dir: &Path) {
     let spec = kseg::ops::write::spec::Spec::from_json(&spec.to_string()).unwrap();
