@@ -184,6 +184,7 @@ fn consistent_tier_reports_nothing_on_file_urls_and_directories() {
             assert_eq!(p["segments"].as_array().unwrap().len(), 3);
             assert_eq!(p["segments"][2]["endOffset"], segments[2].end);
             assert_eq!(p["localLogStartOffset"], segments[2].start);
+            assert_eq!(p["localLogStartOffsetSource"], "first segment base offset");
             assert_eq!(report["layout"], "local-tiered");
         }
     }

@@ -23,6 +23,7 @@ use crate::format::checkpoint::uuid_to_base64;
 use crate::format::checkpoint::PartitionMetadata;
 use crate::format::names::{parse_partition_dir, PARTITION_METADATA_FILE_NAME};
 use crate::ops::finding::{Finding, Severity};
+use crate::ops::partition::{LogStart, LogStartSource};
 use crate::storage::files::{read_state, StateFile};
 use crate::storage::store::{self, ObjectInfo, RemoteOptions, Store};
 use crate::storage::tiered::{self, Layout, RemotePartition, SegmentFile};
@@ -75,6 +76,8 @@ pub struct TieredPartition {
     pub topic_id: Option<String>,
     /// The first local segment's base offset: where the remote tier must reach.
     pub local_log_start_offset: Option<i64>,
+    /// Where `local_log_start_offset` comes from (null with it).
+    pub local_log_start_offset_source: Option<LogStartSource>,
     pub segments: Vec<RemoteSegmentReport>,
     pub orphans: Vec<Orphan>,
     /// The orphans' bytes, summed.
@@ -142,11 +145,9 @@ fn topic_id(dir: &Path) -> Option<String> {
 
 /// The local log's start offset as the broker loads it (the one rule every command uses:
 /// the checkpoint's entry, never below the first segment); `None` without a segment.
-fn local_log_start(dir: &Path) -> Result<Option<i64>> {
+pub(super) fn local_log_start(dir: &Path) -> Result<Option<LogStart>> {
     match crate::storage::files::segment_logs(dir)?.first() {
-        Some((base, _)) => Ok(Some(
-            crate::ops::partition::loaded_log_start(dir, *base)?.offset,
-        )),
+        Some((base, _)) => Ok(Some(crate::ops::partition::loaded_log_start(dir, *base)?)),
         None => Ok(None),
     }
 }
@@ -225,7 +226,7 @@ fn partition(
     layout: &dyn Layout,
     objects: &[ObjectInfo],
     p: &RemotePartition,
-    local_start: Option<i64>,
+    local_start: Option<LogStart>,
     meta: &[&SegmentMetadata],
     listing: tiered::PartitionListing,
     have_metadata: bool,
@@ -401,13 +402,15 @@ fn partition(
         );
     }
     segments.sort_by(|a, b| (a.start_offset, &a.segment_id).cmp(&(b.start_offset, &b.segment_id)));
-    check_continuity(store.as_ref(), &segments, local_start, meta, &mut findings);
+    let local_offset = local_start.map(|l| l.offset);
+    check_continuity(store.as_ref(), &segments, local_offset, meta, &mut findings);
     orphans.sort_by(|a, b| a.object.cmp(&b.object));
     Ok(TieredPartition {
         topic: p.topic.clone(),
         partition: p.partition,
         topic_id: p.topic_id.clone(),
-        local_log_start_offset: local_start,
+        local_log_start_offset: local_offset,
+        local_log_start_offset_source: local_start.map(|l| l.source),
         orphan_size: orphans.iter().map(|o| o.size).sum(),
         orphans,
         segments,

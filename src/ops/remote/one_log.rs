@@ -46,7 +46,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
                 .map(|m| m.segment_id.as_str())
                 .collect()
         });
-        let local_start = local_log_start(dir)?;
+        let local_start = local_log_start(dir)?.map(|l| l.offset);
         let mut starts = BTreeSet::new();
         let served: Vec<RemoteSegment> = layout
             .partition(&objects, &p)
