@@ -433,6 +433,114 @@ fn hosted(log_dir: &Path) -> BTreeSet<(String, i64)> {
     out
 }
 
+/// `--time` where the log no longer holds the records around the time (the controller deletes
+/// the log below its snapshots): the snapshots' header times (`lastContainedLogTimestamp`)
+/// place the point, exactly where a snapshot ends where the log starts, else at the newest
+/// snapshot taken at or before the time, with a warning naming the window.
+#[test]
+fn a_time_before_the_log_is_placed_by_the_snapshots_header_times() {
+    const T0: i64 = 1_730_000_000_000;
+    let (a, b, c) = (ORDERS, GONE, "AAAAAAAAAAAAAAAAAAAAQA");
+    let snapshot = |records: Vec<Value>| {
+        json!({"op": "raft_snapshot", "offset": "leo", "epoch": 1,
+               "appends": records.into_iter().map(|r| vec![r]).collect::<Vec<_>>()})
+    };
+    // The leader's LeaderChange at 0, offsets 1 and 2 at T0, a snapshot ending at 3 (T0); offset 3
+    // at T0+60s, a snapshot ending at 4 (T0+60s); a new segment at 4, offset 4 at T0+120s.
+    let spec = json!({"topic": "__cluster_metadata", "partition": 0, "ops": [
+        {"op": "raft_leader", "epoch": 1, "leader_id": 3000, "voters": [3000]},
+        {"op": "raft_append", "appends": [[topic("a", a)], [partition(a, 0, &[1])]]},
+        snapshot(vec![topic("a", a), partition(a, 0, &[1])]),
+        {"op": "advance_clock", "ms": 60000},
+        {"op": "raft_append", "appends": [[topic("b", b)]]},
+        snapshot(vec![topic("a", a), partition(a, 0, &[1]), topic("b", b)]),
+        {"op": "roll"},
+        {"op": "advance_clock", "ms": 60000},
+        {"op": "raft_append", "appends": [[topic("c", c)]]},
+    ]});
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("__cluster_metadata-0");
+    common::kseg_write(&spec.to_string(), &dir);
+    let first_segment = |dir: &Path| -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                name.starts_with("00000000000000000000.")
+            })
+            .collect()
+    };
+    // The log below the newer snapshot is deleted, as the controller does.
+    for p in first_segment(&dir) {
+        std::fs::remove_file(p).unwrap();
+    }
+    let at = |t: i64| -> (i32, Value, String) {
+        kseg(&["metadata", "--json", "--time", &t.to_string()], &dir)
+    };
+    let topics = |doc: &Value| -> Vec<String> {
+        doc["image"]["topics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let approximate = |doc: &Value| {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["check"] == "metadata.time-approximate")
+            .count()
+    };
+    // After the last record: the log's end.
+    let (code, doc, _) = at(T0 + 120_000);
+    assert_eq!(
+        (code, &doc["offset"], topics(&doc)),
+        (0, &json!(5), vec!["a".into(), "b".into(), "c".into()])
+    );
+    // Between the newer snapshot's last record and the log's first: exactly that snapshot.
+    let (code, doc, err) = at(T0 + 90_000);
+    assert_eq!(
+        (code, &doc["offset"], topics(&doc)),
+        (0, &json!(4), vec!["a".into(), "b".into()]),
+        "{err}"
+    );
+    assert_eq!(approximate(&doc), 0);
+    // Between the two snapshots: the older one, and a warning with the window (offsets 3 to 4).
+    let (code, doc, err) = at(T0 + 30_000);
+    assert_eq!(
+        (code, &doc["offset"], topics(&doc)),
+        (0, &json!(3), vec!["a".to_owned()])
+    );
+    assert_eq!(approximate(&doc), 1, "{doc}");
+    assert!(
+        err.contains("between offset 3") && err.contains("and offset 4"),
+        "{err}"
+    );
+    // Before anything on disk: refused, naming the oldest point.
+    let (code, _, err) = at(T0 - 1000);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("oldest point here is offset 3"), "{err}");
+
+    // No log at all (every segment deleted): the newest snapshot is the log's end.
+    for p in std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()) {
+        if p.extension()
+            .is_some_and(|e| e == "log" || e == "index" || e == "timeindex")
+        {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let (code, doc, err) = at(T0 + 120_000);
+    assert_eq!(
+        (code, &doc["offset"], topics(&doc)),
+        (0, &json!(4), vec!["a".into(), "b".into()]),
+        "{err}"
+    );
+    assert_eq!(approximate(&doc), 0);
+}
+
 #[test]
 fn on_real_kraft_log_dirs_the_image_names_what_the_broker_hosts() {
     let Some(root) = common::realworld_dir() else {

@@ -209,8 +209,8 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["leftover.file"],
         severity: "warning",
-        what: "`.swap`, `.cleaned`, `.deleted` files",
-        broker: "resolved at start-up (`LogLoader.removeTempFilesAndCollectSwapFiles`)",
+        what: "`.swap`, `.cleaned`, `.deleted` files; `verify` reads a `.log.swap` (with no `.log` of its base beside it) as the segment it becomes, and reads none of the others",
+        broker: "resolved at start-up (`LogLoader.removeTempFilesAndCollectSwapFiles`): a `.log.swap` renamed to its `.log`, the others deleted",
     },
     Check {
         ids: &["ls.dir-name"],
@@ -283,6 +283,12 @@ pub const CHECKS: &[Check] = &[
         severity: "warning",
         what: "(`metadata`) records between the snapshot and the point that no snapshot and no log segment here holds (the image is that of the last offset before them); a metadata transaction not ended at the point (its records are not in the image)",
         broker: "a replica fetches missing records or a snapshot from the leader; the loader applies a transaction's records at its END_TRANSACTION_RECORD (`MetadataBatchLoader`)",
+    },
+    Check {
+        ids: &["metadata.time-approximate"],
+        severity: "warning",
+        what: "(`metadata --time`) the records written around the time asked for are gone from the log: the image is that of the newest snapshot whose last record was written at or before it, and the message gives the offsets and times the exact point lies between",
+        broker: "nothing: the controller keeps snapshots and deletes the log below them (`metadata.log.max.snapshot.interval.ms`, `metadata.max.retention.ms`); only the times in snapshot headers remain",
     },
     Check {
         ids: &["leftover.kseg-tmp"],

@@ -1,5 +1,15 @@
 //! Durations and sizes as people read them, one formatter each for every report and table:
-//! durations in days, hours, minutes and seconds, sizes in binary units (KiB, MiB, GiB).
+//! durations in days, hours, minutes and seconds, sizes in binary units (KiB, MiB, GiB),
+//! instants in RFC 3339 UTC inside findings' messages.
+
+/// An epoch-millisecond instant in RFC 3339 UTC to the millisecond, for messages (the `--time`
+/// options of the CLI decide how report fields are shown); beyond jiff's years, the number.
+pub fn instant(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms).map_or_else(
+        |_| format!("{ms} ms since the epoch"),
+        |t| t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+    )
+}
 
 /// A duration as people say it: its two largest units (`4d 3h`, `2m 5s`, `350ms`).
 pub fn duration(ms: i64) -> String {

@@ -145,6 +145,28 @@ pub fn marker_type(entry: &Entry<'_>, scratch: &mut Vec<u8>) -> Option<ControlRe
     decode_control_key(first.key).ok()
 }
 
+/// The value of the first record of `path`'s first batch when that batch is a control batch
+/// led by a record of type `kind` (a KRaft snapshot's SnapshotHeader), reading that batch only;
+/// None when the file does not start so.
+pub fn leading_control_value(path: &Path, kind: ControlRecordType) -> Result<Option<Vec<u8>>> {
+    let mut reader = super::log_reader::LogReader::open(path, None)?;
+    let Step::Entry { entry, .. } = reader.next_step()? else {
+        return Ok(None);
+    };
+    if !BatchTraits::of(&entry).is_control {
+        return Ok(None);
+    }
+    let mut scratch = Vec::new();
+    let first = entry
+        .records(&mut scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
+        .ok()
+        .and_then(|mut records| records.next())
+        .and_then(|r| r.ok());
+    Ok(first
+        .filter(|r| decode_control_key(r.key).ok() == Some(kind))
+        .and_then(|r| r.value.map(<[u8]>::to_vec)))
+}
+
 /// What a `read_committed` consumer keeps of one fetch's batches, given the aborted
 /// transactions the fetch response carried (`TxnIndexes::for_fetch`). The consumer's
 /// `CompletedFetch.nextFetchedRecord` (clients/.../consumer/internals/CompletedFetch.java):

@@ -92,6 +92,15 @@ pub fn control_text(
     }
 }
 
+/// A KRaft snapshot's SnapshotHeader value's `lastContainedLogTimestamp`: when the last
+/// record the snapshot holds was written (None when the value does not decode).
+pub fn snapshot_last_contained_timestamp(value: &[u8]) -> Option<i64> {
+    let mut buf = Buf::new(value);
+    let val = read_message(&SNAPSHOT_HEADER_RECORD, &mut buf, 0).ok()?;
+    val.field(SNAPSHOT_HEADER_RECORD.root, "lastContainedLogTimestamp")?
+        .as_int()
+}
+
 /// A KRaft control value: read at version 0, written at the version its `version` field claims.
 fn kraft_value(msg: &Msg, value: Option<&[u8]>) -> Result<Json, JavaError> {
     let mut buf = Buf::new(value.ok_or_else(JavaError::null_pointer)?);

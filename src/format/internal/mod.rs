@@ -26,6 +26,7 @@ mod tests;
 
 pub use encode::{encode_kraft_control, encode_record, quorum_state_text, KeyValue};
 use json::Json;
+pub use kraft::snapshot_last_contained_timestamp;
 use reader::JavaError;
 
 /// Which of kafka-dump-log's record decoders to apply.

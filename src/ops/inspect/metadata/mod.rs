@@ -6,8 +6,8 @@
 //! aborted one (`MetadataBatchLoader`).
 //!
 //! A point is an offset N: the image holds the records with offsets below N, exactly what a
-//! snapshot named `N-…checkpoint` holds. A time T is the offset of the first log record
-//! written after T.
+//! snapshot named `N-…checkpoint` holds. A time T is the offset of the first record written
+//! after T, from the log's record times and the snapshots' header times.
 
 pub mod image;
 mod names;
@@ -19,12 +19,17 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Expected, Result, Unusable};
-use crate::format::internal::{loader_verdict, Decoder, LoaderVerdict};
+use crate::format::control::ControlRecordType;
+use crate::format::internal::{
+    loader_verdict, snapshot_last_contained_timestamp, Decoder, LoaderVerdict,
+};
 use crate::format::names::{classify, partition_dir_name, FileKind};
 use crate::ops::finding::Finding;
+use crate::ops::human::instant;
 use crate::ops::input::{examine, Input};
 use crate::ops::inspect::ls::KRAFT_METADATA_TOPIC;
 use crate::ops::inspect::records::{replay, ReplayedRecord};
+use crate::storage::read::leading_control_value;
 use image::Image;
 
 /// Where in the log the image is taken.
@@ -107,30 +112,84 @@ fn segment_of(segments: &[(i64, PathBuf)], offset: i64) -> Option<&Path> {
         .map(|(_, p)| p.as_path())
 }
 
-/// The offset of the first log record written after `time`; the log end when none is.
-fn offset_at_time(dir: &Path, segments: &[(i64, PathBuf)], time: i64) -> Result<i64> {
+/// The point of `time`: the offset of the first record written after it, found in the log's
+/// record times and the snapshots' `lastContainedLogTimestamp`s. Exact when the records around
+/// it are on disk; when they are not (gone from the log, between two snapshots), the newest
+/// snapshot taken at or before `time`, with a warning giving the window the point lies in.
+fn offset_at_time(
+    dir: &Path,
+    segments: &[(i64, PathBuf)],
+    snapshots: &BTreeMap<i64, PathBuf>,
+    time: i64,
+) -> Result<(i64, Option<Finding>)> {
     let files: Vec<PathBuf> = segments.iter().map(|(_, p)| p.clone()).collect();
-    let mut first_after = None;
-    let mut first = None;
-    let mut end = 0;
+    let (mut first, mut first_after, mut end) = (None, None, None);
     replay(&files, Decoder::ClusterMetadata, 0, false, &mut |r| {
-        first.get_or_insert(r.offset);
-        end = r.offset + 1;
+        first.get_or_insert((r.offset, r.timestamp));
+        end = Some(r.offset + 1);
         if r.timestamp > time && first_after.is_none() {
             first_after = Some(r.offset);
         }
     })?;
-    if let (Some(first), Some(after)) = (first, first_after) {
-        if after == first && first > 0 {
-            return Err(Error::invalid(
-                dir,
-                format!(
-                    "the log's first record (offset {first}) was written after the time asked for: what the metadata was then is no longer on disk"
-                ),
-            ));
+    match (first, first_after, end) {
+        // A log record written at or before the time, then one after it (or the log's end).
+        (Some((first, _)), Some(after), _) if after > first => return Ok((after, None)),
+        (Some(_), None, Some(end)) => return Ok((end, None)),
+        // The log starts at offset 0 after the time: nothing was written before it.
+        (Some((0, _)), _, _) => return Ok((0, None)),
+        _ => {}
+    }
+    // What the log does not answer, the snapshots may: each holds the records below its end
+    // offset, the last of them written at its header's time.
+    let mut timed = Vec::new();
+    for (&end_offset, path) in snapshots {
+        let header = leading_control_value(path, ControlRecordType::SnapshotHeader)?;
+        if let Some(ts) = header
+            .as_deref()
+            .and_then(snapshot_last_contained_timestamp)
+        {
+            timed.push((end_offset, ts));
         }
     }
-    Ok(first_after.unwrap_or(end))
+    let Some(&(at, taken)) = timed.iter().rev().find(|(_, ts)| *ts <= time) else {
+        let earliest = timed.first().map(|&(o, ts)| (o, ts)).or(first);
+        let m = match earliest {
+            Some((o, ts)) => format!(
+                "nothing on disk is as old as the time asked for: the oldest point here is offset {o}, written {}",
+                instant(ts)
+            ),
+            None => "no record and no snapshot with a time is on disk".to_owned(),
+        };
+        return Err(Error::invalid(dir, m));
+    };
+    // The next known time after the snapshot: a later snapshot's, or the log's first record.
+    let next = timed
+        .iter()
+        .find(|(o, _)| *o > at)
+        .copied()
+        .into_iter()
+        .chain(first.filter(|(o, _)| *o >= at))
+        .min_by_key(|(o, _)| *o);
+    let exact = match next {
+        // The records from the snapshot's end on are on disk, the first written after the time.
+        Some((o, _)) => o == at,
+        // No later snapshot and no log: the snapshot is the log's end.
+        None => first.is_none(),
+    };
+    let approximate = (!exact).then(|| {
+        let (o, ts) = next.unwrap_or((at, taken));
+        Finding::warning(
+            "metadata.time-approximate",
+            dir,
+            format!(
+                "the records written around that time are no longer on disk: the point lies between offset {at} (the snapshot's end, its last record written {}) and offset {o} (written {}); the image shown is the snapshot's",
+                instant(taken),
+                instant(ts)
+            ),
+        )
+        .offset(at)
+    });
+    Ok((at, approximate))
 }
 
 /// Whether a finding is the replay's own (`metadata.*`: what the controller refuses, what
@@ -148,17 +207,22 @@ pub fn load(path: &Path, point: Point) -> Result<MetadataReport> {
 pub fn load_dir(dir: &Path, point: Point) -> Result<MetadataReport> {
     let dir = dir.to_path_buf();
     let segments = segments(&dir)?;
+    let snapshots = snapshots(&dir)?;
+    let mut findings = Vec::new();
     let limit = match point {
         Point::End => i64::MAX,
         Point::Offset(n) => n,
-        Point::Time(t) => offset_at_time(&dir, &segments, t)?,
+        Point::Time(t) => {
+            let (at, approximate) = offset_at_time(&dir, &segments, &snapshots, t)?;
+            findings.extend(approximate);
+            at
+        }
     };
-    let snapshot = snapshots(&dir)?
+    let snapshot = snapshots
         .range(..=limit)
         .next_back()
         .map(|(o, p)| (*o, p.clone()));
     let mut loader = Loader::default();
-    let mut findings = Vec::new();
     let from = match &snapshot {
         Some((end, path)) => {
             findings.extend(replay(
