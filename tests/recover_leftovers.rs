@@ -247,3 +247,67 @@ fn dump_of_a_directory_reads_a_swap_and_never_passes_over_deleted_files() {
     assert!(stderr.contains("no file read"), "{stderr}");
     assert!(!String::from_utf8_lossy(&out.stdout).contains("baseOffset"));
 }
+
+/// Issue 33: a `.log.swap` beside the `.log` of its base (a crash after the cleaner renamed
+/// its output to `.swap` and before it renamed the old segment to `.deleted`): the loader
+/// deletes every file of the offsets the swap covers and serves the swap. verify and dump read
+/// the swap, not the old segment, and say why the others are not read; recover leaves exactly
+/// the log verify described.
+#[test]
+fn a_swap_beside_the_log_it_replaces_is_what_verify_dump_and_recover_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let values = |tag: &str, n: usize| -> Vec<Vec<u8>> {
+        (0..n).map(|i| format!("{tag}-{i}").into_bytes()).collect()
+    };
+    let old = common::write_values(&tmp.path().join("old"), "t", &values("old", 50));
+    let new = common::write_values(&tmp.path().join("new"), "t", &values("new", 30));
+    let dir = tmp.path().join("both").join("t-0");
+    common::copy_dir(&old, &dir);
+    std::fs::copy(
+        new.join("00000000000000000000.log"),
+        dir.join("00000000000000000000.log.swap"),
+    )
+    .unwrap();
+
+    let (code, doc, err) = verify(&dir);
+    assert_eq!(code, 0, "{err}");
+    common::assert_matches_schema("verify", std::slice::from_ref(&doc));
+    let p = &doc["partitions"][0];
+    assert_eq!(p["logEndOffset"], 30, "{doc}");
+    assert_eq!(p["segments"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(p["segments"][0]["recordCount"], 30, "{doc}");
+    let replaced: Vec<&str> = p["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("replaced by a .log.swap")
+        })
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        replaced
+            .iter()
+            .any(|f| f.ends_with("00000000000000000000.log")),
+        "{doc}"
+    );
+
+    let out = common::kseg(&["dump", "--print-data-log", dir.to_str().unwrap()]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("payload: new-29"), "{stdout}");
+    assert!(!stdout.contains("payload: old-"), "{stdout}");
+    assert!(stderr.contains("replaced by a .log.swap"), "{stderr}");
+
+    recover(&dir);
+    let (code, doc, err) = verify(&dir);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(doc["partitions"][0]["logEndOffset"], 30, "{doc}");
+    assert!(!dir.join("00000000000000000000.log.swap").exists());
+}

@@ -209,8 +209,8 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["leftover.file"],
         severity: "warning",
-        what: "`.swap`, `.cleaned`, `.deleted` files; `verify` reads a `.log.swap` (with no `.log` of its base beside it) as the segment it becomes, and reads none of the others",
-        broker: "resolved at start-up (`LogLoader.removeTempFilesAndCollectSwapFiles`): a `.log.swap` renamed to its `.log`, the others deleted",
+        what: "`.swap`, `.cleaned`, `.deleted` files, and the files a `.log.swap` replaces; `verify` and `dump` of a directory read each `.swap` the broker renames as the file it becomes, and none of the files it deletes",
+        broker: "resolved at start-up (`LogLoader.removeTempFilesAndCollectSwapFiles`): `.deleted` and `.cleaned` files and `.swap`s of an unfinished split deleted, every file of the offsets a `.log.swap` covers deleted, the `.swap`s renamed into place",
     },
     Check {
         ids: &["ls.dir-name"],

@@ -238,7 +238,7 @@ pub fn leftover_note(suffix: crate::format::names::LeftoverSuffix, read: bool) -
         LeftoverSuffix::Deleted => "the broker deletes it at start-up",
         LeftoverSuffix::Cleaned => "the broker deletes it at start-up (an interrupted cleaning)",
         LeftoverSuffix::Swap => {
-            "the broker completes the swap at start-up: a .log.swap replaces the segments it covers, an index swap is deleted and rebuilt"
+            "the broker completes the swap at start-up: a .log.swap replaces the files of the offsets it covers, and each .swap is renamed to its name (a .swap at or above a .cleaned file's offset, of an unfinished split, is deleted)"
         }
         LeftoverSuffix::Tmp => "the broker deletes it at start-up",
     };
@@ -252,6 +252,10 @@ pub fn leftover_note(suffix: crate::format::names::LeftoverSuffix, read: bool) -
         }
     )
 }
+
+/// What is said of a file that a `.log.swap` of the offsets it holds replaces
+/// (`storage::loader::plan_leftovers`), not read.
+pub const REPLACED_NOTE: &str = "replaced by a .log.swap of the offsets it holds (an interrupted swap): the broker deletes it at start-up and serves the swap's records instead (recover does it offline); not read";
 
 /// Checks that `work` may be done in place in `dir`: a directory holding Kafka files, named as
 /// a partition directory the broker does that work in. The broker deletes a `-delete`

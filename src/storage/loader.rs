@@ -20,7 +20,7 @@ use super::producer_state::ProducerStateManager;
 use super::segment::{InvalidData, RecoverStopped, Segment};
 use crate::error::{Error, Result};
 use crate::format::names::{
-    classify, log_file_name, parse_offset_prefix, FileKind, LeftoverSuffix,
+    classify, log_file_name, parse_offset_prefix, FileKind, LeftoverSuffix, SWAP_FILE_SUFFIX,
 };
 
 /// What the loader is told about the directory's history.
@@ -148,6 +148,116 @@ fn next_offset_of_log_file(path: &Path, base: i64) -> Result<i64> {
     Ok(next)
 }
 
+/// Why the broker's start-up deletes a file ([`plan_leftovers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeletedBecause {
+    MarkedForDeletion,
+    UnfinishedSplit,
+    UnfinishedCleaning,
+    /// A file of an offset a `.log.swap` covers: the swap replaces it.
+    ReplacedBySwap,
+}
+
+impl DeletedBecause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeletedBecause::MarkedForDeletion => "marked for deletion",
+            DeletedBecause::UnfinishedSplit => "part of an unfinished segment split",
+            DeletedBecause::UnfinishedCleaning => "output of an unfinished cleaning",
+            DeletedBecause::ReplacedBySwap => "replaced by an interrupted swap",
+        }
+    }
+}
+
+/// What the broker's start-up does with the leftovers among a partition directory's `files`
+/// (`LogLoader.removeTempFilesAndCollectSwapFiles`, behavior.md §2.3), decided before anything
+/// changes: the one rule the loader carries out and the read-only commands read by.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeftoverPlan {
+    /// Deleted, in the loader's order.
+    pub deleted: Vec<(PathBuf, DeletedBecause)>,
+    /// `.swap` files renamed to their names without the suffix.
+    pub renamed: Vec<PathBuf>,
+    /// `.cleaned` and `.swap` files whose names do not start with an offset: the loader
+    /// fails on them (`offsetFromFileName`).
+    pub without_offset: Vec<PathBuf>,
+}
+
+impl LeftoverPlan {
+    /// What becomes of each file the plan names: deleted (and why), or renamed (None).
+    pub fn fates(&self) -> BTreeMap<&Path, Option<DeletedBecause>> {
+        let deleted = self
+            .deleted
+            .iter()
+            .map(|(p, why)| (p.as_path(), Some(*why)));
+        let renamed = self.renamed.iter().map(|p| (p.as_path(), None));
+        deleted.chain(renamed).collect()
+    }
+}
+
+/// The [`LeftoverPlan`] of `files` (a directory's regular files, sorted): `.deleted` files
+/// (KRaft snapshots' aside) and `.cleaned` files go; a `.swap` at or above the lowest
+/// `.cleaned` offset is part of an unfinished split and goes; the other `.swap`s are renamed
+/// into place, and every other file whose name's offset lies in the `.log.swap`s' range
+/// (lowest base to one past the last batch) goes, replaced by them. Reads only the
+/// `.log.swap`s, for where they end.
+pub fn plan_leftovers(files: &[PathBuf]) -> Result<LeftoverPlan> {
+    let mut plan = LeftoverPlan::default();
+    let (mut swaps, mut cleaned) = (Vec::new(), Vec::new());
+    let mut min_cleaned = i64::MAX;
+    for p in files {
+        let name = file_name(p);
+        let FileKind::Leftover { suffix, .. } = classify(&name) else {
+            continue;
+        };
+        let offset = parse_offset_prefix(&name);
+        match (suffix, offset) {
+            // KRaft snapshots waiting for deletion are not the loader's.
+            (LeftoverSuffix::Deleted, _) if !name.ends_with(".checkpoint.deleted") => plan
+                .deleted
+                .push((p.clone(), DeletedBecause::MarkedForDeletion)),
+            (LeftoverSuffix::Cleaned | LeftoverSuffix::Swap, None) => {
+                plan.without_offset.push(p.clone())
+            }
+            (LeftoverSuffix::Cleaned, Some(offset)) => {
+                min_cleaned = min_cleaned.min(offset);
+                cleaned.push(p.clone());
+            }
+            (LeftoverSuffix::Swap, Some(offset)) => swaps.push((offset, p.clone())),
+            _ => {}
+        }
+    }
+    let (mut min_swap, mut max_swap) = (i64::MAX, i64::MIN);
+    for (offset, p) in swaps {
+        if offset >= min_cleaned {
+            plan.deleted.push((p, DeletedBecause::UnfinishedSplit));
+            continue;
+        }
+        if file_name(&p).ends_with(".log.swap") {
+            min_swap = min_swap.min(offset);
+            max_swap = max_swap.max(next_offset_of_log_file(&p, offset)?);
+        }
+        plan.renamed.push(p);
+    }
+    plan.deleted.extend(
+        cleaned
+            .into_iter()
+            .map(|p| (p, DeletedBecause::UnfinishedCleaning)),
+    );
+    let gone: BTreeSet<PathBuf> = plan.deleted.iter().map(|(p, _)| p.clone()).collect();
+    for p in files {
+        let name = file_name(p);
+        if gone.contains(p) || name.ends_with(SWAP_FILE_SUFFIX) {
+            continue;
+        }
+        if parse_offset_prefix(&name).is_some_and(|o| o >= min_swap && o < max_swap) {
+            plan.deleted
+                .push((p.clone(), DeletedBecause::ReplacedBySwap));
+        }
+    }
+    Ok(plan)
+}
+
 impl Log {
     /// Loads the partition directory `dir` in place as the broker's start-up does, leaving a
     /// log that [`Log::close`] can close cleanly.
@@ -271,74 +381,29 @@ impl Loader<'_> {
         Ok(())
     }
 
-    /// Steps 1–2: leftover temporary files and interrupted swaps.
+    /// Steps 1–2: leftover temporary files and interrupted swaps, as [`plan_leftovers`] says.
     fn complete_swaps(&mut self) -> Result<()> {
-        let mut swaps = Vec::new();
-        let mut cleaned = Vec::new();
-        let mut min_cleaned = i64::MAX;
-        for p in regular_files(self.dir)? {
-            super::files::open_regular(&p)?;
+        let files = regular_files(self.dir)?;
+        for p in &files {
+            super::files::open_regular(p)?;
+        }
+        let plan = plan_leftovers(&files)?;
+        if let Some(p) = plan.without_offset.first() {
+            return Err(Error::invalid(p, "the name does not start with an offset"));
+        }
+        for (p, why) in &plan.deleted {
+            self.deleted(p, why.as_str())?;
+        }
+        for p in plan.renamed {
             let name = file_name(&p);
-            let FileKind::Leftover { suffix, .. } = classify(&name) else {
-                continue;
-            };
-            let offset = || {
-                parse_offset_prefix(&name)
-                    .ok_or_else(|| Error::invalid(&p, "the name does not start with an offset"))
-            };
-            match suffix {
-                // KRaft snapshots waiting for deletion are not the loader's.
-                LeftoverSuffix::Deleted if !name.ends_with(".checkpoint.deleted") => {
-                    self.deleted(&p, "marked for deletion")?
-                }
-                LeftoverSuffix::Cleaned => {
-                    min_cleaned = min_cleaned.min(offset()?);
-                    cleaned.push(p);
-                }
-                LeftoverSuffix::Swap => swaps.push((offset()?, p)),
-                _ => {}
-            }
-        }
-        let mut valid_swaps = Vec::new();
-        for (offset, p) in swaps {
-            if offset >= min_cleaned {
-                self.deleted(&p, "part of an unfinished segment split")?;
-            } else {
-                valid_swaps.push((offset, p));
-            }
-        }
-        for p in cleaned {
-            self.deleted(&p, "output of an unfinished cleaning")?;
-        }
-        let (mut min_swap, mut max_swap) = (i64::MAX, i64::MIN);
-        for (offset, p) in &valid_swaps {
-            if file_name(p).ends_with(".log.swap") {
-                min_swap = min_swap.min(*offset);
-                max_swap = max_swap.max(next_offset_of_log_file(p, *offset)?);
-            }
-        }
-        for p in regular_files(self.dir)? {
-            let name = file_name(&p);
-            if name.ends_with(".swap") {
-                continue;
-            }
-            if let Some(o) = parse_offset_prefix(&name) {
-                if o >= min_swap && o < max_swap {
-                    self.deleted(&p, "replaced by an interrupted swap")?;
-                }
-            }
-        }
-        for p in regular_files(self.dir)? {
-            let name = file_name(&p);
-            if let Some(to) = name.strip_suffix(".swap") {
-                let target = self.dir.join(to);
-                super::files::rename(&p, &target)?;
-                self.producer_state.note_file(&target, true);
-                self.events.push(LoadEvent::SwapCompleted {
-                    from: name.clone(),
-                    to: to.to_string(),
-                });
-            }
+            let to = name.strip_suffix(SWAP_FILE_SUFFIX).unwrap_or(&name);
+            let target = self.dir.join(to);
+            super::files::rename(&p, &target)?;
+            self.producer_state.note_file(&target, true);
+            self.events.push(LoadEvent::SwapCompleted {
+                from: name.clone(),
+                to: to.to_string(),
+            });
         }
         Ok(())
     }

@@ -26,6 +26,7 @@ use crate::ops::input::{examine, kind_of, sibling, Input, Shape};
 use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
 use crate::ops::partition::{LogStart, LogStartSource};
 use crate::storage::files::{read_state, StateFile};
+use crate::storage::loader::{plan_leftovers, DeletedBecause};
 use crate::storage::txn_index::{entry_cap, TxnIndexEntries};
 use producers::{SegmentReplay, StartState};
 
@@ -380,11 +381,10 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
 /// Groups each unit's files into tasks: every `.log` with the index files of its base offset.
 /// Lookups by base offset go through sorted lists and maps: a partition can have many
 /// thousands of segments.
-fn tasks(units: &[Unit], log_dirs: &[PathBuf], base_offset: Option<i64>) -> Vec<Task> {
+fn tasks(units: &[Unit], kinds: &[Vec<FileKind>], log_dirs: &[PathBuf]) -> Vec<Task> {
     let mut tasks = Vec::new();
-    for (i, u) in units.iter().enumerate() {
-        let kinds = loaded_kinds(&u.files, base_offset);
-        let all = || u.files.iter().zip(&kinds);
+    for (i, (u, kinds)) in units.iter().zip(kinds).enumerate() {
+        let all = || u.files.iter().zip(kinds);
         let mut bases: Vec<i64> = all()
             .filter_map(|(_, k)| match k {
                 FileKind::Log { base_offset } => Some(*base_offset),
@@ -505,42 +505,40 @@ fn regular_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
     Ok(listed.into_iter().partition(|p| !p.is_dir()))
 }
 
-/// The kind of each of a partition's `files` as the broker's loader takes it: a `.log.swap`
-/// is the segment it becomes (`LogLoader` completes an interrupted swap at start-up, renaming
-/// it to its `.log`), where no `.log` of its base is there too; every other file is its kind
-/// (a `.deleted` or `.cleaned` file, or an index's `.swap`, stays a leftover the loader
-/// deletes: known by name, not read).
-fn loaded_kinds(files: &[PathBuf], base_offset: Option<i64>) -> Vec<FileKind> {
-    let kinds: Vec<FileKind> = files.iter().map(|f| kind_of(f, base_offset).kind).collect();
-    let logs: std::collections::BTreeSet<i64> = kinds
+/// The kind of each of a partition's `files` as the broker's loader leaves it
+/// ([`plan_leftovers`], `LogLoader` at start-up): a `.swap` it renames is the file it becomes
+/// (a `.log.swap` the segment); a file of an offset a `.log.swap` covers is deleted, replaced
+/// by it: a `.deleted` leftover here, not read ([`crate::ops::input::REPLACED_NOTE`]); every other file is its
+/// kind (a `.deleted` or `.cleaned` file, or a `.swap` of an unfinished split, stays a leftover
+/// the loader deletes: known by name, not read).
+fn loaded_kinds(files: &[PathBuf], base_offset: Option<i64>) -> Result<Vec<FileKind>> {
+    let plan = plan_leftovers(files)?;
+    let fates = plan.fates();
+    Ok(files
         .iter()
-        .filter_map(|k| match k {
-            FileKind::Log { base_offset } => Some(*base_offset),
-            _ => None,
+        .map(|f| {
+            let kind = kind_of(f, base_offset).kind;
+            match (fates.get(f.as_path()), kind) {
+                (Some(None), FileKind::Leftover { inner, .. }) => *inner,
+                (Some(Some(DeletedBecause::ReplacedBySwap)), kind) => FileKind::Leftover {
+                    suffix: names::LeftoverSuffix::Deleted,
+                    inner: Box::new(kind),
+                },
+                (_, kind) => kind,
+            }
         })
-        .collect();
-    kinds
-        .into_iter()
-        .map(|k| match swap_segment(&k) {
-            Some(base_offset) if !logs.contains(&base_offset) => FileKind::Log { base_offset },
-            _ => k,
-        })
-        .collect()
+        .collect())
 }
 
-/// The base offset of a `.log.swap`: a leftover the loader makes a segment of, where it
-/// deletes every other.
-fn swap_segment(kind: &FileKind) -> Option<i64> {
-    match kind {
+/// Whether `kind` is a `.log.swap`: in a named set of files, it brings its segment's files.
+fn swap_segment(kind: &FileKind) -> bool {
+    matches!(
+        kind,
         FileKind::Leftover {
             suffix: names::LeftoverSuffix::Swap,
             inner,
-        } => match **inner {
-            FileKind::Log { base_offset } => Some(base_offset),
-            _ => None,
-        },
-        _ => None,
-    }
+        } if matches!(**inner, FileKind::Log { .. })
+    )
 }
 
 /// How many bytes of `file` its check reads: of an index, not the holes of a preallocated one;
@@ -590,7 +588,7 @@ fn files_unit(dir: &Path, named: Vec<PathBuf>, base_offset: Option<i64>) -> Resu
         .iter()
         .filter(|f| {
             let k = kind_of(f, base_offset).kind;
-            !matches!(k, FileKind::Leftover { .. }) || swap_segment(&k).is_some()
+            !matches!(k, FileKind::Leftover { .. }) || swap_segment(&k)
         })
         .map(|f| stem(f))
         .collect();
@@ -697,7 +695,11 @@ pub fn verify_paths(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Report> {
     let (units, log_dirs, stray_backups) = plan(paths, opts.base_offset)?;
-    let tasks = tasks(&units, &log_dirs, opts.base_offset);
+    let kinds: Vec<Vec<FileKind>> = units
+        .iter()
+        .map(|u| loaded_kinds(&u.files, opts.base_offset))
+        .collect::<Result<_>>()?;
+    let tasks = tasks(&units, &kinds, &log_dirs);
     // Each task's size, taken once: the total up front and the progress as tasks finish.
     let sized: Vec<(Task, u64)> = tasks
         .into_iter()
@@ -748,7 +750,8 @@ pub fn verify_paths(
     let mut partitions: Vec<PartitionReport> = units
         .iter()
         .zip(per_unit)
-        .map(|(u, scans)| check_partition(u, scans, opts))
+        .zip(&kinds)
+        .map(|((u, scans), kinds)| check_partition(u, kinds, scans, opts))
         .collect();
     let mut log_dir_findings = check_log_dirs(&units, &mut partitions, log_dir_scans);
     log_dir_findings.extend(stray_backups);
@@ -775,6 +778,7 @@ pub fn verify_paths(
 /// The checks across the files of one partition directory.
 fn check_partition(
     u: &Unit,
+    kinds: &[FileKind],
     scans: Vec<(PathBuf, FileScan)>,
     opts: &VerifyOptions,
 ) -> PartitionReport {
@@ -783,18 +787,13 @@ fn check_partition(
     let mut by_base: BTreeMap<i64, Vec<(FileKind, &Path, &FileScan)>> = BTreeMap::new();
     let mut snapshots = Vec::new();
     let mut epoch_files = Vec::new();
-    let kinds: BTreeMap<&PathBuf, FileKind> = u
-        .files
-        .iter()
-        .zip(loaded_kinds(&u.files, opts.base_offset))
-        .collect();
+    let kinds: BTreeMap<&PathBuf, &FileKind> = u.files.iter().zip(kinds).collect();
     for (path, scan) in &scans {
         findings.extend(scan.findings.iter().cloned());
         let name = file_name(path);
-        let kind = kinds
-            .get(path)
-            .cloned()
-            .unwrap_or_else(|| kind_of(path, opts.base_offset).kind);
+        let named_kind = kind_of(path, opts.base_offset).kind;
+        let replaced = !matches!(named_kind, FileKind::Leftover { .. });
+        let kind = kinds.get(path).map_or(named_kind, |&k| k.clone());
         match &kind {
             FileKind::Log { base_offset } => {
                 segments.push(SegmentSummary {
@@ -812,7 +811,11 @@ fn check_partition(
             FileKind::Leftover { suffix, .. } => findings.push(Finding::warning(
                 "leftover.file",
                 path,
-                crate::ops::input::leftover_note(*suffix, false),
+                if replaced {
+                    crate::ops::input::REPLACED_NOTE.to_owned()
+                } else {
+                    crate::ops::input::leftover_note(*suffix, false)
+                },
             )),
             // The broker ignores a file it does not know; a rerun of the command resolves it.
             _ if name.ends_with(crate::ops::repair::apply::TMP_SUFFIX) => findings.push(Finding::warning(

@@ -5,6 +5,7 @@
 //! Unlike kafka-dump-log, damage never stops the walk: it is reported with its byte position,
 //! the reader resynchronises on the next valid batch, and the dump carries on.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -18,11 +19,12 @@ use crate::format::index::{AbortedTxn, OffsetIndexEntry, TimeIndexEntry};
 use crate::format::internal::{
     control_record_text, decode_record, loader_verdict, Decoded, Decoder, LoaderVerdict,
 };
-use crate::format::names::{classify, FileKind, LeftoverSuffix};
+use crate::format::names::{classify, FileKind};
 use crate::format::payload::{Payload, PayloadDecoder};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::Finding;
 use crate::storage::files::{read_state, StateFile};
+use crate::storage::loader::{plan_leftovers, DeletedBecause};
 use crate::storage::log_reader::{torn_tail, LogReader, Step, DEFAULT_MAX_ENTRY_BYTES};
 use crate::storage::read::{BatchTraits, Isolation, IsolationView, RecordFilter};
 use crate::storage::seek::{first_offset, BatchHit, Fallback, Seeker, SEEK_READ_CHUNK_BYTES};
@@ -204,20 +206,6 @@ pub enum LogHeader {
     Bootstrap,
 }
 
-/// Whether the leftover `p` (`suffix`, of a file of kind `inner`) is what the broker's loader
-/// makes a segment of: a `.log.swap` it renames to its `.log` (`LogLoader`), when no `.log`
-/// of its base is there already.
-fn becomes_segment(p: &Path, suffix: LeftoverSuffix, inner: &FileKind) -> Result<bool> {
-    match (suffix, inner) {
-        (LeftoverSuffix::Swap, FileKind::Log { base_offset }) => {
-            Ok(!crate::storage::files::exists(&p.with_file_name(
-                crate::format::names::log_file_name(*base_offset),
-            ))?)
-        }
-        _ => Ok(false),
-    }
-}
-
 /// What the dump walk reports, in file order.
 #[derive(Debug)]
 pub enum Event<'a> {
@@ -372,9 +360,11 @@ struct Walker<'o, 's> {
     /// Whether the sink reads record events ([`Sink::wants_records`]).
     record_events: bool,
     outcome: Outcome,
-    /// Walking a directory's files: a leftover among them is listed, not read (the broker
-    /// only deletes or swaps it); one named itself is read as the file it was.
-    in_dir: bool,
+    /// Walking a directory's files: what the broker's start-up does with its leftovers
+    /// ([`plan_leftovers`]). A leftover it deletes, and a file a `.log.swap` replaces, is
+    /// listed, not read; a `.swap` it renames is read as the file it becomes. Named itself, a
+    /// leftover is read as the file it was.
+    dir_fates: Option<BTreeMap<PathBuf, Option<DeletedBecause>>>,
     /// The file being dumped.
     current: PathBuf,
     /// The internal-topic decoder of its records.
@@ -458,7 +448,7 @@ impl<'o, 's> Walker<'o, 's> {
             record_events: sink.wants_records(),
             sink,
             outcome: Outcome::default(),
-            in_dir: false,
+            dir_fates: None,
             current: PathBuf::new(),
             decoder: opts.decoder,
             topic_decoder: None,
@@ -498,15 +488,22 @@ impl<'o, 's> Walker<'o, 's> {
             // Record filters choose records: a directory's files without any have nothing to
             // show, and are left out (the caller says which).
             let records_only = self.opts.records_only || !self.opts.filter.is_empty();
-            let outer = std::mem::replace(&mut self.in_dir, true);
-            for f in crate::storage::files::list_dir(p)? {
+            let listed = crate::storage::files::list_dir(p)?;
+            let files: Vec<PathBuf> = listed.iter().filter(|f| !f.is_dir()).cloned().collect();
+            let fates = plan_leftovers(&files)?
+                .fates()
+                .into_iter()
+                .map(|(f, fate)| (f.to_path_buf(), fate))
+                .collect();
+            let outer = self.dir_fates.replace(fates);
+            for f in listed {
                 if records_only && !f.is_dir() && !holds_records(&f) {
                     self.outcome.without_records.push(f);
                 } else {
                     self.path(&f)?;
                 }
             }
-            self.in_dir = outer;
+            self.dir_fates = outer;
             return Ok(());
         }
         self.outcome.files += 1;
@@ -525,6 +522,16 @@ impl<'o, 's> Walker<'o, 's> {
     }
 
     fn file(&mut self, p: &Path) -> Result<()> {
+        let replaced = Some(&Some(DeletedBecause::ReplacedBySwap));
+        if self.opts.read_leftovers && self.dir_fates.as_ref().map(|f| f.get(p)) == Some(replaced) {
+            let note = crate::ops::input::REPLACED_NOTE;
+            self.finding(Finding::warning("leftover.file", p, note))?;
+            self.outcome.leftovers_unread += 1;
+            return self.emit(Event::Ignored {
+                path: p,
+                skipped: false,
+            });
+        }
         let kind = crate::ops::input::kind_of(p, self.opts.base_offset);
         if let Some(m) = kind.renamed {
             self.finding(Finding::warning("segment.name", p, m))?;
@@ -536,11 +543,13 @@ impl<'o, 's> Walker<'o, 's> {
     /// with it.
     fn file_of_kind(&mut self, p: &Path, kind: FileKind) -> Result<()> {
         match kind {
-            // In a directory, only what the loader makes a segment of: a `.log.swap` with no
-            // `.log` of its base beside it; the loader deletes the others.
+            // In a directory, only what the loader renames into place; it deletes the others.
             FileKind::Leftover { suffix, inner }
                 if self.opts.read_leftovers
-                    && (!self.in_dir || becomes_segment(p, suffix, &inner)?) =>
+                    && self
+                        .dir_fates
+                        .as_ref()
+                        .is_none_or(|f| f.get(p) == Some(&None)) =>
             {
                 let note = crate::ops::input::leftover_note(suffix, true);
                 self.finding(Finding::warning("leftover.file", p, note))?;
