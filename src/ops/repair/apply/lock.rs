@@ -109,23 +109,32 @@ pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
     };
     // A holder gone between the refused attempt and the look for it (a short apply ending
     // just then) is no holder: the lock is tried again, a few times, before "another process".
-    const TRIES: usize = 5;
+    // Tries are spaced (10, 20, 40, 80 ms): a lock can outlive its holder's release for a
+    // moment, as a `flock` does while a child forked by another thread of the holder has not
+    // yet exec'd (it shares the open file until then).
+    const TRIES: u32 = 5;
+    let pause = |try_: u32| {
+        if try_ + 1 < TRIES {
+            std::thread::sleep(std::time::Duration::from_millis(10 << try_));
+        }
+    };
     let (file, refused) = match file {
         Some(f) => {
             let lock = write_lock_request();
             let cmd = if wait { libc::F_SETLKW } else { libc::F_SETLK };
             let mut refused = None;
-            for _ in 0..TRIES {
+            for try_ in 0..TRIES {
                 // SAFETY: the descriptor is open; `lock` is a valid flock.
                 if unsafe { libc::fcntl(f.as_raw_fd(), cmd, &lock) } == 0 {
                     refused = None;
                     break;
                 }
-                refused = Some("another process".to_string());
+                // The last holder seen is named: one met on any try is the one refused.
                 if let Some(pid) = lock_holder(parent(&dir_real))? {
                     refused = Some(holder_name(pid));
-                    break;
                 }
+                refused.get_or_insert_with(|| "another process".to_string());
+                pause(try_);
             }
             (f, refused)
         }
@@ -133,17 +142,18 @@ pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
             let d = File::open(&dir_real).map_err(|e| Error::io(dir, e))?;
             let op = libc::LOCK_EX | if wait { 0 } else { libc::LOCK_NB };
             let mut refused = None;
-            for _ in 0..TRIES {
+            for try_ in 0..TRIES {
                 // SAFETY: flock on a descriptor we own.
                 if unsafe { libc::flock(d.as_raw_fd(), op) } == 0 {
                     refused = None;
                     break;
                 }
-                refused = Some("another process".to_string());
+                // The last holder seen is named: one met on any try is the one refused.
                 if let Some(pid) = flock_holder(&d) {
                     refused = Some(holder_name(pid));
-                    break;
                 }
+                refused.get_or_insert_with(|| "another process".to_string());
+                pause(try_);
             }
             (d, refused)
         }
