@@ -591,13 +591,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__export)
-            opts="-q -h -V --out --format --compression --row-group-bytes --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --max-batch-bytes --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json-schema-sample --json --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --out --out-endpoint --format --compression --row-group-bytes --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --max-batch-bytes --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json-schema-sample --json --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out-endpoint)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

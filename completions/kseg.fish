@@ -585,7 +585,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand version" -l bytes -d 'Sizes in
 complete -c kseg -n "__fish_kseg_using_subcommand version" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand version" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand export" -l out -d 'A file named with the format\'s extension (`orders.parquet`) takes every row; `-` is standard output (csv, jsonl); any other path is a directory that gets a Hive-style tree, `topic=T/partition=P/part-00000.parquet`, a file per partition' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l out -d 'A file named with the format\'s extension (`orders.parquet`) takes every row; `-` is standard output (csv, jsonl); any other path is a directory that gets a Hive-style tree, `topic=T/partition=P/part-00000.parquet`, a file per partition. Either may be in object storage: s3://BUCKET/PREFIX, az://CONTAINER/PREFIX (credentials from the standard AWS_* and AZURE_* environment variables) or file:///DIR' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l out-endpoint -d 'The URL of an S3-compatible server (http:// allowed) --out is on, instead of AWS\'s' -r
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l format -d 'The table\'s format' -r -f -a "parquet\t''
 arrow\t''
 csv\t''

@@ -1,7 +1,7 @@
 //! `kseg export PATH... --out FILE|DIR`: the records as a Parquet, Arrow, CSV or JSON Lines
 //! table (see [`crate::ops::export`]), with a report of what was written.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
@@ -13,6 +13,7 @@ use crate::ops::export::{
     export, Compression, ExportOptions, ExportReport, Format, Layout, DEFAULT_ROW_GROUP_BYTES,
 };
 use crate::ops::inspect::dump::DumpOptions;
+use crate::storage::store::{self, RemoteOptions};
 
 #[derive(Debug, Args)]
 #[command(
@@ -35,9 +36,14 @@ pub struct ExportArgs {
     pub paths: Vec<PathBuf>,
     /// A file named with the format's extension (`orders.parquet`) takes every row; `-` is
     /// standard output (csv, jsonl); any other path is a directory that gets a Hive-style tree,
-    /// `topic=T/partition=P/part-00000.parquet`, a file per partition.
-    #[arg(long, value_name = "FILE|DIR")]
+    /// `topic=T/partition=P/part-00000.parquet`, a file per partition. Either may be in object
+    /// storage: s3://BUCKET/PREFIX, az://CONTAINER/PREFIX (credentials from the standard AWS_*
+    /// and AZURE_* environment variables) or file:///DIR.
+    #[arg(long, value_name = "FILE|DIR|URL")]
     pub out: PathBuf,
+    /// The URL of an S3-compatible server (http:// allowed) --out is on, instead of AWS's.
+    #[arg(long, value_name = "URL")]
+    pub out_endpoint: Option<String>,
     /// The table's format.
     #[arg(long, value_enum, default_value_t = FormatArg::Parquet)]
     pub format: FormatArg,
@@ -107,10 +113,11 @@ pub fn run(args: ExportArgs) -> u8 {
             ));
         }
         Layout::Stdout
-    } else if args.out.extension() == Some(format.extension().as_ref()) {
-        Layout::File(args.out.clone())
     } else {
-        Layout::Hive(args.out.clone())
+        match output(&args.out, format, args.out_endpoint.clone()) {
+            Ok(layout) => layout,
+            Err(e) => return fail(&e),
+        }
     };
     if let Err(e) = args.select.check_order() {
         return fail(&e);
@@ -199,6 +206,36 @@ pub fn run(args: ExportArgs) -> u8 {
     } else {
         EXIT_OK
     }
+}
+
+/// The layout `--out` names, its store opened (a local directory created).
+fn output(out: &Path, format: Format, endpoint: Option<String>) -> crate::Result<Layout> {
+    let Some(location) = out.to_str() else {
+        return Err(crate::Error::invalid(out, "--out is not UTF-8"));
+    };
+    let options = RemoteOptions { endpoint };
+    if out.extension() != Some(format.extension().as_ref()) {
+        return Ok(Layout::Hive(store::output(location, &options)?));
+    }
+    // The file's store: a URL up to its last `/` past the bucket (a URL without one names a
+    // bucket, a tree's root), or a path's directory.
+    let (root, key) = match location.split_once("://") {
+        Some((_, rest)) if !rest.trim_end_matches('/').contains('/') => {
+            return Ok(Layout::Hive(store::output(location, &options)?));
+        }
+        Some(_) => location
+            .trim_end_matches('/')
+            .rsplit_once('/')
+            .expect("a URL with a key"),
+        None => (
+            out.parent().and_then(Path::to_str).unwrap_or_default(),
+            out.file_name().and_then(|n| n.to_str()).unwrap_or_default(),
+        ),
+    };
+    Ok(Layout::File {
+        store: store::output(root, &options)?,
+        key: key.to_string(),
+    })
 }
 
 /// The report as text: a line per file, then the totals.

@@ -301,6 +301,8 @@ pub const PAGES: &[Page] = &[
                "kseg export --compression zstd --out table testdata/orders", OK),
             ex("What a read_committed consumer would get, as CSV on standard output",
                "kseg export --isolation read_committed --format csv --out - testdata/payments/payments-0", OK),
+            ex("A log dir as a Hive-style tree in a bucket of an S3-compatible server",
+               "kseg export --out s3://lake/kafka --out-endpoint http://minio:9000 /var/lib/kafka/data", ON_A_BROKER),
         ],
         see_also: &["kseg-dump"],
     },

@@ -5,8 +5,8 @@
 use std::process::{Child, Command, Stdio};
 
 /// The emulator's well-known account and key (Azurite's documentation publishes them).
-const ACCOUNT: &str = "devstoreaccount1";
-const KEY: &str =
+pub const ACCOUNT: &str = "devstoreaccount1";
+pub const KEY: &str =
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
 
 /// Azurite on a free port of 127.0.0.1, killed when dropped.

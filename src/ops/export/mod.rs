@@ -4,7 +4,8 @@
 //! shows; a sink turns them into Arrow record batches for the writers.
 //!
 //! Memory: rows are handed to the writer every [`CHUNK_BYTES`]; a Parquet row group is held
-//! encoded until it ends, at a segment's end or at `row_group_bytes`.
+//! encoded until it ends, at a segment's end or at `row_group_bytes`; its bytes then go to the
+//! store's upload (object storage: a few 8 MiB parts, `storage::store::remote`).
 
 mod columns;
 mod decoded;
@@ -12,6 +13,7 @@ mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -21,6 +23,7 @@ use crate::format::payload::PayloadDecoder;
 use crate::ops::finding::Finding;
 use crate::ops::input::{Input, Shape};
 use crate::ops::inspect::dump::{dump_paths, DumpOptions, Event, Outcome, Sink};
+use crate::storage::store::Store;
 pub use columns::SCHEMA;
 use columns::{BatchColumns, Rows};
 use decoded::DecodedSide;
@@ -32,19 +35,20 @@ pub const CHUNK_BYTES: usize = 8 << 20;
 /// The default `--row-group-bytes`: a row group ends at a segment's end or at this size.
 pub const DEFAULT_ROW_GROUP_BYTES: u64 = 128 << 20;
 
-/// Where the rows go.
-#[derive(Debug, Clone)]
+/// Where the rows go: files are objects of a store (a local directory, a bucket), each written
+/// as it goes and visible under its name only once complete.
+#[derive(Clone)]
 pub enum Layout {
-    /// Every row in one file.
-    File(PathBuf),
+    /// Every row in one object, `key`.
+    File { store: Arc<dyn Store>, key: String },
     /// Every row on standard output (CSV, JSON Lines).
     Stdout,
-    /// A Hive-style tree under the directory: `topic=T/partition=P/part-00000.<ext>`, a file
+    /// A Hive-style tree at the store's root: `topic=T/partition=P/part-00000.<ext>`, a file
     /// per partition, which engines read as one table with `topic` and `partition` columns.
-    Hive(PathBuf),
+    Hive(Arc<dyn Store>),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ExportOptions {
     pub format: Format,
     pub compression: Compression,
@@ -62,6 +66,7 @@ pub struct ExportOptions {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportedFile {
+    /// Its path, or its URL in object storage.
     #[serde(serialize_with = "crate::format::os_path::serialize")]
     pub file: PathBuf,
     pub topic: Option<String>,
@@ -132,25 +137,34 @@ struct ExportSink<'o> {
 }
 
 impl ExportSink<'_> {
-    fn target(&mut self) -> (Target, PathBuf) {
+    fn target(&mut self) -> Result<(Target, PathBuf)> {
         let ext = self.opts.format.extension();
-        match &self.opts.layout {
-            Layout::File(p) => (Target::File(p.clone()), p.clone()),
-            Layout::Stdout => (Target::Stdout, PathBuf::from("-")),
-            Layout::Hive(dir) => {
+        let (store, key) = match &self.opts.layout {
+            Layout::File { store, key } => (store, key.clone()),
+            Layout::Stdout => return Ok((Target::Stdout, PathBuf::from("-"))),
+            Layout::Hive(store) => {
                 let part = self.parts.entry(self.partition.clone()).or_default();
                 let name = format!("part-{part:05}.{ext}");
                 *part += 1;
-                let p = match &self.partition {
-                    Some((t, n)) => dir.join(format!("topic={t}/partition={n}/{name}")),
+                let key = match &self.partition {
+                    Some((t, n)) => format!("topic={t}/partition={n}/{name}"),
                     // A loose segment: Hive's name for a missing partition value.
-                    None => dir.join(format!(
+                    None => format!(
                         "topic=__HIVE_DEFAULT_PARTITION__/partition=__HIVE_DEFAULT_PARTITION__/{name}"
-                    )),
+                    ),
                 };
-                (Target::File(p.clone()), p)
+                (store, key)
             }
-        }
+        };
+        let name = store.path_of(&key);
+        let upload = store.upload(&key)?;
+        Ok((
+            Target::Object {
+                upload,
+                name: name.clone(),
+            },
+            name,
+        ))
     }
 
     /// The writer rows of the current partition go to, opened on its first row.
@@ -162,7 +176,7 @@ impl ExportSink<'_> {
         };
         if switch {
             self.close()?;
-            let (target, path) = self.target();
+            let (target, path) = self.target()?;
             let o = &self.opts;
             let schema = self.rows.schema().clone();
             let writer =
@@ -389,7 +403,7 @@ pub fn export(
     let outcome = walked?;
     sink.close()?;
     // An export that selected nothing still leaves its file: an empty table, not no table.
-    if sink.report.files.is_empty() && !matches!(opts.layout, Layout::Hive(_)) {
+    if sink.report.files.is_empty() && !matches!(opts.layout, Layout::Hive(..)) {
         sink.writer()?;
         sink.close()?;
     }

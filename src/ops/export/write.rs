@@ -16,6 +16,7 @@ use arrow_schema::{DataType, SchemaRef, TimeUnit};
 use base64::Engine;
 
 use crate::error::{Error, Result};
+use crate::storage::store::Upload;
 
 /// `--format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,14 +63,39 @@ impl Compression {
     }
 }
 
-/// Where a writer's bytes go: a file (written under a temporary name, renamed when complete)
-/// or standard output.
+/// Where a writer's bytes go: an object of a store (a file when the store is a directory),
+/// named `name` in messages, or standard output.
 pub enum Target {
-    File(PathBuf),
+    Object {
+        upload: Box<dyn Upload>,
+        name: PathBuf,
+    },
     Stdout,
 }
 
-type Out = BufWriter<Box<dyn Write + Send>>;
+/// The bytes under the writers' buffer.
+enum Sink {
+    Object(Box<dyn Upload>),
+    Stdout(std::io::Stdout),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Object(u) => u.write(buf),
+            Sink::Stdout(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Object(u) => u.flush(),
+            Sink::Stdout(s) => s.flush(),
+        }
+    }
+}
+
+type Out = BufWriter<Sink>;
 
 enum Inner {
     Parquet(parquet::arrow::ArrowWriter<Out>),
@@ -80,17 +106,11 @@ enum Inner {
 /// One output file (or standard output) of record batches.
 pub struct Writer {
     inner: Inner,
-    /// The file and the temporary name it is written under.
-    file: Option<(PathBuf, PathBuf)>,
+    /// What messages call the output.
+    name: PathBuf,
     /// Row groups (Parquet) or record batches (Arrow) written so far; none in CSV and JSON
     /// Lines.
     groups: u64,
-}
-
-fn temp_name(p: &Path) -> PathBuf {
-    let mut name = p.file_name().unwrap_or_default().to_os_string();
-    name.push(".kseg-tmp");
-    p.with_file_name(name)
 }
 
 fn export_err(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -105,21 +125,12 @@ impl Writer {
         compression: Compression,
         row_group_bytes: u64,
     ) -> Result<Writer> {
-        let (out, file): (Box<dyn Write + Send>, _) = match target {
-            Target::File(p) => {
-                if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-                }
-                let tmp = temp_name(&p);
-                let f = crate::storage::files::create_truncated(&tmp)?;
-                (Box::new(f), Some((p, tmp)))
-            }
-            Target::Stdout => (Box::new(std::io::stdout()), None),
+        let (sink, name) = match target {
+            Target::Object { upload, name } => (Sink::Object(upload), name),
+            Target::Stdout => (Sink::Stdout(std::io::stdout()), PathBuf::from("<stdout>")),
         };
-        let out = BufWriter::with_capacity(1 << 16, out);
-        let at = file
-            .as_ref()
-            .map_or(Path::new("<stdout>"), |(p, _)| p.as_path());
+        let out = BufWriter::with_capacity(1 << 16, sink);
+        let at = name.as_path();
         let inner = match format {
             Format::Parquet => {
                 let props = parquet::file::properties::WriterProperties::builder()
@@ -146,15 +157,13 @@ impl Writer {
         };
         Ok(Writer {
             inner,
-            file,
+            name,
             groups: 0,
         })
     }
 
     fn at(&self) -> &Path {
-        self.file
-            .as_ref()
-            .map_or(Path::new("<stdout>"), |(p, _)| p.as_path())
+        &self.name
     }
 
     /// Writes `batch`'s rows into the current row group.
@@ -208,12 +217,12 @@ impl Writer {
         Ok(())
     }
 
-    /// Completes the file (its footer, fsync, its final name); returns its row groups and
-    /// size in bytes (0 on standard output).
+    /// Completes the file (its footer, then the object under its key: a local file synced and
+    /// renamed into place); returns its row groups and size in bytes (0 on standard output).
     pub fn close(mut self) -> Result<(u64, u64)> {
         self.end_group()?;
         let at = self.at().to_path_buf();
-        let mut out = match self.inner {
+        let out = match self.inner {
             Inner::Parquet(w) => w.into_inner().map_err(|e| export_err(&at, e))?,
             Inner::Arrow(mut w) => {
                 w.finish().map_err(|e| export_err(&at, e))?;
@@ -221,15 +230,16 @@ impl Writer {
             }
             Inner::Text { out, .. } => out,
         };
-        out.flush().map_err(|e| Error::io(&at, e))?;
-        drop(out);
-        let Some((path, tmp)) = self.file else {
-            return Ok((self.groups, 0));
-        };
-        crate::storage::files::sync_path(&tmp)?;
-        crate::storage::files::rename(&tmp, &path)?;
-        let len = crate::storage::files::file_len(&path)?;
-        Ok((self.groups, len))
+        match out
+            .into_inner()
+            .map_err(|e| Error::io(&at, e.into_error()))?
+        {
+            Sink::Object(upload) => Ok((self.groups, upload.finish()?)),
+            Sink::Stdout(mut s) => {
+                s.flush().map_err(|e| Error::io(&at, e))?;
+                Ok((self.groups, 0))
+            }
+        }
     }
 }
 

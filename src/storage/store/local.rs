@@ -1,12 +1,14 @@
 //! A store that is a plain local directory: `--remote /path` without a URL scheme.
 
 use std::fs::File;
+use std::io::Write;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{ObjectInfo, Store};
+use super::{ObjectInfo, Store, Upload};
 use crate::error::{Error, Result};
+use crate::storage::files;
 
 pub struct Local {
     root: PathBuf,
@@ -82,5 +84,62 @@ impl Store for Local {
             std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
         }
         std::fs::write(&p, bytes).map_err(|e| Error::io(&p, e))
+    }
+
+    fn upload(&self, key: &str) -> Result<Box<dyn Upload>> {
+        let path = self.path(key);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".kseg-tmp");
+        let tmp = path.with_file_name(name);
+        let file = files::create_truncated(&tmp)?;
+        Ok(Box::new(LocalUpload {
+            file,
+            tmp,
+            path,
+            done: false,
+        }))
+    }
+}
+
+/// A file written under a temporary name beside its own, renamed into place once synced: a
+/// reader (or a kill) never sees a partial file under the final name.
+struct LocalUpload {
+    file: File,
+    tmp: PathBuf,
+    path: PathBuf,
+    done: bool,
+}
+
+impl Write for LocalUpload {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Upload for LocalUpload {
+    fn finish(mut self: Box<Self>) -> Result<u64> {
+        files::sync_all(&self.file, &self.tmp)?;
+        files::rename(&self.tmp, &self.path)?;
+        self.done = true;
+        // The rename itself survives a crash once the directory is synced.
+        files::sync_dir_of(&self.path)?;
+        files::file_len(&self.path)
+    }
+}
+
+impl Drop for LocalUpload {
+    fn drop(&mut self) {
+        if !self.done {
+            // Unfinished: its bytes are no file of the output. The error that stopped it is
+            // the one reported.
+            let _ = files::remove_file(&self.tmp);
+        }
     }
 }

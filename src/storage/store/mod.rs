@@ -42,6 +42,10 @@ pub trait Store: Send + Sync {
     fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>>;
     /// Stores `bytes` as `key`, whole (what a tiered-storage plugin's copy does).
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()>;
+    /// Starts writing the object `key` from a stream of bytes of any length, sent on as they
+    /// come (memory stays bounded whatever the object's size). The object appears under `key`
+    /// only when [`Upload::finish`] succeeds; an upload dropped before that leaves nothing.
+    fn upload(&self, key: &str) -> Result<Box<dyn Upload>>;
 
     /// The whole object (small ones: indexes, checkpoints, snapshots).
     fn read_all(&self, key: &str) -> Result<Vec<u8>> {
@@ -61,6 +65,13 @@ pub trait Store: Send + Sync {
     fn path_of(&self, key: &str) -> PathBuf {
         PathBuf::from(self.name(key))
     }
+}
+
+/// An object being written ([`Store::upload`]). Write errors are the cause alone: the caller
+/// names the object ([`Store::name`]).
+pub trait Upload: std::io::Write + Send {
+    /// Completes the object under its key; returns its size in bytes.
+    fn finish(self: Box<Self>) -> Result<u64>;
 }
 
 /// Opens the store a `--remote` argument names: a URL (`s3://bucket/prefix`, `file:///dir`,
@@ -84,15 +95,32 @@ pub fn open(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
 /// Opens the store `location` names to write into it, creating it first when it is a local
 /// directory (a path or a `file://` URL).
 pub fn create(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
-    let local = match location.strip_prefix("file://") {
+    if let Some(dir) = local_dir(location) {
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    }
+    open(location, options)
+}
+
+/// Opens the store of a command's output, creating it first when it is local. A `file://` URL
+/// is its directory: written files are synced before their rename into place, which the
+/// `object_store` crate's local store does not do.
+pub fn output(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
+    match local_dir(location) {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            Ok(Arc::new(Local::new(&dir)))
+        }
+        None => Ok(Arc::new(Remote::open(location, options)?)),
+    }
+}
+
+/// The directory a local location (a path or a `file://` URL) names.
+fn local_dir(location: &str) -> Option<PathBuf> {
+    match location.strip_prefix("file://") {
         Some(_) => url::Url::parse(location)
             .ok()
             .and_then(|u| u.to_file_path().ok()),
         None if !location.contains("://") => Some(PathBuf::from(location)),
         None => None,
-    };
-    if let Some(dir) = local {
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     }
-    open(location, options)
 }

@@ -5,15 +5,21 @@
 //! retried with back-off by the crate, for a bounded time, so a stopped server is an error after
 //! seconds, not a hang.
 
+use std::collections::VecDeque;
+use std::io::Write;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::TryStreamExt;
 use object_store::path::Path as ObjectPath;
-use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, RetryConfig};
+use object_store::{
+    BackoffConfig, ClientConfigKey, MultipartUpload, ObjectStore, PutPayload, RetryConfig,
+};
+use tokio::runtime::Runtime;
+use tokio::task::JoinHandle;
 
-use super::{ObjectInfo, Store};
+use super::{ObjectInfo, Store, Upload};
 use crate::error::{Error, Result};
 
 /// How to reach a remote store, from the shared `--remote-*` flags.
@@ -28,8 +34,15 @@ pub struct Remote {
     url: String,
     prefix: String,
     store: Arc<dyn ObjectStore>,
-    runtime: tokio::runtime::Runtime,
+    /// Shared with the uploads the store starts.
+    runtime: Arc<Runtime>,
 }
+
+/// An upload's part size: S3 wants at least 5 MiB for every part but the last, and a few
+/// large parts keep the request count low (a 1 GiB object is 128 parts of S3's 10,000).
+pub const PART_BYTES: usize = 8 << 20;
+/// Parts sent at once: the upload holds at most this many parts plus the one being filled.
+pub const PARTS_IN_FLIGHT: usize = 2;
 
 /// Retries of a failed request: a few, backing off from 100 ms, given up after 15 s overall.
 fn retry() -> RetryConfig {
@@ -120,7 +133,7 @@ impl Remote {
             url: location.trim_end_matches('/').to_string(),
             prefix,
             store,
-            runtime,
+            runtime: Arc::new(runtime),
         })
     }
 
@@ -148,6 +161,12 @@ impl Remote {
         };
         Error::invalid(std::path::Path::new(&self.name(key)), message)
     }
+}
+
+/// A failed upload of the object `name`. Not found here is the bucket or the upload, not the
+/// object: the server's own words say which.
+fn failure(name: &str, e: object_store::Error) -> Error {
+    Error::invalid(std::path::Path::new(name), error_text(&e))
 }
 
 /// An error with its causes: object_store's own message is often only "Generic S3 error".
@@ -229,5 +248,273 @@ impl Store for Remote {
             .block_on(self.store.put(&loc, bytes.into()))
             .map(|_| ())
             .map_err(|e| self.fail(key, e))
+    }
+
+    fn upload(&self, key: &str) -> Result<Box<dyn Upload>> {
+        Ok(Box::new(RemoteUpload {
+            store: Arc::clone(&self.store),
+            runtime: Arc::clone(&self.runtime),
+            location: self.location(key),
+            name: self.name(key),
+            part: Vec::with_capacity(PART_BYTES),
+            multipart: None,
+            in_flight: VecDeque::new(),
+            size: 0,
+            failed: false,
+            done: false,
+        }))
+    }
+}
+
+/// An object sent in parts of [`PART_BYTES`] by a multipart upload, at most
+/// [`PARTS_IN_FLIGHT`] at once (a write waits for room), completed by `finish`. An object smaller than a part is one
+/// PUT at `finish`. On any failure, or when dropped unfinished, the multipart upload is
+/// aborted: the parts sent are deleted and nothing appears under the key.
+struct RemoteUpload {
+    store: Arc<dyn ObjectStore>,
+    runtime: Arc<Runtime>,
+    location: ObjectPath,
+    name: String,
+    /// The part being filled.
+    part: Vec<u8>,
+    /// Started by the first full part.
+    multipart: Option<Box<dyn MultipartUpload>>,
+    in_flight: VecDeque<JoinHandle<object_store::Result<()>>>,
+    size: u64,
+    failed: bool,
+    done: bool,
+}
+
+impl RemoteUpload {
+    /// Sends the part filled so far, once fewer than [`PARTS_IN_FLIGHT`] are on their way.
+    fn send_part(&mut self) -> object_store::Result<()> {
+        let multipart = match &mut self.multipart {
+            Some(m) => m,
+            None => {
+                let m = self
+                    .runtime
+                    .block_on(self.store.put_multipart(&self.location))?;
+                self.multipart.insert(m)
+            }
+        };
+        while self.in_flight.len() >= PARTS_IN_FLIGHT {
+            let oldest = self.in_flight.pop_front().expect("parts in flight");
+            join(&self.runtime, oldest)?;
+        }
+        let bytes = std::mem::replace(&mut self.part, Vec::with_capacity(PART_BYTES));
+        // Spawned, so that the parts in flight go out together whenever the upload waits on
+        // the runtime (its one thread runs only then: encoding and sending take turns).
+        let sent = multipart.put_part(PutPayload::from(bytes));
+        self.in_flight.push_back(self.runtime.spawn(sent));
+        Ok(())
+    }
+
+    fn complete(&mut self) -> object_store::Result<()> {
+        if self.multipart.is_none() {
+            let whole = PutPayload::from(std::mem::take(&mut self.part));
+            return self
+                .runtime
+                .block_on(self.store.put(&self.location, whole))
+                .map(|_| ());
+        }
+        if !self.part.is_empty() {
+            self.send_part()?;
+        }
+        while let Some(part) = self.in_flight.pop_front() {
+            join(&self.runtime, part)?;
+        }
+        let multipart = self.multipart.as_mut().expect("started");
+        self.runtime.block_on(multipart.complete()).map(|_| ())
+    }
+
+    /// Stops the parts in flight and deletes the ones sent.
+    fn abort(&mut self) {
+        for part in self.in_flight.drain(..) {
+            part.abort();
+        }
+        if let Some(m) = &mut self.multipart {
+            // Nothing is visible under the key either way; a failed abort leaves parts that
+            // the bucket's lifecycle rule for incomplete uploads removes (docs/export.md).
+            let _ = self.runtime.block_on(m.abort());
+        }
+        self.multipart = None;
+    }
+}
+
+/// Waits for a spawned request.
+fn join(runtime: &Runtime, task: JoinHandle<object_store::Result<()>>) -> object_store::Result<()> {
+    runtime
+        .block_on(task)
+        .map_err(|e| object_store::Error::JoinError { source: e })?
+}
+
+impl Write for RemoteUpload {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.failed {
+            return Err(std::io::Error::other("the upload failed"));
+        }
+        let n = buf.len().min(PART_BYTES - self.part.len());
+        self.part.extend_from_slice(&buf[..n]);
+        self.size += n as u64;
+        if self.part.len() == PART_BYTES {
+            if let Err(e) = self.send_part() {
+                self.failed = true;
+                self.abort();
+                return Err(std::io::Error::other(error_text(&e)));
+            }
+        }
+        Ok(n)
+    }
+
+    /// Parts go out when full: a flush sends nothing (S3 takes no small parts but the last).
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Upload for RemoteUpload {
+    fn finish(mut self: Box<Self>) -> Result<u64> {
+        if self.failed {
+            return Err(Error::invalid(
+                std::path::Path::new(&self.name),
+                "the upload failed",
+            ));
+        }
+        match self.complete() {
+            Ok(()) => {
+                self.done = true;
+                Ok(self.size)
+            }
+            Err(e) => {
+                self.abort();
+                Err(failure(&self.name, e))
+            }
+        }
+    }
+}
+
+impl Drop for RemoteUpload {
+    fn drop(&mut self) {
+        if !self.done {
+            self.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+
+    /// An upload whose second part fails, as a server that stops answering would.
+    #[derive(Debug)]
+    struct FailsPart2 {
+        inner: Box<dyn MultipartUpload>,
+        parts: usize,
+        aborted: Arc<AtomicBool>,
+    }
+
+    type Pending<'a, T> =
+        std::pin::Pin<Box<dyn std::future::Future<Output = object_store::Result<T>> + Send + 'a>>;
+
+    // The trait's async methods written out as the `async_trait` macro would expand them
+    // (kseg does not depend on the macro).
+    impl MultipartUpload for FailsPart2 {
+        fn put_part(&mut self, data: PutPayload) -> object_store::UploadPart {
+            self.parts += 1;
+            if self.parts == 2 {
+                return Box::pin(async {
+                    Err(object_store::Error::Generic {
+                        store: "test",
+                        source: "connection reset".into(),
+                    })
+                });
+            }
+            self.inner.put_part(data)
+        }
+
+        fn complete<'a, 'b>(&'a mut self) -> Pending<'b, object_store::PutResult>
+        where
+            'a: 'b,
+            Self: 'b,
+        {
+            self.inner.complete()
+        }
+
+        fn abort<'a, 'b>(&'a mut self) -> Pending<'b, ()>
+        where
+            'a: 'b,
+            Self: 'b,
+        {
+            self.aborted.store(true, Ordering::SeqCst);
+            self.inner.abort()
+        }
+    }
+
+    fn memory() -> Remote {
+        Remote::over(
+            "memory://t",
+            Arc::new(object_store::memory::InMemory::new()),
+        )
+        .unwrap()
+    }
+
+    /// Parts go out as they fill, whole; a small object is one PUT.
+    #[test]
+    fn an_upload_is_its_bytes_in_parts() {
+        let store = memory();
+        let data: Vec<u8> = (0..PART_BYTES * 2 + 1000)
+            .map(|i| (i % 253) as u8)
+            .collect();
+        let mut u = store.upload("a/b").unwrap();
+        for chunk in data.chunks(100_000) {
+            u.write_all(chunk).unwrap();
+        }
+        assert_eq!(u.finish().unwrap(), data.len() as u64);
+        assert_eq!(store.read_all("a/b").unwrap(), data);
+        let mut u = store.upload("small").unwrap();
+        u.write_all(b"abc").unwrap();
+        assert_eq!(u.finish().unwrap(), 3);
+        assert_eq!(store.read_all("small").unwrap(), b"abc");
+    }
+
+    /// A part that fails: the write fails with its cause, the upload is aborted, and nothing
+    /// appears under the key.
+    #[test]
+    fn a_failed_part_aborts_the_upload() {
+        let store = memory();
+        let aborted = Arc::new(AtomicBool::new(false));
+        let loc = store.location("a/b");
+        let inner = store
+            .runtime
+            .block_on(store.store.put_multipart(&loc))
+            .unwrap();
+        let mut u = RemoteUpload {
+            store: Arc::clone(&store.store),
+            runtime: Arc::clone(&store.runtime),
+            location: loc,
+            name: store.name("a/b"),
+            part: Vec::new(),
+            multipart: Some(Box::new(FailsPart2 {
+                inner,
+                parts: 0,
+                aborted: Arc::clone(&aborted),
+            })),
+            in_flight: VecDeque::new(),
+            size: 0,
+            failed: false,
+            done: false,
+        };
+        let chunk = vec![7u8; 1 << 20];
+        let failed = (0..PART_BYTES * 5 / chunk.len())
+            .find_map(|_| u.write_all(&chunk).err())
+            .expect("a write fails");
+        assert!(failed.to_string().contains("connection reset"), "{failed}");
+        assert!(aborted.load(Ordering::SeqCst));
+        let e = Box::new(u).finish().unwrap_err().to_string();
+        assert!(e.contains("memory://t/a/b"), "{e}");
+        let e = store.len("a/b").unwrap_err().to_string();
+        assert!(e.contains("no such object"), "{e}");
     }
 }
