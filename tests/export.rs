@@ -728,3 +728,46 @@ fn a_log_dirs_future_delete_and_stray_partitions_are_skipped_unless_named() {
         (&json!(2), &json!(0))
     );
 }
+
+/// Issue 33: one partition from two directories (replicas from two brokers' log dirs) is
+/// refused before anything is written: one table would hold each offset twice. The same
+/// directory named twice is read once.
+#[test]
+fn one_partition_from_two_directories_is_refused_and_one_named_twice_read_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("broker-a"), tmp.path().join("broker-b"));
+    for logs in [&a, &b] {
+        common::write_values(logs, "orders", &[b"a".to_vec(), b"b".to_vec()]);
+        std::fs::remove_file(logs.join("SPEC.json")).unwrap();
+    }
+    let out = tmp.path().join("t.jsonl");
+    let o = out.to_str().unwrap();
+    let (code, _, err) = kseg(&[
+        "export",
+        "--format",
+        "jsonl",
+        "--out",
+        o,
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("partition orders-0 is also in") && err.contains("broker-a"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing is written");
+    let (code, report, err) = kseg(&[
+        "export",
+        "--json",
+        "--format",
+        "jsonl",
+        "--out",
+        o,
+        a.to_str().unwrap(),
+        a.join("orders-0").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["rowCount"], 2, "{report}");
+}

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::error::{Expected, Result};
+use crate::error::{Error, Expected, Result};
 use crate::format::names::{classify, parse_partition_dir, FileKind, PartitionDirState};
 use crate::format::payload::PayloadDecoder;
 use crate::ops::finding::Finding;
@@ -361,7 +361,42 @@ fn served(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, u64)> {
             _ => out.push(p.clone()),
         }
     }
-    Ok((out, skipped))
+    Ok((one_copy_each(out)?, skipped))
+}
+
+/// `dirs` with each directory once; refused when one partition comes from two directories
+/// (replicas from two brokers' log dirs, or two copies): one table would hold each of its
+/// offsets twice, as if the partition had both copies' records.
+fn one_copy_each(dirs: Vec<PathBuf>) -> Result<Vec<PathBuf>> {
+    let mut seen: BTreeMap<(String, i32), PathBuf> = BTreeMap::new();
+    let mut real_seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for d in dirs {
+        let real = std::fs::canonicalize(&d).unwrap_or_else(|_| d.clone());
+        if !real_seen.insert(real) {
+            continue;
+        }
+        let key = d
+            .file_name()
+            .and_then(|n| parse_partition_dir(&n.to_string_lossy()))
+            .map(|p| (p.topic, p.partition));
+        if let Some(key) = key {
+            if let Some(first) = seen.get(&key) {
+                return Err(Error::invalid(
+                    &d,
+                    format!(
+                        "partition {}-{} is also in {}: one table would hold each of its offsets twice; export each copy on its own (its own --out); nothing was written",
+                        key.0,
+                        key.1,
+                        first.display()
+                    ),
+                ));
+            }
+            seen.insert(key, d.clone());
+        }
+        out.push(d);
+    }
+    Ok(out)
 }
 
 /// Exports the records of `paths` (partition directories or log dirs) that `select` selects:
