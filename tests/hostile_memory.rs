@@ -812,6 +812,32 @@ fn a_legacy_wrapper_of_a_million_messages_is_read_in_bounded_memory() {
     );
 }
 
+/// A partition directory holding 100,000 files kseg cannot classify: `verify --deep` keeps a
+/// path for each (it lists them as skipped), not a task and the state of a file it read. Before,
+/// each was a task of its own whose scan was kept whole: 183 MB peak against 20 MB without
+/// them (debug build), about 1.6 KB a file; after, 52 MB, about 330 bytes a file.
+#[test]
+fn files_kseg_cannot_classify_cost_a_path_each() {
+    const FILES: u64 = 100_000;
+    let Some((_tmp, dir)) = reference_copy_in_temp("a-plain-v2") else {
+        return;
+    };
+    let args = [OsStr::new("verify"), OsStr::new("--deep"), dir.as_os_str()];
+    let (code, alone) = run_measured(kseg(), &args);
+    for i in 0..FILES {
+        std::fs::File::create(dir.join(format!("stray-{i}"))).unwrap();
+    }
+    let (with_strays, rss) = run_measured(kseg(), &args);
+    assert_eq!(with_strays, code, "kseg {args:?} exited with {with_strays}");
+    let per_file = rss.saturating_sub(alone) / FILES;
+    assert!(
+        per_file < 600,
+        "{} MiB alone, {} MiB with {FILES} files kseg cannot classify: {per_file} bytes a file",
+        alone >> 20,
+        rss >> 20
+    );
+}
+
 /// An `.index` of a million entries in decreasing order (a-plain-v2's first segment's nine
 /// entries reversed, over and over: each names a real batch, each but the first of a run is out
 /// of order and set aside for the index check's second walk, and each is an `index.order`

@@ -539,8 +539,14 @@ impl RetentionReport {
                 format!("the log deleted segments {deleted_bases:?}, the plan {planned:?}"),
             ));
         }
-        let gone: Vec<&String> = self.deleted.iter().flat_map(|d| &d.files).collect();
-        let diff = apply::diff_dirs(&self.dir, &work, &|n| !gone.iter().any(|g| *g == n))?;
+        // A set: every name of both directories is looked up in it.
+        let gone: std::collections::HashSet<&str> = self
+            .deleted
+            .iter()
+            .flat_map(|d| &d.files)
+            .map(String::as_str)
+            .collect();
+        let diff = apply::diff_dirs(&self.dir, &work, &|n| !gone.contains(n))?;
         // The broker rolls before it deletes: at no point is the log without a segment.
         let (mut out, rest): (Vec<Change>, Vec<Change>) = diff.into_iter().partition(|c| {
             self.rolled_at.is_some()
@@ -567,14 +573,22 @@ impl RetentionReport {
         if self.deleted.is_empty() {
             // Nothing to delete: only what an interrupted run left undone (its leftovers, the
             // epoch truncation), not what the load alone would change.
-            let leftovers = apply::interrupted_leftovers(&self.dir)?;
-            rest.retain(|c| leftovers.iter().any(|l| l == c.file()));
+            let leftovers: std::collections::HashSet<PathBuf> =
+                apply::interrupted_leftovers(&self.dir)?
+                    .into_iter()
+                    .collect();
+            rest.retain(|c| leftovers.contains(c.file()));
         }
         out.extend(rest);
         if let Some(tp) = &self.topic_partition {
             out.extend(checkpoint_writes(&self.checkpoint_updates, tp, scratch)?);
         }
-        let gone: Vec<PathBuf> = gone.iter().map(|n| self.dir.join(n)).collect();
+        let gone: Vec<PathBuf> = self
+            .deleted
+            .iter()
+            .flat_map(|d| &d.files)
+            .map(|n| self.dir.join(n))
+            .collect();
         out.extend(apply::replace_segments(&[], &gone)?);
         out.extend(epoch_write);
         // The staged files outlive the staging (they are in `scratch`): the placeholders

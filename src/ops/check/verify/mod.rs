@@ -135,7 +135,7 @@ impl Report {
 }
 
 /// Everything one walk of one file yields.
-#[derive(Default)]
+#[derive(Default, Clone, PartialEq)]
 struct FileScan {
     findings: Vec<Finding>,
     batches: u64,
@@ -173,6 +173,25 @@ const INDEX_ENTRY_CHECKS: [&str; 6] = [
 ];
 
 impl FileScan {
+    /// The scan of a file not read: `skipped` (kseg cannot classify it) or known by its name.
+    const fn unread(skipped: bool) -> FileScan {
+        FileScan {
+            findings: Vec::new(),
+            batches: 0,
+            records: 0,
+            first_offset: None,
+            last_offset: None,
+            epochs: Vec::new(),
+            zero_tail_slots: None,
+            snapshot_entries: Vec::new(),
+            epoch_entries: Vec::new(),
+            checkpoint_entries: Vec::new(),
+            skipped,
+            classified: !skipped,
+            entry_findings: Vec::new(),
+        }
+    }
+
     /// Whether `f` is listed: not past the bound of its check on index entries.
     fn listed(&mut self, f: &Finding) -> bool {
         if !INDEX_ENTRY_CHECKS.contains(&f.check) {
@@ -234,6 +253,49 @@ impl Sink for FileScan {
     }
 }
 
+static SKIPPED: FileScan = FileScan::unread(true);
+static CLASSIFIED: FileScan = FileScan::unread(false);
+
+/// A file's [`FileScan`] as kept: one that is only that of a file not read ([`SKIPPED`],
+/// [`CLASSIFIED`]) is shared, so a directory of 100,000 files kseg cannot classify costs a
+/// path each, not a scan each.
+struct Scanned {
+    read: Option<Box<FileScan>>,
+    unread: &'static FileScan,
+}
+
+impl Scanned {
+    fn new() -> Scanned {
+        Scanned {
+            read: Some(Box::default()),
+            unread: &SKIPPED,
+        }
+    }
+
+    /// Drops the scan of a file not read for the shared one (the walk of the file is over).
+    fn settle(&mut self) {
+        if let Some(scan) = &self.read {
+            if let Some(unread) = [&SKIPPED, &CLASSIFIED].into_iter().find(|u| **u == **scan) {
+                self.unread = unread;
+                self.read = None;
+            }
+        }
+    }
+
+    fn make_mut(&mut self) -> &mut FileScan {
+        self.read
+            .get_or_insert_with(|| Box::new(self.unread.clone()))
+    }
+}
+
+impl std::ops::Deref for Scanned {
+    type Target = FileScan;
+
+    fn deref(&self) -> &FileScan {
+        self.read.as_deref().unwrap_or(self.unread)
+    }
+}
+
 /// Collects a [`FileScan`] per file of one task, in the order the walk meets them, and feeds
 /// a segment's batches to its producer-state replay.
 #[derive(Default)]
@@ -246,7 +308,10 @@ impl Sink for Scans {
     fn event(&mut self, e: &Event<'_>) -> std::io::Result<()> {
         match e {
             Event::FileStart { path } => {
-                self.files.push((path.to_path_buf(), FileScan::default()));
+                if let Some((_, last)) = self.files.last_mut() {
+                    last.settle();
+                }
+                self.files.push((path.to_path_buf(), Scanned::new()));
             }
             // The broker stops loading at a bad CRC; the replay skips such batches.
             Event::Batch { info, entry } if info.is_valid => {
@@ -257,7 +322,7 @@ impl Sink for Scans {
             _ => {}
         }
         match self.files.last_mut() {
-            Some((_, scan)) => scan.event(e),
+            Some((_, scan)) => scan.make_mut().event(e),
             None => Ok(()),
         }
     }
@@ -290,7 +355,15 @@ struct Task {
 }
 
 /// Each file of a task with what its walk yielded.
-type FileScans = Vec<(PathBuf, FileScan)>;
+type FileScans = Vec<(PathBuf, Scanned)>;
+
+/// `files` with the last one settled too (each before it was when the next began).
+fn settled(mut files: FileScans) -> FileScans {
+    if let Some((_, last)) = files.last_mut() {
+        last.settle();
+    }
+    files
+}
 
 fn decoded_snapshot(path: &Path) -> Option<Vec<ProducerSnapshotEntry>> {
     let bytes = read_state(path, StateFile::ProducerSnapshot).ok()?;
@@ -321,7 +394,7 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
     };
     let (Some(seg), Some((log, rest))) = (&task.segment, task.files.split_first()) else {
         dump_paths(&task.files, &dump_opts, &mut scans)?;
-        return Ok(scans.files);
+        return Ok(settled(scans.files));
     };
     // Snapshots that do not decode are reported by their own walk and compared with nothing.
     let start = match seg.start_snapshot.as_deref().and_then(decoded_snapshot) {
@@ -373,15 +446,20 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         found.retain(|f| !f.check.starts_with("txnindex."));
     }
     if let Some((_, scan)) = files.first_mut() {
-        scan.findings.extend(found);
+        scan.make_mut().findings.extend(found);
     }
-    Ok(files)
+    Ok(settled(files))
 }
 
 /// Groups each unit's files into tasks: every `.log` with the index files of its base offset.
 /// Lookups by base offset go through sorted lists and maps: a partition can have many
 /// thousands of segments.
-fn tasks(units: &[Unit], kinds: &[Vec<FileKind>], log_dirs: &[PathBuf]) -> Vec<Task> {
+fn tasks(
+    units: &[Unit],
+    kinds: &[Vec<FileKind>],
+    log_dirs: &[PathBuf],
+    base_offset: Option<i64>,
+) -> Vec<Task> {
     let mut tasks = Vec::new();
     for (i, (u, kinds)) in units.iter().zip(kinds).enumerate() {
         let all = || u.files.iter().zip(kinds);
@@ -415,6 +493,8 @@ fn tasks(units: &[Unit], kinds: &[Vec<FileKind>], log_dirs: &[PathBuf]) -> Vec<T
                 _ => {}
             }
         }
+        // Files kseg cannot classify are not read: one task for all of them, not one each.
+        let mut unclassified = Vec::new();
         for (f, kind) in all() {
             let (files, segment) = match kind {
                 FileKind::Log { base_offset: base } => {
@@ -451,6 +531,10 @@ fn tasks(units: &[Unit], kinds: &[Vec<FileKind>], log_dirs: &[PathBuf]) -> Vec<T
                 {
                     continue
                 }
+                FileKind::Unknown => {
+                    unclassified.push(f.clone());
+                    continue;
+                }
                 _ => (vec![f.clone()], None),
             };
             tasks.push(Task {
@@ -459,17 +543,33 @@ fn tasks(units: &[Unit], kinds: &[Vec<FileKind>], log_dirs: &[PathBuf]) -> Vec<T
                 segment,
             });
         }
+        tasks.extend(unclassified_task(Some(i), unclassified));
     }
     for d in log_dirs {
-        for f in regular_files(d).map(|(f, _)| f).unwrap_or_default() {
+        let (unclassified, files): (Vec<PathBuf>, Vec<PathBuf>) = regular_files(d)
+            .map(|(f, _)| f)
+            .unwrap_or_default()
+            .into_iter()
+            .partition(|f| kind_of(f, base_offset).kind == FileKind::Unknown);
+        for f in files {
             tasks.push(Task {
                 unit: None,
                 files: vec![f],
                 segment: None,
             });
         }
+        tasks.extend(unclassified_task(None, unclassified));
     }
     tasks
+}
+
+/// The one task of a unit's files kseg cannot classify, if any.
+fn unclassified_task(unit: Option<usize>, files: Vec<PathBuf>) -> Option<Task> {
+    (!files.is_empty()).then_some(Task {
+        unit,
+        files,
+        segment: None,
+    })
 }
 
 fn file_name(p: &Path) -> String {
@@ -699,7 +799,7 @@ pub fn verify_paths(
         .iter()
         .map(|u| loaded_kinds(&u.files, opts.base_offset))
         .collect::<Result<_>>()?;
-    let tasks = tasks(&units, &kinds, &log_dirs);
+    let tasks = tasks(&units, &kinds, &log_dirs, opts.base_offset);
     // Each task's size, taken once: the total up front and the progress as tasks finish.
     let sized: Vec<(Task, u64)> = tasks
         .into_iter()
@@ -720,7 +820,7 @@ pub fn verify_paths(
             (t.unit, scans)
         })
         .collect();
-    let mut per_unit: Vec<Vec<(PathBuf, FileScan)>> = units.iter().map(|_| Vec::new()).collect();
+    let mut per_unit: Vec<FileScans> = units.iter().map(|_| Vec::new()).collect();
     let mut log_dir_scans = Vec::new();
     for (unit, scans) in scans {
         match unit {
@@ -779,7 +879,7 @@ pub fn verify_paths(
 fn check_partition(
     u: &Unit,
     kinds: &[FileKind],
-    scans: Vec<(PathBuf, FileScan)>,
+    scans: FileScans,
     opts: &VerifyOptions,
 ) -> PartitionReport {
     let mut findings = Vec::new();
@@ -1097,7 +1197,7 @@ fn check_epochs(
 fn check_log_dirs(
     units: &[Unit],
     partitions: &mut [PartitionReport],
-    scans: Vec<(PathBuf, FileScan)>,
+    scans: FileScans,
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     let log_dir_files: Vec<PathBuf> = scans.iter().map(|(p, _)| p.clone()).collect();

@@ -45,18 +45,36 @@ impl Steps {
     }
 }
 
-/// Whether the executor leaves `file`'s inode out of the directory for good (replaced by a
-/// write, deleted, or renamed to a name the plan then deletes): a hard link keeps it for the
-/// backup at no cost. Any other file (cut in place, or renamed to a name the broker goes on
-/// writing) is copied.
-pub(super) fn leaves_for_good(file: &Path, changes: &[Change]) -> bool {
-    match changes.iter().find(|c| c.file() == file) {
-        Some(Change::Write { .. } | Change::Delete { .. }) => true,
-        Some(Change::Rename { to, .. }) => changes
-            .iter()
-            .any(|c| matches!(c, Change::Delete { file, .. } if file == to)),
-        _ => false,
+/// The files whose inode the executor leaves out of the directory for good (replaced by a
+/// write, deleted, or renamed to a name the plan then deletes), as the first change of each
+/// file says: a hard link keeps them for the backup at no cost. Any other file (cut in place,
+/// or renamed to a name the broker goes on writing) is copied. One pass over the plan: a plan
+/// over many segments has hundreds of thousands of changes.
+pub(super) fn leaving_for_good(changes: &[Change]) -> std::collections::HashSet<&Path> {
+    use std::collections::HashSet;
+    let deleted: HashSet<&Path> = changes
+        .iter()
+        .filter_map(|c| match c {
+            Change::Delete { file, .. } => Some(file.as_path()),
+            _ => None,
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    let mut out = HashSet::new();
+    for c in changes {
+        if !seen.insert(c.file()) {
+            continue;
+        }
+        let gone = match c {
+            Change::Write { .. } | Change::Delete { .. } => true,
+            Change::Rename { to, .. } => deleted.contains(to.as_path()),
+            Change::Truncate { .. } => false,
+        };
+        if gone {
+            out.insert(c.file());
+        }
     }
+    out
 }
 
 /// The existing files `changes` touch, each once, in plan order.
@@ -155,10 +173,11 @@ pub(super) fn make_backup(
         Err(e) => return Err(Error::io(b, e)),
     }
     let mut copies = Vec::new();
+    let linkable = leaving_for_good(changes);
     for (f, _) in backed_up_files(changes)? {
         steps.next(&f)?;
         let to = b.join(f.file_name().unwrap_or_default());
-        let linked = leaves_for_good(&f, changes) && std::fs::hard_link(&f, &to).is_ok();
+        let linked = linkable.contains(f.as_path()) && std::fs::hard_link(&f, &to).is_ok();
         if !linked {
             copy_sparse(&f, &to)?;
             copies.push(to);

@@ -339,6 +339,14 @@ fn carry_out(
     owners: &mut Owners,
     steps: &mut Steps,
 ) -> Result<()> {
+    // Where the plan last deletes each file: a rename whose destination a later change
+    // deletes is done once its source is gone, whether or not the destination still is.
+    let mut last_deleted: std::collections::HashMap<&Path, usize> = Default::default();
+    for (n, c) in changes.iter().enumerate() {
+        if let Change::Delete { file, .. } = c {
+            last_deleted.insert(file, n);
+        }
+    }
     while *i < changes.len() {
         // A run of writes into one directory is carried out together ([`replace_files`]).
         let run: Vec<(&Path, &Path)> = changes[*i..]
@@ -377,11 +385,7 @@ fn carry_out(
             Change::Rename { from, to, .. } => {
                 // Done by an earlier, interrupted run: `to` is there, or a later change of
                 // this plan (two-step deletion) already unlinked it.
-                let unlinked_later = || {
-                    changes[*i..]
-                        .iter()
-                        .any(|l| matches!(l, Change::Delete { file, .. } if file == to))
-                };
+                let unlinked_later = || last_deleted.get(to.as_path()).is_some_and(|&n| n >= *i);
                 use crate::storage::files::exists;
                 if !exists(from)? && (exists(to)? || unlinked_later()) {
                     continue;

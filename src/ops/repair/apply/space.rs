@@ -118,8 +118,9 @@ pub fn space<'a>(
             .sum::<u64>();
         if let Backup::Dir(b) = backup {
             let mut backup_bytes = 0;
+            let linked = leaving_for_good(changes);
             for (f, m) in backed_up_files(changes)? {
-                if !leaves_for_good(&f, changes) {
+                if !linked.contains(f.as_path()) {
                     backup_bytes += m.blocks() * 512;
                 }
             }
