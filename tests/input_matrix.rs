@@ -61,7 +61,7 @@ const TABLE: &[Row] = &[
     ("version", None,                                   [0; 17]),
     // An empty store: no shape has a remote tier there, so nothing is examined.
     ("tiered", Some(&["tiered", "--remote", "{O}", "{P}"]), [2; 17]),
-    ("export", Some(&["export", "--out", "{O}", "{P}"]), [2, 2, 2, 2,  2,  2,  2,  0,  0,  0,  0,  2,  2,  2,  2,  2,  2]),
+    ("export", Some(&["export", "--out", "{O}", "{P}"]), [2, 2, 2, 2,  2,  2,  2,  0,  0,  0,  2,  2,  2,  2,  2,  2,  2]),
     // --remote naming no store: refused on every shape, never the local log read alone.
     ("dump", Some(&["dump", "--remote", "{O}", "{P}"]), [2; 17]),
     ("verify", Some(&["verify", "--remote", "{O}", "{P}"]), [2; 17]),
@@ -118,7 +118,7 @@ const COUNTS: &[Counted] = &[
     ("metadata", &["--json"], Count::Documents,                               [0; 17]),
     ("tiered", &["--json"], Count::Documents,                                 [0; 17]),
     // Records: three a partition.
-    ("export", &[], Count::Text("exported "),                               [0,  0,  0,  0,  0,  0,  0,  3,  3,  3,  6,  0,  0,  0,  0,  0,  0]),
+    ("export", &[], Count::Text("exported "),                               [0,  0,  0,  0,  0,  0,  0,  3,  3,  3,  0,  0,  0,  0,  0,  0,  0]),
 ];
 
 /// The value at `pointer` (see [`Count::Json`]) in `v`.
