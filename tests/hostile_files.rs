@@ -165,6 +165,30 @@ fn a_fifo_is_named_for_what_it_is() {
     assert!(err.contains("a FIFO, not a regular file"), "{err}");
 }
 
+/// A FIFO or socket without a Kafka file's name inside a partition directory is what the
+/// broker ignores: `verify` and `dump` list it as skipped and go on (verify refused the whole
+/// directory, exit 2, before); named on the command line it is still refused.
+#[test]
+fn a_fifo_or_socket_with_another_name_is_skipped_in_a_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((_, dir)) = log_dir(tmp.path()) else {
+        return;
+    };
+    let fifo = dir.join("junk");
+    make(&fifo, Hostile::Fifo);
+    let _listener = make(&dir.join("junk.sock"), Hostile::Socket);
+    for cmd in ["verify", "dump"] {
+        let out = common::kseg(&[cmd, dir.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {err}");
+        if cmd == "verify" {
+            assert!(err.contains("2 file(s) skipped"), "{cmd}: {err}");
+        }
+    }
+    let out = common::kseg(&["verify", fifo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// Files cut and regrown while `dump`, `verify --deep`, `rebuild-index` and `offsets` read
 /// them (as a broker trims and preallocates its indexes): the exit status is always one of
 /// kseg's, never a signal (the mapped indexes faulted with SIGBUS before).

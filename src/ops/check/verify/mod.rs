@@ -23,7 +23,7 @@ use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
 use crate::ops::input::{examine, kind_of, sibling, Input, Shape};
-use crate::ops::inspect::dump::{dump_paths, dump_segment, DumpOptions, Event, Sink};
+use crate::ops::inspect::dump::{dump_listed, dump_segment, DumpOptions, Event, Sink};
 use crate::ops::partition::{LogStart, LogStartSource};
 use crate::storage::files::{read_state, StateFile};
 use crate::storage::loader::{plan_leftovers, DeletedBecause};
@@ -393,7 +393,7 @@ fn scan_task(task: &Task, opts: &VerifyOptions) -> Result<FileScans> {
         ..dump_opts
     };
     let (Some(seg), Some((log, rest))) = (&task.segment, task.files.split_first()) else {
-        dump_paths(&task.files, &dump_opts, &mut scans)?;
+        dump_listed(&task.files, &dump_opts, &mut scans)?;
         return Ok(settled(scans.files));
     };
     // Snapshots that do not decode are reported by their own walk and compared with nothing.

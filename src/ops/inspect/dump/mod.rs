@@ -407,6 +407,17 @@ pub fn dump_paths(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) ->
     Ok(w.outcome)
 }
 
+/// [`dump_paths`] of entries a directory listing gave (the caller examined what the user
+/// named): each walked as a directory's entry is, one that is no file (a FIFO, a socket) and
+/// has no Kafka file's name listed as skipped, not refused.
+pub fn dump_listed(paths: &[PathBuf], opts: &DumpOptions, sink: &mut dyn Sink) -> Result<Outcome> {
+    let mut w = Walker::new(opts, sink);
+    for p in paths {
+        w.path(p)?;
+    }
+    Ok(w.outcome)
+}
+
 /// Whether `p`'s name is that of a file of record batches: a segment's `.log`, a KRaft snapshot
 /// or the bootstrap checkpoint.
 fn holds_records(p: &Path) -> bool {
