@@ -5,8 +5,10 @@
 //! and the active one), tiers its closed segments into a local directory and into moto's S3
 //! server, then times, in one run, `kseg tiered --deep` (every remote segment read: framing,
 //! CRCs, offset index) through S3 and through the directory, and `kseg verify --deep` of the
-//! untiered partition on local disk, the baseline of the ratios. Each is a `kseg` process: its
-//! peak RSS is printed too (goal: under 64 MiB plus chunk size × requests in flight).
+//! untiered partition on local disk, the baseline of the ratios. Through S3 it runs with the
+//! default read-ahead and with none (`--remote-requests 0`: one ranged GET at a time). Each is
+//! a `kseg` process, run `KSEG_BENCH_REPEATS` times (default 3): the median time and the
+//! largest peak RSS are printed (goal: under 64 MiB plus chunk size × requests in flight).
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -69,6 +71,7 @@ fn main() {
     }
     let options = kseg::storage::store::RemoteOptions {
         endpoint: Some(endpoint.clone()),
+        ..Default::default()
     };
     let local_tier = tmp.path().join("tier");
     let local = local_tier.display().to_string();
@@ -90,20 +93,30 @@ fn main() {
         common::load_average()
     );
     let d = dir.display().to_string();
-    let (base, base_rss) = run(&["verify", "--deep", "-q", &d], &env);
-    let (disk, disk_rss) = run(&["tiered", "--deep", "--remote", &local, &d], &env);
-    let (s3, s3_rss) = run(
-        &[
+    let repeats = common::env_u64("KSEG_BENCH_REPEATS", 3) as usize;
+    // The median time and the largest peak RSS of `repeats` runs.
+    let measure = |args: &[&str]| {
+        let runs: Vec<(f64, i64)> = (0..repeats).map(|_| run(args, &env)).collect();
+        let rss = runs.iter().map(|r| r.1).max().unwrap_or(0);
+        (common::median(runs.into_iter().map(|r| r.0).collect()), rss)
+    };
+    let s3_args = |extra: &[&'static str]| {
+        let mut args = vec![
             "tiered",
             "--deep",
             "--remote",
             "s3://bench/cluster",
             "--remote-endpoint",
-            &endpoint,
-            &d,
-        ],
-        &env,
-    );
+            endpoint.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        args.push(d.as_str());
+        args
+    };
+    let (base, base_rss) = measure(&["verify", "--deep", "-q", &d]);
+    let (disk, disk_rss) = measure(&["tiered", "--deep", "--remote", &local, &d]);
+    let (s3, s3_rss) = measure(&s3_args(&[]));
+    let (s3_one, s3_one_rss) = measure(&s3_args(&["--remote-requests", "0"]));
     drop(moto);
     let rate = |s: f64| (tiered >> 20) as f64 / s;
     println!(
@@ -121,5 +134,11 @@ fn main() {
         s3_rss >> 10,
         s3 / base,
         rate(s3)
+    );
+    println!(
+        "  same, --remote-requests 0 (no read-ahead): {s3_one:7.2} s  peak RSS {:4} MiB  {:5.2}x  {:6.1} MiB/s",
+        s3_one_rss >> 10,
+        s3_one / base,
+        rate(s3_one)
     );
 }
