@@ -5,11 +5,12 @@
 //! and the active one), tiers its closed segments into a local directory and into moto's S3
 //! server, then times, in one run, `kseg tiered --deep` (every remote segment read: framing,
 //! CRCs, offset index) through S3 and through the directory, and `kseg verify --deep` of the
-//! untiered partition on local disk, the baseline of the ratios. Each is a `kseg` process: its
-//! peak RSS is printed too (goal: under 64 MiB plus chunk size × requests in flight).
+//! untiered partition on local disk, the baseline of the ratios. Through S3 it runs with the
+//! default read-ahead and with none (`--remote-requests 0`: one ranged GET at a time). Each is
+//! a `kseg` process, run `KSEG_BENCH_REPEATS` times (default 3): the median time and the
+//! largest peak RSS are printed (goal: under 64 MiB plus chunk size × requests in flight).
 
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 use kseg::format::Compression;
 
@@ -17,27 +18,30 @@ mod common;
 #[path = "../tests/common/moto.rs"]
 mod moto;
 
-/// Runs `kseg ARGS` to completion: seconds and peak RSS in KiB (`wait4`).
-// Waited for by `wait4`, which gives the child's rusage, not by `Child::wait`.
-#[allow(clippy::zombie_processes)]
+/// Times a command and reads its peak RSS from its parent's `RUSAGE_CHILDREN`: a small
+/// python3 process runs it, since a child spawned from this process (which holds the partition
+/// it wrote) is charged this process's resident memory at the exec.
+const MEASURE: &str = "import resource, subprocess, sys, time
+t = time.perf_counter()
+code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)";
+
+/// Runs `kseg ARGS` to completion: seconds and peak RSS in KiB.
 fn run(args: &[&str], env: &[(&str, &str)]) -> (f64, i64) {
-    let start = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_kseg"))
+    let out = Command::new("python3")
+        .args(["-c", MEASURE, env!("CARGO_BIN_EXE_kseg")])
         .args(args)
         .envs(env.iter().copied())
-        .stdout(Stdio::null())
-        .spawn()
+        .stderr(Stdio::inherit())
+        .output()
         .unwrap();
-    let mut status = 0;
-    // SAFETY: wait4 fills the status and rusage it is given, for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
-    assert_eq!(pid, child.id() as i32);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let fields: Vec<&str> = text.split_whitespace().collect();
     assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "kseg {args:?}: {status}"
+        out.status.success() && fields.len() == 3 && fields[2] == "0",
+        "kseg {args:?}: {text}"
     );
-    (start.elapsed().as_secs_f64(), usage.ru_maxrss)
+    (fields[0].parse().unwrap(), fields[1].parse().unwrap())
 }
 
 fn main() {
@@ -69,6 +73,7 @@ fn main() {
     }
     let options = kseg::storage::store::RemoteOptions {
         endpoint: Some(endpoint.clone()),
+        ..Default::default()
     };
     let local_tier = tmp.path().join("tier");
     let local = local_tier.display().to_string();
@@ -90,20 +95,30 @@ fn main() {
         common::load_average()
     );
     let d = dir.display().to_string();
-    let (base, base_rss) = run(&["verify", "--deep", "-q", &d], &env);
-    let (disk, disk_rss) = run(&["tiered", "--deep", "--remote", &local, &d], &env);
-    let (s3, s3_rss) = run(
-        &[
+    let repeats = common::env_u64("KSEG_BENCH_REPEATS", 3) as usize;
+    // The median time and the largest peak RSS of `repeats` runs.
+    let measure = |args: &[&str]| {
+        let runs: Vec<(f64, i64)> = (0..repeats).map(|_| run(args, &env)).collect();
+        let rss = runs.iter().map(|r| r.1).max().unwrap_or(0);
+        (common::median(runs.into_iter().map(|r| r.0).collect()), rss)
+    };
+    let s3_args = |extra: &[&'static str]| {
+        let mut args = vec![
             "tiered",
             "--deep",
             "--remote",
             "s3://bench/cluster",
             "--remote-endpoint",
-            &endpoint,
-            &d,
-        ],
-        &env,
-    );
+            endpoint.as_str(),
+        ];
+        args.extend_from_slice(extra);
+        args.push(d.as_str());
+        args
+    };
+    let (base, base_rss) = measure(&["verify", "--deep", "-q", &d]);
+    let (disk, disk_rss) = measure(&["tiered", "--deep", "--remote", &local, &d]);
+    let (s3, s3_rss) = measure(&s3_args(&[]));
+    let (s3_one, s3_one_rss) = measure(&s3_args(&["--remote-requests", "0"]));
     drop(moto);
     let rate = |s: f64| (tiered >> 20) as f64 / s;
     println!(
@@ -121,5 +136,11 @@ fn main() {
         s3_rss >> 10,
         s3 / base,
         rate(s3)
+    );
+    println!(
+        "  same, --remote-requests 0 (no read-ahead): {s3_one:7.2} s  peak RSS {:4} MiB  {:5.2}x  {:6.1} MiB/s",
+        s3_one_rss >> 10,
+        s3_one / base,
+        rate(s3_one)
     );
 }

@@ -337,7 +337,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__diff)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -356,6 +356,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -379,7 +387,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__digest)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --from-offset --to-offset --with-epochs --segments --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --from-offset --to-offset --with-epochs --segments --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -398,6 +406,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -429,7 +445,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-q -h -V --files --remote --remote-endpoint --remote-layout --remote-key --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --files --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -452,6 +468,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1091,7 +1115,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__locate)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1110,6 +1134,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1213,7 +1245,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__offsets)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --time --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --time --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1232,6 +1264,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1475,7 +1515,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__stats)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --deep --by --now --top --json --max-batch-bytes --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --by --now --top --json --max-batch-bytes --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1494,6 +1534,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1537,7 +1585,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__tiered)
-            opts="-h -V --remote-endpoint --remote-layout --remote-key --deep --json --remote --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --json --remote --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1552,6 +1600,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1579,7 +1635,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__txns)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1598,6 +1654,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1637,7 +1701,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__verify)
-            opts="-q -h -V --remote --remote-endpoint --remote-layout --remote-key --deep --json --format --strict --base-offset --max-batch-bytes --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --json --format --strict --base-offset --max-batch-bytes --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1656,6 +1720,14 @@ _kseg() {
                     return 0
                     ;;
                 --remote-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-chunk-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-requests)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

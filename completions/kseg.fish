@@ -64,6 +64,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-endpoint -d 'T
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-message-size -d 'Accepted for kafka-dump-log compatibility (its window read at each indexed position); kseg checks index entries against a walk of the log, where no batch is too large' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-bytes -d 'Log files: read at most this many bytes from the start of each file' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l max-batch-bytes -d 'The most bytes one batch may decompress to; a larger one is reported unchecked (`batch.unchecked`, a warning) and memory use is bounded by this plus a constant' -r
@@ -151,6 +153,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-endpoint -d 
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l format -r -f -a "table\t'A summary table per partition, then each finding'
 tsv\t'The same with the table as tab-separated values and a header line (what `--tsv` gives)'
 json\t'The full report as one JSON document (schema in schemas/, keys in docs/json.md)'
@@ -333,6 +337,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-endpoint -d
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time -d '`earliest` (the log start offset), `latest` (the log end offset), `max-timestamp` (the record with the largest timestamp; -1, -2, -3 as kafka-get-offsets.sh), or a time (the first offset whose timestamp is at or after it, as the broker searches): epoch ms, RFC 3339, a local date-time (`2016-11-18 08:05`, `2016-11-18`) or relative (`-1h`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l time-format -d 'How the text shows times: RFC 3339 in UTC (the default, with ages; in the local zone with --local), in the local zone (`local`), or epoch milliseconds (`ms`, as Kafka stores them). JSON keeps ms' -r -f -a "ms\t'Epoch milliseconds, as Kafka stores and kafka-dump-log prints them'
 rfc3339\t'RFC 3339 in UTC (`2026-01-01T00:00:00.009Z`), or in the local zone with `--local`'
@@ -354,6 +360,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-endpoint -d 
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
 always\t''
@@ -371,6 +379,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-endpoint -d '
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l by -d 'What to count separately (a table each); a total follows when there is more than one' -r -f -a "segment\t''
 partition\t''
 topic\t''
@@ -399,6 +409,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-endpoint -d 'T
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l now -d 'The time open transactions are aged at; default: now. Any time form (epoch ms, RFC 3339, `2016-11-18 08:05` local, `-1h`)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l transaction-max-timeout-ms -d '`transaction.max.timeout.ms`: an open transaction whose producer wrote nothing for longer hangs (as `kafka-transactions.sh find-hanging` judges)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l txn-log -d 'A `__transaction_state` partition directory: each producer\'s transactional id and the coordinator\'s state of it, and where the two sides disagree (exit status 1)' -r -F
@@ -437,6 +449,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-endpoint -d 'T
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
 always\t''
@@ -454,6 +468,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-endpoint -d 
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l from-offset -d 'First offset to hash (inclusive)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l to-offset -d 'Last offset to hash (inclusive)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
@@ -474,6 +490,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-endpoint -d 
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''

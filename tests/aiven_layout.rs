@@ -13,7 +13,7 @@ use kseg::format::aiven::segment::write_segment;
 use kseg::format::aiven::{SegmentFiles, SegmentKey, Suffix, WriteOptions};
 use kseg::format::checkpoint::uuid_to_base64;
 use kseg::storage::log_reader::{LogReader, Step};
-use kseg::storage::store::{self, RemoteOptions};
+use kseg::storage::store::{self, ReadAhead, RemoteOptions};
 use kseg::storage::tiered::{self, Aiven, Layout, RemotePartition};
 use rsa::rand_core::OsRng;
 
@@ -103,8 +103,22 @@ fn tiered_partitions_read_back_through_the_store_entry_for_entry() {
             };
             let topic_id = [7u8; 16];
             let count = tier(&dir, root.path(), &options, topic_id);
-            let store =
-                store::open(root.path().to_str().unwrap(), &RemoteOptions::default()).unwrap();
+            // Ranged reads of a few chunks, started ahead: through object_store (file://) for
+            // the encrypted ones, else the directory store. A 4096-byte chunk is a read alone.
+            let read_ahead = ReadAhead {
+                chunk_bytes: 3000,
+                requests: 2,
+            };
+            let location = if encrypt {
+                format!("file://{}", root.path().display())
+            } else {
+                root.path().display().to_string()
+            };
+            let remote_options = RemoteOptions {
+                read_ahead,
+                ..RemoteOptions::default()
+            };
+            let store = store::open(&location, &remote_options).unwrap();
             let objects = store.list("").unwrap();
             let detected =
                 tiered::detect(store.as_ref(), &objects, None, &Default::default()).unwrap();

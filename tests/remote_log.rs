@@ -218,6 +218,7 @@ fn every_reference_scenario_reads_the_same_across_tiers() {
     moto::create_bucket(&moto.endpoint, BUCKET);
     let options = RemoteOptions {
         endpoint: Some(moto.endpoint.clone()),
+        ..RemoteOptions::default()
     };
     let tmp = tempfile::tempdir().unwrap();
     let mut tiered_count = 0;

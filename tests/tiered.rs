@@ -401,19 +401,14 @@ fn s3_server_listing_ranged_reads_and_failures() {
     let dir = log_dir.join("orders-0");
     let dir_s = dir.display().to_string();
     let endpoint = moto.endpoint.clone();
-    let base = [
-        "tiered",
-        "--json",
-        "--deep",
-        "--remote-endpoint",
-        &endpoint,
-        "--remote",
-    ];
-    let run = |remote: &str| {
+    let base = ["tiered", "--json", "--deep", "--remote-endpoint", &endpoint];
+    let run_with = |options: &[&str], remote: &str| {
         let mut args = base.to_vec();
-        args.extend([remote, &dir_s]);
+        args.extend(options);
+        args.extend(["--remote", remote, &dir_s]);
         kseg_s3(&args)
     };
+    let run = |remote: &str| run_with(&[], remote);
     let (code, out, err) = run("s3://tier/cluster1");
     assert_eq!(code, 0, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
@@ -449,6 +444,13 @@ fn s3_server_listing_ranged_reads_and_failures() {
         strip(&report),
         strip(&serde_json::from_str(&local).unwrap())
     );
+    // Ranged GETs of 100 bytes, three ahead: the same answers.
+    let (code, small, err) = run_with(
+        &["--remote-chunk-bytes", "100", "--remote-requests", "3"],
+        "s3://tier/cluster1",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(report, serde_json::from_str::<Value>(&small).unwrap());
     // A bucket that does not exist: an error naming it.
     let (code, _, err) = run("s3://nobucket/cluster1");
     assert_eq!(code, 2);
@@ -460,4 +462,120 @@ fn s3_server_listing_ranged_reads_and_failures() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("s3://tier/cluster1"), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// A TCP relay on 127.0.0.1 in front of the server on `upstream`, which stops as a server that
+/// goes down does: part way through the answer to the first ranged GET of a `.log` object (its
+/// headers and one byte of its body pass), every connection closes and no more are accepted.
+/// Returns its endpoint.
+fn failing_relay(upstream: u16) -> String {
+    use std::io::{Read, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::{Arc, Mutex};
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let stopped = Arc::new(AtomicBool::new(false));
+    let open: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+    let stop = {
+        let (stopped, open) = (Arc::clone(&stopped), Arc::clone(&open));
+        move || {
+            stopped.store(true, SeqCst);
+            for s in open.lock().unwrap().iter() {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+    };
+    std::thread::spawn(move || {
+        while !stopped.load(SeqCst) {
+            let client = match listener.accept() {
+                Ok((c, _)) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    continue;
+                }
+                Err(e) => panic!("{e}"),
+            };
+            client.set_nonblocking(false).unwrap();
+            let server = TcpStream::connect(("127.0.0.1", upstream)).unwrap();
+            open.lock()
+                .unwrap()
+                .extend([client.try_clone().unwrap(), server.try_clone().unwrap()]);
+            // Whether this connection carries a ranged GET of a .log object.
+            let log_get = Arc::new(AtomicBool::new(false));
+            let (mut from_client, mut to_server) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (asked, done) = (Arc::clone(&log_get), Arc::clone(&stopped));
+            std::thread::spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                while let Ok(n @ 1..) = from_client.read(&mut buf) {
+                    let text = String::from_utf8_lossy(&buf[..n]).to_lowercase();
+                    if text.contains(".log http/1.1") && text.contains("\r\nrange:") {
+                        asked.store(true, SeqCst);
+                    }
+                    if done.load(SeqCst) || to_server.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+                let _ = to_server.shutdown(Shutdown::Write);
+            });
+            let (mut from_server, mut to_client) = (server, client);
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let (mut buf, mut answer) = (vec![0u8; 1 << 16], Vec::new());
+                while let Ok(n @ 1..) = from_server.read(&mut buf) {
+                    if !log_get.load(SeqCst) {
+                        if to_client.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                        continue;
+                    }
+                    answer.extend_from_slice(&buf[..n]);
+                    if let Some(end) = answer.windows(4).position(|w| w == b"\r\n\r\n") {
+                        if answer.len() > end + 4 {
+                            let _ = to_client.write_all(&answer[..end + 5]);
+                            stop();
+                            break;
+                        }
+                    }
+                }
+                let _ = to_client.shutdown(Shutdown::Write);
+            });
+        }
+    });
+    endpoint
+}
+
+#[test]
+fn s3_server_stopped_mid_read_is_an_error_naming_the_object() {
+    let Some(moto) = moto::start_or_skip(&[]) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (log_dir, root, segments) = setup(tmp.path());
+    write_metadata(&log_dir, &segments);
+    upload(&moto.endpoint, "tier", "cluster1", root.parent().unwrap());
+    let port = moto.endpoint.rsplit(':').next().unwrap().parse().unwrap();
+    let relay = failing_relay(port);
+    let dir = log_dir.join("orders-0").display().to_string();
+    let (code, _, err) = kseg_s3(&[
+        "tiered",
+        "--deep",
+        "--remote-endpoint",
+        &relay,
+        "--remote",
+        "s3://tier/cluster1",
+        &dir,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    // A segment's log, by its URL: the object whose read was cut.
+    let named = segments.iter().any(|t| {
+        err.contains(&format!(
+            "s3://tier/cluster1/kafka-tiered-storage/{}",
+            remote_name(t.start, &t.id, ".log")
+        ))
+    });
+    assert!(named, "{err}");
 }

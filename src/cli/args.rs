@@ -398,6 +398,16 @@ pub struct RemoteArgs {
     /// encryption.key.pairs.ID); without it the key is tried for any id.
     #[arg(long, value_name = "[ID=]FILE.pem", value_parser = key_file)]
     pub remote_key: Vec<(Option<String>, PathBuf)>,
+    /// Bytes per ranged read of a remote object [default: 16777216]. Memory per object read:
+    /// at most this times (--remote-requests + 1).
+    #[arg(long, value_name = "BYTES", requires = "remote",
+          value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    pub remote_chunk_bytes: Option<u64>,
+    /// Ranged reads started ahead of the one being worked on, reading an object forward
+    /// [default: 2]; 0 reads one range at a time.
+    #[arg(long, value_name = "N", requires = "remote",
+          value_parser = clap::value_parser!(u64).range(0..=64))]
+    pub remote_requests: Option<u64>,
 }
 
 /// `[ID=]FILE.pem`: a key file and the key pair id it is configured under (the text before the
@@ -415,8 +425,15 @@ pub fn key_file(s: &str) -> Result<(Option<String>, PathBuf), String> {
 
 impl RemoteArgs {
     pub fn options(&self) -> crate::storage::store::RemoteOptions {
+        let default = crate::storage::store::ReadAhead::default();
         crate::storage::store::RemoteOptions {
             endpoint: self.remote_endpoint.clone(),
+            read_ahead: crate::storage::store::ReadAhead {
+                chunk_bytes: self.remote_chunk_bytes.unwrap_or(default.chunk_bytes),
+                requests: self
+                    .remote_requests
+                    .map_or(default.requests, |n| n as usize),
+            },
         }
     }
 

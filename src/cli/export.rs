@@ -213,7 +213,10 @@ fn output(out: &Path, format: Format, endpoint: Option<String>) -> crate::Result
     let Some(location) = out.to_str() else {
         return Err(crate::Error::invalid(out, "--out is not UTF-8"));
     };
-    let options = RemoteOptions { endpoint };
+    let options = RemoteOptions {
+        endpoint,
+        ..RemoteOptions::default()
+    };
     if out.extension() != Some(format.extension().as_ref()) {
         return Ok(Layout::Hive(store::output(location, &options)?));
     }

@@ -327,8 +327,8 @@ impl SegmentReader {
     }
 
     /// The chunks that hold original bytes `[start, start + len)`: a ranged read fetches
-    /// each one's `transformed_range()` of the `.log` object and reverts it with
-    /// [`SegmentReader::decode_chunk`], so it holds one chunk per request in flight.
+    /// their `transformed_range()`s of the `.log` object, and each is reverted with
+    /// [`SegmentReader::decode_chunk`].
     pub fn chunks(&self, start: u64, len: u64) -> impl Iterator<Item = Chunk> + '_ {
         let index = &self.manifest.chunk_index;
         index.chunks_for_range(start, len).map(|i| index.chunk(i))

@@ -5,8 +5,9 @@
 //! `LogReader` reads like a file.
 //!
 //! Two implementations: [`Local`] (a plain directory, no runtime) and [`Remote`] (the
-//! `object_store` crate: `s3://`, `file://`, `memory://`), which owns a small tokio runtime so
-//! the rest of kseg stays synchronous.
+//! `object_store` crate: `s3://`, `file://`, `memory://`), which owns a small tokio runtime,
+//! driven by a thread of its own so that reads started ahead progress while kseg works on the
+//! bytes it has; the rest of kseg stays synchronous.
 
 mod local;
 mod object;
@@ -14,6 +15,7 @@ mod remote;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -29,15 +31,100 @@ pub struct ObjectInfo {
     pub size: u64,
 }
 
+/// How an object is read forward: ranged reads of `chunk_bytes`, `requests` of them started
+/// ahead of the one being worked on (`--remote-chunk-bytes`, `--remote-requests`). An open
+/// object buffers at most `chunk_bytes × (requests + 1)` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadAhead {
+    pub chunk_bytes: u64,
+    pub requests: usize,
+}
+
+impl Default for ReadAhead {
+    /// Large reads, so that a request's latency is a small part of its transfer; two ahead, so
+    /// one is still arriving while the next is being waited for.
+    fn default() -> Self {
+        ReadAhead {
+            chunk_bytes: 16 << 20,
+            requests: 2,
+        }
+    }
+}
+
+/// A read started by [`Store::start_read`]; its bytes come with [`PendingRead::wait`]. Dropped
+/// unwaited (the reader jumped elsewhere), its request is cancelled.
+pub struct PendingRead {
+    /// The object's name, for a read that ends with no answer.
+    name: String,
+    state: Pending,
+}
+
+enum Pending {
+    /// Sent by a task of a store's runtime.
+    Task {
+        bytes: Receiver<Result<Vec<u8>>>,
+        _cancel: CancelOnDrop,
+    },
+    /// A read that costs nothing to start: done when waited for.
+    Later(Box<dyn FnOnce() -> Result<Vec<u8>> + Send>),
+}
+
+/// Cancels a task when dropped (after the task ended, it does nothing).
+struct CancelOnDrop(tokio::task::AbortHandle);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl PendingRead {
+    fn task(
+        name: String,
+        bytes: Receiver<Result<Vec<u8>>>,
+        task: tokio::task::AbortHandle,
+    ) -> Self {
+        PendingRead {
+            name,
+            state: Pending::Task {
+                bytes,
+                _cancel: CancelOnDrop(task),
+            },
+        }
+    }
+
+    fn later(name: String, read: impl FnOnce() -> Result<Vec<u8>> + Send + 'static) -> Self {
+        PendingRead {
+            name,
+            state: Pending::Later(Box::new(read)),
+        }
+    }
+
+    /// The bytes, once they have all arrived; a failed request is an error naming the object.
+    pub fn wait(self) -> Result<Vec<u8>> {
+        match self.state {
+            Pending::Task { bytes, .. } => bytes.recv().unwrap_or_else(|_| {
+                Err(Error::invalid(
+                    Path::new(&self.name),
+                    "the read stopped with no answer (the store was closed)",
+                ))
+            }),
+            Pending::Later(read) => read(),
+        }
+    }
+}
+
 /// What the engine reads from a store. Keys are relative to the root the store was opened at.
 pub trait Store: Send + Sync {
     /// How an object is named in messages: the URL (or path) a user can look it up by.
     fn name(&self, key: &str) -> String;
     /// The object's size in bytes; a missing object is an error naming it.
     fn len(&self, key: &str) -> Result<u64>;
-    /// The bytes `range` of the object, each range fetched by its own request, several in
-    /// flight; a range past the end is an error.
-    fn read_ranges(&self, key: &str, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>>;
+    /// Starts reading the bytes `range` of the object; they arrive while the caller does other
+    /// work. A range past the end is an error when waited for.
+    fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead;
+    /// How objects of this store are read forward.
+    fn read_ahead(&self) -> ReadAhead;
     /// Every object under `prefix` (all depths), sorted by key.
     fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>>;
     /// Stores `bytes` as `key`, whole (what a tiered-storage plugin's copy does).
@@ -47,18 +134,15 @@ pub trait Store: Send + Sync {
     /// only when [`Upload::finish`] succeeds; an upload dropped before that leaves nothing.
     fn upload(&self, key: &str) -> Result<Box<dyn Upload>>;
 
+    /// The bytes `range` of the object, read now.
+    fn read_range(&self, key: &str, range: Range<u64>) -> Result<Vec<u8>> {
+        self.start_read(key, range).wait()
+    }
+
     /// The whole object (small ones: indexes, checkpoints, snapshots).
     fn read_all(&self, key: &str) -> Result<Vec<u8>> {
         let len = self.len(key)?;
-        if len == 0 {
-            // An empty range is no valid request.
-            return Ok(Vec::new());
-        }
-        let whole = 0..len;
-        Ok(self
-            .read_ranges(key, std::slice::from_ref(&whole))?
-            .pop()
-            .unwrap_or_default())
+        self.read_range(key, 0..len)
     }
 
     /// The path under which errors about `key` are reported.
@@ -88,7 +172,7 @@ pub fn open(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
                  file:///dir, or a local directory)",
             ));
         }
-        Ok(Arc::new(Local::new(p)))
+        Ok(Arc::new(Local::new(p, options.read_ahead)))
     }
 }
 
@@ -108,7 +192,7 @@ pub fn output(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>>
     match local_dir(location) {
         Some(dir) => {
             std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            Ok(Arc::new(Local::new(&dir)))
+            Ok(Arc::new(Local::new(&dir, options.read_ahead)))
         }
         None => Ok(Arc::new(Remote::open(location, options)?)),
     }

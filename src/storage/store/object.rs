@@ -1,49 +1,68 @@
-//! One object read like a file: positional reads served from a window of chunks fetched by
-//! ranged GETs, several in flight when reading goes forward. Memory stays at most
-//! `CHUNK_BYTES × IN_FLIGHT` per open object, whatever the object's size.
+//! One object read like a file: positional reads served from ranged reads of
+//! [`ReadAhead::chunk_bytes`]. Reading forward, the next [`ReadAhead::requests`] ranges are
+//! started before the current one is worked on, so that transfer and work overlap; a jump
+//! cancels them and reads only where it landed. An open object buffers at most
+//! `chunk_bytes × (requests + 1)` bytes (and one decoded chunk of an Aiven segment), whatever
+//! its size.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::Store;
+use super::{PendingRead, ReadAhead, Store};
 use crate::error::{Error, Result};
-use crate::format::aiven::{Chunk, SegmentReader};
-
-/// Bytes per ranged GET: large enough that request latency is a small part of a walk.
-pub const CHUNK_BYTES: u64 = 4 << 20;
-/// Ranged GETs in flight while reading forward.
-pub const IN_FLIGHT: u64 = 4;
+use crate::format::aiven::SegmentReader;
 
 pub struct RemoteObject {
     store: Arc<dyn Store>,
     key: String,
+    /// How many bytes reads see: the object's, or the segment's an Aiven object decodes to.
     len: u64,
-    /// Object bytes `[window_pos, window_pos + window.len())`.
+    read_ahead: ReadAhead,
+    /// The range worked on, and its stored bytes.
+    current: Piece,
+    bytes: Vec<u8>,
+    /// The ranges started after it, in order.
+    ahead: VecDeque<(Piece, PendingRead)>,
+    /// Aiven's chunked `.log` objects: None when the object is the file.
+    chunked: Option<Chunked>,
+}
+
+/// One ranged read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Piece {
+    /// The positions reads see that it holds.
+    span: Range<u64>,
+    /// Its bytes in the stored object.
+    stored: Range<u64>,
+}
+
+impl Piece {
+    const NONE: Piece = Piece {
+        span: 0..0,
+        stored: 0..0,
+    };
+}
+
+/// An Aiven `.log` object: the reader that maps the segment's positions to chunks and decodes
+/// them, and the chunk decoded last (segment bytes `[window_pos, window_pos + window.len())`).
+struct Chunked {
+    reader: Arc<SegmentReader>,
     window: Vec<u8>,
     window_pos: u64,
-    /// Aiven's chunked `.log` objects: the reader that maps the segment's positions to chunks
-    /// and decodes them (`len` is then the segment's size). None: the object is the file.
-    chunked: Option<Arc<SegmentReader>>,
 }
 
 impl RemoteObject {
     /// Opens `key` (one HEAD request: its size; a missing object is an error naming it).
     pub fn open(store: Arc<dyn Store>, key: &str) -> Result<Self> {
         let len = store.len(key)?;
-        Ok(RemoteObject {
-            store,
-            key: key.to_string(),
-            len,
-            window: Vec::new(),
-            window_pos: 0,
-            chunked: None,
-        })
+        Ok(Self::over(store, key, len, None))
     }
 
-    /// Opens an Aiven `.log` object read as the segment it decodes to: only the chunks a read
-    /// needs are fetched (adjacent ones in requests of up to `CHUNK_BYTES`), so memory stays
-    /// within `IN_FLIGHT` requests plus a chunk.
+    /// Opens an Aiven `.log` object read as the segment it decodes to: its chunks are fetched
+    /// whole, adjacent ones together in ranged reads of up to `chunk_bytes` (a larger chunk is
+    /// a read of its own), and decoded one at a time as reads reach them.
     pub fn open_chunked(
         store: Arc<dyn Store>,
         key: &str,
@@ -60,14 +79,26 @@ impl RemoteObject {
                 ),
             ));
         }
-        Ok(RemoteObject {
-            len: u64::from(index.original_file_size),
-            store,
-            key: key.to_string(),
+        let len = u64::from(index.original_file_size);
+        let chunked = Chunked {
+            reader,
             window: Vec::new(),
             window_pos: 0,
-            chunked: Some(reader),
-        })
+        };
+        Ok(Self::over(store, key, len, Some(chunked)))
+    }
+
+    fn over(store: Arc<dyn Store>, key: &str, len: u64, chunked: Option<Chunked>) -> Self {
+        RemoteObject {
+            read_ahead: store.read_ahead(),
+            store,
+            key: key.to_string(),
+            len,
+            current: Piece::NONE,
+            bytes: Vec::new(),
+            ahead: VecDeque::new(),
+            chunked,
+        }
     }
 
     pub fn len(&self) -> u64 {
@@ -88,78 +119,118 @@ impl RemoteObject {
         if pos >= self.len || buf.is_empty() {
             return Ok(0);
         }
-        let window_end = self.window_pos + self.window.len() as u64;
-        if pos < self.window_pos || pos >= window_end {
-            // Reading on from the window's end fetches ahead; a jump fetches one chunk.
-            let ahead = if pos == window_end && !self.window.is_empty() {
-                IN_FLIGHT
-            } else {
-                1
-            };
-            self.fetch(pos, ahead)?;
+        if !self.current.span.contains(&pos) {
+            self.advance(pos)?;
         }
-        let start = (pos - self.window_pos) as usize;
-        let n = buf.len().min(self.window.len() - start);
-        buf[..n].copy_from_slice(&self.window[start..start + n]);
+        let (bytes, start) = match &mut self.chunked {
+            None => (&self.bytes[..], self.current.span.start),
+            Some(c) => {
+                if !(c.window_pos..c.window_pos + c.window.len() as u64).contains(&pos) {
+                    c.decode(pos, &self.current, &self.bytes)
+                        .map_err(|e| Error::decode(&self.store.path_of(&self.key), 0, e))?;
+                }
+                (&c.window[..], c.window_pos)
+            }
+        };
+        let from = (pos - start) as usize;
+        let n = buf.len().min(bytes.len() - from);
+        buf[..n].copy_from_slice(&bytes[from..from + n]);
         Ok(n)
     }
 
-    fn fetch(&mut self, pos: u64, chunks: u64) -> Result<()> {
-        if let Some(reader) = self.chunked.clone() {
-            return self.fetch_chunks(&reader, pos, chunks);
+    /// Makes the range holding `pos` the current one: the one started ahead for it, else a
+    /// read started now. Reading forward, the ranges after it are started too.
+    fn advance(&mut self, pos: u64) -> Result<()> {
+        let started = self
+            .ahead
+            .front()
+            .is_some_and(|(p, _)| p.span.contains(&pos));
+        let forward = started || pos == self.current.span.end;
+        if !started {
+            // A jump: what was started ahead is not needed.
+            self.ahead.clear();
+            let piece = self.piece_at(pos);
+            let read = self.store.start_read(&self.key, piece.stored.clone());
+            self.ahead.push_back((piece, read));
         }
-        let ranges: Vec<Range<u64>> = (0..chunks)
-            .map(|i| pos + i * CHUNK_BYTES)
-            .take_while(|&s| s < self.len)
-            .map(|s| s..(s + CHUNK_BYTES).min(self.len))
-            .collect();
-        self.window.clear();
-        for part in self.store.read_ranges(&self.key, &ranges)? {
-            self.window.extend_from_slice(&part);
+        let (piece, read) = self.ahead.pop_front().expect("a read holds pos");
+        // Freed before the wait, so that the bound holds while the next bytes arrive.
+        self.current = Piece::NONE;
+        self.bytes = Vec::new();
+        if let Some(c) = &mut self.chunked {
+            c.window = Vec::new();
         }
-        self.window_pos = pos;
+        if forward {
+            let mut next = self
+                .ahead
+                .back()
+                .map_or(piece.span.end, |(p, _)| p.span.end);
+            while self.ahead.len() < self.read_ahead.requests && next < self.len {
+                let p = self.piece_at(next);
+                next = p.span.end;
+                let read = self.store.start_read(&self.key, p.stored.clone());
+                self.ahead.push_back((p, read));
+            }
+        }
+        let bytes = read.wait()?;
+        if bytes.len() as u64 != piece.stored.end - piece.stored.start {
+            return Err(Error::invalid(
+                &self.path(),
+                format!(
+                    "a read of bytes {}..{} returned {} byte(s): the object changed while read",
+                    piece.stored.start,
+                    piece.stored.end,
+                    bytes.len()
+                ),
+            ));
+        }
+        (self.current, self.bytes) = (piece, bytes);
         Ok(())
     }
 
-    /// The chunks holding `requests × CHUNK_BYTES` segment bytes from `pos`, decoded.
-    fn fetch_chunks(&mut self, reader: &SegmentReader, pos: u64, requests: u64) -> Result<()> {
-        let chunks: Vec<Chunk> = reader.chunks(pos, requests * CHUNK_BYTES).collect();
-        // Adjacent chunks share a request up to CHUNK_BYTES: a small chunk size would otherwise
-        // be a request per few bytes. A larger chunk is a request of its own.
-        let mut groups: Vec<Range<usize>> = Vec::new();
-        for (i, c) in chunks.iter().enumerate() {
-            match groups.last_mut() {
-                Some(g)
-                    if c.transformed_range().end - chunks[g.start].transformed_position
-                        <= CHUNK_BYTES =>
-                {
-                    g.end = i + 1
+    /// The range to read for `pos` (`< len`): `chunk_bytes` from it, or the whole Aiven chunks
+    /// from the one holding it that fit in `chunk_bytes` (one at least).
+    fn piece_at(&self, pos: u64) -> Piece {
+        let budget = self.read_ahead.chunk_bytes;
+        match &self.chunked {
+            None => {
+                let span = pos..pos.saturating_add(budget).min(self.len);
+                Piece {
+                    stored: span.clone(),
+                    span,
                 }
-                _ => groups.push(i..i + 1),
+            }
+            Some(c) => {
+                let mut chunks = c.reader.chunks(pos, self.len - pos);
+                let first = chunks.next().expect("pos < len: a chunk holds it");
+                let base = first.transformed_position;
+                let last = chunks
+                    .take_while(|k| k.transformed_range().end - base <= budget)
+                    .last()
+                    .unwrap_or(first);
+                Piece {
+                    span: first.original_position..last.original_range().end,
+                    stored: base..last.transformed_range().end,
+                }
             }
         }
-        let ranges: Vec<Range<u64>> = groups
-            .iter()
-            .map(|g| {
-                chunks[g.start].transformed_position..chunks[g.end - 1].transformed_range().end
-            })
-            .collect();
-        let parts = self.store.read_ranges(&self.key, &ranges)?;
-        self.window.clear();
-        for (g, bytes) in groups.iter().zip(parts) {
-            let base = chunks[g.start].transformed_position;
-            for c in &chunks[g.clone()] {
-                let r = c.transformed_range();
-                let plain = reader
-                    .decode_chunk(
-                        c,
-                        &bytes[(r.start - base) as usize..(r.end - base) as usize],
-                    )
-                    .map_err(|e| Error::decode(&self.path(), 0, e))?;
-                self.window.extend_from_slice(&plain);
-            }
-        }
-        self.window_pos = chunks.first().map_or(pos, |c| c.original_position);
+    }
+}
+
+impl Chunked {
+    /// Decodes the chunk holding `pos` from `bytes`, the stored bytes of `piece`, which holds it.
+    fn decode(
+        &mut self,
+        pos: u64,
+        piece: &Piece,
+        bytes: &[u8],
+    ) -> std::result::Result<(), crate::format::error::DecodeError> {
+        let chunk = self.reader.chunks(pos, 1).next().expect("pos < len");
+        let r = chunk.transformed_range();
+        let at = (r.start - piece.stored.start) as usize..(r.end - piece.stored.start) as usize;
+        self.window = Vec::new();
+        self.window = self.reader.decode_chunk(&chunk, &bytes[at])?;
+        self.window_pos = chunk.original_position;
         Ok(())
     }
 }
@@ -167,37 +238,87 @@ impl RemoteObject {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::store::Remote;
+    use crate::storage::store::{ObjectInfo, Remote};
+    use std::sync::Mutex;
 
-    /// Reads forward and jumps over an in-memory store: every byte is the object's, across
-    /// chunk boundaries, and the window never holds more than the chunks in flight.
+    /// A store that records the ranges it is asked to read.
+    struct Recording {
+        inner: Remote,
+        reads: Mutex<Vec<Range<u64>>>,
+    }
+
+    impl Store for Recording {
+        fn name(&self, key: &str) -> String {
+            self.inner.name(key)
+        }
+        fn len(&self, key: &str) -> Result<u64> {
+            self.inner.len(key)
+        }
+        fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead {
+            self.reads.lock().unwrap().push(range.clone());
+            self.inner.start_read(key, range)
+        }
+        fn read_ahead(&self) -> ReadAhead {
+            self.inner.read_ahead()
+        }
+        fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>> {
+            self.inner.list(prefix)
+        }
+        fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {
+            self.inner.put(key, bytes)
+        }
+        fn upload(&self, key: &str) -> Result<Box<dyn crate::storage::store::Upload>> {
+            self.inner.upload(key)
+        }
+    }
+
+    fn store(chunk_bytes: u64, requests: usize) -> Arc<Recording> {
+        let memory = Arc::new(object_store::memory::InMemory::new());
+        let read_ahead = ReadAhead {
+            chunk_bytes,
+            requests,
+        };
+        Arc::new(Recording {
+            inner: Remote::over("memory://t", memory, read_ahead).unwrap(),
+            reads: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn data(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i * 31 % 251) as u8).collect()
+    }
+
+    /// Reads forward and jumps: every byte is the object's, across ranges, and no more than the
+    /// current range and the ones started ahead are ever held.
     #[test]
-    fn reads_cross_chunks_and_stay_bounded() {
-        let store: Arc<dyn Store> = Arc::new(
-            Remote::over(
-                "memory://t",
-                Arc::new(object_store::memory::InMemory::new()),
-            )
-            .unwrap(),
-        );
-        let len = (CHUNK_BYTES * 6 + 123) as usize;
-        let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
-        store.put("a/b.log", data.clone()).unwrap();
-        let mut o = RemoteObject::open(Arc::clone(&store), "a/b.log").unwrap();
+    fn reads_cross_ranges_and_stay_bounded() {
+        let s = store(1000, 2);
+        let len = 6123;
+        let data = data(len);
+        s.put("a/b.log", data.clone()).unwrap();
+        let mut o = RemoteObject::open(s.clone(), "a/b.log").unwrap();
         assert_eq!(o.len(), len as u64);
-        let (mut pos, mut buf) = (0usize, vec![0u8; 100_000]);
+        let (mut pos, mut buf) = (0usize, vec![0u8; 300]);
         while pos < len {
             let n = o.read_at(&mut buf, pos as u64).unwrap();
             assert!(n > 0);
             assert_eq!(&buf[..n], &data[pos..pos + n]);
-            assert!(o.window.len() as u64 <= CHUNK_BYTES * IN_FLIGHT);
+            assert!(o.bytes.len() <= 1000 && o.ahead.len() <= 2);
             pos += n;
         }
         assert_eq!(o.read_at(&mut buf, len as u64).unwrap(), 0);
-        let at = CHUNK_BYTES as usize * 3 - 7;
+        // A jump reads from where it lands, across the boundary of the ranges read forward.
+        let at = 2993;
         assert_eq!(o.read_at(&mut buf[..10], at as u64).unwrap(), 10);
         assert_eq!(&buf[..10], &data[at..at + 10]);
-        let e = RemoteObject::open(store, "a/none.log")
+        // Each range read once, in order, none past the end.
+        let reads = s.reads.lock().unwrap().clone();
+        let forward: Vec<Range<u64>> = (0..7)
+            .map(|i| i * 1000..(i * 1000 + 1000).min(6123))
+            .collect();
+        assert_eq!(reads[..7], forward[..]);
+        assert_eq!((reads.len(), &reads[7]), (8, &(2993..3993)));
+        let e = RemoteObject::open(s, "a/none.log")
             .err()
             .unwrap()
             .to_string();
@@ -205,5 +326,34 @@ mod tests {
             e.contains("memory://t/a/none.log") && e.contains("no such object"),
             "{e}"
         );
+    }
+
+    /// The ranges started ahead stop at the object's end: a small object is one read of its
+    /// size, and a read near the end of a larger one asks for no byte past it.
+    #[test]
+    fn read_ahead_stops_at_the_end() {
+        let s = store(1000, 3);
+        s.put("small", data(100)).unwrap();
+        s.put("large", data(2500)).unwrap();
+        let mut buf = vec![0u8; 64];
+        let mut small = RemoteObject::open(s.clone(), "small").unwrap();
+        let mut pos = 0;
+        while let n @ 1.. = small.read_at(&mut buf, pos).unwrap() {
+            pos += n as u64;
+        }
+        assert_eq!(pos, 100);
+        let small_reads = std::mem::take(&mut *s.reads.lock().unwrap());
+        assert_eq!((small_reads.len(), &small_reads[0]), (1, &(0..100)));
+        let mut large = RemoteObject::open(s.clone(), "large").unwrap();
+        assert_eq!(large.read_at(&mut buf, 0).unwrap(), 64);
+        assert_eq!(large.read_at(&mut buf, 2490).unwrap(), 10);
+        assert_eq!(&buf[..10], &data(2500)[2490..]);
+        assert_eq!(large.read_at(&mut buf, 2500).unwrap(), 0);
+        assert_eq!(
+            std::mem::take(&mut *s.reads.lock().unwrap()),
+            [0..1000, 1000..2000, 2000..2500, 2490..2500]
+        );
+        // Nothing is read ahead after a jump.
+        assert!(large.ahead.is_empty());
     }
 }

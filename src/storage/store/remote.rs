@@ -6,27 +6,32 @@
 //! seconds, not a hang.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::io::Write;
 use std::ops::Range;
+use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
+use futures::channel::oneshot;
 use futures::TryStreamExt;
 use object_store::path::Path as ObjectPath;
 use object_store::{
     BackoffConfig, ClientConfigKey, MultipartUpload, ObjectStore, PutPayload, RetryConfig,
 };
 use tokio::runtime::Runtime;
-use tokio::task::JoinHandle;
+use tokio::task::JoinHandle as TaskHandle;
 
-use super::{ObjectInfo, Store, Upload};
+use super::{ObjectInfo, PendingRead, ReadAhead, Store, Upload};
 use crate::error::{Error, Result};
 
-/// How to reach a remote store, from the shared `--remote-*` flags.
+/// How to reach a remote store, and how to read it, from the shared `--remote-*` flags.
 #[derive(Debug, Clone, Default)]
 pub struct RemoteOptions {
     /// An S3-compatible server's URL (`http://` allowed for it).
     pub endpoint: Option<String>,
+    pub read_ahead: ReadAhead,
 }
 
 pub struct Remote {
@@ -34,8 +39,11 @@ pub struct Remote {
     url: String,
     prefix: String,
     store: Arc<dyn ObjectStore>,
+    read_ahead: ReadAhead,
     /// Shared with the uploads the store starts.
     runtime: Arc<Runtime>,
+    /// The thread that drives the runtime, and what ends it when dropped.
+    driver: Option<(oneshot::Sender<()>, JoinHandle<()>)>,
 }
 
 /// An upload's part size: S3 wants at least 5 MiB for every part but the last, and a few
@@ -123,24 +131,42 @@ impl Remote {
         } else {
             prefix
         };
-        // One thread: the requests in flight are concurrent on it, and the rest of kseg only
-        // waits for them.
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::io(std::path::Path::new(location), e))?;
+        // One thread of its own: the requests in flight are concurrent on it, and they go on
+        // while kseg works on the bytes that have arrived.
+        let io = |e| Error::io(std::path::Path::new(location), e);
+        let runtime = Arc::new(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(io)?,
+        );
+        let (stop, stopped) = oneshot::channel::<()>();
+        let driven = Arc::clone(&runtime);
+        let thread = std::thread::Builder::new()
+            .name("kseg-store".into())
+            .spawn(move || {
+                // Ends when the sender is dropped, with the store.
+                let _ = driven.block_on(stopped);
+            })
+            .map_err(io)?;
         Ok(Remote {
             url: location.trim_end_matches('/').to_string(),
             prefix,
             store,
-            runtime: Arc::new(runtime),
+            read_ahead: options.read_ahead,
+            runtime,
+            driver: Some((stop, thread)),
         })
     }
 
     /// A store over `store`: an in-memory one the tests fill.
     #[cfg(test)]
-    pub fn over(url: &str, store: Arc<dyn ObjectStore>) -> Result<Self> {
-        let mut r = Remote::open("memory://", &RemoteOptions::default())?;
+    pub fn over(url: &str, store: Arc<dyn ObjectStore>, read_ahead: ReadAhead) -> Result<Self> {
+        let options = RemoteOptions {
+            endpoint: None,
+            read_ahead,
+        };
+        let mut r = Remote::open("memory://", &options)?;
         r.url = url.trim_end_matches('/').to_string();
         r.store = store;
         Ok(r)
@@ -155,12 +181,36 @@ impl Remote {
     }
 
     fn fail(&self, key: &str, e: object_store::Error) -> Error {
-        let message = match e {
-            object_store::Error::NotFound { .. } => "no such object".to_string(),
-            e => error_text(&e),
-        };
-        Error::invalid(std::path::Path::new(&self.name(key)), message)
+        failed(&self.name(key), e)
     }
+
+    /// Runs `task` on the runtime's thread and waits for its answer.
+    fn run<T: Send + 'static>(&self, task: impl Future<Output = T> + Send + 'static) -> T {
+        let (tx, rx) = sync_channel(1);
+        self.runtime.spawn(async move {
+            let _ = tx.send(task.await);
+        });
+        rx.recv()
+            .expect("the store's runtime runs its tasks to the end while the store is open")
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        if let Some((stop, thread)) = self.driver.take() {
+            drop(stop);
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The error for a failed request about the object `name`.
+fn failed(name: &str, e: object_store::Error) -> Error {
+    let message = match e {
+        object_store::Error::NotFound { .. } => "no such object".to_string(),
+        e => error_text(&e),
+    };
+    Error::invalid(std::path::Path::new(name), message)
 }
 
 /// A failed upload of the object `name`. Not found here is the bucket or the upload, not the
@@ -190,39 +240,41 @@ impl Store for Remote {
     }
 
     fn len(&self, key: &str) -> Result<u64> {
-        let loc = self.location(key);
-        self.runtime
-            .block_on(self.store.head(&loc))
+        let (store, loc) = (Arc::clone(&self.store), self.location(key));
+        self.run(async move { store.head(&loc).await })
             .map(|m| m.size)
             .map_err(|e| self.fail(key, e))
     }
 
-    fn read_ranges(&self, key: &str, ranges: &[Range<u64>]) -> Result<Vec<Vec<u8>>> {
-        let loc = self.location(key);
-        let gets = ranges.iter().map(|r| {
-            let store = Arc::clone(&self.store);
-            let loc = loc.clone();
-            let r = r.clone();
-            // Spawned, so the ranges are fetched concurrently.
-            self.runtime
-                .spawn(async move { store.get_range(&loc, r).await })
+    fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead {
+        let name = self.name(key);
+        let (tx, rx) = sync_channel(1);
+        let (store, loc, failed_name) = (Arc::clone(&self.store), self.location(key), name.clone());
+        let task = self.runtime.spawn(async move {
+            let got = if range.is_empty() {
+                // An empty range is no valid request.
+                Ok(Vec::new())
+            } else {
+                store
+                    .get_range(&loc, range)
+                    .await
+                    .map(Vec::from)
+                    .map_err(|e| failed(&failed_name, e))
+            };
+            let _ = tx.send(got);
         });
-        let handles: Vec<_> = gets.collect();
-        let got = self
-            .runtime
-            .block_on(futures::future::try_join_all(handles))
-            .map_err(|e| Error::invalid(&self.path_of(key), e.to_string()))?;
-        got.into_iter()
-            .map(|b| b.map(|b| b.to_vec()).map_err(|e| self.fail(key, e)))
-            .collect()
+        PendingRead::task(name, rx, task.abort_handle())
+    }
+
+    fn read_ahead(&self) -> ReadAhead {
+        self.read_ahead
     }
 
     fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>> {
         let root = self.location("");
-        let under = self.location(prefix);
+        let (store, under) = (Arc::clone(&self.store), self.location(prefix));
         let listed: Vec<_> = self
-            .runtime
-            .block_on(self.store.list(Some(&under)).try_collect())
+            .run(async move { store.list(Some(&under)).try_collect::<Vec<_>>().await })
             .map_err(|e| self.fail(prefix, e))?;
         let mut out: Vec<ObjectInfo> = listed
             .into_iter()
@@ -243,9 +295,8 @@ impl Store for Remote {
     }
 
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {
-        let loc = self.location(key);
-        self.runtime
-            .block_on(self.store.put(&loc, bytes.into()))
+        let (store, loc) = (Arc::clone(&self.store), self.location(key));
+        self.run(async move { store.put(&loc, bytes.into()).await })
             .map(|_| ())
             .map_err(|e| self.fail(key, e))
     }
@@ -279,7 +330,7 @@ struct RemoteUpload {
     part: Vec<u8>,
     /// Started by the first full part.
     multipart: Option<Box<dyn MultipartUpload>>,
-    in_flight: VecDeque<JoinHandle<object_store::Result<()>>>,
+    in_flight: VecDeque<TaskHandle<object_store::Result<()>>>,
     size: u64,
     failed: bool,
     done: bool,
@@ -302,8 +353,8 @@ impl RemoteUpload {
             join(&self.runtime, oldest)?;
         }
         let bytes = std::mem::replace(&mut self.part, Vec::with_capacity(PART_BYTES));
-        // Spawned, so that the parts in flight go out together whenever the upload waits on
-        // the runtime (its one thread runs only then: encoding and sending take turns).
+        // Spawned: the store's own thread sends the parts in flight while the export goes on
+        // encoding the next one.
         let sent = multipart.put_part(PutPayload::from(bytes));
         self.in_flight.push_back(self.runtime.spawn(sent));
         Ok(())
@@ -342,7 +393,7 @@ impl RemoteUpload {
 }
 
 /// Waits for a spawned request.
-fn join(runtime: &Runtime, task: JoinHandle<object_store::Result<()>>) -> object_store::Result<()> {
+fn join(runtime: &Runtime, task: TaskHandle<object_store::Result<()>>) -> object_store::Result<()> {
     runtime
         .block_on(task)
         .map_err(|e| object_store::Error::JoinError { source: e })?
@@ -456,6 +507,7 @@ mod tests {
         Remote::over(
             "memory://t",
             Arc::new(object_store::memory::InMemory::new()),
+            ReadAhead::default(),
         )
         .unwrap()
     }

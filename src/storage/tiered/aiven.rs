@@ -1,8 +1,8 @@
 //! Aiven's tiered-storage-for-apache-kafka layout: `{prefix}{topic}-{topicId}/{partition}/
 //! {startOffset:020}-{segmentId}.{log,indexes,rsm-manifest}` (`format::aiven` holds the
-//! formats). A segment's log is read through its manifest: only the chunks a read needs are
-//! fetched, decrypted with the data key unwrapped by the private keys given (`--remote-key`) and
-//! decompressed.
+//! formats). A segment's log is read through its manifest: its chunks are fetched as reads reach
+//! them (adjacent ones in one request, started ahead when reading forward), decrypted with the
+//! data key unwrapped by the private keys given (`--remote-key`) and decompressed.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -229,14 +229,7 @@ impl Layout for Aiven {
                 ),
             ));
         }
-        let bytes = if range.is_empty() {
-            Vec::new()
-        } else {
-            store
-                .read_ranges(&object.key, std::slice::from_ref(&range))?
-                .pop()
-                .unwrap_or_default()
-        };
+        let bytes = store.read_range(&object.key, range)?;
         let index = reader
             .read_index(kind, &bytes)
             .map_err(|e| Error::decode(&path, 0, e))?;
