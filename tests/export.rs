@@ -8,7 +8,6 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{json, Value};
 
@@ -47,36 +46,16 @@ if fmt == "parquet":
         show("duckdb", dict(zip(names, r)))
 "#;
 
+/// `python3 -c SCRIPT ARGS`' standard output.
 fn python(script: &str, args: &[&str]) -> String {
-    let out = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "python3 (pyarrow and duckdb are installed by .ci/run): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let mut all = vec!["-c", script];
+    all.extend_from_slice(args);
+    common::python(&all)
 }
 
-/// Whether pyarrow and duckdb can be imported; without them the test fails when
-/// `KSEG_REFERENCE` is set (CI), else it is skipped, said on stderr.
+/// The independent readers: pyarrow and duckdb.
 fn readers_present() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import pyarrow, duckdb"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("KSEG_REFERENCE").is_none(),
-            "pyarrow and duckdb are needed (pip install pyarrow duckdb)"
-        );
-        eprintln!("skipped: python3 with pyarrow and duckdb not found");
-    }
-    ok
+    common::python_modules(&["pyarrow", "duckdb"])
 }
 
 fn kseg(args: &[&str]) -> (i32, String, String) {

@@ -39,33 +39,6 @@ os._exit(0)
 /// Records of the large partition: 26 MiB of values, a Parquet file of four 8 MiB parts.
 const BIG_RECORDS: i64 = 26 * 16;
 
-fn python(args: &[&str]) -> String {
-    let out = Command::new("python3").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "python3 (pyarrow is installed by .ci/run): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Whether pyarrow can be imported; without it the test fails when `KSEG_REFERENCE` is set
-/// (CI), else it is skipped, said on stderr.
-fn pyarrow_present() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import pyarrow.fs"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("KSEG_REFERENCE").is_none(),
-            "pyarrow is needed (pip install pyarrow)"
-        );
-        eprintln!("skipped: python3 with pyarrow not found");
-    }
-    ok
-}
-
 /// A log dir of two partitions: the bundled `orders-0` (247 records) and `big-0`, whose
 /// 64 KiB values make a Parquet file of several upload parts.
 fn log_dir(tmp: &Path) -> PathBuf {
@@ -130,7 +103,7 @@ fn read_back(fs: &Value, paths: &[String]) -> Vec<Value> {
     let fs = fs.to_string();
     args.push(&fs);
     args.extend(paths.iter().map(String::as_str));
-    serde_json::from_str::<Value>(&python(&args))
+    serde_json::from_str::<Value>(&common::python(&args))
         .unwrap()
         .as_array()
         .unwrap()
@@ -177,7 +150,7 @@ fn moto_state(endpoint: &str, key: &str) -> (Option<String>, Vec<Value>) {
          uploads = s3.list_multipart_uploads(Bucket='lake').get('Uploads', [])\n\
          print(json.dumps([etag, [u['Key'] for u in uploads]]))"
     );
-    let v: Value = serde_json::from_str(&python(&["-c", &script])).unwrap();
+    let v: Value = serde_json::from_str(&common::python(&["-c", &script])).unwrap();
     (
         v[0].as_str().map(str::to_string),
         v[1].as_array().unwrap().clone(),
@@ -192,7 +165,7 @@ const S3_ENV: [(&str, &str); 3] = [
 
 #[test]
 fn an_export_to_s3_is_the_local_export_in_multipart_objects() {
-    if !pyarrow_present() {
+    if !common::python_modules(&["pyarrow.fs"]) {
         return;
     }
     let Some(moto) = moto::start_or_skip(&[]) else {
@@ -310,7 +283,7 @@ fn a_failed_s3_upload_names_the_object_and_leaves_nothing() {
 
 #[test]
 fn an_export_to_azure_blob_is_the_local_export() {
-    if !pyarrow_present() {
+    if !common::python_modules(&["pyarrow.fs"]) {
         return;
     }
     let Some(az) = azurite::start_or_skip() else {

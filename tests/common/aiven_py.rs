@@ -6,21 +6,7 @@ use std::process::Command;
 
 /// The Python reader's packages: missing is a failure under the same rule as a missing corpus.
 pub fn python_ready() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import zstandard, cryptography"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        return true;
-    }
-    if std::env::var_os("KSEG_REFERENCE").is_some() || std::env::var_os("KSEG_ALLOW_SKIP").is_none()
-    {
-        panic!("python3 with zstandard and cryptography is needed (pip install zstandard cryptography; KSEG_ALLOW_SKIP=1 skips)");
-    }
-    eprintln!(
-        "skipping: python3 with zstandard and cryptography not found (KSEG_ALLOW_SKIP is set)"
-    );
-    false
+    super::common::python_modules(&["zstandard", "cryptography"])
 }
 
 pub fn reader(args: &[&str]) -> String {

@@ -18,6 +18,42 @@ pub fn reference_internal_dir() -> Option<PathBuf> {
     corpus("reference-internal")
 }
 
+/// Whether python3 imports `modules` (the tests' independent readers, installed by .ci/run):
+/// missing is a failure under the corpus rule (unless `KSEG_ALLOW_SKIP` is set and
+/// `KSEG_REFERENCE` is not, then a skip said on stderr).
+pub fn python_modules(modules: &[&str]) -> bool {
+    let import = format!("import {}", modules.join(", "));
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &import])
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        return true;
+    }
+    let wanted = modules.join(" ");
+    if std::env::var_os("KSEG_REFERENCE").is_some() || std::env::var_os("KSEG_ALLOW_SKIP").is_none()
+    {
+        panic!("python3 with {wanted} is needed (pip install {wanted}; KSEG_ALLOW_SKIP=1 skips)");
+    }
+    eprintln!("skipping: python3 with {wanted} not found (KSEG_ALLOW_SKIP is set)");
+    false
+}
+
+/// `python3 ARGS`' standard output; its failure fails the test, with its standard error.
+pub fn python(args: &[&str]) -> String {
+    let out = std::process::Command::new("python3")
+        .args(args)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "python3 {}: {}",
+        args.first().unwrap_or(&""),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[path = "../../src/format/test_corpus.rs"]
 mod test_corpus;
 
