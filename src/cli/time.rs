@@ -9,7 +9,7 @@ use jiff::civil::DateTime;
 use jiff::tz::{AmbiguousOffset, Offset, TimeZone};
 use jiff::Timestamp;
 
-use crate::ops::human::{duration, exact_duration};
+use crate::ops::human::{duration, exact_duration, offset_text, rfc3339};
 
 /// The zone local date-times are read in and `--local` prints in: `--tz`, else `TZ` or the
 /// system's.
@@ -257,47 +257,6 @@ pub struct TimeArgs {
     /// stores them). JSON keeps ms.
     #[arg(long, value_enum, default_value_t = TimeFormat::Rfc3339)]
     pub time_format: TimeFormat,
-}
-
-/// `+HH:MM` (or `Z`) for an offset.
-fn offset_text(offset: Offset) -> String {
-    let s = i64::from(offset.seconds());
-    if s == 0 {
-        return "Z".to_owned();
-    }
-    let sign = if s < 0 { '-' } else { '+' };
-    let a = s.abs() / 60;
-    format!("{sign}{:02}:{:02}", a / 60, a % 60)
-}
-
-/// `ms` as RFC 3339 at `offset` (`Z` for UTC), milliseconds shown; any i64 (the civil
-/// date is computed here, not by jiff, whose years stop at 9999).
-fn rfc3339(ms: i64, offset: Offset) -> String {
-    let local = ms + i64::from(offset.seconds()) * 1000;
-    let days = local.div_euclid(86_400_000);
-    let in_day = local.rem_euclid(86_400_000);
-    let (y, m, d) = civil_from_days(days);
-    let (h, mi, s, milli) = (
-        in_day / 3_600_000,
-        in_day / 60_000 % 60,
-        in_day / 1000 % 60,
-        in_day % 1000,
-    );
-    let zone = offset_text(offset);
-    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}{zone}")
-}
-
-/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// How long before `now_ms` the time `ms` was (`4d 3h ago`), or how long after (`in 2h`).

@@ -1,14 +1,54 @@
 //! Durations and sizes as people read them, one formatter each for every report and table:
 //! durations in days, hours, minutes and seconds, sizes in binary units (KiB, MiB, GiB),
-//! instants in RFC 3339 UTC inside findings' messages.
+//! instants in RFC 3339 (milliseconds, at an offset; any i64).
+
+use jiff::tz::Offset;
 
 /// An epoch-millisecond instant in RFC 3339 UTC to the millisecond, for messages (the `--time`
-/// options of the CLI decide how report fields are shown); beyond jiff's years, the number.
+/// options of the CLI decide how report fields are shown).
 pub fn instant(ms: i64) -> String {
-    jiff::Timestamp::from_millisecond(ms).map_or_else(
-        |_| format!("{ms} ms since the epoch"),
-        |t| t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-    )
+    rfc3339(ms, Offset::UTC)
+}
+
+/// `+HH:MM` (or `Z`) for an offset.
+pub fn offset_text(offset: Offset) -> String {
+    let s = i64::from(offset.seconds());
+    if s == 0 {
+        return "Z".to_owned();
+    }
+    let sign = if s < 0 { '-' } else { '+' };
+    let a = s.abs() / 60;
+    format!("{sign}{:02}:{:02}", a / 60, a % 60)
+}
+
+/// `ms` as RFC 3339 at `offset` (`Z` for UTC), milliseconds shown; any i64 (the civil
+/// date is computed here, not by jiff, whose years stop at 9999).
+pub fn rfc3339(ms: i64, offset: Offset) -> String {
+    let local = ms + i64::from(offset.seconds()) * 1000;
+    let days = local.div_euclid(86_400_000);
+    let in_day = local.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    let (h, mi, s, milli) = (
+        in_day / 3_600_000,
+        in_day / 60_000 % 60,
+        in_day / 1000 % 60,
+        in_day % 1000,
+    );
+    let zone = offset_text(offset);
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}{zone}")
+}
+
+/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// A duration as people say it: its two largest units (`4d 3h`, `2m 5s`, `350ms`).
