@@ -134,6 +134,15 @@ impl RecordFilter {
 /// The control type of a control batch's first record (a transaction marker's ABORT or
 /// COMMIT); None for other batches or an undecodable one.
 pub fn marker_type(entry: &Entry<'_>, scratch: &mut Vec<u8>) -> Option<ControlRecordType> {
+    first_control_record(entry, scratch).map(|(kind, _)| kind)
+}
+
+/// A control batch's first record, with its control type; None for other batches or an
+/// undecodable one.
+fn first_control_record<'s>(
+    entry: &'s Entry<'_>,
+    scratch: &'s mut Vec<u8>,
+) -> Option<(ControlRecordType, RecordView<'s>)> {
     if !BatchTraits::of(entry).is_control {
         return None;
     }
@@ -142,7 +151,7 @@ pub fn marker_type(entry: &Entry<'_>, scratch: &mut Vec<u8>) -> Option<ControlRe
         .ok()?
         .next()?
         .ok()?;
-    decode_control_key(first.key).ok()
+    Some((decode_control_key(first.key).ok()?, first))
 }
 
 /// The value of the first record of `path`'s first batch when that batch is a control batch
@@ -153,18 +162,10 @@ pub fn leading_control_value(path: &Path, kind: ControlRecordType) -> Result<Opt
     let Step::Entry { entry, .. } = reader.next_step()? else {
         return Ok(None);
     };
-    if !BatchTraits::of(&entry).is_control {
-        return Ok(None);
-    }
     let mut scratch = Vec::new();
-    let first = entry
-        .records(&mut scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
-        .ok()
-        .and_then(|mut records| records.next())
-        .and_then(|r| r.ok());
-    Ok(first
-        .filter(|r| decode_control_key(r.key).ok() == Some(kind))
-        .and_then(|r| r.value.map(<[u8]>::to_vec)))
+    Ok(first_control_record(&entry, &mut scratch)
+        .filter(|(k, _)| *k == kind)
+        .and_then(|(_, r)| r.value.map(<[u8]>::to_vec)))
 }
 
 /// What a `read_committed` consumer keeps of one fetch's batches, given the aborted
