@@ -891,9 +891,9 @@ fn check_partition(
     for (path, scan) in &scans {
         findings.extend(scan.findings.iter().cloned());
         let name = file_name(path);
-        let named_kind = kind_of(path, opts.base_offset).kind;
-        let replaced = !matches!(named_kind, FileKind::Leftover { .. });
-        let kind = kinds.get(path).map_or(named_kind, |&k| k.clone());
+        let kind = kinds
+            .get(path)
+            .map_or_else(|| kind_of(path, opts.base_offset).kind, |&k| k.clone());
         match &kind {
             FileKind::Log { base_offset } => {
                 segments.push(SegmentSummary {
@@ -911,7 +911,8 @@ fn check_partition(
             FileKind::Leftover { suffix, .. } => findings.push(Finding::warning(
                 "leftover.file",
                 path,
-                if replaced {
+                // A leftover by the loader's plan, not by its name: a file a swap replaces.
+                if !matches!(classify(&name), FileKind::Leftover { .. }) {
                     crate::ops::input::REPLACED_NOTE.to_owned()
                 } else {
                     crate::ops::input::leftover_note(*suffix, false)
