@@ -500,12 +500,18 @@ impl<'o, 's> Walker<'o, 's> {
             // show, and are left out (the caller says which).
             let records_only = self.opts.records_only || !self.opts.filter.is_empty();
             let listed = crate::storage::files::list_dir(p)?;
-            let files: Vec<PathBuf> = listed.iter().filter(|f| !f.is_dir()).cloned().collect();
-            let fates = plan_leftovers(&files)?
-                .fates()
-                .into_iter()
-                .map(|(f, fate)| (f.to_path_buf(), fate))
-                .collect();
+            // Only a walk that reads leftovers asks what becomes of them (the plan reads each
+            // `.log.swap` to its end).
+            let fates = if self.opts.read_leftovers {
+                let files: Vec<PathBuf> = listed.iter().filter(|f| !f.is_dir()).cloned().collect();
+                plan_leftovers(&files)?
+                    .fates()
+                    .into_iter()
+                    .map(|(f, fate)| (f.to_path_buf(), fate))
+                    .collect()
+            } else {
+                BTreeMap::new()
+            };
             let outer = self.dir_fates.replace(fates);
             for f in listed {
                 if records_only && !f.is_dir() && !holds_records(&f) {
