@@ -1,8 +1,8 @@
 //! One JSON vocabulary: every key that any command prints (run over the bundled testdata and
 //! the corpora by `common::json_runs`) is in the table of `docs/json.md` with the JSON type it
 //! has there, the same type in every command; every key of the table is printed somewhere; and
-//! the naming rules hold (a count is `…Count`, an integer is not named by a plural, a time is
-//! an integer, `-1` only where the table says Kafka's `-1` is kept).
+//! the naming rules hold (a count is `…Count`, an integer is not named by a plural, a list is
+//! named by one, a time is an integer, `-1` only where the table says Kafka's `-1` is kept).
 
 mod common;
 
@@ -209,6 +209,19 @@ fn every_key_is_documented_with_one_type_in_every_command() {
         if plural && integer {
             problems.push(format!(
                 "`{key}`: a plural names a list; a count is `…Count`"
+            ));
+        }
+        // A list is named by a plural noun (a qualifier may follow it: `rangesOnlyA`), unless
+        // the table gives the name as Kafka's or the reference corpus'.
+        let noun = ["OnlyA", "OnlyB"]
+            .iter()
+            .find_map(|q| key.strip_suffix(q))
+            .unwrap_or(key);
+        let kept_name = row.meaning.contains("(Kafka's name)")
+            || row.meaning.contains("(the reference corpus' name");
+        if row.types.contains("array") && !noun.ends_with('s') && !kept_name {
+            problems.push(format!(
+                "`{key}`: a list is named by a plural noun, not a participle or an adjective"
             ));
         }
         let time = ["Ms", "Timestamp", "timestamp"]

@@ -437,5 +437,5 @@ fn crlf_checkpoints_of_a_windows_broker() {
     // known by its name only (there is nothing in it to read).
     assert_eq!(report["filesChecked"], 14);
     let marker = tmp.path().join(".kafka_cleanshutdown");
-    assert_eq!(report["classified"], serde_json::json!([marker]));
+    assert_eq!(report["classifiedFiles"], serde_json::json!([marker]));
 }

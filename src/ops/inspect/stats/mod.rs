@@ -211,7 +211,9 @@ pub struct ProducerStats {
     pub epochs_seen: u64,
     #[serde(rename = "sequenceGapCount")]
     pub sequence_gaps: u64,
+    #[serde(rename = "topProducersByBytes")]
     pub top_by_bytes: Vec<ProducerSummary>,
+    #[serde(rename = "topProducersByBatches")]
     pub top_by_batches: Vec<ProducerSummary>,
 }
 
@@ -296,7 +298,10 @@ pub struct Report {
     pub groups: Vec<GroupStats>,
     pub total: Stats,
     /// Files named that are not segments (`.log`), so were not read.
-    #[serde(serialize_with = "crate::format::os_path::serialize")]
+    #[serde(
+        rename = "skippedFiles",
+        serialize_with = "crate::format::os_path::serialize"
+    )]
     pub skipped: Vec<PathBuf>,
 }
 
