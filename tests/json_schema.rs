@@ -101,7 +101,7 @@ fn the_schema_rejects_renamed_and_retyped_fields() {
         "format": "kseg/3", "partitions": [{"dir": "t-0", "topic": "t", "partition": 0,
         "segments": [], "logStartOffset": null, "logStartOffsetSource": null, "logEndOffset": null,
         "findings": []}],
-        "logDirFindings": [], "filesChecked": 0, "bytesChecked": 0, "skippedFiles": [], "classifiedFiles": []
+        "logDirFindings": [], "checkedFileCount": 0, "bytesChecked": 0, "skippedFiles": [], "classifiedFiles": []
     });
     assert!(verify.is_valid(&good));
     let mut renamed = good.clone();

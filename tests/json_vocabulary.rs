@@ -26,6 +26,18 @@ const OPAQUE: [&str; 9] = [
     "quotas",
 ];
 
+/// The words of a camelCase key, lowercased.
+fn camel_words(key: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for c in key.chars() {
+        match words.last_mut() {
+            Some(w) if !c.is_ascii_uppercase() => w.push(c),
+            _ => words.push(c.to_ascii_lowercase().to_string()),
+        }
+    }
+    words
+}
+
 fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -201,12 +213,14 @@ fn every_key_is_documented_with_one_type_in_every_command() {
         if key.ends_with("Count") && !integer {
             problems.push(format!("`{key}`: a count is an integer"));
         }
-        // Sizes and durations end in an `s` of their unit; kafka-dump-log's `attributes` is
-        // its name for a bit field.
-        let plural = key.ends_with('s')
-            && !["Bytes", "bytes", "Ms"].iter().any(|s| key.ends_with(s))
+        // An integer is not named by a plural, at its end or inside (`tombstonesRemoved` is
+        // `removedTombstoneCount`): sizes and durations end in an `s` of their unit, and
+        // kafka-dump-log's `attributes` is its name for a bit field.
+        let plural = camel_words(key)
+            .iter()
+            .any(|w| w.len() > 2 && w.ends_with('s') && !["bytes", "ms"].contains(&w.as_str()))
             && !row.meaning.contains("(kafka-dump-log's)");
-        if plural && integer {
+        if plural && integer && !key.ends_with("Count") {
             problems.push(format!(
                 "`{key}`: a plural names a list; a count is `…Count`"
             ));

@@ -109,6 +109,7 @@ pub struct Report {
     pub partitions: Vec<PartitionReport>,
     /// Findings about log-dir files (checkpoints).
     pub log_dir_findings: Vec<Finding>,
+    #[serde(rename = "checkedFileCount")]
     pub files_checked: usize,
     pub bytes_checked: u64,
     /// Files kseg could not classify, so did not read.

@@ -230,8 +230,10 @@ pub struct KeyStats {
     #[serde(rename = "tombstoneCount")]
     pub tombstones: u64,
     /// Distinct keys, estimated (HyperLogLog, 2^14 registers).
+    #[serde(rename = "distinctKeyEstimate")]
     pub distinct_keys_estimate: u64,
     /// The estimate's relative standard error (0.0081); three of them bound it in 99.7 %.
+    #[serde(rename = "distinctKeyRelativeError")]
     pub distinct_keys_relative_error: f64,
     /// Keyed records that a later record of the same key supersedes (what compaction would
     /// reclaim at most), estimated as keyed records minus distinct keys.
