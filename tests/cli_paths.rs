@@ -383,8 +383,8 @@ fn a_renamed_index_is_read_against_its_log_or_with_base_offset() {
     let (code, stdout, _) = run(&["verify".as_ref(), "--json".as_ref(), index.as_os_str()]);
     assert_eq!(code, 2);
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(report["skipped"], serde_json::json!([index]));
-    assert_eq!(report["filesChecked"], 0);
+    assert_eq!(report["skippedFiles"], serde_json::json!([index]));
+    assert_eq!(report["checkedFileCount"], 0);
     // With the offset, it is read: against a log that is not there.
     let (code, stdout, stderr) = run(&[
         "verify".as_ref(),
@@ -470,9 +470,9 @@ fn leftovers_and_markers_are_not_counted_as_checked() {
     let lock = dir.join(".lock");
     std::fs::write(&lock, "").unwrap();
     let after = json(&dir);
-    assert_eq!(after["filesChecked"], before["filesChecked"]);
+    assert_eq!(after["checkedFileCount"], before["checkedFileCount"]);
     assert_eq!(after["bytesChecked"], before["bytesChecked"]);
-    let mut classified: Vec<String> = after["classified"]
+    let mut classified: Vec<String> = after["classifiedFiles"]
         .as_array()
         .unwrap()
         .iter()

@@ -48,7 +48,7 @@ fn hand_computed_groups() {
     ] {
         let (code, j) = coordinator(&["--group", group]);
         assert_eq!(code, 0);
-        assert_eq!(j["format"], "kseg/2");
+        assert_eq!(j["format"], "kseg/3");
         assert_eq!(j["hashCode"], hash, "{group}");
         assert_eq!(j["partitionCount"], 50);
         assert_eq!(j["topic"], "__consumer_offsets");

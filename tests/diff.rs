@@ -66,7 +66,7 @@ fn unclean_election_follower_tail_in_an_epoch_the_leader_never_had() {
     b.extend([(1, 8, 60), (1, 8, 61)]);
     let (v, code) = diff_pair(&spec(&a, 1 << 30), &spec(&b, 1 << 30));
     assert_eq!(code, 1);
-    assert_eq!(v["format"], json!("kseg/2"));
+    assert_eq!(v["format"], json!("kseg/3"));
     // B follows A: B sends epoch 1. A's cache is [(0,0),(2,100)]: 1 is not its latest, the
     // next larger epoch 2 starts at 100, the largest at or below 1 is 0: A answers (0, 100).
     // B knows epoch 0; its end offset for 0 is where its epoch 1 starts, 100. Truncation:
@@ -82,8 +82,8 @@ fn unclean_election_follower_tail_in_an_epoch_the_leader_never_had() {
     // The batches: the first at 100 differ in their offsets (5 records against 8).
     assert_eq!(v["firstDifference"]["offset"], json!(100));
     assert_eq!(v["firstDifference"]["kind"], json!("offsets"));
-    assert_eq!(v["onlyA"], json!([range(100, 114, 3, 15)]));
-    assert_eq!(v["onlyB"], json!([range(100, 115, 2, 16)]));
+    assert_eq!(v["rangesOnlyA"], json!([range(100, 114, 3, 15)]));
+    assert_eq!(v["rangesOnlyB"], json!([range(100, 115, 2, 16)]));
     assert_eq!(v["a"]["logEndOffset"], json!(115));
     assert_eq!(v["b"]["logEndOffset"], json!(116));
 }
@@ -103,8 +103,8 @@ fn follower_merely_behind() {
     assert_eq!(v["aFollowingB"]["truncateTo"], json!(100));
     assert_eq!(v["firstDifference"]["kind"], json!("bEnds"));
     assert_eq!(v["firstDifference"]["offset"], json!(100));
-    assert_eq!(v["onlyA"], json!([range(100, 129, 3, 30)]));
-    assert_eq!(v["onlyB"], json!([]));
+    assert_eq!(v["rangesOnlyA"], json!([range(100, 129, 3, 30)]));
+    assert_eq!(v["rangesOnlyB"], json!([]));
     // The producer's last batch differs with it.
     assert_eq!(v["producers"][0]["producerId"], json!(3));
     assert_eq!(v["producers"][0]["a"]["lastOffset"], json!(129));
@@ -124,8 +124,8 @@ fn divergence_inside_one_epoch_is_seen_by_the_batches_only() {
     assert_eq!(v["epochDivergence"], json!(120));
     assert_eq!(v["firstDifference"]["offset"], json!(100));
     assert_eq!(v["firstDifference"]["kind"], json!("content"));
-    assert_eq!(v["onlyA"], json!([range(100, 119, 2, 20)]));
-    assert_eq!(v["onlyB"], json!([range(100, 119, 2, 20)]));
+    assert_eq!(v["rangesOnlyA"], json!([range(100, 119, 2, 20)]));
+    assert_eq!(v["rangesOnlyB"], json!([range(100, 119, 2, 20)]));
 }
 
 #[test]
@@ -152,7 +152,12 @@ fn different_segment_sizes_do_not_matter() {
     assert!(many["a"]["segments"].as_u64().unwrap() > 1);
     assert!(many["b"]["segments"].as_u64().unwrap() > 1);
     assert_ne!(many["a"]["segments"], many["b"]["segments"]);
-    for key in ["epochDivergence", "firstDifference", "onlyA", "onlyB"] {
+    for key in [
+        "epochDivergence",
+        "firstDifference",
+        "rangesOnlyA",
+        "rangesOnlyB",
+    ] {
         let strip = |v: &Value| {
             let mut v = v[key].clone();
             for side in ["a", "b"] {
@@ -205,8 +210,8 @@ fn aborted_on_one_side_committed_on_the_other() {
     // The prefix is 0..=99, the transaction 100..=103, the marker 104.
     assert_eq!(v["firstDifference"]["offset"], json!(104));
     assert_eq!(v["firstDifference"]["kind"], json!("content"));
-    assert_eq!(v["onlyA"], json!([range(104, 104, 1, 1)]));
-    assert_eq!(v["onlyB"], json!([range(104, 104, 1, 1)]));
+    assert_eq!(v["rangesOnlyA"], json!([range(104, 104, 1, 1)]));
+    assert_eq!(v["rangesOnlyB"], json!([range(104, 104, 1, 1)]));
     assert_eq!(
         v["abortedTxnsOnlyA"],
         json!([{"producerId": 9, "firstOffset": 100, "lastOffset": 104, "lastStableOffset": 105}])
@@ -234,8 +239,8 @@ fn log_start_offsets_differ() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["a"]["logStartOffset"], json!(0));
     assert_eq!(v["b"]["logStartOffset"], json!(50));
-    assert_eq!(v["onlyA"], json!([range(0, 49, 5, 50)]));
-    assert_eq!(v["onlyB"], json!([]));
+    assert_eq!(v["rangesOnlyA"], json!([range(0, 49, 5, 50)]));
+    assert_eq!(v["rangesOnlyB"], json!([]));
     assert_eq!(v["firstDifference"], Value::Null);
 }
 

@@ -98,7 +98,7 @@ const COUNTS: &[Counted] = &[
     ("dump", &["--json"], Count::Json("/fileCount"),                          [1,  1,  1,  1,  1,  1,  1,  6,  6,  7,  12, 0,  0,  0,  0,  1,  0]),
     // verify judges a file with its partition: all six; a `.deleted` named alone is not read
     // (the loader deletes it), a `.log.swap` is read as the segment it becomes.
-    ("verify", &["--json"], Count::Json("/filesChecked"),                     [6,  6,  6,  6,  6,  0,  1,  6,  6,  7,  12, 0,  0,  0,  0,  3,  0]),
+    ("verify", &["--json"], Count::Json("/checkedFileCount"),                 [6,  6,  6,  6,  6,  0,  1,  6,  6,  7,  12, 0,  0,  0,  0,  3,  0]),
     // Partitions: a report each.
     ("rebuild-index", &["--json"], Count::Documents,                          [1,  1,  1,  0,  0,  0,  0,  1,  1,  1,  2,  0,  0,  0,  0,  1,  0]),
     ("recover", &["--json"], Count::Json("/plans|/dir"),                      [0,  0,  0,  0,  0,  0,  0,  1,  1,  1,  2,  0,  0,  0,  0,  0,  0]),

@@ -1,6 +1,6 @@
 //! Every JSON document kseg prints, over the bundled testdata, the whole reference corpus, the
 //! internal-topic corpus and the real-world log dirs (the runs of `common::json_runs`), is
-//! valid against `schemas/kseg-2.schema.json`, says `"format": "kseg/2"` and has no key twice.
+//! valid against `schemas/kseg-3.schema.json`, says `"format": "kseg/3"` and has no key twice.
 
 mod common;
 
@@ -17,7 +17,7 @@ fn check(runs: &[JsonRun]) -> usize {
         let docs = run.documents();
         let first = &docs[0];
         let format = first.get("format").unwrap_or(&Value::Null);
-        assert_eq!(format, "kseg/2", "{}: first document", run.shown());
+        assert_eq!(format, "kseg/3", "{}: first document", run.shown());
         let v = validator(&root, run.def);
         for (i, doc) in docs.iter().enumerate() {
             let errors = schema_errors(&v, doc);
@@ -84,9 +84,9 @@ fn dump_json_is_one_document_whose_items_are_the_jsonl_lines() {
         .collect();
     assert_eq!(
         lines[0],
-        serde_json::json!({"format": "kseg/2", "type": "stream"})
+        serde_json::json!({"format": "kseg/3", "type": "stream"})
     );
-    assert_eq!(doc["format"], "kseg/2");
+    assert_eq!(doc["format"], "kseg/3");
     assert_eq!(doc["items"].as_array().unwrap()[..], lines[1..]);
     assert!(lines.len() > 100);
 }
@@ -98,10 +98,10 @@ fn the_schema_rejects_renamed_and_retyped_fields() {
     let root = schema_root();
     let verify = validator(&root, "verify");
     let good = serde_json::json!({
-        "format": "kseg/2", "partitions": [{"dir": "t-0", "topic": "t", "partition": 0,
+        "format": "kseg/3", "partitions": [{"dir": "t-0", "topic": "t", "partition": 0,
         "segments": [], "logStartOffset": null, "logStartOffsetSource": null, "logEndOffset": null,
         "findings": []}],
-        "logDirFindings": [], "filesChecked": 0, "bytesChecked": 0, "skipped": [], "classified": []
+        "logDirFindings": [], "checkedFileCount": 0, "bytesChecked": 0, "skippedFiles": [], "classifiedFiles": []
     });
     assert!(verify.is_valid(&good));
     let mut renamed = good.clone();

@@ -1,8 +1,8 @@
 //! One JSON vocabulary: every key that any command prints (run over the bundled testdata and
 //! the corpora by `common::json_runs`) is in the table of `docs/json.md` with the JSON type it
 //! has there, the same type in every command; every key of the table is printed somewhere; and
-//! the naming rules hold (a count is `…Count`, an integer is not named by a plural, a time is
-//! an integer, `-1` only where the table says Kafka's `-1` is kept).
+//! the naming rules hold (a count is `…Count`, an integer is not named by a plural, a list is
+//! named by one, a time is an integer, `-1` only where the table says Kafka's `-1` is kept).
 
 mod common;
 
@@ -25,6 +25,18 @@ const OPAQUE: [&str; 9] = [
     "configValues",
     "quotas",
 ];
+
+/// The words of a camelCase key, lowercased.
+fn camel_words(key: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for c in key.chars() {
+        match words.last_mut() {
+            Some(w) if !c.is_ascii_uppercase() => w.push(c),
+            _ => words.push(c.to_ascii_lowercase().to_string()),
+        }
+    }
+    words
+}
 
 fn json_type(v: &Value) -> &'static str {
     match v {
@@ -201,14 +213,29 @@ fn every_key_is_documented_with_one_type_in_every_command() {
         if key.ends_with("Count") && !integer {
             problems.push(format!("`{key}`: a count is an integer"));
         }
-        // Sizes and durations end in an `s` of their unit; kafka-dump-log's `attributes` is
-        // its name for a bit field.
-        let plural = key.ends_with('s')
-            && !["Bytes", "bytes", "Ms"].iter().any(|s| key.ends_with(s))
+        // An integer is not named by a plural, at its end or inside (`tombstonesRemoved` is
+        // `removedTombstoneCount`): sizes and durations end in an `s` of their unit, and
+        // kafka-dump-log's `attributes` is its name for a bit field.
+        let plural = camel_words(key)
+            .iter()
+            .any(|w| w.len() > 2 && w.ends_with('s') && !["bytes", "ms"].contains(&w.as_str()))
             && !row.meaning.contains("(kafka-dump-log's)");
-        if plural && integer {
+        if plural && integer && !key.ends_with("Count") {
             problems.push(format!(
                 "`{key}`: a plural names a list; a count is `…Count`"
+            ));
+        }
+        // A list is named by a plural noun (a qualifier may follow it: `rangesOnlyA`), unless
+        // the table gives the name as Kafka's or the reference corpus'.
+        let noun = ["OnlyA", "OnlyB"]
+            .iter()
+            .find_map(|q| key.strip_suffix(q))
+            .unwrap_or(key);
+        let kept_name = row.meaning.contains("(Kafka's name)")
+            || row.meaning.contains("(the reference corpus' name");
+        if row.types.contains("array") && !noun.ends_with('s') && !kept_name {
+            problems.push(format!(
+                "`{key}`: a list is named by a plural noun, not a participle or an adjective"
             ));
         }
         let time = ["Ms", "Timestamp", "timestamp"]

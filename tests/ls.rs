@@ -425,7 +425,7 @@ fn directory_states_and_metadata_problems() {
     common::assert_json_without_duplicate_keys(&text);
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(doc.as_object().unwrap().keys().next().unwrap(), "format");
-    assert_eq!(doc["format"], "kseg/2");
+    assert_eq!(doc["format"], "kseg/3");
     let parts = doc["logDirs"][0]["partitions"].as_array().unwrap();
     let sizes: Vec<u64> = parts.iter().map(|p| p["size"].as_u64().unwrap()).collect();
     assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");

@@ -435,7 +435,7 @@ fn crlf_checkpoints_of_a_windows_broker() {
     assert_eq!(code, 0);
     // The partition's 9 files and the log dir's 5, each read; the clean-shutdown marker is
     // known by its name only (there is nothing in it to read).
-    assert_eq!(report["filesChecked"], 14);
+    assert_eq!(report["checkedFileCount"], 14);
     let marker = tmp.path().join(".kafka_cleanshutdown");
-    assert_eq!(report["classified"], serde_json::json!([marker]));
+    assert_eq!(report["classifiedFiles"], serde_json::json!([marker]));
 }

@@ -76,7 +76,7 @@ fn recover_reports_what_kafka_drops_in_offsets_records_batches_and_bytes() {
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
         let want = expected(&scenario);
         let name = scenario.file_name().unwrap().to_string_lossy().into_owned();
-        assert_eq!(doc["dropped"], Value::from(want.clone()), "{name}");
+        assert_eq!(doc["droppedSegments"], Value::from(want.clone()), "{name}");
         if !want.is_empty() {
             dropping.push(name.clone());
             // The text says the same, one line per segment, with no scratch path.

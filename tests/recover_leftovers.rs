@@ -210,7 +210,7 @@ fn verify_reads_a_swap_as_its_segment_and_never_passes_over_deleted_files() {
             "{m}"
         );
     }
-    assert_eq!(doc["filesChecked"], 0, "{doc}");
+    assert_eq!(doc["checkedFileCount"], 0, "{doc}");
 }
 
 /// Issue 33: `dump` of a partition directory reads what the broker's loader keeps of its

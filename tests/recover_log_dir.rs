@@ -144,7 +144,7 @@ fn log_dir_recovery_equals_each_partition_alone() {
     let (code, json) = kseg(&["recover", "--json"], &[&whole]);
     assert_eq!(code, 1);
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(doc["format"], "kseg/2");
+    assert_eq!(doc["format"], "kseg/3");
     // Bytes to recover: orders-0 from the segment holding offset 962 (its checkpoint), the
     // others from their first segment (checkpointed 0, or no entry).
     for e in doc["estimate"]["partitions"].as_array().unwrap() {

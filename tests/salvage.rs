@@ -131,15 +131,15 @@ fn g_corrupt_middle_salvage_then_recover_matches_kafka() {
     // The report: the saved run starts where the first valid batch after the damage does,
     // and the damaged batch is the one range that held nothing valid.
     let r = report(&out2);
-    assert_eq!(r["format"], json!("kseg/2"));
+    assert_eq!(r["format"], json!("kseg/3"));
     assert_eq!(r["savedBatchCount"], json!(want.len()));
-    assert_eq!(r["saved"][0]["position"], after[0]["position"]);
-    assert_eq!(r["saved"][0]["baseOffset"], after[0]["baseOffset"]);
+    assert_eq!(r["savedRuns"][0]["position"], after[0]["position"]);
+    assert_eq!(r["savedRuns"][0]["baseOffset"], after[0]["baseOffset"]);
     assert_eq!(
-        r["saved"][0]["lastOffset"],
+        r["savedRuns"][0]["lastOffset"],
         after.last().unwrap()["lastOffset"]
     );
-    let unsaved = r["unsaved"].as_array().unwrap();
+    let unsaved = r["unsavedRanges"].as_array().unwrap();
     assert_eq!(unsaved.len(), 1);
     assert_eq!(unsaved[0]["position"], json!(bad_at));
     assert_eq!(unsaved[0]["sizeInBytes"], bad["sizeInBytes"]);
@@ -208,9 +208,9 @@ fn writer_damage_in_first_middle_and_last_segment() {
         );
         common::assert_verifies_clean(&salvaged);
         let r = report(&out);
-        assert_eq!(r["unsaved"].as_array().unwrap().len(), 1);
+        assert_eq!(r["unsavedRanges"].as_array().unwrap().len(), 1);
         assert_eq!(
-            r["unsaved"][0]["sizeInBytes"],
+            r["unsavedRanges"][0]["sizeInBytes"],
             json!(clean[damaged].len()),
             "the damaged batch is the one range not saved"
         );
@@ -327,7 +327,7 @@ fn torn_tail_saves_nothing_and_says_so() {
     assert_eq!(r["savedBatchCount"], json!(0));
     assert_eq!(r["salvagedDir"], Value::Null);
     assert_eq!(r["droppedBytes"], json!(40));
-    assert_eq!(r["unsaved"][0]["sizeInBytes"], json!(40));
+    assert_eq!(r["unsavedRanges"][0]["sizeInBytes"], json!(40));
     assert!(!out.join("t-0").exists());
 
     // A salvage inside the log dir would be taken for a partition by the broker: refused.

@@ -309,7 +309,7 @@ fn json_starts_with_the_format_and_has_no_duplicate_keys() {
     let text = String::from_utf8(out.stdout).unwrap();
     common::assert_json_without_duplicate_keys(&text);
     // In a pipe: one compact document on one line, the vocabulary first.
-    assert!(text.starts_with("{\"format\":\"kseg/2\","), "{text}");
+    assert!(text.starts_with("{\"format\":\"kseg/3\","), "{text}");
     assert_eq!(text.lines().count(), 1);
     let v: Value = serde_json::from_str(&text).unwrap();
     assert!(v["groups"][0]["groupKey"]["baseOffset"].is_i64());

@@ -75,7 +75,7 @@ fn offsets_stats_and_txns_show_json_times_in_each_format() {
     // txns: an open transaction's last timestamp, and its age as a duration (ms with ms).
     let txns = root.join("c-transactions/input/orders-0");
     let x = ["txns", "--now", "1730000000000"];
-    let open = &json(&x, &txns)["partitions"][0]["open"][0];
+    let open = &json(&x, &txns)["partitions"][0]["openTransactions"][0];
     let (last, age_ms) = (
         open["lastTimestamp"].as_i64().unwrap(),
         open["ageMs"].as_i64().unwrap(),

@@ -202,7 +202,7 @@ fn cli_exit_status_says_hanging() {
     let text = String::from_utf8(out.stdout).unwrap();
     common::assert_json_without_duplicate_keys(&text);
     // In a pipe: one compact document on one line, the vocabulary first.
-    assert!(text.starts_with("{\"format\":\"kseg/2\","), "{text}");
+    assert!(text.starts_with("{\"format\":\"kseg/3\","), "{text}");
     assert_eq!(text.lines().count(), 1);
 }
 

@@ -32,7 +32,7 @@ pub use finding::{Finding, Severity};
 /// The version of kseg's JSON vocabulary. Every JSON document kseg prints or writes (a
 /// salvage's report; the first line of a JSON Lines stream) starts with `"format":
 /// JSON_FORMAT`; renaming or retyping a field means a new version.
-pub const JSON_FORMAT: &str = "kseg/2";
+pub const JSON_FORMAT: &str = "kseg/3";
 
 /// Serializes Kafka's `-1` for "none" as `null`: in kseg's JSON, absent is `null`, never `-1`
 /// (`#[serde(serialize_with = "crate::ops::minus_one_as_null")]`).

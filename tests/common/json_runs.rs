@@ -223,6 +223,21 @@ pub fn reference(root: &Path, tmp: &Path) -> Vec<JsonRun> {
         ));
         writing_runs(&s.join("SPEC.json"), &dir, tmp, &name, &mut out);
     }
+    // The coordinator's side of a transactional partition (`coordinatorViews`), from the
+    // internal-topic corpus' transaction log.
+    if let Some(internal) = super::reference_internal_dir() {
+        let txn_log = internal.join("transactions/input/__transaction_state-0");
+        out.push(JsonRun::new(
+            "txns",
+            [
+                "txns".into(),
+                "--json".into(),
+                "--txn-log".into(),
+                os(&txn_log),
+                os(&root.join("c-transactions/input/orders-0")),
+            ],
+        ));
+    }
     // Log dirs partition by partition: the plain scenario's against the codecs one's.
     let (a, b) = (root.join("a-plain-v2/input"), root.join("b-codecs/input"));
     out.push(JsonRun::new(

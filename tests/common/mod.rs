@@ -407,9 +407,9 @@ pub fn kseg_write(spec: &str, out: &Path) {
     assert!(w.status.success(), "{}", String::from_utf8_lossy(&w.stderr));
 }
 
-/// `schemas/kseg-2.schema.json`.
+/// `schemas/kseg-3.schema.json`.
 pub fn schema_root() -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/kseg-2.schema.json");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/kseg-3.schema.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 

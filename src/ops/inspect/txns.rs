@@ -189,6 +189,7 @@ pub struct PartitionTxns {
     pub high_watermark: Sourced,
     pub last_stable_offset: i64,
     pub first_unstable_offset: Option<i64>,
+    #[serde(rename = "openTransactions")]
     pub open: Vec<OpenTxn>,
     #[serde(rename = "hangingCount")]
     pub hanging: u64,
@@ -200,6 +201,7 @@ pub struct PartitionTxns {
     pub producers: Vec<ProducerTxnState>,
     /// (`--txn-log`) the coordinator's side, per producer of the partition and per
     /// transactional id whose unfinished transaction includes the partition.
+    #[serde(rename = "coordinatorViews")]
     pub coordinator: Option<Vec<CoordinatorView>>,
     pub stopped: Option<Stop>,
 }

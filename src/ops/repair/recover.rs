@@ -315,8 +315,8 @@ impl RecoverPlan {
             ),
             "logEndOffset": self.report.log_end_offset,
             "events": events,
-            "dropped": dropped(self).ok(),
-            "remains": self.remains.as_ref().and_then(|r| r.as_ref().ok()),
+            "droppedSegments": dropped(self).ok(),
+            "remainingFindings": self.remains.as_ref().and_then(|r| r.as_ref().ok()),
             "changes": self.changes.iter().zip(&self.classes).map(|(ch, class)| {
                 let mut v = serde_json::to_value(ch).expect("a change serializes");
                 v["class"] = json!(class);

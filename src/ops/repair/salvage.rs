@@ -76,8 +76,8 @@ impl SalvageReport {
             "salvagedDir": self.salvaged_dir.as_deref().map(crate::format::os_path::escaped),
             "droppedBytes": self.dropped_bytes,
             "savedBatchCount": self.saved_batches(),
-            "saved": self.saved,
-            "unsaved": self.unsaved,
+            "savedRuns": self.saved,
+            "unsavedRanges": self.unsaved,
         })
     }
 

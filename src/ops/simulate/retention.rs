@@ -163,7 +163,9 @@ pub struct RetentionReport {
     /// Every segment goes: the broker first rolls an empty segment (and a producer snapshot)
     /// at this offset.
     pub rolled_at: Option<i64>,
+    #[serde(rename = "deletedSegments")]
     pub deleted: Vec<DeletedSegment>,
+    #[serde(rename = "remainingSegments")]
     pub remaining: Vec<RemainingSegment>,
     pub checkpoint_updates: Vec<CheckpointUpdate>,
     #[serde(skip)]

@@ -109,15 +109,22 @@ pub struct Report {
     pub partitions: Vec<PartitionReport>,
     /// Findings about log-dir files (checkpoints).
     pub log_dir_findings: Vec<Finding>,
+    #[serde(rename = "checkedFileCount")]
     pub files_checked: usize,
     pub bytes_checked: u64,
     /// Files kseg could not classify, so did not read.
-    #[serde(serialize_with = "crate::format::os_path::serialize")]
+    #[serde(
+        rename = "skippedFiles",
+        serialize_with = "crate::format::os_path::serialize"
+    )]
     pub skipped: Vec<PathBuf>,
     /// Files known by their name only and not read: marker files (`.lock`,
     /// `.kafka_cleanshutdown`), leftovers of an interrupted operation (reported as findings),
     /// KRaft snapshots still being written.
-    #[serde(serialize_with = "crate::format::os_path::serialize")]
+    #[serde(
+        rename = "classifiedFiles",
+        serialize_with = "crate::format::os_path::serialize"
+    )]
     pub classified: Vec<PathBuf>,
 }
 

@@ -211,7 +211,9 @@ pub struct ProducerStats {
     pub epochs_seen: u64,
     #[serde(rename = "sequenceGapCount")]
     pub sequence_gaps: u64,
+    #[serde(rename = "topProducersByBytes")]
     pub top_by_bytes: Vec<ProducerSummary>,
+    #[serde(rename = "topProducersByBatches")]
     pub top_by_batches: Vec<ProducerSummary>,
 }
 
@@ -228,8 +230,10 @@ pub struct KeyStats {
     #[serde(rename = "tombstoneCount")]
     pub tombstones: u64,
     /// Distinct keys, estimated (HyperLogLog, 2^14 registers).
+    #[serde(rename = "distinctKeyEstimate")]
     pub distinct_keys_estimate: u64,
     /// The estimate's relative standard error (0.0081); three of them bound it in 99.7 %.
+    #[serde(rename = "distinctKeyRelativeError")]
     pub distinct_keys_relative_error: f64,
     /// Keyed records that a later record of the same key supersedes (what compaction would
     /// reclaim at most), estimated as keyed records minus distinct keys.
@@ -296,7 +300,10 @@ pub struct Report {
     pub groups: Vec<GroupStats>,
     pub total: Stats,
     /// Files named that are not segments (`.log`), so were not read.
-    #[serde(serialize_with = "crate::format::os_path::serialize")]
+    #[serde(
+        rename = "skippedFiles",
+        serialize_with = "crate::format::os_path::serialize"
+    )]
     pub skipped: Vec<PathBuf>,
 }
 

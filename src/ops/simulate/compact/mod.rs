@@ -121,16 +121,23 @@ pub struct CleanStats {
     /// Distinct keys among the records kept.
     #[serde(rename = "keyCount")]
     pub keys: u64,
+    #[serde(rename = "removedTombstoneCount")]
     pub tombstones_removed: u64,
+    #[serde(rename = "keptTombstoneCount")]
     pub tombstones_kept: u64,
     /// Records of aborted transactions removed.
+    #[serde(rename = "removedAbortedRecordCount")]
     pub aborted_records_removed: u64,
+    #[serde(rename = "removedMarkerCount")]
     pub markers_removed: u64,
     /// Records without a key (dropped below the map's end).
+    #[serde(rename = "removedKeylessRecordCount")]
     pub keyless_removed: u64,
     /// Batches kept as 61-byte headers for producer state or the round's last offset.
+    #[serde(rename = "keptEmptyBatchCount")]
     pub empty_batches_kept: u64,
     /// Batches rewritten with a new delete horizon.
+    #[serde(rename = "stampedHorizonCount")]
     pub horizons_stamped: u64,
 }
 
@@ -200,6 +207,7 @@ pub struct CompactReport {
     pub cleaned: bool,
     /// One past the last offset the map covers: the new `cleaner-offset-checkpoint`.
     pub end_offset: i64,
+    #[serde(rename = "offsetMapKeyCount")]
     pub keys_in_map: u64,
     pub map_full: bool,
     /// `now + delete.retention.ms`, stamped into rewritten batches holding tombstones.
