@@ -59,8 +59,8 @@ complete -c kseg -n "__fish_kseg_needs_command" -f -a "version" -d 'The version,
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "export" -d 'The records of partitions as a Parquet, Arrow, CSV or JSON Lines table for SQL engines (DuckDB, Spark, Trino): one file, or a Hive-style tree with a file per partition'
 complete -c kseg -n "__fish_kseg_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l files -d 'Comma-separated files, as kafka-dump-log takes them' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
-complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
@@ -148,8 +148,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand dump" -l bytes -d 'Sizes in ta
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand dump" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
-complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
@@ -176,7 +176,7 @@ complete -c kseg -n "__fish_kseg_using_subcommand verify" -l bytes -d 'Sizes in 
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand verify" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand write" -l tier-to -d 'Then tier the partition as the broker\'s remote log manager does: its closed segments below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX], file:///DIR or a directory) in Kafka\'s LocalTieredStorage layout (or --remote-layout aiven), and their records written to __remote_log_metadata-N beside OUTDIR, N as the broker\'s partitioner picks it of 50 (S3 settings from AWS_*, AWS_ENDPOINT)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand write" -l tier-to -d 'Then tier the partition as the broker\'s remote log manager does: its closed segments below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a directory) in Kafka\'s LocalTieredStorage layout (or --remote-layout aiven), and their records written to __remote_log_metadata-N beside OUTDIR, N as the broker\'s partitioner picks it of 50 (settings from AWS_* with AWS_ENDPOINT, GOOGLE_*, AZURE_*)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l remote-layout -d 'The tiered-storage plugin whose layout the objects take' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand write" -l key-prefix -d 'aiven: the key prefix (the plugin\'s key.prefix), glued on as it is' -r
@@ -332,8 +332,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand compact" -l bytes -d 'Sizes in
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand compact" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
-complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
@@ -355,8 +355,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l bytes -d 'Sizes in
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand offsets" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
-complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
@@ -374,8 +374,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand locate" -l bytes -d 'Sizes in 
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand locate" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
-complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
@@ -404,8 +404,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand stats" -l bytes -d 'Sizes in t
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand stats" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
-complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand txns" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
@@ -444,8 +444,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l bytes -d 'Sizes in
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand salvage" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
-complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
@@ -463,8 +463,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand diff" -l bytes -d 'Sizes in ta
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand diff" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
-complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
@@ -486,13 +486,13 @@ complete -c kseg -n "__fish_kseg_using_subcommand digest" -l bytes -d 'Sizes in 
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand digest" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-endpoint -d 'The URL of an S3-compatible server (http:// allowed), instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-layout -d 'How the objects are laid out (default: detected from the listing)' -r -f -a "local-tiered\t''
 aiven\t''"
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-key -d 'A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments\' data keys; repeat for a key ring. ID= names the key pair id it answers to (the plugin\'s encryption.key.pairs.ID); without it the key is tried for any id' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-chunk-bytes -d 'Bytes per ranged read of a remote object [default: 16777216]. Memory per object read: at most this times (--remote-requests + 1)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote-requests -d 'Ranged reads started ahead of the one being worked on, reading an object forward [default: 2]; 0 reads one range at a time' -r
-complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_* and AZURE_* environment variables' -r
+complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l remote -d 'The remote storage root holding the topic-partition directories or prefixes: s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for Kafka\'s LocalTieredStorage its kafka-tiered-storage directory, or its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment variables' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand tiered" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''
 always\t''
@@ -603,8 +603,8 @@ complete -c kseg -n "__fish_kseg_using_subcommand version" -l bytes -d 'Sizes in
 complete -c kseg -n "__fish_kseg_using_subcommand version" -l local -d 'Print RFC 3339 times in the local zone (or --tz) instead of UTC'
 complete -c kseg -n "__fish_kseg_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kseg -n "__fish_kseg_using_subcommand version" -s V -l version -d 'Print version'
-complete -c kseg -n "__fish_kseg_using_subcommand export" -l out -d 'A file named with the format\'s extension (`orders.parquet`) takes every row; `-` is standard output (csv, jsonl); any other path is a directory that gets a Hive-style tree, `topic=T/partition=P/part-00000.parquet`, a file per partition. Either may be in object storage: s3://BUCKET/PREFIX, az://CONTAINER/PREFIX (credentials from the standard AWS_* and AZURE_* environment variables) or file:///DIR' -r -F
-complete -c kseg -n "__fish_kseg_using_subcommand export" -l out-endpoint -d 'The URL of an S3-compatible server (http:// allowed) --out is on, instead of AWS\'s' -r
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l out -d 'A file named with the format\'s extension (`orders.parquet`) takes every row; `-` is standard output (csv, jsonl); any other path is a directory that gets a Hive-style tree, `topic=T/partition=P/part-00000.parquet`, a file per partition. Either may be in object storage: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX (credentials from the standard AWS_*, GOOGLE_* and AZURE_* environment variables) or file:///DIR' -r -F
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l out-endpoint -d 'The URL of an S3-compatible server (http:// allowed) --out is on, instead of AWS\'s; with gs://, of a GCS-compatible server, reached without OAuth' -r
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l format -d 'The table\'s format' -r -f -a "parquet\t''
 arrow\t''
 csv\t''

@@ -380,14 +380,16 @@ pub fn save_salvage(
 #[derive(Debug, Clone, Args)]
 pub struct RemoteArgs {
     /// The remote storage root holding the topic-partition directories or prefixes:
-    /// s3://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a local directory (for
-    /// Kafka's LocalTieredStorage its kafka-tiered-storage directory, or its parent).
-    /// Credentials come from the standard AWS_* and AZURE_* environment variables.
+    /// s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a
+    /// local directory (for Kafka's LocalTieredStorage its kafka-tiered-storage directory, or
+    /// its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment
+    /// variables.
     // Not required here, so that the read-only commands can flatten `Option<RemoteArgs>`
     // (clap would require it of them too); `tiered` makes it required (`manual::command`).
     #[arg(long, value_name = "URL", required = false)]
     pub remote: String,
-    /// The URL of an S3-compatible server (http:// allowed), instead of AWS's.
+    /// The URL of an S3-compatible server (http:// allowed), instead of AWS's; with gs://, of
+    /// a GCS-compatible server, reached without OAuth.
     #[arg(long, value_name = "URL", requires = "remote")]
     pub remote_endpoint: Option<String>,
     /// How the objects are laid out (default: detected from the listing).

@@ -37,11 +37,12 @@ pub struct ExportArgs {
     /// A file named with the format's extension (`orders.parquet`) takes every row; `-` is
     /// standard output (csv, jsonl); any other path is a directory that gets a Hive-style tree,
     /// `topic=T/partition=P/part-00000.parquet`, a file per partition. Either may be in object
-    /// storage: s3://BUCKET/PREFIX, az://CONTAINER/PREFIX (credentials from the standard AWS_*
-    /// and AZURE_* environment variables) or file:///DIR.
+    /// storage: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX, az://CONTAINER/PREFIX (credentials
+    /// from the standard AWS_*, GOOGLE_* and AZURE_* environment variables) or file:///DIR.
     #[arg(long, value_name = "FILE|DIR|URL")]
     pub out: PathBuf,
-    /// The URL of an S3-compatible server (http:// allowed) --out is on, instead of AWS's.
+    /// The URL of an S3-compatible server (http:// allowed) --out is on, instead of AWS's; with
+    /// gs://, of a GCS-compatible server, reached without OAuth.
     #[arg(long, value_name = "URL")]
     pub out_endpoint: Option<String>,
     /// The table's format.

@@ -37,9 +37,10 @@ pub struct WriteArgs {
     pub quiet: bool,
     /// Then tier the partition as the broker's remote log manager does: its closed segments
     /// below the last stable offset copied to this storage root (s3://BUCKET[/PREFIX],
-    /// file:///DIR or a directory) in Kafka's LocalTieredStorage layout (or --remote-layout
-    /// aiven), and their records written to __remote_log_metadata-N beside OUTDIR, N as the
-    /// broker's partitioner picks it of 50 (S3 settings from AWS_*, AWS_ENDPOINT).
+    /// gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a directory) in Kafka's
+    /// LocalTieredStorage layout (or --remote-layout aiven), and their records written to
+    /// __remote_log_metadata-N beside OUTDIR, N as the broker's partitioner picks it of 50
+    /// (settings from AWS_* with AWS_ENDPOINT, GOOGLE_*, AZURE_*).
     #[arg(long, value_name = "URL", conflicts_with_all = ["json", "jsonl"])]
     pub tier_to: Option<String>,
     #[command(flatten)]

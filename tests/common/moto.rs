@@ -19,20 +19,40 @@ impl Drop for Moto {
 /// `env`: moto's settings for the server (`INITIAL_NO_AUTH_ACTION_COUNT`: authenticate
 /// requests, checking their signatures, after that many).
 pub fn start(env: &[(&str, &str)]) -> Option<Moto> {
+    serve(&["-m", "moto.server", "-H", "127.0.0.1", "-p"], env)
+}
+
+/// moto's server as a GCS-compatible one: the same S3 server, whose XML API object_store's GCS
+/// client speaks, less one quirk of moto's router. Without OAuth the client sends
+/// `Authorization: Bearer ` with no token on uploads, which moto takes for a malformed SigV4
+/// header and fails on (HTTP 500); the request is passed on without it, as it means no
+/// credentials.
+#[allow(dead_code)] // only tests/gcs.rs
+pub fn start_gcs() -> Option<Moto> {
+    const SERVE: &str = r#"
+import sys
+from werkzeug.serving import run_simple
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+moto = DomainDispatcherApplication(create_backend_app)
+def app(environ, start_response):
+    if environ.get("HTTP_AUTHORIZATION", "").strip() == "Bearer":
+        del environ["HTTP_AUTHORIZATION"]
+    return moto(environ, start_response)
+run_simple("127.0.0.1", int(sys.argv[1]), app, threaded=True)
+"#;
+    serve(&["-c", SERVE], &[])
+}
+
+/// `python3 ARGS PORT` on a free port of 127.0.0.1, once it accepts connections.
+fn serve(args: &[&str], env: &[(&str, &str)]) -> Option<Moto> {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port();
     let spawned = Command::new("python3")
-        .args([
-            "-m",
-            "moto.server",
-            "-H",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-        ])
+        .args(args)
+        .arg(port.to_string())
         .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -58,7 +78,16 @@ pub fn start(env: &[(&str, &str)]) -> Option<Moto> {
 /// moto, or None when it is not installed and CI (`KSEG_REFERENCE`) is not running.
 #[allow(dead_code)] // the benchmark needs moto: it never skips
 pub fn start_or_skip(env: &[(&str, &str)]) -> Option<Moto> {
-    let m = start(env);
+    or_skip(start(env))
+}
+
+/// [`start_gcs`], or None as [`start_or_skip`].
+#[allow(dead_code)]
+pub fn start_gcs_or_skip() -> Option<Moto> {
+    or_skip(start_gcs())
+}
+
+fn or_skip(m: Option<Moto>) -> Option<Moto> {
     if m.is_none() {
         assert!(
             std::env::var_os("KSEG_REFERENCE").is_none(),
@@ -82,4 +111,25 @@ pub fn create_bucket(endpoint: &str, bucket: &str) {
         .status()
         .unwrap();
     assert!(created.success());
+}
+
+/// Lets anyone read and write `bucket`, by a bucket policy: moto refuses unsigned reads of
+/// private objects, as S3 does, and a GCS client without OAuth signs nothing.
+#[allow(dead_code)] // only tests/gcs.rs
+pub fn allow_anonymous(endpoint: &str, bucket: &str) {
+    let policy = format!(
+        r#"{{"Version": "2012-10-17", "Statement": [{{"Effect": "Allow", "Principal": "*", "Action": "s3:*", "Resource": ["arn:aws:s3:::{bucket}", "arn:aws:s3:::{bucket}/*"]}}]}}"#
+    );
+    let put = Command::new("python3")
+        .args([
+            "-c",
+            &format!(
+                "import urllib.request as u; u.urlopen(u.Request('{endpoint}/{bucket}?policy', \
+                 data={policy:?}.encode(), method='PUT', \
+                 headers={{'Content-Type': 'application/json'}}))"
+            ),
+        ])
+        .status()
+        .unwrap();
+    assert!(put.success());
 }

@@ -5,9 +5,9 @@
 //! `LogReader` reads like a file.
 //!
 //! Two implementations: [`Local`] (a plain directory, no runtime) and [`Remote`] (the
-//! `object_store` crate: `s3://`, `file://`, `memory://`), which owns a small tokio runtime,
-//! driven by a thread of its own so that reads started ahead progress while kseg works on the
-//! bytes it has; the rest of kseg stays synchronous.
+//! `object_store` crate: `s3://`, `gs://`, `az://`, `file://`, `memory://`), which owns a small
+//! tokio runtime, driven by a thread of its own so that reads started ahead progress while kseg
+//! works on the bytes it has; the rest of kseg stays synchronous.
 
 mod local;
 mod object;

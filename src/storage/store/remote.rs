@@ -1,7 +1,8 @@
 //! Object storage through the `object_store` crate: `s3://bucket/prefix` (AWS or any
-//! S3-compatible server, `--remote-endpoint`), `az://container/prefix`,
+//! S3-compatible server, `--remote-endpoint`), `gs://bucket/prefix` (Google Cloud Storage, or a
+//! GCS-compatible server without OAuth, `--remote-endpoint`), `az://container/prefix`,
 //! `file:///dir` and `memory://` (tests). Credentials, regions and accounts come from the crate's
-//! standard environment variables (`AWS_*`, `AZURE_*`). Requests are
+//! standard environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`). Requests are
 //! retried with back-off by the crate, for a bounded time, so a stopped server is an error after
 //! seconds, not a hang.
 
@@ -29,7 +30,7 @@ use crate::error::{Error, Result};
 /// How to reach a remote store, and how to read it, from the shared `--remote-*` flags.
 #[derive(Debug, Clone, Default)]
 pub struct RemoteOptions {
-    /// An S3-compatible server's URL (`http://` allowed for it).
+    /// An S3- or GCS-compatible server's URL (`http://` allowed for it).
     pub endpoint: Option<String>,
     pub read_ahead: ReadAhead,
 }
@@ -106,6 +107,34 @@ impl Remote {
                         .map_err(|e| bad(error_text(&e)))?,
                 )
             }
+            "gs" => {
+                use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey};
+                let mut b = TIMEOUTS.iter().fold(
+                    GoogleCloudStorageBuilder::from_env().with_url(location),
+                    |b, (k, v)| b.with_config(GoogleConfigKey::Client(*k), *v),
+                );
+                if let Some(e) = &options.endpoint {
+                    // The crate takes another server's URL only from a service-account key
+                    // (`gcs_base_url`); a GCS-compatible server (an emulator) is reached
+                    // without OAuth, as the crate's `disable_oauth` does it.
+                    let key = serde_json::json!({
+                        "private_key": "",
+                        "private_key_id": "",
+                        "client_email": "",
+                        "gcs_base_url": e.trim_end_matches('/'),
+                        "disable_oauth": true,
+                    });
+                    b = b.with_service_account_key(key.to_string()).with_config(
+                        GoogleConfigKey::Client(ClientConfigKey::AllowHttp),
+                        e.starts_with("http://").to_string(),
+                    );
+                }
+                Arc::new(
+                    b.with_retry(retry())
+                        .build()
+                        .map_err(|e| bad(error_text(&e)))?,
+                )
+            }
             "file" => {
                 let root = url
                     .to_file_path()
@@ -121,7 +150,7 @@ impl Remote {
             "memory" => Arc::new(object_store::memory::InMemory::new()),
             s => {
                 return Err(bad(format!(
-                    "the scheme {s}:// is not supported (s3://, az://, file://, memory://)"
+                    "the scheme {s}:// is not supported (s3://, gs://, az://, file://, memory://)"
                 )))
             }
         };
