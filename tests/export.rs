@@ -750,3 +750,48 @@ fn one_partition_from_two_directories_is_refused_and_one_named_twice_read_once()
     let report: Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["rowCount"], 2, "{report}");
 }
+
+/// Issue 40: `bytesRead` is the `.log` bytes read, each once. A partition of 64 KiB records,
+/// in batches of one record and in batches of 16 (just over 1 MiB, as a producer with a
+/// `batch.size` of 1 MiB writes them), reports exactly the size of its `.log`: batches over
+/// 1 MiB were read twice (their checksum streamed, then the batch loaded), 2x the file.
+#[test]
+fn bytes_read_is_each_log_byte_once_for_64_kib_records() {
+    for per_batch in [1, 16] {
+        let tmp = tempfile::tempdir().unwrap();
+        let part = tmp.path().join("big-0");
+        let batches: Vec<Value> = (0..64 / per_batch)
+            .map(|b| {
+                let records: Vec<Value> = (0..per_batch)
+                    .map(|i| json!({"key": "k", "value_hex": common::hex(&vec![(b * per_batch + i) as u8; 64 << 10])}))
+                    .collect();
+                json!({"records": records})
+            })
+            .collect();
+        let spec = json!({"topic": "big", "partition": 0,
+            "ops": [{"op": "append", "batches": batches}]});
+        common::kseg_write(&spec.to_string(), &part);
+        let out = tmp.path().join("t.jsonl");
+        let (code, report, err) = kseg(&[
+            "export",
+            "--json",
+            "--format",
+            "jsonl",
+            "--out",
+            out.to_str().unwrap(),
+            part.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let report: Value = serde_json::from_str(&report).unwrap();
+        assert_eq!(report["rowCount"], 64, "{report}");
+        let log_bytes: u64 = common::logs(&part)
+            .iter()
+            .map(|l| l.metadata().unwrap().len())
+            .sum();
+        assert!(log_bytes > 64 << 16, "{log_bytes}");
+        assert_eq!(
+            report["bytesRead"], log_bytes,
+            "{per_batch} record(s) per batch: {report}"
+        );
+    }
+}
