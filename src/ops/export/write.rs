@@ -103,7 +103,7 @@ type ParquetWriter = parquet::arrow::ArrowWriter<Out>;
 
 enum Inner {
     Parquet(Encoder),
-    Arrow(arrow_ipc::writer::FileWriter<Out>),
+    Arrow(Box<arrow_ipc::writer::FileWriter<Out>>),
     Text { out: Out, csv: bool, header: bool },
 }
 
@@ -230,7 +230,7 @@ impl Writer {
             Format::Arrow => {
                 let w = arrow_ipc::writer::FileWriter::try_new(out, schema)
                     .map_err(|e| export_err(at, e))?;
-                Inner::Arrow(w)
+                Inner::Arrow(Box::new(w))
             }
             Format::Csv | Format::Jsonl => Inner::Text {
                 out,
