@@ -750,3 +750,108 @@ fn one_partition_from_two_directories_is_refused_and_one_named_twice_read_once()
     let report: Value = serde_json::from_str(&report).unwrap();
     assert_eq!(report["rowCount"], 2, "{report}");
 }
+
+/// Issue 40: `bytesRead` is the `.log` bytes read, each once. A partition of 64 KiB records,
+/// in batches of one record and in batches of 16 (just over 1 MiB, as a producer with a
+/// `batch.size` of 1 MiB writes them), reports exactly the size of its `.log`: batches over
+/// 1 MiB were read twice (their checksum streamed, then the batch loaded), 2x the file.
+#[test]
+fn bytes_read_is_each_log_byte_once_for_64_kib_records() {
+    for per_batch in [1, 16] {
+        let tmp = tempfile::tempdir().unwrap();
+        let part = tmp.path().join("big-0");
+        let batches: Vec<Value> = (0..64 / per_batch)
+            .map(|b| {
+                let records: Vec<Value> = (0..per_batch)
+                    .map(|i| json!({"key": "k", "value_hex": common::hex(&vec![(b * per_batch + i) as u8; 64 << 10])}))
+                    .collect();
+                json!({"records": records})
+            })
+            .collect();
+        let spec = json!({"topic": "big", "partition": 0,
+            "ops": [{"op": "append", "batches": batches}]});
+        common::kseg_write(&spec.to_string(), &part);
+        let out = tmp.path().join("t.jsonl");
+        let (code, report, err) = kseg(&[
+            "export",
+            "--json",
+            "--format",
+            "jsonl",
+            "--out",
+            out.to_str().unwrap(),
+            part.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let report: Value = serde_json::from_str(&report).unwrap();
+        assert_eq!(report["rowCount"], 64, "{report}");
+        let log_bytes: u64 = common::logs(&part)
+            .iter()
+            .map(|l| l.metadata().unwrap().len())
+            .sum();
+        assert!(log_bytes > 64 << 16, "{log_bytes}");
+        assert_eq!(
+            report["bytesRead"], log_bytes,
+            "{per_batch} record(s) per batch: {report}"
+        );
+    }
+}
+
+/// Issue 40: `--out` is any bytes a local path can be: a file and a Hive tree under a
+/// directory whose name is not UTF-8 are written under exactly those bytes (nothing under a
+/// lossy name), named in the report with the bytes escaped (docs/json.md, "Paths"); an
+/// object-storage URL that is not UTF-8 is refused, nothing written.
+#[test]
+fn an_out_path_that_is_not_utf8_is_written_as_its_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let part = common::write_values(tmp.path(), "orders", &[b"a".to_vec(), b"b".to_vec()]);
+    let dir = tmp.path().join(std::ffi::OsStr::from_bytes(b"out\xff"));
+    let run = |out: &Path| {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args(["export", "--json", "--format", "jsonl", "--out"])
+            .arg(out)
+            .arg(&part)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&run.stderr).into_owned();
+        (run.status.code().unwrap(), run.stdout, err)
+    };
+    let file = dir.join(std::ffi::OsStr::from_bytes(b"t\xfe.jsonl"));
+    std::fs::create_dir(&dir).unwrap();
+    let (code, report, err) = run(&file);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_slice(&report).unwrap();
+    let escaped = format!("{}/out\\xff/t\\xfe.jsonl", tmp.path().to_str().unwrap());
+    assert_eq!(report["files"][0]["file"], escaped.as_str(), "{report}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 2);
+    // A Hive tree at a directory not yet there.
+    let tree = dir.join(std::ffi::OsStr::from_bytes(b"tree\xfd"));
+    let (code, report, err) = run(&tree);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_slice(&report).unwrap();
+    let written = tree.join("topic=orders/partition=0/part-00000.jsonl");
+    assert_eq!(
+        std::fs::read_to_string(&written).unwrap().lines().count(),
+        2
+    );
+    assert_eq!(
+        report["files"][0]["file"],
+        format!(
+            "{}/out\\xff/tree\\xfd/topic=orders/partition=0/part-00000.jsonl",
+            tmp.path().to_str().unwrap()
+        )
+        .as_str(),
+    );
+    // Nothing else: no file or directory under a lossy name.
+    let mut names: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().as_bytes().to_vec())
+        .collect();
+    names.sort();
+    assert_eq!(names, [b"tree\xfd".to_vec(), b"t\xfe.jsonl".to_vec()]);
+    // A URL names objects by UTF-8 keys.
+    let url = Path::new(std::ffi::OsStr::from_bytes(b"s3://lake/t\xff.jsonl"));
+    let (code, _, err) = run(url);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a URL must be UTF-8"), "{err}");
+}

@@ -209,37 +209,36 @@ pub fn run(args: ExportArgs) -> u8 {
     }
 }
 
-/// The layout `--out` names, its store opened (a local directory created).
+/// The layout `--out` names, its store opened (a local directory created). A local path is
+/// used as the bytes it is; a URL must be UTF-8.
 fn output(out: &Path, format: Format, endpoint: Option<String>) -> crate::Result<Layout> {
-    let Some(location) = out.to_str() else {
-        return Err(crate::Error::invalid(out, "--out is not UTF-8"));
-    };
     let options = RemoteOptions {
         endpoint,
         ..RemoteOptions::default()
     };
     if out.extension() != Some(format.extension().as_ref()) {
-        return Ok(Layout::Hive(store::output(location, &options)?));
+        return Ok(Layout::Hive(store::output(out, &options)?));
     }
-    // The file's store: a URL up to its last `/` past the bucket (a URL without one names a
-    // bucket, a tree's root), or a path's directory.
-    let (root, key) = match location.split_once("://") {
-        Some((_, rest)) if !rest.trim_end_matches('/').contains('/') => {
-            return Ok(Layout::Hive(store::output(location, &options)?));
-        }
-        Some(_) => location
-            .trim_end_matches('/')
-            .rsplit_once('/')
-            .expect("a URL with a key"),
-        None => (
-            out.parent().and_then(Path::to_str).unwrap_or_default(),
-            out.file_name().and_then(|n| n.to_str()).unwrap_or_default(),
-        ),
+    let Some(url) = store::url_of(out)? else {
+        return Ok(Layout::File(out.to_path_buf()));
     };
-    Ok(Layout::File {
-        store: store::output(root, &options)?,
-        key: key.to_string(),
-    })
+    // The file's store: the URL up to its last `/` past the bucket (a URL without one names a
+    // bucket, a tree's root).
+    match url.split_once("://") {
+        Some((_, rest)) if !rest.trim_end_matches('/').contains('/') => {
+            Ok(Layout::Hive(store::output(out, &options)?))
+        }
+        _ => {
+            let (root, key) = url
+                .trim_end_matches('/')
+                .rsplit_once('/')
+                .expect("a URL with a key");
+            Ok(Layout::Object {
+                store: store::output(Path::new(root), &options)?,
+                key: key.to_string(),
+            })
+        }
+    }
 }
 
 /// The report as text: a line per file, then the totals.

@@ -138,8 +138,11 @@ impl Step<'_> {
 }
 
 /// Entries larger than this are checked by a checksum computed as their bytes stream by before
-/// they are loaded, so no declared length costs memory unless its bytes check out.
-pub const STREAMED_CHECKSUM_ABOVE_BYTES: u64 = 1 << 20;
+/// they are loaded, so no declared length costs more memory than this unless its bytes check
+/// out. The price is reading such an entry twice (streamed, then loaded), so it lies above the
+/// batches brokers write: Kafka's default limit is 1 MiB + 12 bytes (`message.max.bytes`), and
+/// at 1 MiB a partition of such batches was read twice over.
+pub const STREAMED_CHECKSUM_ABOVE_BYTES: u64 = 8 << 20;
 
 /// What the `trailing` bytes after the last whole entry are, for a message: a torn entry
 /// that announced `truncated_len` bytes, or too few bytes for an entry header.

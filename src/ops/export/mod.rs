@@ -39,8 +39,10 @@ pub const DEFAULT_ROW_GROUP_BYTES: u64 = 128 << 20;
 /// as it goes and visible under its name only once complete.
 #[derive(Clone)]
 pub enum Layout {
-    /// Every row in one object, `key`.
-    File { store: Arc<dyn Store>, key: String },
+    /// Every row in one local file, its path any bytes.
+    File(PathBuf),
+    /// Every row in one object, `key`, of a store (object storage).
+    Object { store: Arc<dyn Store>, key: String },
     /// Every row on standard output (CSV, JSON Lines).
     Stdout,
     /// A Hive-style tree at the store's root: `topic=T/partition=P/part-00000.<ext>`, a file
@@ -140,7 +142,12 @@ impl ExportSink<'_> {
     fn target(&mut self) -> Result<(Target, PathBuf)> {
         let ext = self.opts.format.extension();
         let (store, key) = match &self.opts.layout {
-            Layout::File { store, key } => (store, key.clone()),
+            Layout::File(path) => {
+                let upload = crate::storage::store::upload_file(path)?;
+                let name = path.clone();
+                return Ok((Target::Object { upload, name }, path.clone()));
+            }
+            Layout::Object { store, key } => (store, key.clone()),
             Layout::Stdout => return Ok((Target::Stdout, PathBuf::from("-"))),
             Layout::Hive(store) => {
                 let part = self.parts.entry(self.partition.clone()).or_default();

@@ -4,6 +4,8 @@
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -97,9 +99,11 @@ impl Write for Sink {
 
 type Out = BufWriter<Sink>;
 
+type ParquetWriter = parquet::arrow::ArrowWriter<Out>;
+
 enum Inner {
-    Parquet(parquet::arrow::ArrowWriter<Out>),
-    Arrow(arrow_ipc::writer::FileWriter<Out>),
+    Parquet(Encoder),
+    Arrow(Box<arrow_ipc::writer::FileWriter<Out>>),
     Text { out: Out, csv: bool, header: bool },
 }
 
@@ -115,6 +119,85 @@ pub struct Writer {
 
 fn export_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::io(path, std::io::Error::other(e.to_string()))
+}
+
+/// What the Parquet encoder is asked to do.
+enum Job {
+    Write(RecordBatch),
+    EndGroup,
+}
+
+/// A Parquet writer on a thread of its own: the walk reads and builds the next rows while the
+/// last ones are encoded and compressed, the two halves of an export's time on two cores. One
+/// batch at most waits between them, so memory stays the row group plus a few chunks.
+struct Encoder {
+    jobs: Option<SyncSender<Job>>,
+    worker: Option<JoinHandle<Result<(ParquetWriter, u64)>>>,
+    at: PathBuf,
+}
+
+impl Encoder {
+    fn start(mut w: ParquetWriter, at: PathBuf) -> Encoder {
+        let (jobs, rx) = sync_channel::<Job>(1);
+        let name = at.clone();
+        let worker = std::thread::spawn(move || {
+            let mut groups = 0;
+            for job in rx {
+                match job {
+                    Job::Write(batch) => {
+                        let before = w.flushed_row_groups().len();
+                        w.write(&batch).map_err(|e| export_err(&at, e))?;
+                        // Row groups the size limit ended.
+                        groups += (w.flushed_row_groups().len() - before) as u64;
+                    }
+                    Job::EndGroup if w.in_progress_rows() > 0 => {
+                        w.flush().map_err(|e| export_err(&at, e))?;
+                        groups += 1;
+                    }
+                    Job::EndGroup => {}
+                }
+            }
+            Ok((w, groups))
+        });
+        Encoder {
+            jobs: Some(jobs),
+            worker: Some(worker),
+            at: name,
+        }
+    }
+
+    /// Hands `job` to the encoder; when it has stopped, its error.
+    fn send(&mut self, job: Job) -> Result<()> {
+        let sent = self.jobs.as_ref().map(|j| j.send(job));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            _ => self.finish().map(drop),
+        }
+    }
+
+    /// The writer with every job done, and the row groups it wrote; or the first error.
+    fn finish(&mut self) -> Result<(ParquetWriter, u64)> {
+        self.jobs = None;
+        let Some(worker) = self.worker.take() else {
+            // Its error was returned already.
+            return Err(export_err(&self.at, "the Parquet encoder stopped"));
+        };
+        match worker.join() {
+            Ok(done) => done,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+impl Drop for Encoder {
+    /// Waits for the encoder, so that an unfinished upload it holds is dropped (a local
+    /// file's temporary removed) before the process can exit.
+    fn drop(&mut self) {
+        self.jobs = None;
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
 }
 
 impl Writer {
@@ -142,12 +225,12 @@ impl Writer {
                     .build();
                 let w = parquet::arrow::ArrowWriter::try_new(out, schema.clone(), Some(props))
                     .map_err(|e| export_err(at, e))?;
-                Inner::Parquet(w)
+                Inner::Parquet(Encoder::start(w, name.clone()))
             }
             Format::Arrow => {
                 let w = arrow_ipc::writer::FileWriter::try_new(out, schema)
                     .map_err(|e| export_err(at, e))?;
-                Inner::Arrow(w)
+                Inner::Arrow(Box::new(w))
             }
             Format::Csv | Format::Jsonl => Inner::Text {
                 out,
@@ -170,13 +253,7 @@ impl Writer {
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let at = self.at().to_path_buf();
         match &mut self.inner {
-            Inner::Parquet(w) => {
-                let before = w.flushed_row_groups().len();
-                w.write(batch).map_err(|e| export_err(&at, e))?;
-                // Row groups the size limit ended.
-                self.groups += (w.flushed_row_groups().len() - before) as u64;
-                Ok(())
-            }
+            Inner::Parquet(e) => e.send(Job::Write(batch.clone())),
             Inner::Arrow(w) => {
                 w.write(batch).map_err(|e| export_err(&at, e))?;
                 self.groups += 1;
@@ -204,17 +281,10 @@ impl Writer {
     /// Ends the current row group (a segment's end): Parquet flushes it; the Arrow file's
     /// record batches are one per write, and CSV and JSON Lines have none.
     pub fn end_group(&mut self) -> Result<()> {
-        let at = self.at().to_path_buf();
         match &mut self.inner {
-            Inner::Parquet(w) => {
-                if w.in_progress_rows() > 0 {
-                    w.flush().map_err(|e| export_err(&at, e))?;
-                    self.groups += 1;
-                }
-            }
-            Inner::Arrow(_) | Inner::Text { .. } => {}
+            Inner::Parquet(e) => e.send(Job::EndGroup),
+            Inner::Arrow(_) | Inner::Text { .. } => Ok(()),
         }
-        Ok(())
     }
 
     /// Completes the file (its footer, then the object under its key: a local file synced and
@@ -223,7 +293,11 @@ impl Writer {
         self.end_group()?;
         let at = self.at().to_path_buf();
         let out = match self.inner {
-            Inner::Parquet(w) => w.into_inner().map_err(|e| export_err(&at, e))?,
+            Inner::Parquet(mut e) => {
+                let (w, groups) = e.finish()?;
+                self.groups = groups;
+                w.into_inner().map_err(|e| export_err(&at, e))?
+            }
             Inner::Arrow(mut w) => {
                 w.finish().map_err(|e| export_err(&at, e))?;
                 w.into_inner().map_err(|e| export_err(&at, e))?

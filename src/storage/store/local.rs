@@ -91,21 +91,31 @@ impl Store for Local {
     }
 
     fn upload(&self, key: &str) -> Result<Box<dyn Upload>> {
-        let path = self.path(key);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(".kseg-tmp");
-        let tmp = path.with_file_name(name);
-        let file = files::create_truncated(&tmp)?;
-        Ok(Box::new(LocalUpload {
-            file,
-            tmp,
-            path,
-            done: false,
-        }))
+        upload_file(&self.path(key))
     }
+
+    /// The file itself, whatever bytes its path holds ([`Store::name`] is for messages).
+    fn path_of(&self, key: &str) -> PathBuf {
+        self.path(key)
+    }
+}
+
+/// Starts writing the file `path` (its directories created), as [`Store::upload`] writes an
+/// object: complete under its name or not there at all.
+pub fn upload_file(path: &Path) -> Result<Box<dyn Upload>> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".kseg-tmp");
+    let tmp = path.with_file_name(name);
+    let file = files::create_truncated(&tmp)?;
+    Ok(Box::new(LocalUpload {
+        file,
+        tmp,
+        path: path.to_path_buf(),
+        done: false,
+    }))
 }
 
 /// A file written under a temporary name beside its own, renamed into place once synced: a

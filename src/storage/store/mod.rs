@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 
-pub use local::Local;
+pub use local::{upload_file, Local};
 pub use object::RemoteObject;
 pub use remote::{Remote, RemoteOptions};
 
@@ -188,13 +188,31 @@ pub fn create(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>>
 /// Opens the store of a command's output, creating it first when it is local. A `file://` URL
 /// is its directory: written files are synced before their rename into place, which the
 /// `object_store` crate's local store does not do.
-pub fn output(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
-    match local_dir(location) {
-        Some(dir) => {
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-            Ok(Arc::new(Local::new(&dir, options.read_ahead)))
-        }
-        None => Ok(Arc::new(Remote::open(location, options)?)),
+pub fn output(location: &Path, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
+    let dir = match url_of(location)? {
+        None => location.to_path_buf(),
+        Some(url) => match local_dir(url) {
+            Some(dir) => dir,
+            None => return Ok(Arc::new(Remote::open(url, options)?)),
+        },
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    Ok(Arc::new(Local::new(&dir, options.read_ahead)))
+}
+
+/// The URL `location` is (it has a `://`), None for a local path. A path may be any bytes, as
+/// a Unix file name is; a URL must be UTF-8, as object stores' keys are.
+pub fn url_of(location: &Path) -> Result<Option<&str>> {
+    let bytes = location.as_os_str().as_encoded_bytes();
+    if !bytes.windows(3).any(|w| w == b"://") {
+        return Ok(None);
+    }
+    match location.to_str() {
+        Some(url) => Ok(Some(url)),
+        None => Err(Error::invalid(
+            location,
+            "a URL must be UTF-8 (a local path may hold any bytes)",
+        )),
     }
 }
 
