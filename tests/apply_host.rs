@@ -510,6 +510,61 @@ fn a_same_size_rewrite_or_a_replaced_inode_after_the_plan_stops_the_apply() {
     }
 }
 
+/// Issue 34, item 3, for library callers: a plan is carried out only under the lock taken
+/// before it was made. Between plan and apply another writer gives the `.timeindex` other
+/// bytes of the same size and an older modification time (only its identity tells). A caller
+/// that never locks is refused up front; one that locks only after planning is stopped at the
+/// first file, which its plan did not read under the lock; one that locked first is stopped by
+/// the file's identity. In each case nothing changes.
+#[test]
+fn a_library_plan_applied_after_a_change_changes_nothing() {
+    use kseg::ops::repair::apply::{ApplyOptions, Backup};
+    let opts = ApplyOptions {
+        backup: Backup::None,
+        fail_before_step: None,
+        before_step: None,
+    };
+    for when in ["no lock", "a lock after the plan", "a lock before the plan"] {
+        let root = tempfile::tempdir().unwrap();
+        let dir = crashed_partition(root.path());
+        let timeindex = dir.join("00000000000000000000.timeindex");
+        let early = (when == "a lock before the plan").then(|| common::lock(&dir));
+        let p = kseg::ops::repair::recover::plan(&dir, &common::recover_options(1_767_225_600_000))
+            .unwrap();
+        assert!(
+            p.changes.iter().any(|c| c.file() == timeindex),
+            "{when}: {:?}",
+            p.changes
+        );
+        let then = std::fs::metadata(&timeindex).unwrap();
+        std::fs::write(&timeindex, [0xfeu8; 12]).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&timeindex)
+            .unwrap()
+            .set_modified(then.modified().unwrap() - Duration::from_secs(3600))
+            .unwrap();
+        assert_eq!(std::fs::metadata(&timeindex).unwrap().len(), then.len());
+        let left = common::dir_contents(&dir);
+        let late = (when == "a lock after the plan").then(|| common::lock(&dir));
+        let err = p.apply(&opts).unwrap_err().to_string();
+        let want = match when {
+            "no lock" => "made without the partition's lock",
+            "a lock after the plan" => "not read under the partition's lock",
+            _ => "rewritten: another modification time",
+        };
+        assert!(err.contains(want), "{when}: {err}");
+        assert_eq!(common::dir_contents(&dir), left, "{when}: nothing changed");
+        assert!(
+            !common::listing(&dir)
+                .iter()
+                .any(|f| f.to_string_lossy().ends_with(".kseg-tmp")),
+            "{when}"
+        );
+        drop((early, late));
+    }
+}
+
 /// The lines of `err` stating the space `--apply` would take, one per file system.
 fn space_lines(err: &str) -> Vec<&str> {
     err.lines()

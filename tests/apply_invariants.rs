@@ -104,6 +104,7 @@ fn check_input(root: &Path, rel: &Path, log_dir: bool, name: &str) {
         vec![dir.clone()]
     };
     for p in &partitions {
+        let _lock = common::lock(p);
         recover_plan(p, &common::recover_options(NOW))
             .unwrap()
             .apply(&NO_BACKUP)
@@ -127,6 +128,7 @@ fn check_input(root: &Path, rel: &Path, log_dir: bool, name: &str) {
     for (label, opts) in retention_cases(&dir, log_dir) {
         let what = format!("{name}: {label}");
         let d = fresh(&label);
+        let _lock = common::lock(&d);
         plan_retention(&d, &opts)
             .unwrap()
             .apply(&NO_BACKUP)
@@ -138,6 +140,7 @@ fn check_input(root: &Path, rel: &Path, log_dir: bool, name: &str) {
     for ratio in [0.0, 0.5, 0.9] {
         let what = format!("{name}: compact at {ratio}");
         let d = fresh(&format!("compact{ratio}"));
+        let _lock = common::lock(&d);
         let opts = CompactOptions {
             min_cleanable_dirty_ratio: ratio,
             ..CompactOptions::new(NOW)

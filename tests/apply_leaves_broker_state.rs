@@ -42,6 +42,7 @@ fn a_plain_v2_all_segments_by_time_file_by_file() {
         retention_ms: 86_400_000,
         ..common::retention_options(1_730_100_000_000)
     };
+    let _lock = common::lock(&dir);
     let r = plan_retention(&dir, &opts).unwrap();
     assert_eq!(r.rolled_at, Some(1443));
     r.apply(&NO_BACKUP).unwrap();
@@ -105,6 +106,7 @@ fn a_plain_v2_in_a_log_dir_gets_the_shutdown_checkpoints() {
     let hw = tmp.path().join("replication-offset-checkpoint");
     std::fs::write(&rp, "0\n2\nother 3 77\norders 0 1443\n").unwrap();
     std::fs::write(&hw, "0\n2\norders 0 1443\nother 3 70\n").unwrap();
+    let _lock = common::lock(&dir);
     let r = plan_retention(
         &dir,
         &RetentionOptions {
@@ -208,6 +210,7 @@ fn check_retention(
         read(&dir.join("leader-epoch-checkpoint")),
         "0\n4\n0 0\n1 5\n2 8\n3 13\n"
     );
+    let _lock = common::lock(&dir);
     let r = plan_retention(&dir, opts).unwrap();
     let bases: Vec<i64> = r.deleted.iter().map(|d| d.base_offset).collect();
     assert_eq!(bases, deleted);
@@ -347,7 +350,9 @@ fn compaction_leaves_the_brokers_files() {
         min_cleanable_dirty_ratio: 0.0,
         ..CompactOptions::new(10_000)
     };
+    let lock = common::lock(&dir);
     plan_apply(&dir, &opts).unwrap().apply(&NO_BACKUP).unwrap();
+    drop(lock);
 
     let mut want = before.clone();
     // `Cleaner.cleanSegments` writes the group [0, 5] into one segment at base 0, then
@@ -399,6 +404,7 @@ fn recovery_past_the_log_end_leaves_the_brokers_files() {
     let lso = tmp.path().join("log-start-offset-checkpoint");
     std::fs::write(&lso, "0\n1\nt 0 20\n").unwrap();
     let before = files(&dir);
+    let _lock = common::lock(&dir);
     plan(&dir, &common::recover_options(5000))
         .unwrap()
         .apply(&NO_BACKUP)
@@ -512,6 +518,7 @@ fn recover_outside_a_log_dir_keeps_the_log_start_at_a_segment_base() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("orders-0");
         common::copy_dir(&input, &dir);
+        let _lock = common::lock(&dir);
         let p = kseg::ops::repair::recover::plan(&dir, &common::recover_options(1_767_225_600_000))
             .unwrap();
         p.apply(&NO_BACKUP).unwrap();

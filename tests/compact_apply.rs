@@ -114,6 +114,7 @@ fn apply_gives_the_files_out_gives() {
         let opts = options(segment_bytes);
         let out = compact_to(&dir, &tmp.path().join("out"), &opts).unwrap();
         assert!(out.cleaned);
+        let lock = common::lock(&dir);
         let p = plan_apply(&dir, &opts).unwrap();
         assert_eq!(p.report.segments, out.segments);
         // The protocol's order: .cleaned written, renamed to .swap, old files to .deleted.
@@ -131,6 +132,7 @@ fn apply_gives_the_files_out_gives() {
             before_step: None,
         })
         .unwrap();
+        drop(lock);
         assert_eq!(
             common::dir_contents(&dir),
             common::dir_contents(out.out.as_ref().unwrap()),
@@ -204,6 +206,7 @@ fn interrupted_apply_recovers_to_the_same_records() {
     let want = {
         let tmp = tempfile::tempdir().unwrap();
         let dir = fixture(&root, tmp.path());
+        let _lock = common::lock(&dir);
         plan_apply(&dir, &opts)
             .unwrap()
             .apply(&no_backup(None))
@@ -214,6 +217,7 @@ fn interrupted_apply_recovers_to_the_same_records() {
     loop {
         let tmp = tempfile::tempdir().unwrap();
         let dir = fixture(&root, tmp.path());
+        let lock = common::lock(&dir);
         let failed = plan_apply(&dir, &opts)
             .unwrap()
             .apply(&ApplyOptions {
@@ -222,7 +226,10 @@ fn interrupted_apply_recovers_to_the_same_records() {
                 before_step: None,
             })
             .is_err();
-        // The rerun of `compact --apply`: leftovers resolved as the loader does, then cleaned.
+        drop(lock);
+        // The rerun of `compact --apply`, under its own lock: leftovers resolved as the
+        // loader does, then cleaned.
+        let _lock = common::lock(&dir);
         if let Some(recovery) = plan_resolve_leftovers(&dir, &opts).unwrap() {
             recovery.apply(&no_backup(None)).unwrap();
         }
@@ -286,7 +293,17 @@ fn interrupted_renames_rerun_to_the_same_result() {
                 size: 5,
             },
         ];
+        // Each run plans under its lock: it reads the files it changes (as a journal's rerun
+        // does), so the executor checks each against what it read.
+        let planned = || {
+            let lock = common::lock(&dir);
+            for c in &changes {
+                kseg::storage::files::metadata_if_exists(c.file()).unwrap();
+            }
+            lock
+        };
         let backup = tmp.path().join("backup");
+        let lock = planned();
         let failed = apply(
             &dir,
             &changes,
@@ -298,10 +315,13 @@ fn interrupted_renames_rerun_to_the_same_result() {
             },
         )
         .is_err();
+        drop(lock);
         if let Ok(b) = std::fs::read(backup.join("a")) {
             assert_eq!(b, b"old a");
         }
+        let lock = planned();
         apply(&dir, &changes, "{}", &no_backup(None)).unwrap();
+        drop(lock);
         let got = common::dir_contents(&dir);
         let want = want.get_or_insert_with(|| {
             vec![

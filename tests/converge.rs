@@ -100,12 +100,32 @@ fn rerun(case: &Case, logs: &Path) {
     );
 }
 
+/// The library run of `case`, under the locks of the partitions it names (each of the log
+/// dir's, for the log dir itself), taken before it plans as the command line takes them.
+fn run_locked(case: &Case, logs: &Path, o: &ApplyOptions) -> bool {
+    let mut partitions = Vec::new();
+    for p in case.paths {
+        if *p == "." {
+            for e in std::fs::read_dir(logs).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    partitions.push(path);
+                }
+            }
+        } else {
+            partitions.push(logs.join(p));
+        }
+    }
+    let _locks: Vec<_> = partitions.iter().map(|d| common::lock(d)).collect();
+    (case.run)(logs, o)
+}
+
 fn check(case: &Case, root: &Path) {
     // The uninterrupted run, by the library and by the command line: the same result.
     let want = {
         let tmp = tempfile::tempdir().unwrap();
         let logs = (case.setup)(tmp.path(), root);
-        assert!(!(case.run)(&logs, &faulty(None)));
+        assert!(!run_locked(case, &logs, &faulty(None)));
         tree(&logs)
     };
     {
@@ -126,7 +146,7 @@ fn check(case: &Case, root: &Path) {
     loop {
         let tmp = tempfile::tempdir().unwrap();
         let logs = (case.setup)(tmp.path(), root);
-        let failed = (case.run)(&logs, &faulty(Some(step)));
+        let failed = run_locked(case, &logs, &faulty(Some(step)));
         rerun(case, &logs);
         let got = tree(&logs);
         assert!(

@@ -366,6 +366,7 @@ fn an_offset_index_append_going_back_is_caught_where_the_loader_catches_it() {
             std::fs::write(dir.join(format!("{base:020}.{suffix}")), b"").unwrap();
         }
     }
+    let _lock = common::lock(&dir);
     let p = plan(&dir, &opts).unwrap();
     let emptied = p.report.events.iter().any(|e| {
         matches!(

@@ -31,6 +31,7 @@ fn options() -> RecoverOptions {
 }
 
 fn recover(dir: &Path) {
+    let _lock = common::lock(dir);
     let p = plan(dir, &options()).unwrap();
     p.apply(&ApplyOptions {
         backup: Backup::None,
@@ -119,6 +120,7 @@ fn the_log_dirs_recovery_point_follows_the_recovered_log() {
         },
         ..options()
     };
+    let _lock = common::lock(&dir);
     let p = plan(&dir, &opts).unwrap();
     p.apply(&ApplyOptions {
         backup: Backup::None,

@@ -200,6 +200,7 @@ fn a_stop_at_any_step_then_a_rerun_ends_the_same() {
         // The run got through orders-0 and stopped in orders-1 before `step`.
         for (i, fail) in [(0, None), (1, Some(step))] {
             let dir = log_dir.join(format!("orders-{i}"));
+            let _lock = common::lock(&dir);
             let p = plan(&dir, &opts).unwrap();
             let done = p.apply(&ApplyOptions {
                 backup: Backup::None,

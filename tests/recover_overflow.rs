@@ -133,6 +133,7 @@ fn no_backup(step: Option<usize>) -> ApplyOptions {
 }
 
 fn recover(dir: &Path) {
+    let _lock = common::lock(dir);
     plan(dir, &options())
         .unwrap()
         .apply(&no_backup(None))
@@ -278,6 +279,7 @@ fn an_interrupted_split_reruns_to_the_same_directory() {
         loop {
             let tmp = tempfile::tempdir().unwrap();
             let dir = fixture(tmp.path(), with_indexes);
+            let lock = common::lock(&dir);
             let failed = plan(&dir, &options())
                 .unwrap()
                 .apply(&ApplyOptions {
@@ -286,6 +288,7 @@ fn an_interrupted_split_reruns_to_the_same_directory() {
                     before_step: None,
                 })
                 .is_err();
+            drop(lock);
             recover(&dir);
             assert!(
                 common::dir_contents(&dir) == want,

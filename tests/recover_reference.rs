@@ -318,6 +318,7 @@ fn interrupted_apply_reruns_to_the_same_result() {
             common::copy_dir(&s.join("input/orders-0"), &dir);
             let original = common::dir_contents(&dir);
             let backup = tmp.path().join("backup");
+            let lock = common::lock(&dir);
             let p = plan(&dir, &options(&expected)).unwrap();
             let opts = ApplyOptions {
                 backup: Backup::Dir(backup.clone()),
@@ -325,12 +326,14 @@ fn interrupted_apply_reruns_to_the_same_result() {
                 before_step: None,
             };
             let failed = p.apply(&opts).is_err();
+            drop(lock);
             // The backup holds the original bytes of every file it has.
             for (n, bytes) in &original {
                 if let Ok(b) = std::fs::read(backup.join(n)) {
                     assert_eq!(&b, bytes, "{name} step {step}: backup of {n}");
                 }
             }
+            let _lock = common::lock(&dir);
             let rerun = plan(&dir, &options(&expected)).unwrap();
             rerun
                 .apply(&ApplyOptions {
@@ -432,6 +435,7 @@ fn apply_holds_the_lock_while_it_runs() {
     let lock = tmp.path().join(".lock");
     std::fs::write(&lock, b"").unwrap();
     LOCK_FILE.set(lock.clone()).unwrap();
+    let held = common::lock(&dir);
     plan(&dir, &options(&expected_json(&s)))
         .unwrap()
         .apply(&ApplyOptions {
@@ -440,6 +444,7 @@ fn apply_holds_the_lock_while_it_runs() {
             before_step: Some(try_lock_from_another_process),
         })
         .unwrap();
+    drop(held);
     assert_eq!(
         *OTHER_GOT_LOCK.lock().unwrap(),
         Some(false),
@@ -581,6 +586,7 @@ fn offsets_going_back_empty_the_segment_as_the_loader_does() {
     let mut bytes = std::fs::read(&log).unwrap();
     bytes[23053] = 0x7f;
     std::fs::write(&log, &bytes).unwrap();
+    let _lock = common::lock(&dir);
     let p = plan(&dir, &options(&expected_json(&s))).unwrap();
     let emptied = p.report.events.iter().any(|e| {
         matches!(

@@ -73,6 +73,7 @@ struct Counts {
 /// One case: the partition `dir` (a damaged copy) recovered and verified.
 fn check_case(dir: &Path, what: &str, counts: &mut Counts) {
     counts.cases += 1;
+    let lock = common::lock(dir);
     let mut p = match plan(dir, &common::recover_options(NOW_MS)) {
         Ok(p) => p,
         Err(e) => {
@@ -109,6 +110,7 @@ fn check_case(dir: &Path, what: &str, counts: &mut Counts) {
             .unwrap_or_else(|e| panic!("{what}: apply: {e}"));
     }
     drop(p);
+    drop(lock);
     let opts = VerifyOptions {
         deep: true,
         ..Default::default()
@@ -256,6 +258,7 @@ fn short_indexes_and_short_torn_tails_are_reported_and_repaired() {
             .map(|f| (f.file.clone(), f.position))
             .collect();
         assert_eq!(found, vec![(file.clone(), Some(position))], "{name} {n}");
+        let _lock = common::lock(&dir);
         let mut p = plan(&dir, &common::recover_options(NOW_MS)).unwrap();
         p.check_remains();
         assert!(

@@ -459,6 +459,7 @@ fn apply_deletes_the_prefix_rolls_and_updates_checkpoints_with_a_backup() {
         "0\n1\nt 0 2\n",
     )
     .unwrap();
+    let _lock = common::lock(&dir);
     let r = plan_retention(
         &dir,
         &RetentionOptions {
@@ -590,6 +591,7 @@ fn interrupted_apply_recovers_to_the_same_segments() {
                 timestamp,
             }),
         );
+        let lock = common::lock(&dir);
         let r = plan_retention(&dir, &options).unwrap();
         assert_eq!(r.deleted.len(), 2);
         let failed = r
@@ -599,6 +601,8 @@ fn interrupted_apply_recovers_to_the_same_segments() {
                 before_step: None,
             })
             .is_err();
+        drop(lock);
+        let lock = common::lock(&dir);
         recover_plan(
             &dir,
             &RecoverOptions {
@@ -615,6 +619,8 @@ fn interrupted_apply_recovers_to_the_same_segments() {
             before_step: None,
         })
         .unwrap();
+        drop(lock);
+        let _lock = common::lock(&dir);
         let again = plan_retention(&dir, &options).unwrap();
         again
             .apply(&ApplyOptions {

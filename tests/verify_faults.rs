@@ -362,6 +362,7 @@ fn a_kseg_backup_moved_into_the_partition_or_the_log_dir_is_reported() {
     };
     let root = tmp.path().join("logs.kseg-backup");
     let backup = root.join("orders-0-1700000000000");
+    let _lock = common::lock(&dir);
     let p = plan(&dir, &opts).unwrap();
     assert!(!p.is_empty());
     p.apply(&ApplyOptions {

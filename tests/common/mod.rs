@@ -498,3 +498,9 @@ pub fn expected_decode(scenario: &Path) -> serde_json::Value {
     }
     doc
 }
+
+/// The partition lock an `--apply` takes before it plans, held until dropped: a library caller
+/// takes it before planning too, as the executor refuses a plan made without it.
+pub fn lock(dir: &Path) -> Option<kseg::ops::repair::apply::PartitionLock> {
+    kseg::ops::repair::apply::lock_partition(dir, false).unwrap()
+}

@@ -334,9 +334,27 @@ pub fn remember_reads() {
     }
 }
 
-/// Whether [`remember_reads`] is on: a file [`read_as`] does not know was not seen.
-pub fn remembering_reads() -> bool {
-    READS.lock().is_ok_and(|r| r.is_some())
+thread_local! {
+    /// Whether this thread's reads go unremembered for now ([`seal_reads`]).
+    static SEALED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While the returned guard lives, files this thread's engine stats or opens are not
+/// remembered: the executor's own looks (its refusals before any change, its checks) would
+/// otherwise stand in for a plan's reading of a file it never read. Other threads (another
+/// partition's plan) remember theirs.
+pub fn seal_reads() -> SealedReads {
+    SEALED.with(|s| s.set(true));
+    SealedReads
+}
+
+/// See [`seal_reads`].
+pub struct SealedReads;
+
+impl Drop for SealedReads {
+    fn drop(&mut self) {
+        SEALED.with(|s| s.set(false));
+    }
 }
 
 /// Stops [`remember_reads`], forgetting what it remembered (the last lock released).
@@ -361,7 +379,7 @@ fn read_keys(p: &Path) -> impl Iterator<Item = PathBuf> {
 }
 
 fn note_read(p: &Path, m: &std::fs::Metadata) {
-    if !m.is_file() {
+    if !m.is_file() || SEALED.with(std::cell::Cell::get) {
         return;
     }
     if let Ok(mut guard) = READS.lock() {
@@ -376,6 +394,20 @@ pub fn read_as(p: &Path) -> Option<FileId> {
     let guard = READS.lock().ok()?;
     let r = guard.as_ref()?;
     read_keys(p).find_map(|k| r.get(&k).copied())
+}
+
+/// Forgets what was remembered of the files directly in the directory `dir` (as given, or
+/// its links resolved): a partition newly locked while another lock keeps the record going,
+/// whose files' earlier identities belong to no plan made under this lock.
+pub fn forget_reads_in(dir: &Path) {
+    if let Ok(mut guard) = READS.lock() {
+        if let Some(r) = guard.as_mut() {
+            r.retain(|p, _| {
+                p.parent()
+                    .is_none_or(|d| d != dir && std::fs::canonicalize(d).map_or(true, |c| c != dir))
+            });
+        }
+    }
 }
 
 /// Forgets what `p` was: the executor changed it, and a later plan reads it anew.

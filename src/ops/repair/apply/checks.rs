@@ -73,6 +73,35 @@ pub(super) fn check_links(dir: &Path, changes: &[Change]) -> Result<()> {
     Ok(())
 }
 
+/// A plan replaces an existing `.log`'s records only through the broker's `.cleaned` ->
+/// `.swap` protocol, never by writing over it: the renames of a run of writes may reach the
+/// disk in any order ([`replace_files`]), and a rewritten `.log` beside its old indexes (or
+/// the reverse) would be served by the wrong positions. Cutting a `.log` and creating a new
+/// (empty) one are changes of their own.
+pub(super) fn refuse_log_rewrites(changes: &[Change]) -> Result<()> {
+    for c in changes {
+        if let Change::Write {
+            file,
+            size_before: Some(_),
+            ..
+        } = c
+        {
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            if matches!(
+                crate::format::names::classify(&name),
+                crate::format::names::FileKind::Log { .. }
+            ) {
+                return Err(Error::invalid(
+                    file,
+                    "the plan writes over an existing segment, which kseg replaces only \
+                     through the broker's .cleaned/.swap renames; nothing was changed",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Whether `p` is a symbolic link; absent is not one, any other error is an error.
 pub(super) fn is_symlink(p: &Path) -> Result<bool> {
     match std::fs::symlink_metadata(p) {
@@ -129,9 +158,10 @@ pub(super) fn check_writable(changes: &[Change]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a change to a file that is not what the plan read: another inode, size or
-/// modification time than when the plan read it (its size differs from the plan's, where the
-/// plan did not read it itself), or it went away since; and a file where the plan expects
+/// Refuses a change to a file that is not what the plan read: another size than the plan's,
+/// another inode, size or modification time than when the plan read it, one the plan did not
+/// read under the lock ([`apply`] runs under the lock its caller took before planning), or it
+/// went away since; and a file where the plan expects
 /// none (a new file's name, a rename's destination) that came since: another process changed
 /// the partition. Files this run changed already (`ours`) are what this run made them.
 pub(super) fn check_unchanged(
@@ -197,17 +227,13 @@ fn check_as_planned(c: &Change, ours: &std::collections::BTreeSet<PathBuf>) -> R
             file, size_before, ..
         } => (file, Some(*size_before)),
         // Its presence is checked by its own done-already test; what it is, here. Not done
-        // yet, its destination is as the plan saw it (where the plan's reads are remembered):
-        // absent, or the very file the plan read; else it would be replaced, lost. Unless it
-        // holds the same bytes: an interrupted run of this same plan renamed them there.
+        // yet, its destination is as the plan saw it: absent, or the very file the plan read;
+        // else it would be replaced, lost. Unless it holds the same bytes: an interrupted run
+        // of this same plan renamed them there.
         Change::Rename { from, to, .. } => {
             if !ours.contains(to) && now(from)?.is_some() {
                 if let Some(m) = now(to)? {
-                    let seen = crate::storage::files::read_as(to);
-                    let other = match seen {
-                        Some(then) => then != FileId::of(&m),
-                        None => crate::storage::files::remembering_reads(),
-                    };
+                    let other = crate::storage::files::read_as(to) != Some(FileId::of(&m));
                     if other && !same_bytes(to, from)? {
                         return stale(
                             to,
@@ -236,7 +262,13 @@ fn check_as_planned(c: &Change, ours: &std::collections::BTreeSet<PathBuf>) -> R
             ),
         );
     }
-    if let (Some(m), Some(then)) = (&now, crate::storage::files::read_as(file)) {
+    let Some(m) = &now else { return Ok(()) };
+    // Every file a change finds is one the plan read under the lock (its identity was
+    // remembered): one it did not read is a plan made before the lock was taken.
+    let Some(then) = crate::storage::files::read_as(file) else {
+        return stale(file, "not read under the partition's lock".into());
+    };
+    {
         let is = FileId::of(m);
         if is != then {
             let what = if (is.dev, is.ino) != (then.dev, then.ino) {

@@ -167,8 +167,14 @@ pub fn lock_partition(dir: &Path, wait: bool) -> Result<Option<PartitionLock>> {
             ),
         ));
     }
+    // What the plan made under this lock reads is what the executor checks each file against;
+    // the first lock starts the record, and the last one released ends it (another thread's
+    // plan under its own lock keeps what it read).
+    if held.is_empty() {
+        crate::storage::files::remember_reads();
+    } else {
+        crate::storage::files::forget_reads_in(&dir_real);
+    }
     held.push(key.clone());
-    // What the plan made under this lock reads is what the executor checks each file against.
-    crate::storage::files::remember_reads();
     Ok(Some(PartitionLock { key, _file: file }))
 }

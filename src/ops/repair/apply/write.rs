@@ -125,12 +125,21 @@ pub(super) fn write_tmp(
 /// rewriting the indexes of many segments): every temporary file written ([`write_tmp`]),
 /// then all made durable ([`sync_files`]), then each renamed in the plan's order (the step
 /// before each rename: the temporary file complete but not renamed) and the directory fsynced
-/// once. Crash safety is that of one write at a time: no rename happens before every
-/// temporary file is on disk, a crash before a rename leaves a temporary file for the rerun's
-/// plan to remove, and the renames of one directory reach the file system's journal in the
-/// order they were made (ext4's and XFS's journals commit in order), so a crash among them
-/// leaves a prefix of the plan done, as one fsync of the directory per rename would. The disk
-/// running full removes the temporary files of the run.
+/// once. No order among the renames is assumed to reach the disk (ext4 without a journal, or
+/// any file system, may write the directory's blocks as it likes until the fsync): a crash
+/// among them leaves any subset done, and every subset is safe. Each name then holds a
+/// complete file, its bytes before the run (what the plan read) or after it (synced before
+/// the first rename), and the files of a run do not depend on one another: what a run writes
+/// is indexes, producer snapshots, leader-epoch and log-dir checkpoints, `partition.metadata`,
+/// a new empty `.log` with its indexes, and a replace's `.cleaned` files. Each depends on the
+/// segments' `.log` files, which a run never rewrites ([`refuse_log_rewrites`]; a cut is its
+/// own change, synced before the run), and the broker reads any mix: an old or missing index
+/// as it did before (or, missing, rebuilt from its `.log`), an index whose `.log` is not
+/// there yet as an orphan it deletes, a `.cleaned` file as one it deletes, a snapshot, epoch
+/// checkpoint or log-dir checkpoint old or new against the same log (their entries past the
+/// log's end trimmed at start-up). A rerun plans from the mix to the same result: it finds
+/// the new files done and writes the old ones again. The disk running full removes the
+/// temporary files of the run.
 pub(super) fn replace_files(
     writes: &[(&Path, &Path)],
     planned: &[Change],

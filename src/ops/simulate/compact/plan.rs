@@ -306,6 +306,12 @@ pub fn interrupted_journal(dir: &Path) -> Result<Option<Journal>> {
             ),
         ));
     }
+    // The files it changes, as the rerun finds them under its lock, are what the executor
+    // checks them against from here to the last change (the journal's sizes, and that nothing
+    // else changes them meanwhile): the plan that read them was the interrupted run's.
+    for c in &changes {
+        crate::storage::files::metadata_if_exists(c.file())?;
+    }
     Ok(Some(Journal {
         staging,
         changes,
