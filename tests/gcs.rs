@@ -229,7 +229,7 @@ fn uploads_in_parts_and_export_to_gcs() {
     let bytes: Vec<u8> = (0..(20u32 << 20) + 12345)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
-    let out = store::output(&url, &options).unwrap();
+    let out = store::output(std::path::Path::new(&url), &options).unwrap();
     let mut upload = out.upload("big.bin").unwrap();
     for piece in bytes.chunks(1 << 20) {
         upload.write_all(piece).unwrap();
