@@ -22,7 +22,7 @@ use kseg::format::names::{
     snapshot_file_name, LEADER_EPOCH_CHECKPOINT_FILE_NAME, PRODUCER_SNAPSHOT_FILE_SUFFIX,
     SWAP_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX,
 };
-use kseg::ops::repair::apply::{ApplyOptions, Backup, Change};
+use kseg::ops::repair::apply::{lock_partition, ApplyOptions, Backup, Change};
 use kseg::ops::repair::recover::{plan, RecoverOptions};
 use kseg::ops::write::damage::{apply_all, Damage};
 use kseg::ops::write::spec::{write_spec, Spec};
@@ -351,6 +351,9 @@ pub fn partition(data: &[u8]) {
 pub fn check(dir: &Path) {
     files::read_everything(dir);
     let before = snapshot(dir);
+    // A plan is applied only under the lock it was made under; each run takes its own, as
+    // separate commands would.
+    let lock = lock_partition(dir, false).expect("lock a scratch copy");
     let Ok(dry) = plan(dir, &recover_options()) else {
         // Refused (bad input, exit 2): it must have left the directory as it was.
         assert!(snapshot(dir) == before, "a refused recover changed files");
@@ -367,6 +370,7 @@ pub fn check(dir: &Path) {
     dry.apply(&apply)
         .expect("recover --apply on a scratch copy");
     drop(dry);
+    drop(lock);
     let report = files::verify(dir).expect("verify after recover --apply");
     // Segments whose offsets go back, which recovery keeps (it meets the order only where it
     // appends an index entry: InvalidOffsetException).
@@ -397,6 +401,7 @@ pub fn check(dir: &Path) {
         left.is_empty(),
         "after recover --apply, verify still reports what recovery removes: {left:#?}"
     );
+    let lock = lock_partition(dir, false).expect("lock a scratch copy");
     let again = plan(dir, &recover_options()).expect("recover after recover --apply");
     if again.is_empty() {
         return;
@@ -436,6 +441,7 @@ pub fn check(dir: &Path) {
         .apply(&apply)
         .expect("the second recover --apply on a scratch copy");
     drop(again);
+    drop(lock);
     let third = plan(dir, &recover_options()).expect("a third recover");
     assert!(
         third.is_empty(),
