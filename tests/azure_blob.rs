@@ -14,12 +14,7 @@ use serde_json::Value;
 fn run(az: &azurite::Azurite, args: &[&str]) -> (i32, String, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kseg"));
     az.env(&mut cmd);
-    let out = cmd.args(args).output().unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::outcome(cmd.args(args))
 }
 
 /// `tiered --json --deep` of a partition written from the orders spec and tiered to `to`.

@@ -311,15 +311,7 @@ fn a_backup_dir_inside_the_log_dir_is_refused() {
 
 /// Runs `kseg ARGS`: exit status, stdout and stderr (stdout is a pipe: redirected).
 fn run(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::outcome(Command::new(env!("CARGO_BIN_EXE_kseg")).args(args))
 }
 
 fn os<'a>(args: &'a [&'a str]) -> impl Iterator<Item = &'a std::ffi::OsStr> {

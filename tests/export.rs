@@ -59,12 +59,7 @@ fn readers_present() -> bool {
 }
 
 fn kseg(args: &[&str]) -> (i32, String, String) {
-    let out = common::kseg(args);
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::outcome(std::process::Command::new(env!("CARGO_BIN_EXE_kseg")).args(args))
 }
 
 fn hex_of(v: &Value) -> Value {

@@ -24,16 +24,7 @@ fn run(env: &[(&str, String)], args: &[&str]) -> (i32, String, String) {
     for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("GOOGLE_")) {
         cmd.env_remove(k);
     }
-    let out = cmd
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::outcome(cmd.envs(env.iter().map(|(k, v)| (k, v))).args(args))
 }
 
 /// The settings object_store reads to reach the server without --remote-endpoint.

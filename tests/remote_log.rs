@@ -34,15 +34,7 @@ fn topic_id(dir: &Path) -> [u8; 16] {
 
 /// `kseg ARGS`: exit status, stdout, stderr (S3 credentials from the environment set below).
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::outcome(Command::new(env!("CARGO_BIN_EXE_kseg")).args(args))
 }
 
 /// `kseg CMD [remote flags] ARGS DIR`, which must succeed (exit `want`), as JSON.

@@ -378,15 +378,7 @@ fn s3_env(cmd: &mut Command) -> &mut Command {
 }
 
 fn kseg_s3(args: &[&str]) -> (i32, String, String) {
-    let out = s3_env(&mut Command::new(env!("CARGO_BIN_EXE_kseg")))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::outcome(s3_env(&mut Command::new(env!("CARGO_BIN_EXE_kseg"))).args(args))
 }
 
 #[test]

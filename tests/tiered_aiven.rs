@@ -44,16 +44,11 @@ fn write_spec(tmp: &Path) -> PathBuf {
 }
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .envs(env.iter().copied())
-        .env_remove("AWS_SESSION_TOKEN")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
+    common::outcome(
+        Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args(args)
+            .envs(env.iter().copied())
+            .env_remove("AWS_SESSION_TOKEN"),
     )
 }
 

@@ -346,6 +346,16 @@ pub fn listing(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Runs `cmd` (a kseg command): its exit status, stdout and stderr.
+pub fn outcome(cmd: &mut std::process::Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
 /// Runs `kseg ARGS`.
 pub fn kseg(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
