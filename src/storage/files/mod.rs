@@ -402,9 +402,14 @@ pub fn read_as(p: &Path) -> Option<FileId> {
 pub fn forget_reads_in(dir: &Path) {
     if let Ok(mut guard) = READS.lock() {
         if let Some(r) = guard.as_mut() {
+            // Each directory resolved once, not once per file remembered in it.
+            let mut is_dir: std::collections::HashMap<PathBuf, bool> = Default::default();
             r.retain(|p, _| {
-                p.parent()
-                    .is_none_or(|d| d != dir && std::fs::canonicalize(d).map_or(true, |c| c != dir))
+                p.parent().is_none_or(|d| {
+                    !*is_dir.entry(d.to_path_buf()).or_insert_with(|| {
+                        d == dir || std::fs::canonicalize(d).is_ok_and(|c| c == dir)
+                    })
+                })
             });
         }
     }

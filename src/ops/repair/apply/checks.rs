@@ -268,18 +268,16 @@ fn check_as_planned(c: &Change, ours: &std::collections::BTreeSet<PathBuf>) -> R
     let Some(then) = crate::storage::files::read_as(file) else {
         return stale(file, "not read under the partition's lock".into());
     };
-    {
-        let is = FileId::of(m);
-        if is != then {
-            let what = if (is.dev, is.ino) != (then.dev, then.ino) {
-                "another file under its name"
-            } else if is.len != then.len {
-                "another size"
-            } else {
-                "rewritten: another modification time"
-            };
-            return stale(file, format!("{what} than when the plan read it"));
-        }
+    let is = FileId::of(m);
+    if is == then {
+        return Ok(());
     }
-    Ok(())
+    let what = if (is.dev, is.ino) != (then.dev, then.ino) {
+        "another file under its name"
+    } else if is.len != then.len {
+        "another size"
+    } else {
+        "rewritten: another modification time"
+    };
+    stale(file, format!("{what} than when the plan read it"))
 }
