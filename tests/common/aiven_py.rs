@@ -2,7 +2,6 @@
 //! check kseg's against it (tests/aiven_format.rs, tests/tiered_aiven.rs).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The Python reader's packages: missing is a failure under the same rule as a missing corpus.
 pub fn python_ready() -> bool {
@@ -10,19 +9,8 @@ pub fn python_ready() -> bool {
 }
 
 pub fn reader(args: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/aiven_reader.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .args(args)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "aiven_reader.py {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/aiven_reader.py");
+    super::common::python(&[&[script], args].concat())
 }
 
 /// An RSA key pair made by the Python side (PKCS#8 private, SubjectPublicKeyInfo public).

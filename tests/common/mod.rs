@@ -39,7 +39,7 @@ pub fn python_modules(modules: &[&str]) -> bool {
     false
 }
 
-/// `python3 ARGS`' standard output; its failure fails the test, with its standard error.
+/// `python3 ARGS`' standard output; its failure fails the test, with what it printed.
 pub fn python(args: &[&str]) -> String {
     let out = std::process::Command::new("python3")
         .args(args)
@@ -47,8 +47,8 @@ pub fn python(args: &[&str]) -> String {
         .expect("python3 runs");
     assert!(
         out.status.success(),
-        "python3 {}: {}",
-        args.first().unwrap_or(&""),
+        "python3 {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
