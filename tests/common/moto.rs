@@ -3,10 +3,18 @@
 
 use std::process::{Child, Command, Stdio};
 
-/// moto's S3 server on a free port of 127.0.0.1, killed when dropped.
+/// A server on a free port of 127.0.0.1 (moto's, or s3s-fs's), killed when dropped.
 pub struct Moto {
     child: Child,
     pub endpoint: String,
+}
+
+impl Moto {
+    /// The server's process id.
+    #[allow(dead_code)] // only benches/tiered.rs
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for Moto {
@@ -19,7 +27,29 @@ impl Drop for Moto {
 /// `env`: moto's settings for the server (`INITIAL_NO_AUTH_ACTION_COUNT`: authenticate
 /// requests, checking their signatures, after that many).
 pub fn start(env: &[(&str, &str)]) -> Option<Moto> {
-    serve(&["-m", "moto.server", "-H", "127.0.0.1", "-p"], env)
+    let port = free_port();
+    serve(
+        Command::new("python3")
+            .args(["-m", "moto.server", "-H", "127.0.0.1", "-p"])
+            .arg(port.to_string())
+            .envs(env.iter().copied()),
+        port,
+    )
+}
+
+/// The `s3s-fs` crate's S3 server (`cargo install s3s-fs --features binary`), which serves
+/// requests in parallel where moto serves one at a time: the directory `root`, a bucket per
+/// subdirectory, with SigV4 authentication of the access key `key` (its secret the same).
+#[allow(dead_code)] // only benches/tiered.rs
+pub fn start_s3s_fs(program: &std::path::Path, root: &std::path::Path, key: &str) -> Option<Moto> {
+    let port = free_port();
+    serve(
+        Command::new(program)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--access-key", key, "--secret-key", key])
+            .arg(root),
+        port,
+    )
 }
 
 /// moto's server as a GCS-compatible one: the same S3 server, whose XML API object_store's GCS
@@ -40,27 +70,30 @@ def app(environ, start_response):
     return moto(environ, start_response)
 run_simple("127.0.0.1", int(sys.argv[1]), app, threaded=True)
 "#;
-    serve(&["-c", SERVE], &[])
+    let port = free_port();
+    serve(
+        Command::new("python3")
+            .args(["-c", SERVE])
+            .arg(port.to_string()),
+        port,
+    )
 }
 
-/// `python3 ARGS PORT` on a free port of 127.0.0.1, once it accepts connections.
-fn serve(args: &[&str], env: &[(&str, &str)]) -> Option<Moto> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
-    let spawned = Command::new("python3")
-        .args(args)
-        .arg(port.to_string())
-        .envs(env.iter().copied())
+        .port()
+}
+
+/// Runs the server `cmd` listening on `port` of 127.0.0.1; returns once it accepts connections.
+fn serve(cmd: &mut Command, port: u16) -> Option<Moto> {
+    let child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn();
-    let child = match spawned {
-        Ok(c) => c,
-        Err(_) => return None,
-    };
+        .spawn()
+        .ok()?;
     let endpoint = format!("http://127.0.0.1:{port}");
     let mut moto = Moto { child, endpoint };
     for _ in 0..100 {
