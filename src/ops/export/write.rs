@@ -16,6 +16,14 @@ use arrow_array::types::{
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, SchemaRef, TimeUnit};
 use base64::Engine;
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
+};
+use parquet::arrow::ArrowWriter;
+use parquet::errors::Result as ParquetResult;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::storage::store::Upload;
@@ -99,7 +107,115 @@ impl Write for Sink {
 
 type Out = BufWriter<Sink>;
 
-type ParquetWriter = parquet::arrow::ArrowWriter<Out>;
+/// A Parquet file written a row group at a time, its columns encoded in parallel: the value
+/// column alone is about half of the work (its compression most of it), so one thread for all
+/// of them was what an export waited on.
+struct ParquetWriter {
+    file: SerializedFileWriter<Out>,
+    factory: ArrowRowGroupWriterFactory,
+    schema: SchemaRef,
+    /// The row group being encoded: a writer per leaf column, and its rows.
+    columns: Option<Vec<ArrowColumnWriter>>,
+    rows: usize,
+    max_bytes: usize,
+    groups: u64,
+}
+
+impl ParquetWriter {
+    fn new(out: Out, schema: &SchemaRef, props: WriterProperties) -> ParquetResult<Self> {
+        let max_bytes = props.max_row_group_bytes().unwrap_or(usize::MAX);
+        // The Arrow writer puts the Arrow schema in the file's metadata (a timestamp's time
+        // zone lives there); its lower half then writes the row groups.
+        let (file, factory) =
+            ArrowWriter::try_new(out, schema.clone(), Some(props))?.into_serialized_writer()?;
+        Ok(ParquetWriter {
+            file,
+            factory,
+            schema: schema.clone(),
+            columns: None,
+            rows: 0,
+            max_bytes,
+            groups: 0,
+        })
+    }
+
+    /// What the row group's encoded columns would take.
+    fn encoded_bytes(&self) -> usize {
+        self.columns
+            .iter()
+            .flatten()
+            .map(ArrowColumnWriter::get_estimated_total_bytes)
+            .sum()
+    }
+
+    /// Writes `batch`, ending the row group first if it is full, and splitting the batch
+    /// where, at the row group's bytes per row so far, it would overflow.
+    fn write(&mut self, batch: &RecordBatch) -> ParquetResult<()> {
+        let mut batch = batch.clone();
+        while batch.num_rows() > 0 {
+            let take = if self.rows == 0 {
+                batch.num_rows()
+            } else {
+                let bytes = self.encoded_bytes();
+                let per_row = (bytes / self.rows).max(1);
+                self.max_bytes.saturating_sub(bytes) / per_row
+            };
+            if take == 0 {
+                self.end_group()?;
+                continue;
+            }
+            let take = take.min(batch.num_rows());
+            self.encode(&batch.slice(0, take))?;
+            batch = batch.slice(take, batch.num_rows() - take);
+        }
+        Ok(())
+    }
+
+    fn encode(&mut self, batch: &RecordBatch) -> ParquetResult<()> {
+        let mut leaves = Vec::new();
+        for (field, column) in self.schema.fields().iter().zip(batch.columns()) {
+            leaves.extend(compute_leaves(field, column)?);
+        }
+        let columns = match &mut self.columns {
+            Some(c) => c,
+            empty => empty.insert(
+                self.factory
+                    .create_column_writers(self.file.flushed_row_groups().len())?,
+            ),
+        };
+        columns
+            .par_iter_mut()
+            .zip(leaves.par_iter())
+            .try_for_each(|(w, leaf)| w.write(leaf))?;
+        self.rows += batch.num_rows();
+        Ok(())
+    }
+
+    /// Writes the row group out, if it has rows.
+    fn end_group(&mut self) -> ParquetResult<()> {
+        let Some(columns) = self.columns.take() else {
+            return Ok(());
+        };
+        let chunks: Vec<ArrowColumnChunk> = columns
+            .into_par_iter()
+            .map(ArrowColumnWriter::close)
+            .collect::<ParquetResult<_>>()?;
+        let mut group = self.file.next_row_group()?;
+        for chunk in chunks {
+            chunk.append_to_row_group(&mut group)?;
+        }
+        group.close()?;
+        self.rows = 0;
+        self.groups += 1;
+        Ok(())
+    }
+
+    /// The file's footer written: its bytes' destination.
+    fn into_inner(mut self) -> ParquetResult<Out> {
+        self.end_group()?;
+        self.file.into_inner()
+    }
+}
 
 enum Inner {
     Parquet(Encoder),
@@ -128,11 +244,11 @@ enum Job {
 }
 
 /// A Parquet writer on a thread of its own: the walk reads and builds the next rows while the
-/// last ones are encoded and compressed, the two halves of an export's time on two cores. One
+/// last ones are encoded and compressed (their columns on rayon's threads). One
 /// batch at most waits between them, so memory stays the row group plus a few chunks.
 struct Encoder {
     jobs: Option<SyncSender<Job>>,
-    worker: Option<JoinHandle<Result<(ParquetWriter, u64)>>>,
+    worker: Option<JoinHandle<Result<ParquetWriter>>>,
     at: PathBuf,
 }
 
@@ -141,28 +257,19 @@ impl Encoder {
         let (jobs, rx) = sync_channel::<Job>(1);
         let name = at.clone();
         let worker = std::thread::spawn(move || {
-            let mut groups = 0;
             for job in rx {
                 match job {
-                    Job::Write(batch) => {
-                        let before = w.flushed_row_groups().len();
-                        w.write(&batch).map_err(|e| export_err(&at, e))?;
-                        // Row groups the size limit ended.
-                        groups += (w.flushed_row_groups().len() - before) as u64;
-                    }
-                    Job::EndGroup if w.in_progress_rows() > 0 => {
-                        w.flush().map_err(|e| export_err(&at, e))?;
-                        groups += 1;
-                    }
-                    Job::EndGroup => {}
+                    Job::Write(batch) => w.write(&batch),
+                    Job::EndGroup => w.end_group(),
                 }
+                .map_err(|e| export_err(&name, e))?;
             }
-            Ok((w, groups))
+            Ok(w)
         });
         Encoder {
             jobs: Some(jobs),
             worker: Some(worker),
-            at: name,
+            at,
         }
     }
 
@@ -175,8 +282,8 @@ impl Encoder {
         }
     }
 
-    /// The writer with every job done, and the row groups it wrote; or the first error.
-    fn finish(&mut self) -> Result<(ParquetWriter, u64)> {
+    /// The writer with every job done; or the first error.
+    fn finish(&mut self) -> Result<ParquetWriter> {
         self.jobs = None;
         let Some(worker) = self.worker.take() else {
             // Its error was returned already.
@@ -216,15 +323,14 @@ impl Writer {
         let at = name.as_path();
         let inner = match format {
             Format::Parquet => {
-                let props = parquet::file::properties::WriterProperties::builder()
+                let props = WriterProperties::builder()
                     .set_compression(compression.parquet())
                     // Row groups end at segment ends and at this size, not at a row count.
                     .set_max_row_group_row_count(None)
                     .set_max_row_group_bytes(Some(row_group_bytes.max(1) as usize))
                     .set_created_by(format!("kseg {}", env!("CARGO_PKG_VERSION")))
                     .build();
-                let w = parquet::arrow::ArrowWriter::try_new(out, schema.clone(), Some(props))
-                    .map_err(|e| export_err(at, e))?;
+                let w = ParquetWriter::new(out, schema, props).map_err(|e| export_err(at, e))?;
                 Inner::Parquet(Encoder::start(w, name.clone()))
             }
             Format::Arrow => {
@@ -294,8 +400,8 @@ impl Writer {
         let at = self.at().to_path_buf();
         let out = match self.inner {
             Inner::Parquet(mut e) => {
-                let (w, groups) = e.finish()?;
-                self.groups = groups;
+                let w = e.finish()?;
+                self.groups = w.groups;
                 w.into_inner().map_err(|e| export_err(&at, e))?
             }
             Inner::Arrow(mut w) => {
