@@ -352,8 +352,12 @@ pub fn command() -> clap::Command {
     let mut cmd = Cli::command()
         .mut_subcommands(move |c| c.mut_args(negative_values))
         // `RemoteArgs` leaves --remote optional for the commands that flatten it as an
-        // `Option`; `tiered` needs it.
-        .mut_subcommand("tiered", |c| c.mut_arg("remote", |a| a.required(true)));
+        // `Option`; `tiered` needs it, and reconciles a partition's whole remote tier, never a
+        // segment named alone (`tiered::run` refuses --remote-segment).
+        .mut_subcommand("tiered", |c| {
+            c.mut_arg("remote", |a| a.required(true))
+                .mut_arg("remote_segment", |a| a.hide(true))
+        });
     for p in PAGES {
         let end = |c: clap::Command| {
             let notes = c.get_after_help().map(|h| h.to_string());
