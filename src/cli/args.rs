@@ -402,8 +402,7 @@ pub struct RemoteArgs {
     /// a GCS-compatible server, reached without OAuth.
     #[arg(long, value_name = "URL", requires = "remote_source")]
     pub remote_endpoint: Option<String>,
-    /// How the objects are laid out (default: detected from the listing, or from the
-    /// --remote-segment URL's form).
+    /// How the objects are laid out (default: detected from the objects' names).
     #[arg(long, value_name = "LAYOUT", requires = "remote_source", value_parser = clap::builder::PossibleValuesParser::new(crate::storage::tiered::LAYOUTS))]
     pub remote_layout: Option<String>,
     /// A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments' data keys;
