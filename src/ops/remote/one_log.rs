@@ -74,8 +74,10 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
 /// partition (`orders-0`) beside the object, which is not on disk; returns that directory, for
 /// the command to read as it reads a partition's.
 ///
-/// The layout is the one whose object keys the URL's last parts have the shape of (or the one
-/// `opts.layout` names), the store's root what lies above them; the segment's other objects
+/// The layout is the one whose object keys the URL's last parts have the form of (or the one
+/// `opts.layout` names; the forms exclude each other: the directory holding a `LocalTiered`
+/// segment ends in a topic id, an Aiven one is a partition number), the store's root what lies
+/// above them; the segment's other objects
 /// (indexes, Aiven's manifest, which its chunks cannot be read without) are those of the same
 /// `<startOffset>-<segmentId>` stem beside it.
 pub fn show_segment(url: &str, opts: &TieredOptions) -> Result<PathBuf> {
@@ -125,8 +127,37 @@ pub fn show_segment(url: &str, opts: &TieredOptions) -> Result<PathBuf> {
 /// `url` cut before its last `depth` parts: the root and the key under it; None when nothing
 /// (no bucket, no directory) would be left above the key.
 fn split_url(url: &str, depth: usize) -> Option<(&str, &str)> {
-    let (cut, _) = url.rmatch_indices('/').nth(depth - 1)?;
-    let root = &url[..cut];
-    let above = root.split_once("://").map_or(root, |(_, r)| r);
-    (!above.is_empty()).then(|| (root, &url[cut + 1..]))
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let (cut, _) = url[start..].rmatch_indices('/').nth(depth - 1)?;
+    let cut = start + cut;
+    (cut > start).then(|| (&url[..cut], &url[cut + 1..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_url;
+
+    #[test]
+    fn urls_split_above_the_layouts_key() {
+        let url = "s3://b/root/orders-0-AAAAAAAAAAAAAAAAAAAAAA/0-AAAAAAAAAAAAAAAAAAAAAA.log";
+        assert_eq!(
+            split_url(url, 2),
+            Some((
+                "s3://b/root",
+                "orders-0-AAAAAAAAAAAAAAAAAAAAAA/0-AAAAAAAAAAAAAAAAAAAAAA.log"
+            ))
+        );
+        assert_eq!(
+            split_url("s3://b/t-x/0/1-y.log", 3),
+            Some(("s3://b", "t-x/0/1-y.log"))
+        );
+        // Nothing left for a bucket, or a directory, above the key.
+        assert_eq!(split_url("s3://t-x/0/1-y.log", 3), None);
+        assert_eq!(split_url("t-x/0/1-y.log", 3), None);
+        assert_eq!(split_url("/t-x/0/1-y.log", 3), None);
+        assert_eq!(
+            split_url("./t-x/0/1-y.log", 3),
+            Some((".", "t-x/0/1-y.log"))
+        );
+    }
 }
