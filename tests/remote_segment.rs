@@ -289,6 +289,34 @@ fn a_segment_in_a_local_directory_and_what_is_refused() {
         records(&["--remote-segment", &as_url], &[]),
         "file://"
     );
+    // The other read-only commands answer as on the local segment alone in a partition.
+    let alone = tmp.path().join("alone/orders-0");
+    std::fs::create_dir_all(&alone).unwrap();
+    for ext in ["log", "index", "timeindex"] {
+        let name = format!("{:020}.{ext}", 0);
+        std::fs::copy(dir.join(&name), alone.join(&name)).unwrap();
+    }
+    let a = alone.display().to_string();
+    for (cmd, args) in [
+        ("stats", vec!["--json", "--deep"]),
+        ("txns", vec!["--json", "--now", "0"]),
+        ("locate", vec!["100", "--json"]),
+    ] {
+        let local = json(&with(&with(&[cmd], &args), &[&a]), &[], 0);
+        let remote = json(
+            &with(&with(&[cmd], &args), &["--remote-segment", &log]),
+            &[],
+            0,
+        );
+        assert_eq!(
+            common::without_places(local),
+            common::without_places(remote),
+            "{cmd}"
+        );
+    }
+    let (code, out, err) = run(&["diff", "--remote-segment", &log, &a], &[]);
+    assert_eq!(code, 0, "{out} {err}");
+    assert!(out.contains("identical"), "{out}");
     // PATH and a segment are two partitions: digest reads one.
     let (code, _, err) = run(&["digest", "--remote-segment", &log, &d], &[]);
     assert_eq!(code, 2, "{err}");
