@@ -256,8 +256,9 @@ pub(crate) fn log_dirs_named(
 }
 
 /// The per-partition answers of a read-only command that takes one path (a partition, a log
-/// dir or a directory of log dirs, or `--remote-segment`s of one partition) and `--remote`: `each` run on every log dir the path names,
-/// in order. Err is the exit status, its reason said.
+/// dir or a directory of log dirs, or `--remote-segment`s of one partition) and `--remote`:
+/// `each` run on every log dir the path names, in order. Err is the exit status, its reason
+/// said.
 pub(crate) fn per_partition<T>(
     path: Option<&std::path::Path>,
     remote: Option<&args::RemoteArgs>,

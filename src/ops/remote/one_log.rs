@@ -77,9 +77,9 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
 /// The layout is the one whose object keys the URL's last parts have the form of (or the one
 /// `opts.layout` names; the forms exclude each other: the directory holding a `LocalTiered`
 /// segment ends in a topic id, an Aiven one is a partition number), the store's root what lies
-/// above them; the segment's other objects
-/// (indexes, Aiven's manifest, which its chunks cannot be read without) are those of the same
-/// `<startOffset>-<segmentId>` stem beside it.
+/// above them; the segment's other objects (indexes, Aiven's manifest, which its chunks cannot
+/// be read without) are those of the same `<startOffset>-<segmentId>` stem beside it, grouped
+/// by the layout's listing as `--remote` groups them.
 pub fn show_segment(url: &str, opts: &TieredOptions) -> Result<PathBuf> {
     let at = Path::new(url);
     let keys = tiered::Aiven::load_keys(&opts.keys)?;

@@ -996,10 +996,10 @@ fn check_partition(
                 && crate::storage::files::holds_state(&u.path) =>
             {
                 findings.push(Finding::warning(
-                "leader-epoch.missing",
-                &epoch_path,
-                "no leader-epoch-checkpoint although batches carry partition leader epochs: the broker starts with an empty epoch cache (it does not rebuild it from the batches), so a follower truncates by its high watermark instead",
-            ))
+                    "leader-epoch.missing",
+                    &epoch_path,
+                    "no leader-epoch-checkpoint although batches carry partition leader epochs: the broker starts with an empty epoch cache (it does not rebuild it from the batches), so a follower truncates by its high watermark instead",
+                ))
             }
             None => {}
         }
