@@ -341,6 +341,69 @@ fn a_segment_in_a_local_directory_and_what_is_refused() {
             assert!(err.contains(url.as_str()), "{cmd} {url}: {err}");
         }
     }
+    // Older Kafka's unpadded start offsets: the same segment.
+    let unpadded_dir = tmp.path().join("unpadded");
+    let log_path = Path::new(&log);
+    let stem = log_path.file_stem().unwrap().to_string_lossy().into_owned();
+    let partition_dir = unpadded_dir.join(log_path.parent().unwrap().file_name().unwrap());
+    std::fs::create_dir_all(&partition_dir).unwrap();
+    for f in common::listing(log_path.parent().unwrap()) {
+        let name = f
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replacen(&stem[..20], "0", 1);
+        std::fs::copy(&f, partition_dir.join(name)).unwrap();
+    }
+    let unpadded = partition_dir
+        .join(format!("0{}.log", &stem[20..]))
+        .display()
+        .to_string();
+    let digest = |url: &str| {
+        digest_of(&json(
+            &["digest", "--json", "--remote-segment", url],
+            &[],
+            0,
+        ))
+    };
+    assert_eq!(digest(&log), digest(&unpadded), "unpadded");
+    // Aiven's layout without the manifest its chunks are read through.
+    let aiven = tmp.path().join("aiven");
+    let a_dir = tmp.path().join("aiven-logs/orders-0");
+    let (code, out, err) = run(
+        &[
+            "write",
+            &spec.display().to_string(),
+            &a_dir.display().to_string(),
+            "--tier-to",
+            &aiven.display().to_string(),
+            "--remote-layout",
+            "aiven",
+            "--chunk-compression",
+        ],
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let a_log = common::files_under(&aiven)
+        .into_iter()
+        .find(|f| f.extension().is_some_and(|x| x == "log"))
+        .unwrap();
+    let a_url = format!("file://{}", a_log.display());
+    assert_eq!(
+        records(
+            &[&d.replace("orders-0", "orders-0/00000000000000000000.log")],
+            &[]
+        ),
+        records(&["--remote-segment", &a_url], &[]),
+        "aiven"
+    );
+    std::fs::remove_file(a_log.with_extension("rsm-manifest")).unwrap();
+    let (code, _, err) = run(&["dump", "--remote-segment", &a_url], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&a_url) && err.contains(".rsm-manifest"),
+        "{err}"
+    );
     let (code, _, err) = run(&["dump", "--remote", &t, "--remote-segment", &log, &d], &[]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
