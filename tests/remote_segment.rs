@@ -391,7 +391,7 @@ fn a_segment_in_a_local_directory_and_what_is_refused() {
     let a_url = format!("file://{}", a_log.display());
     assert_eq!(
         records(
-            &[&d.replace("orders-0", "orders-0/00000000000000000000.log")],
+            &[&a_dir.join(format!("{:020}.log", 0)).display().to_string()],
             &[]
         ),
         records(&["--remote-segment", &a_url], &[]),
