@@ -337,13 +337,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__diff)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-segment --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-segment)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -387,13 +391,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__digest)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --from-offset --to-offset --with-epochs --segments --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-segment --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --from-offset --to-offset --with-epochs --segments --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-segment)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -445,7 +453,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__dump)
-            opts="-q -h -V --files --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --files --remote --remote-segment --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep-iteration --print-data-log --skip-record-metadata --verify-index-only --index-sanity-check --max-message-size --max-bytes --max-batch-bytes --offsets-decoder --transaction-log-decoder --cluster-metadata-decoder --share-group-state-decoder --remote-log-metadata-decoder --decode --key-decoder-class --value-decoder-class --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json --jsonl --key-format --value-format --time-format --base-offset --quiet --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --batches --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -456,6 +464,10 @@ _kseg() {
                     return 0
                     ;;
                 --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-segment)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1115,13 +1127,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__locate)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --json --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-segment --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --json --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-segment)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1245,13 +1261,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__offsets)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --time --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-segment --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --time --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-segment)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1515,13 +1535,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__stats)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --by --now --top --json --max-batch-bytes --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-segment --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --by --now --top --json --max-batch-bytes --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-segment)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1585,7 +1609,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__tiered)
-            opts="-h -V --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --json --remote --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --json --remote --remote-segment --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1615,6 +1639,10 @@ _kseg() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --remote-segment)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --width)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1635,13 +1663,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__txns)
-            opts="-h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-h -V --remote --remote-segment --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --now --transaction-max-timeout-ms --txn-log --json --time-format --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-segment)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1701,13 +1733,17 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__verify)
-            opts="-q -h -V --remote --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --json --format --strict --base-offset --max-batch-bytes --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --remote --remote-segment --remote-endpoint --remote-layout --remote-key --remote-chunk-bytes --remote-requests --deep --json --format --strict --base-offset --max-batch-bytes --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote-segment)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -311,25 +311,6 @@ fn remote_flags_refuse_what_they_cannot_use() {
     assert!(err.contains("no tiered-storage layout recognised"), "{err}");
 }
 
-/// `doc` without the keys that name where the bytes were read (`dir`, `file`, …) and how they
-/// were found (a seek in a remote segment scans it: no local index entry led there).
-fn without_places(mut doc: Value) -> Value {
-    fn strip(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                for k in ["dir", "file", "fallbacks", "logBytesRead", "indexEntry"] {
-                    m.remove(k);
-                }
-                m.values_mut().for_each(strip);
-            }
-            Value::Array(a) => a.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    strip(&mut doc);
-    doc
-}
-
 /// `stats`, `txns`, `locate` and `diff` read the remote tier with the local log too (through a
 /// directory store, `write --tier-to`'s); a damaged remote object is a finding naming the
 /// object and the byte position.
@@ -356,10 +337,10 @@ fn the_other_read_only_commands_and_damage_in_the_remote_tier() {
         ("txns", vec!["--json", "--now", "0"]),
         ("locate", vec!["100", "--json"]),
     ] {
-        let want = without_places(json(cmd, &args, &base, &[], 0));
+        let want = common::without_places(json(cmd, &args, &base, &[], 0));
         assert_eq!(
             want,
-            without_places(json(cmd, &args, &dir, &remote, 0)),
+            common::without_places(json(cmd, &args, &dir, &remote, 0)),
             "{cmd}"
         );
     }

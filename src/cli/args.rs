@@ -375,25 +375,35 @@ pub fn save_salvage(
     Ok(report)
 }
 
-/// Where a partition's remote tier is (tiered storage): `--remote`, `--remote-endpoint`,
-/// `--remote-layout`, one meaning for every command that takes them.
+/// Where a partition's remote tier is (tiered storage): `--remote` (or, on the read-only
+/// commands, `--remote-segment`), `--remote-endpoint`, `--remote-layout`, one meaning for every
+/// command that takes them.
 #[derive(Debug, Clone, Args)]
+#[command(group = clap::ArgGroup::new("remote_source").args(["remote", "remote_segment"]).multiple(false))]
 pub struct RemoteArgs {
     /// The remote storage root holding the topic-partition directories or prefixes:
     /// s3://BUCKET[/PREFIX], gs://BUCKET[/PREFIX], az://CONTAINER[/PREFIX], file:///DIR or a
     /// local directory (for Kafka's LocalTieredStorage its kafka-tiered-storage directory, or
     /// its parent). Credentials come from the standard AWS_*, GOOGLE_* and AZURE_* environment
     /// variables.
-    // Not required here, so that the read-only commands can flatten `Option<RemoteArgs>`
-    // (clap would require it of them too); `tiered` makes it required (`manual::command`).
-    #[arg(long, value_name = "URL", required = false)]
-    pub remote: String,
+    // Optional here, so that the read-only commands can flatten `Option<RemoteArgs>` (clap
+    // would require it of them too); `tiered` makes it required (`manual::command`).
+    #[arg(long, value_name = "URL")]
+    pub remote: Option<String>,
+    /// One remote segment, read alone with no local partition directory (PATH not needed): the
+    /// URL (or local path) of its .log object, in Kafka's LocalTieredStorage layout
+    /// (…/TOPIC-PARTITION-TOPICID/START-SEGMENTID.log) or Aiven's
+    /// (…/TOPIC-TOPICID/PARTITION/START-SEGMENTID.log); its other objects (indexes, manifest)
+    /// are those of the same START-SEGMENTID beside it. It is read as the .log of its start
+    /// offset in a partition directory named TOPIC-PARTITION. Repeat for more segments.
+    #[arg(long, value_name = "URL")]
+    pub remote_segment: Vec<String>,
     /// The URL of an S3-compatible server (http:// allowed), instead of AWS's; with gs://, of
     /// a GCS-compatible server, reached without OAuth.
-    #[arg(long, value_name = "URL", requires = "remote")]
+    #[arg(long, value_name = "URL", requires = "remote_source")]
     pub remote_endpoint: Option<String>,
-    /// How the objects are laid out (default: detected from the listing).
-    #[arg(long, value_name = "LAYOUT", requires = "remote", value_parser = clap::builder::PossibleValuesParser::new(crate::storage::tiered::LAYOUTS))]
+    /// How the objects are laid out (default: detected from the objects' names).
+    #[arg(long, value_name = "LAYOUT", requires = "remote_source", value_parser = clap::builder::PossibleValuesParser::new(crate::storage::tiered::LAYOUTS))]
     pub remote_layout: Option<String>,
     /// A private key (PEM, PKCS#8 or PKCS#1) that unwraps encrypted Aiven segments' data keys;
     /// repeat for a key ring. ID= names the key pair id it answers to (the plugin's
@@ -402,12 +412,12 @@ pub struct RemoteArgs {
     pub remote_key: Vec<(Option<String>, PathBuf)>,
     /// Bytes per ranged read of a remote object [default: 16777216]. Memory per object read:
     /// at most this times (--remote-requests + 1).
-    #[arg(long, value_name = "BYTES", requires = "remote",
+    #[arg(long, value_name = "BYTES", requires = "remote_source",
           value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub remote_chunk_bytes: Option<u64>,
     /// Ranged reads started ahead of the one being worked on, reading an object forward
     /// [default: 2]; 0 reads one range at a time.
-    #[arg(long, value_name = "N", requires = "remote",
+    #[arg(long, value_name = "N", requires = "remote_source",
           value_parser = clap::value_parser!(u64).range(0..=64))]
     pub remote_requests: Option<u64>,
 }
@@ -442,7 +452,7 @@ impl RemoteArgs {
     /// What the library is asked about the store.
     pub fn tiered_options(&self, deep: bool) -> crate::ops::remote::TieredOptions {
         crate::ops::remote::TieredOptions {
-            remote: self.remote.clone(),
+            remote: self.remote.clone().unwrap_or_default(),
             store: self.options(),
             layout: self.remote_layout.clone(),
             deep,
@@ -451,26 +461,58 @@ impl RemoteArgs {
     }
 }
 
-/// `--remote` on a read-only command (flattened as `Option<RemoteArgs>`): the remote segments
-/// of the partitions `paths` name, shown under their local logs before the command reads them
-/// (one log, as the broker serves it). Err: the exit status, the error printed.
-pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<(), u8> {
+/// The paths a read-only command reads, its remote tier shown in them first (flattened as
+/// `Option<RemoteArgs>`): with `--remote`, the remote segments of the partitions `paths` name,
+/// shown under their local logs (one log, as the broker serves it); with `--remote-segment`,
+/// `paths` followed by the directory each named segment is shown in (one per partition).
+/// Err: the exit status, the error printed.
+pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<Vec<PathBuf>, u8> {
+    let mut paths = paths.to_vec();
     let Some(remote) = remote else {
-        return Ok(());
+        return Ok(paths);
     };
     let opts = remote.tiered_options(false);
-    for path in paths {
-        match crate::ops::remote::show_remote(path, &opts) {
-            Ok(0) => super::notice(&format!(
-                "{}: no remote segment in {} below the local log: the local log alone is read",
-                path.display(),
-                remote.remote
-            )),
-            Ok(_) => {}
-            Err(e) => return Err(fail(&e)),
+    if let Some(url) = &remote.remote {
+        for path in &paths {
+            match crate::ops::remote::show_remote(path, &opts) {
+                Ok(0) => super::notice(&format!(
+                    "{}: no remote segment in {url} below the local log: the local log alone is \
+                     read",
+                    path.display(),
+                )),
+                Ok(_) => {}
+                Err(e) => return Err(fail(&e)),
+            }
         }
     }
-    Ok(())
+    for url in &remote.remote_segment {
+        let dir = crate::ops::remote::show_segment(url, &opts).map_err(|e| fail(&e))?;
+        if !paths.contains(&dir) {
+            paths.push(dir);
+        }
+    }
+    Ok(paths)
+}
+
+/// The one path of a command that reads one partition or log dir: PATH, or the directory the
+/// `--remote-segment`s are shown in ([`show_remote`]). Err: the exit status, the error printed.
+pub fn one_path(remote: Option<&RemoteArgs>, path: Option<&Path>) -> Result<PathBuf, u8> {
+    let named: Vec<PathBuf> = path.map(Path::to_path_buf).into_iter().collect();
+    match &show_remote(remote, &named)?[..] {
+        [one] => Ok(one.clone()),
+        [] => Err(fail(
+            &"no PATH given (a partition directory or a log dir, or --remote-segment)",
+        )),
+        more => Err(fail(&format!(
+            "{} partitions named ({}): this command reads one (--remote-segment URLs of one \
+             partition, or PATH)",
+            more.len(),
+            more.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 /// Which records `dump` and `export` take: offset and time ranges, isolation, key, header and

@@ -21,11 +21,11 @@ directory and a log dir are not compared (2)."
 )]
 pub struct DiffArgs {
     /// One replica's partition directory, or a broker's log dir.
-    #[arg(value_name = "A")]
-    pub a: PathBuf,
+    #[arg(value_name = "A", required_unless_present = "remote_segment")]
+    pub a: Option<PathBuf>,
     /// The other replica's partition directory (the same topic-partition), or log dir.
-    #[arg(value_name = "B")]
-    pub b: PathBuf,
+    #[arg(value_name = "B", required_unless_present = "remote_segment")]
+    pub b: Option<PathBuf>,
     /// The remote tier of the partitions named (tiered storage): its segments below the local
     /// log are read with it as one log, as the broker serves it.
     #[command(flatten)]
@@ -36,12 +36,19 @@ pub struct DiffArgs {
 }
 
 pub fn run(args: DiffArgs) -> u8 {
-    if let Err(code) =
-        super::args::show_remote(args.remote.as_ref(), &[args.a.clone(), args.b.clone()])
-    {
-        return code;
-    }
-    match compare(&args.a, &args.b) {
+    let named: Vec<PathBuf> = args.a.iter().chain(&args.b).cloned().collect();
+    let (a, b) = match super::args::show_remote(args.remote.as_ref(), &named).as_deref() {
+        Ok([a, b]) => (a.clone(), b.clone()),
+        Ok(other) => {
+            return fail(&format!(
+                "{} path(s) to compare: diff takes two (A and B, or a partition shown from \
+                 --remote-segment URLs in the place of one)",
+                other.len()
+            ))
+        }
+        Err(code) => return *code,
+    };
+    match compare(&a, &b) {
         Ok(Comparison::Partition(report)) => partition(&report, args.json),
         Ok(Comparison::LogDirs(report)) => log_dirs(&report, args.json),
         Err(e) => fail(&e),

@@ -21,8 +21,8 @@ one over them (its encoding is in docs/compare.md)."
 )]
 pub struct DigestArgs {
     /// The partition directory, or a log dir (every partition in it).
-    #[arg(value_name = "PATH")]
-    pub dir: PathBuf,
+    #[arg(value_name = "PATH", required_unless_present = "remote_segment")]
+    pub dir: Option<PathBuf>,
     /// The remote tier of the partitions named (tiered storage): its segments below the local
     /// log are read with it as one log, as the broker serves it.
     #[command(flatten)]
@@ -45,18 +45,17 @@ pub struct DigestArgs {
 }
 
 pub fn run(args: DigestArgs) -> u8 {
-    if let Err(code) =
-        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.dir))
-    {
-        return code;
-    }
+    let dir = match super::args::one_path(args.remote.as_ref(), args.dir.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let opts = DigestOptions {
         from_offset: args.from_offset,
         to_offset: args.to_offset,
         with_epochs: args.with_epochs,
         segments: args.segments,
     };
-    let report = match digest_path(&args.dir, &opts) {
+    let report = match digest_path(&dir, &opts) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };

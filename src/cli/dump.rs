@@ -159,14 +159,17 @@ fn side_decoder(
 pub fn run(args: DumpArgs) -> u8 {
     let mut paths = args.paths.clone();
     paths.extend(args.files.iter().cloned());
-    if paths.is_empty() {
-        return fail(&"no file given: name files or directories (or use --files a,b,c)");
-    }
     if let Err(e) = args.select.check_order() {
         return fail(&e);
     }
-    if let Err(code) = super::args::show_remote(args.remote.as_ref(), &paths) {
-        return code;
+    let paths = match super::args::show_remote(args.remote.as_ref(), &paths) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    if paths.is_empty() {
+        return fail(
+            &"no file given: name files or directories (or use --files a,b,c, or --remote-segment)",
+        );
     }
     let paths = match super::log_dirs_named(&paths, false) {
         Ok(p) => p,

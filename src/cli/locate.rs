@@ -17,8 +17,8 @@ pub struct LocateArgs {
     pub offset: i64,
     /// A partition directory, a log dir (every partition in it), or a directory of log dirs
     /// (each of them).
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    #[arg(value_name = "PATH", required_unless_present = "remote_segment")]
+    pub path: Option<PathBuf>,
     /// The remote tier of the partitions named (tiered storage): its segments below the local
     /// log are read with it as one log, as the broker serves it.
     #[command(flatten)]
@@ -32,14 +32,17 @@ pub struct LocateArgs {
 /// directory of log dirs each log dir's. Exit status 1 when no batch holds the offset in any
 /// of them (below the first segment, or at or after the log end).
 pub fn run(args: LocateArgs) -> u8 {
-    let found = match super::per_partition(&args.path, args.remote.as_ref(), |p| {
+    let found = match super::per_partition(args.path.as_deref(), args.remote.as_ref(), |p| {
         locate_all(p, args.offset)
     }) {
         Ok(f) => f,
         Err(code) => return code,
     };
     // A partition named itself: its line as it always was; several: each named.
-    let named = found.len() > 1 || found.first().is_some_and(|l| l.dir != args.path);
+    let named = found.len() > 1
+        || found
+            .first()
+            .is_some_and(|l| Some(&l.dir) != args.path.as_ref());
     for l in &found {
         for f in &l.location.fallbacks {
             notice(f);

@@ -166,6 +166,8 @@ pub const PAGES: &[Page] = &[
                "kseg stats --deep testdata/payments", OK),
             ex("What a tiered partition holds in both tiers, through an S3-compatible server",
                "kseg stats --remote s3://tier --remote-endpoint http://minio:9000 /var/lib/kafka/data/orders-0", ON_A_BROKER),
+            ex("One remote segment in S3 (Kafka's layout) alone, with no partition directory",
+               "kseg stats --remote-segment s3://t/orders-0-T1JBQ0xFAAAAAAAAAAAAAQ/0-nKSOrakVZeSHCrXlm28GAg.log", ON_A_BROKER),
         ],
         see_also: &["kseg-txns", "kseg-ls"],
     },
@@ -352,8 +354,12 @@ pub fn command() -> clap::Command {
     let mut cmd = Cli::command()
         .mut_subcommands(move |c| c.mut_args(negative_values))
         // `RemoteArgs` leaves --remote optional for the commands that flatten it as an
-        // `Option`; `tiered` needs it.
-        .mut_subcommand("tiered", |c| c.mut_arg("remote", |a| a.required(true)));
+        // `Option`; `tiered` needs it, and reconciles a partition's whole remote tier, never a
+        // segment named alone (`tiered::run` refuses --remote-segment).
+        .mut_subcommand("tiered", |c| {
+            c.mut_arg("remote", |a| a.required(true))
+                .mut_arg("remote_segment", |a| a.hide(true))
+        });
     for p in PAGES {
         let end = |c: clap::Command| {
             let notes = c.get_after_help().map(|h| h.to_string());

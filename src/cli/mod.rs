@@ -256,15 +256,15 @@ pub(crate) fn log_dirs_named(
 }
 
 /// The per-partition answers of a read-only command that takes one path (a partition, a log
-/// dir or a directory of log dirs) and `--remote`: `each` run on every log dir the path names,
-/// in order. Err is the exit status, its reason said.
+/// dir or a directory of log dirs, or `--remote-segment`s of one partition) and `--remote`:
+/// `each` run on every log dir the path names, in order. Err is the exit status, its reason
+/// said.
 pub(crate) fn per_partition<T>(
-    path: &std::path::Path,
+    path: Option<&std::path::Path>,
     remote: Option<&args::RemoteArgs>,
     each: impl Fn(&std::path::Path) -> crate::error::Result<Vec<T>>,
 ) -> Result<Vec<T>, u8> {
-    let named = [path.to_path_buf()];
-    args::show_remote(remote, &named)?;
+    let named = [args::one_path(remote, path)?];
     let mut all = Vec::new();
     for p in log_dirs_named(&named, false)? {
         all.extend(each(&p).map_err(|e| fail(&e))?);

@@ -15,8 +15,8 @@ use crate::ops::inspect::seek::{partition_offsets, OffsetQuery, OffsetsAnswer};
 pub struct OffsetsArgs {
     /// A partition directory, a log dir (every partition in it), or a directory of log dirs
     /// (each of them).
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    #[arg(value_name = "PATH", required_unless_present = "remote_segment")]
+    pub path: Option<PathBuf>,
     /// The remote tier of the partitions named (tiered storage): its segments below the local
     /// log are read with it as one log, as the broker serves it.
     #[command(flatten)]
@@ -47,7 +47,7 @@ fn parse_query(s: &str) -> Result<OffsetQuery, String> {
 
 pub fn run(args: OffsetsArgs) -> u8 {
     // A directory of log dirs: each of them, said on stderr.
-    let answers = match super::per_partition(&args.path, args.remote.as_ref(), |p| {
+    let answers = match super::per_partition(args.path.as_deref(), args.remote.as_ref(), |p| {
         partition_offsets(p, args.time)
     }) {
         Ok(a) => a,

@@ -24,7 +24,7 @@ pub enum By {
 #[derive(Debug, Args)]
 pub struct StatsArgs {
     /// Segment files (`.log`), partition directories, or log dirs.
-    #[arg(value_name = "PATH", required = true)]
+    #[arg(value_name = "PATH", required_unless_present = "remote_segment")]
     pub paths: Vec<PathBuf>,
     /// The remote tier of the partitions named (tiered storage): its segments below the local
     /// log are read with it as one log, as the broker serves it.
@@ -58,9 +58,10 @@ pub fn run(mut args: StatsArgs) -> u8 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    if let Err(code) = super::args::show_remote(args.remote.as_ref(), &args.paths) {
-        return code;
-    }
+    args.paths = match super::args::show_remote(args.remote.as_ref(), &args.paths) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let now_ms = args.now.unwrap_or_else(wall_clock_ms);
     let clock = (args.time.time_format, now_ms);
     let opts = StatsOptions {

@@ -34,6 +34,14 @@ pub struct TieredArgs {
 }
 
 pub fn run(args: TieredArgs) -> u8 {
+    // Flattened with the read-only commands' flags, hidden here: clap waives a required
+    // argument when one it conflicts with is given, so --remote-segment is refused here.
+    if !args.remote.remote_segment.is_empty() {
+        return fail(
+            &"--remote-segment reads a segment alone (dump, verify, …); tiered reconciles a \
+              partition's whole remote tier: give --remote",
+        );
+    }
     let opts = args.remote.tiered_options(args.deep);
     let report = match reconcile(&args.path, &opts) {
         Ok(r) => r,

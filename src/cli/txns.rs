@@ -18,8 +18,8 @@ use crate::ops::inspect::txns::{
 pub struct TxnsArgs {
     /// A partition directory, a log dir (every partition in it), or a directory of log dirs
     /// (each of them).
-    #[arg(value_name = "PATH")]
-    pub path: PathBuf,
+    #[arg(value_name = "PATH", required_unless_present = "remote_segment")]
+    pub path: Option<PathBuf>,
     /// The remote tier of the partitions named (tiered storage): its segments below the local
     /// log are read with it as one log, as the broker serves it.
     #[command(flatten)]
@@ -46,17 +46,16 @@ pub struct TxnsArgs {
 }
 
 pub fn run(args: TxnsArgs) -> u8 {
-    if let Err(code) =
-        super::args::show_remote(args.remote.as_ref(), std::slice::from_ref(&args.path))
-    {
-        return code;
-    }
+    let path = match super::args::one_path(args.remote.as_ref(), args.path.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let opts = TxnsOptions {
         now_ms: args.now.unwrap_or_else(wall_clock_ms),
         transaction_max_timeout_ms: args.transaction_max_timeout_ms,
     };
     // A directory of log dirs: each of them, said on stderr.
-    let paths = match super::log_dirs_named(std::slice::from_ref(&args.path), false) {
+    let paths = match super::log_dirs_named(std::slice::from_ref(&path), false) {
         Ok(p) => p,
         Err(code) => return code,
     };

@@ -31,7 +31,7 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
     /// Segment files, partition directories, or log dirs (directories of partitions).
-    #[arg(value_name = "PATH", required = true)]
+    #[arg(value_name = "PATH", required_unless_present = "remote_segment")]
     pub paths: Vec<PathBuf>,
     /// The remote tier of the partitions named (tiered storage): its segments below the local
     /// log are read with it as one log, as the broker serves it.
@@ -64,9 +64,10 @@ pub fn run(mut args: VerifyArgs) -> u8 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    if let Err(code) = super::args::show_remote(args.remote.as_ref(), &args.paths) {
-        return code;
-    }
+    args.paths = match super::args::show_remote(args.remote.as_ref(), &args.paths) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let bar = Bar::new(
         args.quiet,
         "verifying",

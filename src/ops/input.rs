@@ -136,25 +136,35 @@ fn dir_shape(files: &[PathBuf], dirs: &[PathBuf]) -> Option<Shape> {
 /// nor a directory (a FIFO would block the first read), unreadable, empty, or without anything
 /// Kafka wrote is an error naming it and `expected`.
 pub fn resolve(path: &Path, expected: Expected) -> Result<(Shape, Input)> {
+    use crate::storage::{files, tiered};
     let unusable = |problem| Err(Error::unusable(path, problem, expected));
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return unusable(Unusable::Missing),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    if meta.is_file() {
-        // Refused now, not after other paths were worked on.
-        std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    // A remote segment shown as a file (`--remote`, `--remote-segment`) is one, opened when
+    // shown; a directory showing one need not be on disk.
+    if tiered::shown_as(path).is_some() {
         return Ok((Shape::File, Input::File));
     }
-    if !meta.is_dir() {
-        // Not a regular file either (returned above): say what it is.
-        let what = crate::storage::files::not_regular(meta.file_type()).unwrap_or("something else");
-        return unusable(Unusable::NotAFile(what));
+    if !files::is_dir(path) {
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return unusable(Unusable::Missing)
+            }
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        if meta.is_file() {
+            // Refused now, not after other paths were worked on.
+            std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+            return Ok((Shape::File, Input::File));
+        }
+        if !meta.is_dir() {
+            // Not a regular file either (returned above): say what it is.
+            let what = files::not_regular(meta.file_type()).unwrap_or("something else");
+            return unusable(Unusable::NotAFile(what));
+        }
     }
-    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = crate::storage::files::list_dir(path)?
+    let (dirs, files): (Vec<PathBuf>, Vec<PathBuf>) = files::list_dir(path)?
         .into_iter()
-        .partition(|p| p.is_dir());
+        .partition(|p| files::is_dir(p));
     if files.is_empty() && dirs.is_empty() {
         return unusable(Unusable::EmptyDirectory);
     }

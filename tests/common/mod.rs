@@ -514,3 +514,23 @@ pub fn expected_decode(scenario: &Path) -> serde_json::Value {
 pub fn lock(dir: &Path) -> Option<kseg::ops::repair::apply::PartitionLock> {
     kseg::ops::repair::apply::lock_partition(dir, false).unwrap()
 }
+
+/// `doc` without the keys that name where the bytes were read (`dir`, `file`, …) and how they
+/// were found (a seek in a remote segment scans it: no local index entry led there), to set a
+/// partition read across tiers against its local copy.
+pub fn without_places(mut doc: serde_json::Value) -> serde_json::Value {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for k in ["dir", "file", "fallbacks", "logBytesRead", "indexEntry"] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut doc);
+    doc
+}

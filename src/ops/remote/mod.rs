@@ -10,7 +10,7 @@ pub mod metadata;
 mod one_log;
 pub mod tier;
 
-pub use one_log::show_remote;
+pub use one_log::{show_remote, show_segment};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

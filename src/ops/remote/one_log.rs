@@ -4,14 +4,15 @@
 //! `localLogStartOffset` to the remote tier), local from there on, where both hold an offset.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{
     local_log_start, local_partitions, metadata, partition_metadata, remote_partition,
     TieredOptions,
 };
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::format::names::partition_dir_name;
 use crate::storage::store;
 use crate::storage::tiered::{self, Layout, RemoteSegment};
 
@@ -66,4 +67,97 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
         }
     }
     Ok(shown)
+}
+
+/// Shows the one remote segment whose `.log` object `url` names (`--remote-segment`), with no
+/// local partition directory: as the `.log` of its start offset in a directory named after its
+/// partition (`orders-0`) beside the object, which is not on disk; returns that directory, for
+/// the command to read as it reads a partition's.
+///
+/// The layout is the one whose object keys the URL's last parts have the form of (or the one
+/// `opts.layout` names; the forms exclude each other: the directory holding a `LocalTiered`
+/// segment ends in a topic id, an Aiven one is a partition number), the store's root what lies
+/// above them; the segment's other objects (indexes, Aiven's manifest, which its chunks cannot
+/// be read without) are those of the same `<startOffset>-<segmentId>` stem beside it, grouped
+/// by the layout's listing as `--remote` groups them.
+pub fn show_segment(url: &str, opts: &TieredOptions) -> Result<PathBuf> {
+    let at = Path::new(url);
+    let keys = tiered::Aiven::load_keys(&opts.keys)?;
+    let named: Vec<&str> = match opts.layout.as_deref() {
+        Some(n) => vec![n],
+        None => tiered::LAYOUTS.to_vec(),
+    };
+    let found = named.into_iter().find_map(|name| {
+        let layout = tiered::layout_named(name, &keys)?;
+        let (root, key) = split_url(url, layout.key_depth())?;
+        let p = layout.partition_of(key)?;
+        Some((layout, root, key, p))
+    });
+    let Some((layout, root, key, p)) = found.filter(|f| f.2.ends_with(".log")) else {
+        return Err(Error::invalid(
+            at,
+            format!(
+                "names no remote segment's .log object (expected \
+                 …/<topic>-<partition>-<topicId>/<startOffset>-<segmentId>.log, Kafka's \
+                 LocalTieredStorage, or …/<topic>-<topicId>/<partition>/<startOffset>-<segmentId>.log, \
+                 Aiven's{})",
+                opts.layout
+                    .as_deref()
+                    .map(|l| format!("; --remote-layout {l}"))
+                    .unwrap_or_default()
+            ),
+        ));
+    };
+    // Errors about the store (no such bucket, no access) name the segment asked for.
+    let about = |e: Error| Error::invalid(at, e.to_string());
+    let store = store::open(root, &opts.store).map_err(about)?;
+    let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
+    let objects = store.list(dir).map_err(about)?;
+    let segment = layout
+        .partition(&objects, &p)
+        .segments
+        .into_iter()
+        .find(|s| s.log().is_some_and(|o| o.key == key))
+        .ok_or_else(|| Error::invalid(at, "no such object"))?;
+    let shown_dir = at.with_file_name(partition_dir_name(&p.topic, p.partition));
+    tiered::show(&shown_dir, store, Arc::from(layout), segment).map_err(about)?;
+    Ok(shown_dir)
+}
+
+/// `url` cut before its last `depth` parts: the root and the key under it; None when nothing
+/// (no bucket, no directory) would be left above the key.
+fn split_url(url: &str, depth: usize) -> Option<(&str, &str)> {
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let (cut, _) = url[start..].rmatch_indices('/').nth(depth - 1)?;
+    let cut = start + cut;
+    (cut > start).then(|| (&url[..cut], &url[cut + 1..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_url;
+
+    #[test]
+    fn urls_split_above_the_layouts_key() {
+        let url = "s3://b/root/orders-0-AAAAAAAAAAAAAAAAAAAAAA/0-AAAAAAAAAAAAAAAAAAAAAA.log";
+        assert_eq!(
+            split_url(url, 2),
+            Some((
+                "s3://b/root",
+                "orders-0-AAAAAAAAAAAAAAAAAAAAAA/0-AAAAAAAAAAAAAAAAAAAAAA.log"
+            ))
+        );
+        assert_eq!(
+            split_url("s3://b/t-x/0/1-y.log", 3),
+            Some(("s3://b", "t-x/0/1-y.log"))
+        );
+        // Nothing left for a bucket, or a directory, above the key.
+        assert_eq!(split_url("s3://t-x/0/1-y.log", 3), None);
+        assert_eq!(split_url("t-x/0/1-y.log", 3), None);
+        assert_eq!(split_url("/t-x/0/1-y.log", 3), None);
+        assert_eq!(
+            split_url("./t-x/0/1-y.log", 3),
+            Some((".", "t-x/0/1-y.log"))
+        );
+    }
 }

@@ -53,6 +53,38 @@ pub fn read_dir(dir: &Path) -> Result<std::fs::ReadDir> {
         .map_err(|e| Error::io(dir, e))
 }
 
+/// [`read_dir`] of a directory the engine lists files from; a directory that is not on disk
+/// but holds remote segments shown in it ([`shown_in`]: `--remote-segment`) lists nothing
+/// from disk.
+fn read_dir_or_shown(
+    dir: &Path,
+) -> Result<impl Iterator<Item = std::io::Result<std::fs::DirEntry>>> {
+    match read_dir(dir) {
+        Ok(d) => Ok(Some(d).into_iter().flatten()),
+        Err(Error::Io { source, .. }) if is_absent(&source) && is_shown_dir(dir) => {
+            Ok(None.into_iter().flatten())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether `p` is a directory: on disk (links followed), or one remote segments are shown in
+/// ([`shown_in`]), which need not be.
+pub fn is_dir(p: &Path) -> bool {
+    p.is_dir() || is_shown_dir(p)
+}
+
+fn is_shown_dir(p: &Path) -> bool {
+    !shown_in(p).is_empty()
+}
+
+/// Whether the partition directory `dir` can hold the partition's state files (checkpoints,
+/// snapshots): not when it is only where remote segments named alone are shown
+/// (`--remote-segment`), not on disk.
+pub fn holds_state(dir: &Path) -> bool {
+    dir.is_dir() || !is_shown_dir(dir)
+}
+
 /// Test hook: `<path>:<op>` (op `stat`, `open`, `read` or `list`) makes that operation on that
 /// file or directory fail with EIO, as a failing disk does; `<path>:<op>:<n>`, the `n`-th such
 /// operation only (a transient error: what a run does after it must not depend on it).
@@ -130,7 +162,7 @@ pub(super) fn has_failing_reads(f: &std::fs::File) -> bool {
 /// unsorted: one counted listing.
 pub fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
-    for e in read_dir(dir)? {
+    for e in read_dir_or_shown(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         if is_regular_file(&e)? {
             out.push(e.path());
@@ -147,7 +179,7 @@ pub fn regular_files(dir: &Path) -> Result<Vec<PathBuf>> {
 pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut dirs = Vec::new();
-    for e in read_dir(dir)? {
+    for e in read_dir_or_shown(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let p = e.path();
         let regular = is_regular_file(&e)?;
@@ -180,7 +212,7 @@ pub fn list_dir(dir: &Path) -> Result<Vec<PathBuf>> {
 /// symbolic link, which is followed ([`is_regular_file`]).
 pub fn segment_logs(dir: &Path) -> Result<Vec<(i64, PathBuf)>> {
     let mut logs = Vec::new();
-    for e in read_dir(dir)? {
+    for e in read_dir_or_shown(dir)? {
         let e = e.map_err(|e| Error::io(dir, e))?;
         let name = e.file_name();
         if let crate::format::names::FileKind::Log { base_offset } =

@@ -100,6 +100,19 @@ impl Layout for Aiven {
             .any(|o| matches!(SegmentKey::split(&o.key), Ok((_, _, Suffix::Manifest))))
     }
 
+    fn key_depth(&self) -> usize {
+        3
+    }
+
+    fn partition_of(&self, key: &str) -> Option<RemotePartition> {
+        let (_, k, _) = SegmentKey::split(key).ok()?;
+        Some(RemotePartition {
+            topic: k.topic,
+            partition: k.partition,
+            topic_id: Some(uuid_to_base64(&k.topic_id)),
+        })
+    }
+
     fn partition(&self, objects: &[ObjectInfo], p: &RemotePartition) -> PartitionListing {
         let mut segments: BTreeMap<(i64, String), RemoteSegment> = BTreeMap::new();
         let mut strays = Vec::new();

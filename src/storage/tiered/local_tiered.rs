@@ -98,6 +98,19 @@ impl Layout for LocalTiered {
             .any(|k| key_parts(k).is_some())
     }
 
+    fn key_depth(&self) -> usize {
+        2
+    }
+
+    fn partition_of(&self, key: &str) -> Option<RemotePartition> {
+        let ((topic, partition, topic_id), _) = key_parts(key)?;
+        Some(RemotePartition {
+            topic: topic.to_string(),
+            partition,
+            topic_id: Some(topic_id.to_string()),
+        })
+    }
+
     fn partition(&self, objects: &[ObjectInfo], p: &RemotePartition) -> PartitionListing {
         let root = root_of(objects);
         let mut segments: BTreeMap<(i64, String), RemoteSegment> = BTreeMap::new();

@@ -111,6 +111,14 @@ pub trait Layout: Send + Sync {
     fn name(&self) -> &'static str;
     /// Whether `objects` (a whole listing) look like this layout's.
     fn recognises(&self, objects: &[ObjectInfo]) -> bool;
+    /// How many `/`-separated parts at the end of a segment object's key name its partition
+    /// and itself: what lies above them is a storage root the layout's listings work from.
+    fn key_depth(&self) -> usize;
+    /// The partition a segment object's key names (the key taken from a root [`key_depth`]
+    /// parts above the object); None when the key is no segment object of this layout.
+    ///
+    /// [`key_depth`]: Layout::key_depth
+    fn partition_of(&self, key: &str) -> Option<RemotePartition>;
     /// The partition's segments in `store` (`objects`: the store's listing).
     fn partition(&self, objects: &[ObjectInfo], p: &RemotePartition) -> PartitionListing;
     /// The key of `file` of a segment known only from metadata (to name a missing object).

@@ -92,8 +92,12 @@ pub fn shown_as(p: &Path) -> Option<Arc<ShownLog>> {
 
 /// The paths of the remote segments shown in `dir`.
 pub fn shown_in(dir: &Path) -> Vec<PathBuf> {
+    // Paths order by component, so those under `dir` follow it together: a lookup, not a
+    // scan of every segment shown, for each file a listing asks about.
     shown()
-        .keys()
+        .range(dir.to_path_buf()..)
+        .map(|(p, _)| p)
+        .take_while(|p| p.starts_with(dir))
         .filter(|p| p.parent() == Some(dir))
         .cloned()
         .collect()

@@ -989,11 +989,18 @@ fn check_partition(
                 (start, end),
                 &mut findings,
             ),
-            None if !epochs.is_empty() && u.partition.is_some() => findings.push(Finding::warning(
-                "leader-epoch.missing",
-                &epoch_path,
-                "no leader-epoch-checkpoint although batches carry partition leader epochs: the broker starts with an empty epoch cache (it does not rebuild it from the batches), so a follower truncates by its high watermark instead",
-            )),
+            // A directory only showing remote segments named alone (`--remote-segment`) has
+            // no partition state to miss: none was given.
+            None if !epochs.is_empty()
+                && u.partition.is_some()
+                && crate::storage::files::holds_state(&u.path) =>
+            {
+                findings.push(Finding::warning(
+                    "leader-epoch.missing",
+                    &epoch_path,
+                    "no leader-epoch-checkpoint although batches carry partition leader epochs: the broker starts with an empty epoch cache (it does not rebuild it from the batches), so a follower truncates by its high watermark instead",
+                ))
+            }
             None => {}
         }
     }

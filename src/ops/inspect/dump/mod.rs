@@ -495,7 +495,7 @@ impl<'o, 's> Walker<'o, 's> {
     }
 
     fn path(&mut self, p: &Path) -> Result<()> {
-        if p.is_dir() {
+        if crate::storage::files::is_dir(p) {
             // Record filters choose records: a directory's files without any have nothing to
             // show, and are left out (the caller says which).
             let records_only = self.opts.records_only || !self.opts.filter.is_empty();
