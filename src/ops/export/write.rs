@@ -207,6 +207,14 @@ impl ParquetWriter {
         group.close()?;
         self.rows = 0;
         self.groups += 1;
+        // The row group's buffers were allocated and freed on rayon's threads, in their malloc
+        // arenas, which keep freed memory: without handing it back, a 4 GiB export peaked at
+        // 1.5 times a 256 MiB one's memory, not flat.
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim only releases memory malloc holds free.
+        unsafe {
+            libc::malloc_trim(0);
+        }
         Ok(())
     }
 
