@@ -75,15 +75,7 @@ fn verify(dir: &Path, remote: &[&str]) -> (i32, Vec<String>) {
     let (code, out, err) = run(&args);
     let report: Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out} {err}"));
-    let mut checks: Vec<String> = report["partitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|p| p["findings"].as_array().unwrap())
-        .map(|f| f["check"].as_str().unwrap().to_string())
-        .collect();
-    checks.sort();
-    (code, checks)
+    (code, common::finding_checks(&report))
 }
 
 /// What `offsets` answers for `time`, without the directory and the bytes read.

@@ -136,15 +136,7 @@ fn tiered(path: &Path, args: &[&str]) -> (i32, Vec<String>, Value) {
     let report: Value = serde_json::from_str(&stdout)
         .unwrap_or_else(|e| panic!("{e}: {stdout} / {}", String::from_utf8_lossy(&out.stderr)));
     common::assert_matches_schema("tiered", std::slice::from_ref(&report));
-    let mut checks: Vec<String> = report["partitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|p| p["findings"].as_array().unwrap())
-        .map(|f| f["check"].as_str().unwrap().to_string())
-        .collect();
-    checks.sort();
-    (code, checks, report)
+    (code, common::finding_checks(&report), report)
 }
 
 /// A log dir with `orders-0` of five closed segments, the first three tiered under `root`

@@ -90,15 +90,7 @@ fn tiered(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Vec<String>,
     if !report.is_null() {
         common::assert_matches_schema("tiered", std::slice::from_ref(&report));
     }
-    let mut checks: Vec<String> = report["partitions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|p| p["findings"].as_array().unwrap())
-        .map(|f| f["check"].as_str().unwrap().to_string())
-        .collect();
-    checks.sort();
-    (code, checks, report, err)
+    (code, common::finding_checks(&report), report, err)
 }
 
 fn url(p: &Path) -> String {

@@ -534,3 +534,17 @@ pub fn without_places(mut doc: serde_json::Value) -> serde_json::Value {
     strip(&mut doc);
     doc
 }
+
+/// The `check` of every finding of every partition of a report (none when it has no
+/// partitions), sorted.
+pub fn finding_checks(report: &serde_json::Value) -> Vec<String> {
+    let mut checks: Vec<String> = report["partitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["findings"].as_array().unwrap())
+        .map(|f| f["check"].as_str().unwrap().to_string())
+        .collect();
+    checks.sort();
+    checks
+}
