@@ -153,12 +153,10 @@ impl ParquetWriter {
     fn write(&mut self, batch: &RecordBatch) -> ParquetResult<()> {
         let mut batch = batch.clone();
         while batch.num_rows() > 0 {
-            let take = if self.rows == 0 {
-                batch.num_rows()
-            } else {
-                let bytes = self.encoded_bytes();
-                let per_row = (bytes / self.rows).max(1);
-                self.max_bytes.saturating_sub(bytes) / per_row
+            let bytes = self.encoded_bytes();
+            let take = match bytes.checked_div(self.rows) {
+                None => batch.num_rows(),
+                Some(per_row) => self.max_bytes.saturating_sub(bytes) / per_row.max(1),
             };
             if take == 0 {
                 self.end_group()?;
