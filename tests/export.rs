@@ -850,3 +850,38 @@ fn an_out_path_that_is_not_utf8_is_written_as_its_bytes() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("a URL must be UTF-8"), "{err}");
 }
+
+/// An export run by a library caller on every thread of rayon's global pool at once: its
+/// Parquet writer encodes on threads of its own, so it never waits on a pool whose threads
+/// are all waiting on it (a hang before, when the columns were encoded on the global pool).
+#[test]
+fn exports_on_every_thread_of_rayons_pool_finish() {
+    use kseg::ops::export::{export, Compression, ExportOptions, Format, Layout};
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().to_path_buf();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rows = rayon::broadcast(|ctx| {
+            let opts = ExportOptions {
+                format: Format::Parquet,
+                compression: Compression::Snappy,
+                row_group_bytes: 1 << 20,
+                layout: Layout::File(out.join(format!("{}.parquet", ctx.index()))),
+                key_decoder: None,
+                value_decoder: None,
+                json_schema_sample: 0,
+            };
+            let paths = [Path::new("testdata/orders").to_path_buf()];
+            export(&paths, &Default::default(), &opts)
+                .unwrap()
+                .0
+                .row_count
+        });
+        done.send(rows).unwrap();
+    });
+    let rows = finished
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("exports on every thread of rayon's global pool finish");
+    assert_eq!(rows.len(), rayon::current_num_threads());
+    assert!(rows.iter().all(|&r| r == rows[0] && r > 0), "{rows:?}");
+}

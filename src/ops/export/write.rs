@@ -20,7 +20,7 @@ use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::ArrowWriter;
-use parquet::errors::Result as ParquetResult;
+use parquet::errors::{ParquetError, Result as ParquetResult};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use rayon::prelude::*;
@@ -111,6 +111,10 @@ type Out = BufWriter<Sink>;
 /// column alone is about half of the work (its compression most of it), so one thread for all
 /// of them was what an export waited on.
 struct ParquetWriter {
+    /// The threads that encode the columns: the writer's own, so that it never waits on a
+    /// shared pool whose threads may be waiting on it (a library caller exporting from inside
+    /// rayon's global pool, its walk blocked on handing rows to this writer).
+    pool: rayon::ThreadPool,
     file: SerializedFileWriter<Out>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
@@ -128,7 +132,12 @@ impl ParquetWriter {
         // zone lives there); its lower half then writes the row groups.
         let (file, factory) =
             ArrowWriter::try_new(out, schema.clone(), Some(props))?.into_serialized_writer()?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("kseg-parquet-{i}"))
+            .build()
+            .map_err(|e| ParquetError::General(format!("no threads to encode with: {e}")))?;
         Ok(ParquetWriter {
+            pool,
             file,
             factory,
             schema: schema.clone(),
@@ -181,10 +190,12 @@ impl ParquetWriter {
                     .create_column_writers(self.file.flushed_row_groups().len())?,
             ),
         };
-        columns
-            .par_iter_mut()
-            .zip(leaves.par_iter())
-            .try_for_each(|(w, leaf)| w.write(leaf))?;
+        self.pool.install(|| {
+            columns
+                .par_iter_mut()
+                .zip(leaves.par_iter())
+                .try_for_each(|(w, leaf)| w.write(leaf))
+        })?;
         self.rows += batch.num_rows();
         Ok(())
     }
@@ -194,10 +205,12 @@ impl ParquetWriter {
         let Some(columns) = self.columns.take() else {
             return Ok(());
         };
-        let chunks: Vec<ArrowColumnChunk> = columns
-            .into_par_iter()
-            .map(ArrowColumnWriter::close)
-            .collect::<ParquetResult<_>>()?;
+        let chunks: Vec<ArrowColumnChunk> = self.pool.install(|| {
+            columns
+                .into_par_iter()
+                .map(ArrowColumnWriter::close)
+                .collect::<ParquetResult<_>>()
+        })?;
         let mut group = self.file.next_row_group()?;
         for chunk in chunks {
             chunk.append_to_row_group(&mut group)?;
@@ -205,7 +218,7 @@ impl ParquetWriter {
         group.close()?;
         self.rows = 0;
         self.groups += 1;
-        // The row group's buffers were allocated and freed on rayon's threads, in their malloc
+        // The row group's buffers were allocated and freed on the pool's threads, in their malloc
         // arenas, which keep freed memory: without handing it back, a 4 GiB export peaked at
         // 1.5 times a 256 MiB one's memory, not flat.
         #[cfg(target_env = "gnu")]
@@ -250,7 +263,7 @@ enum Job {
 }
 
 /// A Parquet writer on a thread of its own: the walk reads and builds the next rows while the
-/// last ones are encoded and compressed (their columns on rayon's threads). One
+/// last ones are encoded and compressed (their columns on the writer's own threads). One
 /// batch at most waits between them, so memory stays the row group plus a few chunks.
 struct Encoder {
     jobs: Option<SyncSender<Job>>,
