@@ -39,7 +39,9 @@ impl Store for Local {
     }
 
     /// Read when waited for: a local read is quick, and one never waited for costs nothing.
-    fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead {
+    /// Its buffer is allocated then too: `spare`, held until then, would be memory held idle.
+    fn start_read(&self, key: &str, range: Range<u64>, spare: Vec<u8>) -> PendingRead {
+        drop(spare);
         let p = self.path(key);
         PendingRead::later(self.name(key), move || {
             let f = File::open(&p).map_err(|e| Error::io(&p, e))?;

@@ -121,8 +121,10 @@ pub trait Store: Send + Sync {
     /// The object's size in bytes; a missing object is an error naming it.
     fn len(&self, key: &str) -> Result<u64>;
     /// Starts reading the bytes `range` of the object; they arrive while the caller does other
-    /// work. A range past the end is an error when waited for.
-    fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead;
+    /// work. A range past the end is an error when waited for. `spare` is a spent buffer
+    /// handed back for its memory, which the store may read them into (what it holds is
+    /// dropped).
+    fn start_read(&self, key: &str, range: Range<u64>, spare: Vec<u8>) -> PendingRead;
     /// How objects of this store are read forward.
     fn read_ahead(&self) -> ReadAhead;
     /// Every object under `prefix` (all depths), sorted by key.
@@ -136,7 +138,7 @@ pub trait Store: Send + Sync {
 
     /// The bytes `range` of the object, read now.
     fn read_range(&self, key: &str, range: Range<u64>) -> Result<Vec<u8>> {
-        self.start_read(key, range).wait()
+        self.start_read(key, range, Vec::new()).wait()
     }
 
     /// The whole object (small ones: indexes, checkpoints, snapshots).
