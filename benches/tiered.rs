@@ -6,7 +6,8 @@
 //! into moto's S3 server and, when the `s3s-fs` crate's server is installed (`cargo install
 //! s3s-fs --version 0.14.1 --features binary`; `KSEG_BENCH_S3S_FS` names another binary), into
 //! that one, which serves requests in parallel where moto, one Python process, serves them one
-//! at a time. The baseline of the ratios is `kseg verify --deep` of the whole partition on
+//! at a time; and, when nginx is installed, reads that cost a server next to no CPU: nginx
+//! serving the objects' files with `sendfile`, moto its listings. The baseline of the ratios is `kseg verify --deep` of the whole partition on
 //! local disk. Against it, in the same run: `kseg tiered --deep` (every remote segment read:
 //! framing, CRCs, offset index) through each store, with the default read-ahead and, through
 //! S3, with none (`--remote-requests 0`: one ranged GET at a time); then, once the tiered
@@ -44,6 +45,21 @@ struct Run {
     rss: i64,
     cpu: f64,
     server_cpu: f64,
+}
+
+/// The first child process of `pid` (waiting up to a second for it to start), or `pid`.
+fn child_of(pid: u32) -> u32 {
+    for _ in 0..50 {
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"));
+        if let Some(child) = children
+            .ok()
+            .and_then(|c| c.split_whitespace().next()?.parse().ok())
+        {
+            return child;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    pid
 }
 
 /// CPU seconds the process `pid` has used (`/proc/PID/stat`'s utime and stime).
@@ -127,6 +143,17 @@ fn main() {
             ..Default::default()
         };
         kseg::ops::remote::tier::tier(&dir, REMOTE, &options, &topic_id).unwrap();
+    }
+    // nginx serving the local tier's files as the bucket's objects (the same bytes under the
+    // same keys), moto answering its listings.
+    let nginx_root = tmp.path().join("nginx");
+    std::fs::create_dir_all(nginx_root.join("bench")).unwrap();
+    std::os::unix::fs::symlink(&local_tier, nginx_root.join("bench/cluster")).unwrap();
+    let nginx = moto::start_nginx(&nginx_root, tmp.path(), &moto.endpoint);
+    match &nginx {
+        // Its worker serves the requests; the process started is its master.
+        Some(n) => servers.push(("nginx", n.endpoint.clone(), child_of(n.pid()))),
+        None => println!("nginx not installed (apt-get install nginx-light): no server at no CPU"),
     }
     let tiered: u64 = common::files(&local_tier)
         .iter()
@@ -235,6 +262,7 @@ fn main() {
             whole,
         );
     }
+    drop(nginx);
     drop(s3s);
     drop(moto);
 }

@@ -52,6 +52,27 @@ pub fn start_s3s_fs(program: &std::path::Path, root: &std::path::Path, key: &str
     )
 }
 
+/// nginx (Debian's package) in front of an S3 server: object reads served from the directory
+/// `root` (a bucket per subdirectory) by `sendfile`, at next to no CPU, and listings passed on
+/// to `lists`, the S3 server holding the same objects. What an S3 server whose CPU is not on
+/// the reader's cores looks like to it. Its configuration and logs go in `dir`.
+#[allow(dead_code)] // only benches/tiered.rs
+pub fn start_nginx(root: &std::path::Path, dir: &std::path::Path, lists: &str) -> Option<Moto> {
+    let port = free_port();
+    let conf = dir.join("nginx.conf");
+    let d = dir.display();
+    let text = format!(
+        "worker_processes 1;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 64; }}\n\
+         http {{\n  access_log off;\n  sendfile on;\n  server {{\n    \
+         listen 127.0.0.1:{port};\n    root {};\n    location / {{\n      \
+         if ($args ~ \"list-type\") {{ proxy_pass {lists}; }}\n    }}\n  }}\n}}\n",
+        root.display()
+    );
+    std::fs::write(&conf, text).ok()?;
+    serve(Command::new("nginx").arg("-c").arg(&conf), port)
+}
+
 /// moto's server as a GCS-compatible one: the same S3 server, whose XML API object_store's GCS
 /// client speaks, less one quirk of moto's router. Without OAuth the client sends
 /// `Authorization: Bearer ` with no token on uploads, which moto takes for a malformed SigV4
