@@ -627,7 +627,7 @@ _kseg() {
             return 0
             ;;
         kseg__subcmd__export)
-            opts="-q -h -V --out --out-endpoint --format --compression --row-group-bytes --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --max-batch-bytes --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --json-schema-sample --json --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
+            opts="-q -h -V --out --out-endpoint --format --compression --row-group-bytes --offset --from-offset --to-offset --count --from-time --to-time --isolation --key --key-hex --key-regex --header --producer-id --producer-epoch --leader-epoch --transactional --control --tombstones --max-batch-bytes --key-decoder --value-decoder --schema-dir --avro-schema --proto-descriptor --proto-message --key-format --value-format --json-schema-sample --json --quiet --width --wide --tsv --bytes --color --tz --local --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -731,6 +731,14 @@ _kseg() {
                     ;;
                 --proto-message)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --key-format)
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
+                    return 0
+                    ;;
+                --value-format)
+                    COMPREPLY=($(compgen -W "string int long hex base64 json avro protobuf" -- "${cur}"))
                     return 0
                     ;;
                 --json-schema-sample)

@@ -659,6 +659,22 @@ complete -c kseg -n "__fish_kseg_using_subcommand export" -l schema-dir -d 'For 
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l avro-schema -d 'For the avro decoder: one writer schema (`.avsc`) for plain Avro, without the prefix' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l proto-descriptor -d 'For the protobuf decoder: the schema of plain Protobuf values, without the prefix (a descriptor set or a `.proto` file), with --proto-message' -r -F
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l proto-message -d 'For the protobuf decoder: the message type of plain values (`package.Message`)' -r
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l key-format -d 'The keys\' format, decoded into the decodedKey column: the same as --key-decoder (dump\'s --key-format is instead how it prints key bytes, which export keeps as they are)' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
+int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
+long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
+hex\t''
+base64\t''
+json\t'A JSON document, printed compactly (nested as JSON in --json output)'
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
+protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
+complete -c kseg -n "__fish_kseg_using_subcommand export" -l value-format -d 'The values\' format, decoded into the decodedValue column: the same as --value-decoder' -r -f -a "string\t'UTF-8 text, malformed sequences replaced (kafka-dump-log\'s StringDecoder)'
+int\t'Big-endian int32 of the first 4 bytes (IntegerDecoder)'
+long\t'Big-endian int64 of the first 8 bytes (LongDecoder)'
+hex\t''
+base64\t''
+json\t'A JSON document, printed compactly (nested as JSON in --json output)'
+avro\t'Avro in the Confluent wire format (magic byte 0, 4-byte schema id) against the `<id>.avsc` files of --schema-dir, or plain Avro with --avro-schema'
+protobuf\t'Protobuf in the Confluent wire format (magic byte 0, 4-byte schema id, message indexes) against the `<id>.desc` / `<id>.proto` files of --schema-dir, or plain Protobuf with --proto-descriptor and --proto-message; printed as protobuf\'s canonical JSON'"
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l json-schema-sample -d 'With the json decoder: infer the decoded column\'s type (a struct) from the first N records\' documents; without it the column is the JSON text' -r
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l width -d 'Fit tables to N columns (default: `$COLUMNS`, else the terminal\'s width; a pipe gets the whole table)' -r
 complete -c kseg -n "__fish_kseg_using_subcommand export" -l color -d 'Colour errors red and warnings yellow: on a terminal (`auto`, unless `NO_COLOR` is set), `always` or `never`' -r -f -a "auto\t''

@@ -565,6 +565,11 @@ fn decoded_avro_columns_equal_the_decoders_json() {
     for r in &readers {
         assert_eq!(r["rows"].as_array().unwrap(), &want, "{}", r["reader"]);
     }
+    // export's --value-format names the same decoder.
+    let by_format = ["--value-format", "avro", "--schema-dir", flags[3]];
+    let (report, again) = decoded_read_back(&part, &by_format, "latin1");
+    assert_eq!(report["undecodedValueCount"], 1, "{report}");
+    assert_eq!(again, readers);
 }
 
 #[test]

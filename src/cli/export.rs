@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use super::args::{BatchLimitArgs, PayloadArgs, SelectArgs};
+use super::args::{BatchLimitArgs, DecoderName, PayloadArgs, SelectArgs};
 use super::progress::{bytes_below, Bar, Counting};
 use super::render::{line, print_json_or_text, size};
 use super::{fail, why, EXIT_FAILURE, EXIT_FINDINGS, EXIT_OK};
@@ -62,6 +62,23 @@ pub struct ExportArgs {
     pub batch_limit: BatchLimitArgs,
     #[command(flatten)]
     pub payload: PayloadArgs,
+    /// The keys' format, decoded into the decodedKey column: the same as --key-decoder (dump's
+    /// --key-format is instead how it prints key bytes, which export keeps as they are)
+    #[arg(
+        long,
+        value_enum,
+        value_name = "DECODER",
+        conflicts_with = "key_decoder"
+    )]
+    pub key_format: Option<DecoderName>,
+    /// The values' format, decoded into the decodedValue column: the same as --value-decoder
+    #[arg(
+        long,
+        value_enum,
+        value_name = "DECODER",
+        conflicts_with = "value_decoder"
+    )]
+    pub value_format: Option<DecoderName>,
     /// With the json decoder: infer the decoded column's type (a struct) from the first N
     /// records' documents; without it the column is the JSON text
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -137,18 +154,20 @@ pub fn run(args: ExportArgs) -> u8 {
         filter,
         ..DumpOptions::default()
     };
-    let schemas = match args.payload.schemas() {
+    // --key-format and --value-format are the decoders' other names.
+    let mut payload = args.payload;
+    payload.key_decoder = payload.key_decoder.or(args.key_format);
+    payload.value_decoder = payload.value_decoder.or(args.value_format);
+    let schemas = match payload.schemas() {
         Ok(s) => s,
         Err(e) => return fail(&e),
     };
-    let side = |n: Option<super::args::DecoderName>| n.map(|n| n.decoder(&schemas)).transpose();
-    let (key_decoder, value_decoder) = match (
-        side(args.payload.key_decoder),
-        side(args.payload.value_decoder),
-    ) {
-        (Ok(k), Ok(v)) => (k, v),
-        (Err(e), _) | (_, Err(e)) => return fail(&e),
-    };
+    let side = |n: Option<DecoderName>| n.map(|n| n.decoder(&schemas)).transpose();
+    let (key_decoder, value_decoder) =
+        match (side(payload.key_decoder), side(payload.value_decoder)) {
+            (Ok(k), Ok(v)) => (k, v),
+            (Err(e), _) | (_, Err(e)) => return fail(&e),
+        };
     let opts = ExportOptions {
         format,
         compression,
