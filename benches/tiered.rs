@@ -7,12 +7,13 @@
 //! s3s-fs --version 0.14.1 --features binary`; `KSEG_BENCH_S3S_FS` names another binary), into
 //! that one, which serves requests in parallel where moto, one Python process, serves them one
 //! at a time; and, when nginx is installed, reads that cost a server next to no CPU: nginx
-//! serving the objects' files with `sendfile`, moto its listings. The baseline of the ratios is `kseg verify --deep` of the whole partition on
-//! local disk. Against it, in the same run: `kseg tiered --deep` (every remote segment read:
-//! framing, CRCs, offset index) through each store, with the default read-ahead and, through
-//! S3, with none (`--remote-requests 0`: one ranged GET at a time); then, once the tiered
-//! segments are deleted locally as the broker's retention deletes them, `kseg verify --deep
-//! --remote` of the partition, its tiered part read from each store (the measure).
+//! serving the objects' files with `sendfile`, moto its listings. The baseline of the ratios
+//! is `kseg verify --deep` of the whole partition on local disk. Against it, in the same run:
+//! `kseg tiered --deep` (every remote segment read: framing, CRCs, offset index) through each
+//! store, with the default read-ahead and, through S3, with none (`--remote-requests 0`: one
+//! ranged GET at a time); then, once the tiered segments are deleted locally as the broker's
+//! retention deletes them, `kseg verify --deep --remote` of the partition, its tiered part read
+//! from each store (the measure).
 //! Each is a `kseg` process, run `KSEG_BENCH_REPEATS` times (default 3): the median time and
 //! the largest peak RSS are printed (goal: under 64 MiB plus chunk size × requests in flight).
 

@@ -273,6 +273,10 @@ async fn read_into(
     mut buf: Vec<u8>,
 ) -> object_store::Result<Vec<u8>> {
     buf.clear();
+    if range.is_empty() {
+        // An empty range is no valid request.
+        return Ok(buf);
+    }
     buf.reserve_exact((range.end - range.start) as usize);
     let options = GetOptions {
         range: Some(range.into()),
@@ -297,20 +301,14 @@ impl Store for Remote {
             .map_err(|e| self.fail(key, e))
     }
 
-    fn start_read(&self, key: &str, range: Range<u64>, mut buf: Vec<u8>) -> PendingRead {
+    fn start_read(&self, key: &str, range: Range<u64>, buf: Vec<u8>) -> PendingRead {
         let name = self.name(key);
         let (tx, rx) = sync_channel(1);
         let (store, loc, failed_name) = (Arc::clone(&self.store), self.location(key), name.clone());
         let task = self.runtime.spawn(async move {
-            let got = if range.is_empty() {
-                // An empty range is no valid request.
-                buf.clear();
-                Ok(buf)
-            } else {
-                read_into(store.as_ref(), &loc, range, buf)
-                    .await
-                    .map_err(|e| failed(&failed_name, e))
-            };
+            let got = read_into(store.as_ref(), &loc, range, buf)
+                .await
+                .map_err(|e| failed(&failed_name, e));
             let _ = tx.send(got);
         });
         PendingRead::task(name, rx, task.abort_handle())
