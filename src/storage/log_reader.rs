@@ -8,6 +8,7 @@
 //! buffer holds one read chunk or one entry, whichever is larger.
 
 use std::fs::File;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -194,6 +195,9 @@ pub struct LogReader {
     max_read_chunk: usize,
     /// Bytes read from the file so far: what a seek's cost is measured in.
     bytes_read: u64,
+    /// The bytes of a remote object handed over last (lent or copied): a walk asks for an
+    /// entry's header, then the whole entry, and its bytes count as read once.
+    handed: Range<u64>,
 }
 
 impl LogReader {
@@ -236,6 +240,7 @@ impl LogReader {
             read_chunk: READ_CHUNK_BYTES,
             max_read_chunk: READ_CHUNK_BYTES,
             bytes_read: 0,
+            handed: 0..0,
         }
     }
 
@@ -299,11 +304,17 @@ impl LogReader {
         self.pos = pos.min(self.end);
     }
 
-    /// Makes `buf` hold file bytes `[pos, pos + n)`, or up to `end`; returns the slice.
-    /// The buffer only grows; bytes still needed move to its front, and reads go straight into
-    /// the space after them (no zero-filling per read).
+    /// The file bytes `[pos, pos + n)`, or up to `end`: lent by a remote object when it holds
+    /// them in one piece, else read into `buf`. The buffer only grows; bytes still needed move
+    /// to its front, and reads go straight into the space after them (no zero-filling per read).
     fn fill(&mut self, pos: u64, n: u64) -> Result<&[u8]> {
         let want_end = pos.saturating_add(n).min(self.end);
+        if pos < want_end && self.lends(pos..want_end)? {
+            let Source::Object(o) = &self.src else {
+                unreachable!("only a remote object lends")
+            };
+            return Ok(o.lent(pos..want_end));
+        }
         let have_end = self.buf_pos + self.valid as u64;
         if pos < self.buf_pos || pos > have_end {
             self.valid = 0;
@@ -315,10 +326,13 @@ impl LogReader {
             self.buf_pos = pos;
         }
         let mut have_end = self.buf_pos + self.valid as u64;
+        // A remote object holds what it fetched: from it, only the bytes wanted are copied.
+        let read_chunk = match self.src {
+            Source::File(_) => self.read_chunk as u64,
+            Source::Object(_) => 0,
+        };
         while have_end < want_end {
-            let chunk = (self.read_chunk as u64)
-                .max(want_end - have_end)
-                .min(self.end - have_end) as usize;
+            let chunk = read_chunk.max(want_end - have_end).min(self.end - have_end) as usize;
             if self.buf.len() < self.valid + chunk {
                 self.buf.resize(self.valid + chunk, 0);
             }
@@ -335,8 +349,7 @@ impl LogReader {
                 break;
             }
             self.valid += got;
-            self.bytes_read += got as u64;
-            super::progress::read(got as u64);
+            self.count(have_end..have_end + got as u64);
             self.read_chunk = (self.read_chunk * 2).min(self.max_read_chunk);
             have_end += got as u64;
         }
@@ -345,6 +358,33 @@ impl LogReader {
         let stop = want_end.min(have_end).saturating_sub(self.buf_pos) as usize;
         let start = ((pos - self.buf_pos) as usize).min(stop);
         Ok(&self.buf[start..stop])
+    }
+
+    /// Whether the remote object read holds `range` in one part of what arrived, which it then
+    /// lends: a copy of every byte saved (beside the kernel's, the largest cost of reading a
+    /// remote segment).
+    fn lends(&mut self, range: Range<u64>) -> Result<bool> {
+        let Source::Object(o) = &mut self.src else {
+            return Ok(false);
+        };
+        if !o.lend(range.clone())? {
+            return Ok(false);
+        }
+        self.count(range);
+        Ok(true)
+    }
+
+    /// Counts the bytes `range` as read: all of them from a file; from a remote object, those
+    /// the range handed over before did not hold.
+    fn count(&mut self, range: Range<u64>) {
+        let mut new = range.end - range.start;
+        if let Source::Object(_) = self.src {
+            let seen = range.start.max(self.handed.start)..range.end.min(self.handed.end);
+            new -= seen.end.saturating_sub(seen.start);
+            self.handed = range;
+        }
+        self.bytes_read += new;
+        super::progress::read(new);
     }
 
     /// Reads the entry at the current position and advances past it (past whatever length
@@ -383,9 +423,7 @@ impl LogReader {
                     return Ok(Step::TooLarge { position, len });
                 }
                 self.pos = position + len;
-                self.fill(position, len)?;
-                let start = (position - self.buf_pos) as usize;
-                let bytes = &self.buf[start..start + len as usize];
+                let bytes = self.fill(position, len)?;
                 Ok(match Entry::decode(bytes) {
                     Ok(entry) => Step::Entry { position, entry },
                     Err(e) => Step::BadEntry {
@@ -460,9 +498,8 @@ impl LogReader {
             if n == 0 {
                 break;
             }
+            self.count(position + got as u64..position + (got + n) as u64);
             got += n;
-            self.bytes_read += n as u64;
-            super::progress::read(n as u64);
         }
         Ok(peek_header(&head[..got], available))
     }

@@ -39,9 +39,7 @@ impl Store for Local {
     }
 
     /// Read when waited for: a local read is quick, and one never waited for costs nothing.
-    /// Its buffer is allocated then too: `spare`, held until then, would be memory held idle.
-    fn start_read(&self, key: &str, range: Range<u64>, spare: Vec<u8>) -> PendingRead {
-        drop(spare);
+    fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead {
         let p = self.path(key);
         PendingRead::later(self.name(key), move || {
             let f = File::open(&p).map_err(|e| Error::io(&p, e))?;

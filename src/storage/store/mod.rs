@@ -5,9 +5,9 @@
 //! `LogReader` reads like a file.
 //!
 //! Two implementations: [`Local`] (a plain directory, no runtime) and [`Remote`] (the
-//! `object_store` crate: `s3://`, `gs://`, `az://`, `file://`, `memory://`), which owns a small
-//! tokio runtime, driven by a thread of its own so that reads started ahead progress while kseg
-//! works on the bytes it has; the rest of kseg stays synchronous.
+//! `object_store` crate: `s3://`, `gs://`, `az://`, `file://`, `memory://`), which owns a
+//! tokio runtime on threads of its own, so that reads started ahead progress while kseg works
+//! on the bytes it has; the rest of kseg stays synchronous.
 
 mod local;
 mod object;
@@ -17,6 +17,8 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
+
+use bytes::Bytes;
 
 use crate::error::{Error, Result};
 
@@ -51,22 +53,26 @@ impl Default for ReadAhead {
     }
 }
 
-/// A read started by [`Store::start_read`]; its bytes come with [`PendingRead::wait`]. Dropped
-/// unwaited (the reader jumped elsewhere), its request is cancelled.
+/// A read started by [`Store::start_read`]; its bytes come in order, as they arrive, with
+/// [`PendingRead::next_part`] (or all at once with [`PendingRead::wait`]). Dropped before its
+/// end (the reader jumped elsewhere), its request is cancelled.
 pub struct PendingRead {
     /// The object's name, for a read that ends with no answer.
     name: String,
     state: Pending,
 }
 
+/// What a store's task sends: a part of the bytes, the end (None), or the error that ended it.
+type Part = Result<Option<Bytes>>;
+
 enum Pending {
-    /// Sent by a task of a store's runtime.
+    /// Sent by a task of a store's runtime, each part as the transfer delivered it.
     Task {
-        bytes: Receiver<Result<Vec<u8>>>,
-        _cancel: CancelOnDrop,
+        parts: Receiver<Part>,
+        _cancel: Option<CancelOnDrop>,
     },
-    /// A read that costs nothing to start: done when waited for.
-    Later(Box<dyn FnOnce() -> Result<Vec<u8>> + Send>),
+    /// A read that costs nothing to start: done when first asked for, in one part.
+    Later(Option<Box<dyn FnOnce() -> Result<Vec<u8>> + Send>>),
 }
 
 /// Cancels a task when dropped (after the task ended, it does nothing).
@@ -79,16 +85,12 @@ impl Drop for CancelOnDrop {
 }
 
 impl PendingRead {
-    fn task(
-        name: String,
-        bytes: Receiver<Result<Vec<u8>>>,
-        task: tokio::task::AbortHandle,
-    ) -> Self {
+    fn task(name: String, parts: Receiver<Part>, task: tokio::task::AbortHandle) -> Self {
         PendingRead {
             name,
             state: Pending::Task {
-                bytes,
-                _cancel: CancelOnDrop(task),
+                parts,
+                _cancel: Some(CancelOnDrop(task)),
             },
         }
     }
@@ -96,21 +98,64 @@ impl PendingRead {
     fn later(name: String, read: impl FnOnce() -> Result<Vec<u8>> + Send + 'static) -> Self {
         PendingRead {
             name,
-            state: Pending::Later(Box::new(read)),
+            state: Pending::Later(Some(Box::new(read))),
         }
     }
 
-    /// The bytes, once they have all arrived; a failed request is an error naming the object.
-    pub fn wait(self) -> Result<Vec<u8>> {
-        match self.state {
-            Pending::Task { bytes, .. } => bytes.recv().unwrap_or_else(|_| {
+    /// A read whose bytes have arrived already, in `parts` (tests: a transfer in parts of
+    /// any size).
+    #[cfg(test)]
+    pub fn arrived(name: String, parts: Vec<Bytes>) -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for part in parts {
+            tx.send(Ok(Some(part))).expect("receiver held");
+        }
+        tx.send(Ok(None)).expect("receiver held");
+        PendingRead {
+            name,
+            state: Pending::Task {
+                parts: rx,
+                _cancel: None,
+            },
+        }
+    }
+
+    /// The next part of the bytes, once it has arrived; None after the last. A failed request
+    /// is an error naming the object.
+    pub fn next_part(&mut self) -> Result<Option<Bytes>> {
+        match &mut self.state {
+            Pending::Task { parts, .. } => parts.recv().unwrap_or_else(|_| {
                 Err(Error::invalid(
                     Path::new(&self.name),
                     "the read stopped with no answer (the store was closed)",
                 ))
             }),
-            Pending::Later(read) => read(),
+            Pending::Later(read) => match read.take() {
+                Some(read) => read().map(|b| Some(b.into())),
+                None => Ok(None),
+            },
         }
+    }
+
+    /// All the bytes, once they have arrived, into `buf` (what it held is dropped; its memory
+    /// is reused).
+    pub fn wait_into(&mut self, buf: &mut Vec<u8>) -> Result<()> {
+        buf.clear();
+        if let Pending::Later(read) = &mut self.state {
+            *buf = read.take().map_or(Ok(Vec::new()), |read| read())?;
+            return Ok(());
+        }
+        while let Some(part) = self.next_part()? {
+            buf.extend_from_slice(&part);
+        }
+        Ok(())
+    }
+
+    /// All the bytes, once they have arrived.
+    pub fn wait(mut self) -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.wait_into(&mut buf)?;
+        Ok(buf)
     }
 }
 
@@ -121,10 +166,8 @@ pub trait Store: Send + Sync {
     /// The object's size in bytes; a missing object is an error naming it.
     fn len(&self, key: &str) -> Result<u64>;
     /// Starts reading the bytes `range` of the object; they arrive while the caller does other
-    /// work. A range past the end is an error when waited for. `spare` is a spent buffer
-    /// handed back for its memory, which the store may read them into (what it holds is
-    /// dropped).
-    fn start_read(&self, key: &str, range: Range<u64>, spare: Vec<u8>) -> PendingRead;
+    /// work. A range past the end is an error when waited for.
+    fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead;
     /// How objects of this store are read forward.
     fn read_ahead(&self) -> ReadAhead;
     /// Every object under `prefix` (all depths), sorted by key.
@@ -138,7 +181,7 @@ pub trait Store: Send + Sync {
 
     /// The bytes `range` of the object, read now.
     fn read_range(&self, key: &str, range: Range<u64>) -> Result<Vec<u8>> {
-        self.start_read(key, range, Vec::new()).wait()
+        self.start_read(key, range).wait()
     }
 
     /// The whole object (small ones: indexes, checkpoints, snapshots).

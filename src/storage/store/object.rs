@@ -1,14 +1,18 @@
 //! One object read like a file: positional reads served from ranged reads of
 //! [`ReadAhead::chunk_bytes`]. Reading forward, the next [`ReadAhead::requests`] ranges are
 //! started before the current one is worked on, so that transfer and work overlap; a jump
-//! cancels them and reads only where it landed. An open object buffers at most
-//! `chunk_bytes × (requests + 1)` bytes (and one decoded chunk of an Aiven segment), whatever
-//! its size.
+//! cancels them and reads only where it landed. A range's bytes are worked on part by part as
+//! they arrive, in the transfer's own buffers, each dropped once read past: an open object
+//! buffers at most `chunk_bytes × (requests + 1)` bytes (and, for an Aiven segment, its current
+//! range and one decoded chunk), whatever its size, and when the reading keeps up, little more
+//! than a part.
 
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use bytes::Bytes;
 
 use super::{PendingRead, ReadAhead, Store};
 use crate::error::{Error, Result};
@@ -20,11 +24,13 @@ pub struct RemoteObject {
     /// How many bytes reads see: the object's, or the segment's an Aiven object decodes to.
     len: u64,
     read_ahead: ReadAhead,
-    /// The range worked on, and its stored bytes.
-    current: Piece,
-    bytes: Vec<u8>,
-    /// The ranges started after it, in order.
-    ahead: VecDeque<(Piece, PendingRead)>,
+    /// The part of a range worked on, and the position reads see of its first byte.
+    part: Bytes,
+    part_pos: u64,
+    /// Where reading forward goes on: after the part, or the Aiven range, worked on.
+    forward: u64,
+    /// The ranges started, in order: the first is the one being received.
+    ahead: VecDeque<Incoming>,
     /// Aiven's chunked `.log` objects: None when the object is the file.
     chunked: Option<Chunked>,
 }
@@ -38,17 +44,31 @@ struct Piece {
     stored: Range<u64>,
 }
 
-impl Piece {
-    const NONE: Piece = Piece {
-        span: 0..0,
-        stored: 0..0,
-    };
+/// A range being received: how many of its stored bytes have arrived so far.
+struct Incoming {
+    piece: Piece,
+    read: PendingRead,
+    arrived: u64,
+}
+
+impl Incoming {
+    /// The position reads see of the next byte to arrive (a chunked range is taken whole).
+    fn next(&self) -> u64 {
+        if self.arrived == self.piece.stored.end - self.piece.stored.start {
+            self.piece.span.end
+        } else {
+            self.piece.span.start + self.arrived
+        }
+    }
 }
 
 /// An Aiven `.log` object: the reader that maps the segment's positions to chunks and decodes
-/// them, and the chunk decoded last (segment bytes `[window_pos, window_pos + window.len())`).
+/// them; the range taken last, whole (its stored bytes); and the chunk decoded last (segment
+/// bytes `[window_pos, window_pos + window.len())`).
 struct Chunked {
     reader: Arc<SegmentReader>,
+    piece: Option<Piece>,
+    stored: Vec<u8>,
     window: Vec<u8>,
     window_pos: u64,
 }
@@ -82,6 +102,8 @@ impl RemoteObject {
         let len = u64::from(index.original_file_size);
         let chunked = Chunked {
             reader,
+            piece: None,
+            stored: Vec::new(),
             window: Vec::new(),
             window_pos: 0,
         };
@@ -94,8 +116,9 @@ impl RemoteObject {
             store,
             key: key.to_string(),
             len,
-            current: Piece::NONE,
-            bytes: Vec::new(),
+            part: Bytes::new(),
+            part_pos: 0,
+            forward: 0,
             ahead: VecDeque::new(),
             chunked,
         }
@@ -119,78 +142,136 @@ impl RemoteObject {
         if pos >= self.len || buf.is_empty() {
             return Ok(0);
         }
-        if !self.current.span.contains(&pos) {
-            self.advance(pos)?;
-        }
-        let (bytes, start) = match &mut self.chunked {
-            None => (&self.bytes[..], self.current.span.start),
-            Some(c) => {
-                if !(c.window_pos..c.window_pos + c.window.len() as u64).contains(&pos) {
-                    c.decode(pos, &self.current, &self.bytes)
-                        .map_err(|e| Error::decode(&self.store.path_of(&self.key), 0, e))?;
-                }
-                (&c.window[..], c.window_pos)
-            }
-        };
+        self.reach(pos)?;
+        let (bytes, start) = self.held();
         let from = (pos - start) as usize;
         let n = buf.len().min(bytes.len() - from);
         buf[..n].copy_from_slice(&bytes[from..from + n]);
         Ok(n)
     }
 
-    /// Makes the range holding `pos` the current one: the one started ahead for it, else a
-    /// read started now. Reading forward, the ranges after it are started too.
-    fn advance(&mut self, pos: u64) -> Result<()> {
-        let started = self
-            .ahead
-            .front()
-            .is_some_and(|(p, _)| p.span.contains(&pos));
-        let forward = started || pos == self.current.span.end;
-        // The bytes worked on are done with, and their buffer receives the next range started:
-        // an object holds at most `requests + 1` buffers while bytes arrive, and reuses them
-        // (a fresh buffer per range cost a page fault per 4 KiB, a third of a read's CPU).
-        self.current = Piece::NONE;
-        let mut spare = Some(std::mem::take(&mut self.bytes));
-        if let Some(c) = &mut self.chunked {
-            c.window = Vec::new();
+    /// Makes the bytes `range` (within the object, not empty) ready to be lent by
+    /// [`RemoteObject::lent`], without a copy: true when they lie in one part of what arrived
+    /// (or one decoded chunk), false when they cross into the next or start in a part already
+    /// read past (read them with `read_at`, or from a copy: going back would fetch them again).
+    pub fn lend(&mut self, range: Range<u64>) -> Result<bool> {
+        if self.chunked.is_none() && range.start < self.part_pos {
+            return Ok(false);
         }
-        if !started {
-            // A jump: what was started ahead is not needed.
-            self.ahead.clear();
-            let piece = self.piece_at(pos);
-            let buf = spare.take().unwrap_or_default();
-            let read = self.store.start_read(&self.key, piece.stored.clone(), buf);
-            self.ahead.push_back((piece, read));
+        self.reach(range.start)?;
+        let (bytes, start) = self.held();
+        Ok(range.end <= start + bytes.len() as u64)
+    }
+
+    /// The bytes `range` that [`RemoteObject::lend`] said it holds.
+    pub fn lent(&self, range: Range<u64>) -> &[u8] {
+        let (bytes, start) = self.held();
+        &bytes[(range.start - start) as usize..(range.end - start) as usize]
+    }
+
+    /// The bytes held, and the position reads see of the first.
+    fn held(&self) -> (&[u8], u64) {
+        match &self.chunked {
+            None => (&self.part[..], self.part_pos),
+            Some(c) => (&c.window[..], c.window_pos),
         }
-        let (piece, read) = self.ahead.pop_front().expect("a read holds pos");
-        if forward {
-            let mut next = self
-                .ahead
-                .back()
-                .map_or(piece.span.end, |(p, _)| p.span.end);
-            while self.ahead.len() < self.read_ahead.requests && next < self.len {
-                let p = self.piece_at(next);
-                next = p.span.end;
-                let buf = spare.take().unwrap_or_default();
-                let read = self.store.start_read(&self.key, p.stored.clone(), buf);
-                self.ahead.push_back((p, read));
+    }
+
+    /// Makes the bytes at `pos` (`< len`) held: the part of a range holding them received
+    /// or, for an Aiven object, the chunk holding them decoded.
+    fn reach(&mut self, pos: u64) -> Result<()> {
+        if self.chunked.is_some() {
+            return self.reach_chunk(pos);
+        }
+        while !(self.part_pos..self.part_pos + self.part.len() as u64).contains(&pos) {
+            self.range_for(pos)?;
+            let path = self.path();
+            let f = self.ahead.front_mut().expect("a range holds pos");
+            let (at, size) = (f.next(), f.piece.stored.end - f.piece.stored.start);
+            let part = f.read.next_part()?.unwrap_or_default();
+            f.arrived += part.len() as u64;
+            if part.is_empty() || f.arrived > size {
+                return Err(changed(path, &f.piece, f.arrived));
+            }
+            self.part = part;
+            self.part_pos = at;
+            self.forward = f.next();
+        }
+        Ok(())
+    }
+
+    /// [`RemoteObject::reach`] for an Aiven object: its range taken whole, then the chunk
+    /// holding `pos` decoded.
+    fn reach_chunk(&mut self, pos: u64) -> Result<()> {
+        let c = self.chunked.as_ref().expect("chunked");
+        if (c.window_pos..c.window_pos + c.window.len() as u64).contains(&pos) {
+            return Ok(());
+        }
+        if !c.piece.as_ref().is_some_and(|p| p.span.contains(&pos)) {
+            self.range_for(pos)?;
+            let path = self.path();
+            let f = self.ahead.front_mut().expect("a range holds pos");
+            let c = self.chunked.as_mut().expect("chunked");
+            f.read.wait_into(&mut c.stored)?;
+            f.arrived = c.stored.len() as u64;
+            if f.arrived != f.piece.stored.end - f.piece.stored.start {
+                return Err(changed(path, &f.piece, f.arrived));
+            }
+            c.piece = Some(f.piece.clone());
+            self.forward = f.piece.span.end;
+        }
+        let c = self.chunked.as_mut().expect("chunked");
+        let piece = c.piece.clone().expect("a range taken");
+        c.decode(pos, &piece)
+            .map_err(|e| Error::decode(&self.store.path_of(&self.key), 0, e))
+    }
+
+    /// Makes the first range started the one receiving `pos`: the ranges before it, done
+    /// with, dropped (reading forward past one starts the next ahead), or, on a jump, those
+    /// started cancelled and a read started at `pos`.
+    fn range_for(&mut self, pos: u64) -> Result<()> {
+        while let Some(f) = self.ahead.front() {
+            let (span, next) = (f.piece.span.clone(), f.next());
+            if span.contains(&pos) && pos >= next {
+                return Ok(());
+            }
+            if next != span.end || pos < span.end {
+                break;
+            }
+            self.ahead.pop_front();
+            if pos == span.end {
+                self.read_ahead_from(pos);
             }
         }
-        drop(spare);
-        let bytes = read.wait()?;
-        if bytes.len() as u64 != piece.stored.end - piece.stored.start {
-            return Err(Error::invalid(
-                &self.path(),
-                format!(
-                    "a read of bytes {}..{} returned {} byte(s): the object changed while read",
-                    piece.stored.start,
-                    piece.stored.end,
-                    bytes.len()
-                ),
-            ));
+        // A jump (or the first read): what was started is not needed.
+        let forward = pos == self.forward;
+        self.ahead.clear();
+        self.start(pos);
+        if forward {
+            self.read_ahead_from(pos);
         }
-        (self.current, self.bytes) = (piece, bytes);
         Ok(())
+    }
+
+    /// Starts the range holding `pos` (`< len`).
+    fn start(&mut self, pos: u64) {
+        let piece = self.piece_at(pos);
+        let read = self.store.start_read(&self.key, piece.stored.clone());
+        self.ahead.push_back(Incoming {
+            piece,
+            read,
+            arrived: 0,
+        });
+    }
+
+    /// Starts the ranges after those started, up to the one received and `requests` more,
+    /// reading forward from `pos`.
+    fn read_ahead_from(&mut self, pos: u64) {
+        let mut next = self.ahead.back().map_or(pos, |f| f.piece.span.end);
+        while self.ahead.len() <= self.read_ahead.requests && next < self.len {
+            self.start(next);
+            next = self.ahead.back().expect("just started").piece.span.end;
+        }
     }
 
     /// The range to read for `pos` (`< len`): `chunk_bytes` from it, or the whole Aiven chunks
@@ -222,19 +303,29 @@ impl RemoteObject {
     }
 }
 
+/// A range that did not arrive as asked for: the object is not what was listed.
+fn changed(path: PathBuf, piece: &Piece, arrived: u64) -> Error {
+    Error::invalid(
+        &path,
+        format!(
+            "a read of bytes {}..{} returned {} byte(s): the object changed while read",
+            piece.stored.start, piece.stored.end, arrived
+        ),
+    )
+}
+
 impl Chunked {
-    /// Decodes the chunk holding `pos` from `bytes`, the stored bytes of `piece`, which holds it.
+    /// Decodes the chunk holding `pos` from the stored bytes of `piece`, which holds it.
     fn decode(
         &mut self,
         pos: u64,
         piece: &Piece,
-        bytes: &[u8],
     ) -> std::result::Result<(), crate::format::error::DecodeError> {
         let chunk = self.reader.chunks(pos, 1).next().expect("pos < len");
         let r = chunk.transformed_range();
         let at = (r.start - piece.stored.start) as usize..(r.end - piece.stored.start) as usize;
         self.window = Vec::new();
-        self.window = self.reader.decode_chunk(&chunk, &bytes[at])?;
+        self.window = self.reader.decode_chunk(&chunk, &self.stored[at])?;
         self.window_pos = chunk.original_position;
         Ok(())
     }
@@ -246,12 +337,12 @@ mod tests {
     use crate::storage::store::{ObjectInfo, Remote};
     use std::sync::Mutex;
 
-    /// A store that records the ranges it is asked to read.
+    /// A store that records the ranges it is asked to read, and delivers each in parts of
+    /// `part_bytes`, as a transfer does.
     struct Recording {
         inner: Remote,
         reads: Mutex<Vec<Range<u64>>>,
-        /// The capacity of the spare buffer each read was given.
-        spares: Mutex<Vec<usize>>,
+        part_bytes: usize,
     }
 
     impl Store for Recording {
@@ -261,10 +352,14 @@ mod tests {
         fn len(&self, key: &str) -> Result<u64> {
             self.inner.len(key)
         }
-        fn start_read(&self, key: &str, range: Range<u64>, buf: Vec<u8>) -> PendingRead {
+        fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead {
             self.reads.lock().unwrap().push(range.clone());
-            self.spares.lock().unwrap().push(buf.capacity());
-            self.inner.start_read(key, range, buf)
+            let bytes = Bytes::from(self.inner.read_range(key, range).unwrap());
+            let parts = (0..bytes.len())
+                .step_by(self.part_bytes)
+                .map(|i| bytes.slice(i..(i + self.part_bytes).min(bytes.len())))
+                .collect();
+            PendingRead::arrived(self.name(key), parts)
         }
         fn read_ahead(&self) -> ReadAhead {
             self.inner.read_ahead()
@@ -280,7 +375,7 @@ mod tests {
         }
     }
 
-    fn store(chunk_bytes: u64, requests: usize) -> Arc<Recording> {
+    fn store(chunk_bytes: u64, requests: usize, part_bytes: usize) -> Arc<Recording> {
         let memory = Arc::new(object_store::memory::InMemory::new());
         let read_ahead = ReadAhead {
             chunk_bytes,
@@ -289,7 +384,7 @@ mod tests {
         Arc::new(Recording {
             inner: Remote::over("memory://t", memory, read_ahead).unwrap(),
             reads: Mutex::new(Vec::new()),
-            spares: Mutex::new(Vec::new()),
+            part_bytes,
         })
     }
 
@@ -297,11 +392,11 @@ mod tests {
         (0..len).map(|i| (i * 31 % 251) as u8).collect()
     }
 
-    /// Reads forward and jumps: every byte is the object's, across ranges, and no more than the
-    /// current range and the ones started ahead are ever held.
+    /// Reads forward and jumps: every byte is the object's, across parts and ranges, and no
+    /// more than a part and the ranges started ahead are ever held.
     #[test]
     fn reads_cross_ranges_and_stay_bounded() {
-        let s = store(1000, 2);
+        let s = store(1000, 2, 170);
         let len = 6123;
         let data = data(len);
         s.put("a/b.log", data.clone()).unwrap();
@@ -312,7 +407,7 @@ mod tests {
             let n = o.read_at(&mut buf, pos as u64).unwrap();
             assert!(n > 0);
             assert_eq!(&buf[..n], &data[pos..pos + n]);
-            assert!(o.bytes.len() <= 1000 && o.ahead.len() <= 2);
+            assert!(o.part.len() <= 170 && o.ahead.len() <= 3);
             pos += n;
         }
         assert_eq!(o.read_at(&mut buf, len as u64).unwrap(), 0);
@@ -327,11 +422,6 @@ mod tests {
             .collect();
         assert_eq!(reads[..7], forward[..]);
         assert_eq!((reads.len(), &reads[7]), (8, &(2993..3993)));
-        // The first range and the two ahead of it get new buffers; every later one, forward or
-        // at the jump, the spent buffer of the range before it.
-        let spares = s.spares.lock().unwrap().clone();
-        assert_eq!(spares[..3], [0, 0, 0]);
-        assert!(spares[3..].iter().all(|&c| c >= 1000), "{spares:?}");
         let e = RemoteObject::open(s, "a/none.log")
             .err()
             .unwrap()
@@ -346,7 +436,7 @@ mod tests {
     /// size, and a read near the end of a larger one asks for no byte past it.
     #[test]
     fn read_ahead_stops_at_the_end() {
-        let s = store(1000, 3);
+        let s = store(1000, 3, 1000);
         s.put("small", data(100)).unwrap();
         s.put("large", data(2500)).unwrap();
         let mut buf = vec![0u8; 64];
@@ -367,7 +457,70 @@ mod tests {
             std::mem::take(&mut *s.reads.lock().unwrap()),
             [0..1000, 1000..2000, 2000..2500, 2490..2500]
         );
-        // Nothing is read ahead after a jump.
-        assert!(large.ahead.is_empty());
+        // Nothing is read ahead after a jump: the range it landed in is the only one.
+        assert_eq!(large.ahead.len(), 1);
+    }
+
+    /// A log read through a remote object in small, odd parts walks the same entries, with
+    /// the same checksums, as the file: entries inside a part are lent, those across parts
+    /// and ranges copied.
+    #[test]
+    fn a_log_read_in_parts_is_the_file() {
+        use crate::format::batch::{build_batch, BatchSpec, RecordSpec};
+        use crate::storage::log_reader::{LogReader, Step};
+        let log: Vec<u8> = (0..40)
+            .flat_map(|b| {
+                let records: Vec<RecordSpec> = (0..(b % 7 + 1))
+                    .map(|i| RecordSpec {
+                        offset: b * 10 + i,
+                        timestamp: 1000 + b,
+                        key: None,
+                        value: Some(vec![b as u8; 50 + 30 * i as usize]),
+                        headers: vec![],
+                    })
+                    .collect();
+                let spec = BatchSpec {
+                    base_offset: b * 10,
+                    ..Default::default()
+                };
+                build_batch(&spec, &records).unwrap()
+            })
+            .collect();
+        let walk = |mut r: LogReader| {
+            let mut out = Vec::new();
+            loop {
+                match r.next_step().unwrap() {
+                    Step::Entry { position, entry } => {
+                        assert!(entry.crc_is_valid());
+                        out.push((position, entry.last_offset()));
+                    }
+                    Step::End { trailing: 0, .. } => return (out, r.bytes_read()),
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, &log).unwrap();
+        let (entries, _) = walk(LogReader::open(file.path(), None).unwrap());
+        assert_eq!(entries.len(), 40);
+        for (chunk, part) in [(4096, 97), (1000, 1000), (700, 333), (1 << 20, 1 << 20)] {
+            let s = store(chunk, 2, part);
+            s.put("t/0.log", log.clone()).unwrap();
+            let object = RemoteObject::open(s.clone(), "t/0.log").unwrap();
+            let (got, read) = walk(LogReader::open_object(object, None));
+            assert_eq!(got, entries, "ranges of {chunk}, parts of {part}");
+            assert_eq!(read, log.len() as u64, "ranges of {chunk}, parts of {part}");
+            // Each byte fetched once: an entry that starts in a part read past is copied, not
+            // fetched again.
+            let ranges: Vec<Range<u64>> = (0..log.len() as u64)
+                .step_by(chunk as usize)
+                .map(|a| a..(a + chunk).min(log.len() as u64))
+                .collect();
+            assert_eq!(
+                *s.reads.lock().unwrap(),
+                ranges,
+                "ranges of {chunk}, parts of {part}"
+            );
+        }
     }
 }
