@@ -10,6 +10,9 @@ use super::{ObjectInfo, PendingRead, ReadAhead, Store, Upload};
 use crate::error::{Error, Result};
 use crate::storage::files;
 
+/// The size of the parts a local range is read in.
+const LOCAL_PART_BYTES: u64 = 1 << 20;
+
 pub struct Local {
     root: PathBuf,
     read_ahead: ReadAhead,
@@ -38,15 +41,26 @@ impl Store for Local {
         Ok(std::fs::metadata(&p).map_err(|e| Error::io(&p, e))?.len())
     }
 
-    /// Read when waited for: a local read is quick, and one never waited for costs nothing.
+    /// Read part by part as the parts are asked for: a local read is quick, one never asked
+    /// for costs nothing, and a part of [`LOCAL_PART_BYTES`] is memory malloc hands out again
+    /// once the reader is past it (a whole range read at once was memory faulted in afresh
+    /// for each).
     fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead {
         let p = self.path(key);
+        let (mut file, mut at) = (None, range.start);
         PendingRead::later(self.name(key), move || {
-            let f = File::open(&p).map_err(|e| Error::io(&p, e))?;
-            let mut buf = vec![0u8; (range.end - range.start) as usize];
-            f.read_exact_at(&mut buf, range.start)
+            if at >= range.end {
+                return Ok(None);
+            }
+            let f = match &file {
+                Some(f) => f,
+                None => file.insert(File::open(&p).map_err(|e| Error::io(&p, e))?),
+            };
+            let mut part = vec![0u8; (range.end - at).min(LOCAL_PART_BYTES) as usize];
+            f.read_exact_at(&mut part, at)
                 .map_err(|e| Error::io(&p, e))?;
-            Ok(buf)
+            at += part.len() as u64;
+            Ok(Some(part))
         })
     }
 

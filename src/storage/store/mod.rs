@@ -71,8 +71,8 @@ enum Pending {
         parts: Receiver<Part>,
         _cancel: Option<CancelOnDrop>,
     },
-    /// A read that costs nothing to start: done when first asked for, in one part.
-    Later(Option<Box<dyn FnOnce() -> Result<Vec<u8>> + Send>>),
+    /// A read that costs nothing to start: each part read when asked for (None: the end).
+    Later(Box<dyn FnMut() -> Result<Option<Vec<u8>>> + Send>),
 }
 
 /// Cancels a task when dropped (after the task ended, it does nothing).
@@ -95,10 +95,10 @@ impl PendingRead {
         }
     }
 
-    fn later(name: String, read: impl FnOnce() -> Result<Vec<u8>> + Send + 'static) -> Self {
+    fn later(name: String, read: impl FnMut() -> Result<Option<Vec<u8>>> + Send + 'static) -> Self {
         PendingRead {
             name,
-            state: Pending::Later(Some(Box::new(read))),
+            state: Pending::Later(Box::new(read)),
         }
     }
 
@@ -130,10 +130,7 @@ impl PendingRead {
                     "the read stopped with no answer (the store was closed)",
                 ))
             }),
-            Pending::Later(read) => match read.take() {
-                Some(read) => read().map(|b| Some(b.into())),
-                None => Ok(None),
-            },
+            Pending::Later(read) => read().map(|part| part.map(Bytes::from)),
         }
     }
 
@@ -141,10 +138,6 @@ impl PendingRead {
     /// is reused).
     pub fn wait_into(&mut self, buf: &mut Vec<u8>) -> Result<()> {
         buf.clear();
-        if let Pending::Later(read) = &mut self.state {
-            *buf = read.take().map_or(Ok(Vec::new()), |read| read())?;
-            return Ok(());
-        }
         while let Some(part) = self.next_part()? {
             buf.extend_from_slice(&part);
         }
