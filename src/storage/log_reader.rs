@@ -309,7 +309,9 @@ impl LogReader {
     /// to its front, and reads go straight into the space after them (no zero-filling per read).
     fn fill(&mut self, pos: u64, n: u64) -> Result<&[u8]> {
         let want_end = pos.saturating_add(n).min(self.end);
-        if pos < want_end && self.lends(pos..want_end)? {
+        // Bytes the buffer holds already (a resync's candidates) are not asked for again.
+        let buffered = pos >= self.buf_pos && want_end <= self.buf_pos + self.valid as u64;
+        if pos < want_end && !buffered && self.lends(pos..want_end)? {
             let Source::Object(o) = &self.src else {
                 unreachable!("only a remote object lends")
             };

@@ -35,7 +35,8 @@ pub struct ObjectInfo {
 
 /// How an object is read forward: ranged reads of `chunk_bytes`, `requests` of them started
 /// ahead of the one being worked on (`--remote-chunk-bytes`, `--remote-requests`). An open
-/// object buffers at most `chunk_bytes × (requests + 1)` bytes.
+/// object buffers at most `chunk_bytes × (requests + 1)` bytes in flight, beside the part
+/// worked on (and an Aiven object's range and decoded chunk).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadAhead {
     pub chunk_bytes: u64,

@@ -155,7 +155,12 @@ impl RemoteObject {
     /// (or one decoded chunk), false when they cross into the next or start in a part already
     /// read past (read them with `read_at`, or from a copy: going back would fetch them again).
     pub fn lend(&mut self, range: Range<u64>) -> Result<bool> {
-        if self.chunked.is_none() && range.start < self.part_pos {
+        let passed = match &self.chunked {
+            None => range.start < self.part_pos,
+            // A chunk of the range taken is decoded again from it; one before is not fetched.
+            Some(c) => c.piece.as_ref().is_some_and(|p| range.start < p.span.start),
+        };
+        if passed {
             return Ok(false);
         }
         self.reach(range.start)?;
@@ -188,9 +193,11 @@ impl RemoteObject {
             let path = self.path();
             let f = self.ahead.front_mut().expect("a range holds pos");
             let (at, size) = (f.next(), f.piece.stored.end - f.piece.stored.start);
-            let part = f.read.next_part()?.unwrap_or_default();
+            let Some(part) = f.read.next_part()? else {
+                return Err(changed(path, &f.piece, f.arrived));
+            };
             f.arrived += part.len() as u64;
-            if part.is_empty() || f.arrived > size {
+            if f.arrived > size {
                 return Err(changed(path, &f.piece, f.arrived));
             }
             self.part = part;
@@ -212,6 +219,8 @@ impl RemoteObject {
             let path = self.path();
             let f = self.ahead.front_mut().expect("a range holds pos");
             let c = self.chunked.as_mut().expect("chunked");
+            // The range held is gone, whether the new one arrives or not.
+            c.piece = None;
             f.read.wait_into(&mut c.stored)?;
             f.arrived = c.stored.len() as u64;
             if f.arrived != f.piece.stored.end - f.piece.stored.start {
@@ -226,20 +235,24 @@ impl RemoteObject {
             .map_err(|e| Error::decode(&self.store.path_of(&self.key), 0, e))
     }
 
-    /// Makes the first range started the one receiving `pos`: the ranges before it, done
-    /// with, dropped (reading forward past one starts the next ahead), or, on a jump, those
-    /// started cancelled and a read started at `pos`.
+    /// Makes the first range started the one receiving `pos`: the ranges before it dropped
+    /// (what they had still to receive cancelled) and, reading forward into the next, more
+    /// started ahead; or, on a jump, those started cancelled and a read started at `pos`.
     fn range_for(&mut self, pos: u64) -> Result<()> {
         while let Some(f) = self.ahead.front() {
             let (span, next) = (f.piece.span.clone(), f.next());
             if span.contains(&pos) && pos >= next {
                 return Ok(());
             }
-            if next != span.end || pos < span.end {
+            if pos < span.end {
                 break;
             }
             self.ahead.pop_front();
-            if pos == span.end {
+            let ahead_holds = self
+                .ahead
+                .front()
+                .is_some_and(|f| f.piece.span.contains(&pos));
+            if ahead_holds || pos == span.end {
                 self.read_ahead_from(pos);
             }
         }
@@ -338,7 +351,7 @@ mod tests {
     use std::sync::Mutex;
 
     /// A store that records the ranges it is asked to read, and delivers each in parts of
-    /// `part_bytes`, as a transfer does.
+    /// `part_bytes`, as a transfer does, with an empty part after each.
     struct Recording {
         inner: Remote,
         reads: Mutex<Vec<Range<u64>>>,
@@ -357,7 +370,10 @@ mod tests {
             let bytes = Bytes::from(self.inner.read_range(key, range).unwrap());
             let parts = (0..bytes.len())
                 .step_by(self.part_bytes)
-                .map(|i| bytes.slice(i..(i + self.part_bytes).min(bytes.len())))
+                .flat_map(|i| {
+                    let part = bytes.slice(i..(i + self.part_bytes).min(bytes.len()));
+                    [part, Bytes::new()]
+                })
                 .collect();
             PendingRead::arrived(self.name(key), parts)
         }
@@ -432,6 +448,24 @@ mod tests {
         );
     }
 
+    /// A read that skips forward into a range started ahead uses it: the range it leaves is
+    /// dropped unfinished, and one more is started ahead.
+    #[test]
+    fn a_skip_forward_uses_the_ranges_started() {
+        let s = store(1000, 2, 170);
+        let data = data(5000);
+        s.put("a", data.clone()).unwrap();
+        let mut o = RemoteObject::open(s.clone(), "a").unwrap();
+        let mut buf = vec![0u8; 10];
+        assert_eq!(o.read_at(&mut buf, 0).unwrap(), 10);
+        assert_eq!(o.read_at(&mut buf, 1500).unwrap(), 10);
+        assert_eq!(&buf[..], &data[1500..1510]);
+        assert_eq!(
+            *s.reads.lock().unwrap(),
+            [0..1000, 1000..2000, 2000..3000, 3000..4000]
+        );
+    }
+
     /// The ranges started ahead stop at the object's end: a small object is one read of its
     /// size, and a read near the end of a larger one asks for no byte past it.
     #[test]
@@ -455,9 +489,9 @@ mod tests {
         assert_eq!(large.read_at(&mut buf, 2500).unwrap(), 0);
         assert_eq!(
             std::mem::take(&mut *s.reads.lock().unwrap()),
-            [0..1000, 1000..2000, 2000..2500, 2490..2500]
+            [0..1000, 1000..2000, 2000..2500]
         );
-        // Nothing is read ahead after a jump: the range it landed in is the only one.
+        // The read skipped into the last range started ahead, and nothing lies past it.
         assert_eq!(large.ahead.len(), 1);
     }
 

@@ -203,7 +203,7 @@ impl Remote {
         failed(&self.name(key), e)
     }
 
-    /// Runs `task` on the runtime's thread and waits for its answer.
+    /// Runs `task` on the runtime's threads and waits for its answer.
     fn run<T: Send + 'static>(&self, task: impl Future<Output = T> + Send + 'static) -> T {
         let (tx, rx) = sync_channel(1);
         self.runtime.spawn(async move {
@@ -261,6 +261,11 @@ async fn send_range(
         };
         let mut body = store.get_opts(loc, options).await?.into_stream();
         while let Some(bytes) = body.try_next().await? {
+            // An empty frame (HTTP/2 allows them) is no part: the reader takes an empty part
+            // for a transfer cut short.
+            if bytes.is_empty() {
+                continue;
+            }
             if parts.send(Ok(Some(bytes))).is_err() {
                 // The reader is gone.
                 return Ok(());
@@ -383,7 +388,7 @@ impl RemoteUpload {
             join(&self.runtime, oldest)?;
         }
         let bytes = std::mem::replace(&mut self.part, Vec::with_capacity(PART_BYTES));
-        // Spawned: the store's own thread sends the parts in flight while the export goes on
+        // Spawned: the store's own threads send the parts in flight while the export goes on
         // encoding the next one.
         let sent = multipart.put_part(PutPayload::from(bytes));
         self.in_flight.push_back(self.runtime.spawn(sent));
