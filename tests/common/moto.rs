@@ -18,7 +18,19 @@ impl Moto {
 }
 
 impl Drop for Moto {
+    /// Asks the server to stop (SIGTERM), then kills it after a second: nginx's master, killed
+    /// outright, leaves its workers running, listening on their port.
     fn drop(&mut self) {
+        // SAFETY: a signal to the server's own process, which `child` has not reaped yet.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        for _ in 0..50 {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
