@@ -27,8 +27,6 @@ pub struct RemoteObject {
     /// The part of a range worked on, and the position reads see of its first byte.
     part: Bytes,
     part_pos: u64,
-    /// Where reading forward goes on: after the part, or the Aiven range, worked on.
-    forward: u64,
     /// The ranges started, in order: the first is the one being received.
     ahead: VecDeque<Incoming>,
     /// Aiven's chunked `.log` objects: None when the object is the file.
@@ -118,7 +116,6 @@ impl RemoteObject {
             len,
             part: Bytes::new(),
             part_pos: 0,
-            forward: 0,
             ahead: VecDeque::new(),
             chunked,
         }
@@ -182,13 +179,27 @@ impl RemoteObject {
         }
     }
 
+    /// Whether the bytes held hold `pos`.
+    fn holds(&self, pos: u64) -> bool {
+        let (bytes, start) = self.held();
+        (start..start + bytes.len() as u64).contains(&pos)
+    }
+
+    /// Where reading forward goes on: after the part, or the Aiven range, worked on.
+    fn forward(&self) -> u64 {
+        match &self.chunked {
+            None => self.part_pos + self.part.len() as u64,
+            Some(c) => c.piece.as_ref().map_or(0, |p| p.span.end),
+        }
+    }
+
     /// Makes the bytes at `pos` (`< len`) held: the part of a range holding them received
     /// or, for an Aiven object, the chunk holding them decoded.
     fn reach(&mut self, pos: u64) -> Result<()> {
         if self.chunked.is_some() {
             return self.reach_chunk(pos);
         }
-        while !(self.part_pos..self.part_pos + self.part.len() as u64).contains(&pos) {
+        while !self.holds(pos) {
             self.range_for(pos)?;
             let path = self.path();
             let f = self.ahead.front_mut().expect("a range holds pos");
@@ -202,7 +213,6 @@ impl RemoteObject {
             }
             self.part = part;
             self.part_pos = at;
-            self.forward = f.next();
         }
         Ok(())
     }
@@ -210,10 +220,10 @@ impl RemoteObject {
     /// [`RemoteObject::reach`] for an Aiven object: its range taken whole, then the chunk
     /// holding `pos` decoded.
     fn reach_chunk(&mut self, pos: u64) -> Result<()> {
-        let c = self.chunked.as_ref().expect("chunked");
-        if (c.window_pos..c.window_pos + c.window.len() as u64).contains(&pos) {
+        if self.holds(pos) {
             return Ok(());
         }
+        let c = self.chunked.as_ref().expect("chunked");
         if !c.piece.as_ref().is_some_and(|p| p.span.contains(&pos)) {
             self.range_for(pos)?;
             let path = self.path();
@@ -227,11 +237,9 @@ impl RemoteObject {
                 return Err(changed(path, &f.piece, f.arrived));
             }
             c.piece = Some(f.piece.clone());
-            self.forward = f.piece.span.end;
         }
         let c = self.chunked.as_mut().expect("chunked");
-        let piece = c.piece.clone().expect("a range taken");
-        c.decode(pos, &piece)
+        c.decode(pos)
             .map_err(|e| Error::decode(&self.store.path_of(&self.key), 0, e))
     }
 
@@ -257,7 +265,7 @@ impl RemoteObject {
             }
         }
         // A jump (or the first read): what was started is not needed.
-        let forward = pos == self.forward;
+        let forward = pos == self.forward();
         self.ahead.clear();
         self.start(pos);
         if forward {
@@ -328,15 +336,12 @@ fn changed(path: PathBuf, piece: &Piece, arrived: u64) -> Error {
 }
 
 impl Chunked {
-    /// Decodes the chunk holding `pos` from the stored bytes of `piece`, which holds it.
-    fn decode(
-        &mut self,
-        pos: u64,
-        piece: &Piece,
-    ) -> std::result::Result<(), crate::format::error::DecodeError> {
+    /// Decodes the chunk holding `pos` from the stored bytes of the range taken, which holds it.
+    fn decode(&mut self, pos: u64) -> std::result::Result<(), crate::format::error::DecodeError> {
         let chunk = self.reader.chunks(pos, 1).next().expect("pos < len");
+        let base = self.piece.as_ref().expect("a range taken").stored.start;
         let r = chunk.transformed_range();
-        let at = (r.start - piece.stored.start) as usize..(r.end - piece.stored.start) as usize;
+        let at = (r.start - base) as usize..(r.end - base) as usize;
         self.window = Vec::new();
         self.window = self.reader.decode_chunk(&chunk, &self.stored[at])?;
         self.window_pos = chunk.original_position;
