@@ -4,6 +4,7 @@
 //! and panics only on a bug: bad input must give an error, never a panic, and stay within the
 //! allocation bound of [`alloc`].
 
+pub mod aiven;
 pub mod alloc;
 pub mod files;
 pub mod formats;
@@ -13,11 +14,12 @@ pub mod partition;
 pub type Target = fn(&[u8]);
 
 /// Every target by name, as `fuzz_targets/<name>.rs` runs it.
-pub const TARGETS: [(&str, Target); 8] = [
+pub const TARGETS: [(&str, Target); 9] = [
     ("batch", formats::batch),
     ("codec", formats::codec),
     ("state_files", formats::state_files),
     ("internal_records", formats::internal_records),
+    ("aiven", aiven::aiven),
     ("log_segment", files::log_segment),
     ("partition_files", files::partition_files),
     ("named_file", files::named_file),

@@ -174,7 +174,8 @@ pub struct SegmentFiles<'a> {
 }
 
 impl<'a> SegmentFiles<'a> {
-    fn index(&self, kind: IndexKind) -> Option<&'a [u8]> {
+    /// The bytes of one index; None for a transaction index the segment does not have.
+    pub fn index(&self, kind: IndexKind) -> Option<&'a [u8]> {
         match kind {
             IndexKind::Offset => Some(self.offset_index),
             IndexKind::Timestamp => Some(self.time_index),
@@ -316,7 +317,8 @@ impl SegmentReader {
                 ),
             ));
         }
-        let mut out = Vec::with_capacity(index.original_file_size as usize);
+        // Grown as chunks decode, not sized from the manifest: a bad size there costs nothing.
+        let mut out = Vec::new();
         for c in self.chunks(0, u64::from(index.original_file_size)) {
             let r = c.transformed_range();
             out.extend_from_slice(
