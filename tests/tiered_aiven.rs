@@ -435,3 +435,123 @@ fn s3_aiven_tier_written_and_read_with_sigv4_checked() {
         "{err}"
     );
 }
+
+/// Damage inside a segment's objects (a chunk whose GCM tag fails, a chunk that is no zstd
+/// frame, a manifest that is no JSON, a chunk index that does not fit the `.log`) is damage of
+/// that segment, where the broker's fetches from it fail: `tiered --deep` reports it once, on
+/// that segment alone, and reads the others; `verify --deep --remote` reports it as damage at
+/// the segment's byte it starts at (exit 1), not as an input it cannot read (exit 2).
+#[test]
+fn damage_inside_aiven_objects_is_a_finding_of_its_segment_alone() {
+    if !aiven_py::python_ready() {
+        return;
+    }
+    let keys = tempfile::tempdir().unwrap();
+    let (private, public) = aiven_py::key_pair(keys.path());
+    let key_arg = format!("k1={}", private.display());
+    let encrypt_arg = format!("k1={}", public.display());
+    type Damage = fn(&Path, &str, i64);
+    // (what, options, damage to the second segment, the byte of that segment reading fails at)
+    let cases: [(&str, &[&str], Damage, u64); 4] = [
+        (
+            "a chunk's GCM tag",
+            &["--chunk-size", "1000", "--encrypt-key", "ENCRYPT"],
+            // The third chunk (segment bytes 2000..3000) of 1028 bytes each.
+            |root, id, start| {
+                let p = object(root, start, id, "log");
+                let mut b = std::fs::read(&p).unwrap();
+                b[2 * 1028 + 500] ^= 0x40;
+                std::fs::write(p, b).unwrap();
+            },
+            2000,
+        ),
+        (
+            "a zstd frame",
+            &["--chunk-size", "1000", "--chunk-compression"],
+            // The first chunk's frame magic.
+            |root, id, start| {
+                let p = object(root, start, id, "log");
+                let mut b = std::fs::read(&p).unwrap();
+                b[0] ^= 0x40;
+                std::fs::write(p, b).unwrap();
+            },
+            0,
+        ),
+        (
+            "a manifest",
+            &[],
+            |root, id, start| std::fs::write(object(root, start, id, "rsm-manifest"), "{").unwrap(),
+            0,
+        ),
+        (
+            "a chunk index",
+            &["--chunk-size", "1000"],
+            |root, id, start| {
+                let p = object(root, start, id, "log");
+                let b = std::fs::read(&p).unwrap();
+                std::fs::write(p, &b[..b.len() - 1]).unwrap();
+            },
+            0,
+        ),
+    ];
+    for (what, options, damage, failing_at) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("tier");
+        let options: Vec<&str> = options
+            .iter()
+            .map(|o| if *o == "ENCRYPT" { &encrypt_arg[..] } else { o })
+            .collect();
+        let dir = tier_to(tmp.path(), &url(&root), &options, &[]);
+        let keyed = ["--remote", &url(&root), "--remote-key", &key_arg];
+        let (_, _, report, _) = tiered(&dir, &keyed, &[]);
+        let segs = segments(&report);
+        let (id, start, _) = &segs[1];
+        damage(&root, id, *start);
+
+        let (code, checks, report, err) = tiered(&dir, &keyed, &[]);
+        assert_eq!(
+            (code, checks),
+            (1, vec!["tiered.log-damaged".to_string()]),
+            "{what}: {err}"
+        );
+        let finding = &report["partitions"][0]["findings"][0];
+        let file = finding["file"].as_str().unwrap();
+        assert!(file.contains(id.as_str()), "{what}: {finding}");
+        // All segments were still walked: the ones after the damaged one too.
+        assert_eq!(segments(&report).len(), TIERED, "{what}");
+
+        // Local copies gone, as retention deletes them: the remote tier is read for them.
+        for log in common::logs(&dir).iter().take(TIERED) {
+            for ext in ["log", "index", "timeindex", "snapshot"] {
+                let _ = std::fs::remove_file(log.with_extension(ext));
+            }
+        }
+        let (code, out, err) = run(
+            &[
+                &["verify", "--deep", "--json", "-q"][..],
+                &keyed,
+                &[dir.to_str().unwrap()],
+            ]
+            .concat(),
+            &[],
+        );
+        assert_eq!(code, 1, "{what}: {out}{err}");
+        let report: Value = serde_json::from_str(&out).unwrap();
+        let findings: Vec<&Value> = report["partitions"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .collect();
+        assert_eq!(findings.len(), 1, "{what}: {out}");
+        assert_eq!(findings[0]["check"], "log.bad-entry", "{what}: {out}");
+        assert!(
+            findings[0]["file"].as_str().unwrap().contains(id.as_str()),
+            "{what}: {out}"
+        );
+        let message = findings[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("(at byte {failing_at})")),
+            "{what}: {message}"
+        );
+    }
+}

@@ -159,6 +159,14 @@ pub fn torn_tail(trailing: u64, truncated_len: Option<u64>) -> String {
 enum Source {
     File(File),
     Object(Box<super::store::RemoteObject>),
+    /// A remote segment whose objects say how to decode it in a way that does not hold (an
+    /// Aiven manifest that is no manifest, or that does not fit its `.log` object): every read
+    /// fails with this, so the walk reports it where it starts.
+    Undecodable {
+        position: u64,
+        kind: crate::format::ErrorKind,
+        message: String,
+    },
 }
 
 impl Source {
@@ -173,6 +181,16 @@ impl Source {
                 }
             },
             Source::Object(o) => o.read_at(buf, pos),
+            Source::Undecodable {
+                position,
+                kind,
+                message,
+            } => Err(Error::Decode {
+                path: path.to_path_buf(),
+                position: *position,
+                message: message.clone(),
+                kind: *kind,
+            }),
         }
     }
 }
@@ -198,6 +216,24 @@ pub struct LogReader {
     /// The bytes of a remote object handed over last (lent or copied): a walk asks for an
     /// entry's header, then the whole entry, and its bytes count as read once.
     handed: Range<u64>,
+    /// Where a remote object's bytes could not be decoded (an Aiven chunk whose GCM tag or
+    /// zstd frame is damaged): reading ends there, and the step that meets it reports the
+    /// damage as a bad entry, as in a local file, rather than failing the whole command.
+    undecodable: Option<Undecodable>,
+}
+
+struct Undecodable {
+    /// The segment position the read that failed started at.
+    at: u64,
+    kind: crate::format::ErrorKind,
+    /// The object's error, its byte position in the object included.
+    message: String,
+}
+
+/// Bytes [`LogReader::fill`] made ready: lent by the remote object, or in the buffer.
+enum Held {
+    Lent(Range<u64>),
+    Buffered(Range<usize>),
 }
 
 impl LogReader {
@@ -226,6 +262,27 @@ impl LogReader {
         )
     }
 
+    /// A reader of a remote segment of `len` bytes that cannot be decoded, for the reason
+    /// `e` gives ([`Error::Decode`] of the object named): its first step is a bad entry that
+    /// says so. Any other error is returned.
+    pub fn undecodable(e: Error, len: u64) -> Result<Self> {
+        let Error::Decode {
+            path,
+            position,
+            message,
+            kind,
+        } = e
+        else {
+            return Err(e);
+        };
+        let src = Source::Undecodable {
+            position,
+            kind,
+            message,
+        };
+        Ok(Self::over(path, src, len, None))
+    }
+
     fn over(path: PathBuf, src: Source, len: u64, max_bytes: Option<u64>) -> Self {
         LogReader {
             path,
@@ -241,6 +298,7 @@ impl LogReader {
             max_read_chunk: READ_CHUNK_BYTES,
             bytes_read: 0,
             handed: 0..0,
+            undecodable: None,
         }
     }
 
@@ -294,6 +352,11 @@ impl LogReader {
         self.end
     }
 
+    /// Whether the segment could not be opened for decoding ([`LogReader::undecodable`]).
+    pub fn is_undecodable(&self) -> bool {
+        matches!(self.src, Source::Undecodable { .. })
+    }
+
     /// Whether reading stops before the end of the file (a `--max-bytes` limit).
     pub fn is_limited(&self) -> bool {
         self.end < self.file_len
@@ -308,14 +371,27 @@ impl LogReader {
     /// them in one piece, else read into `buf`. The buffer only grows; bytes still needed move
     /// to its front, and reads go straight into the space after them (no zero-filling per read).
     fn fill(&mut self, pos: u64, n: u64) -> Result<&[u8]> {
+        let held = self.prepare(pos, n)?;
+        Ok(self.held(held))
+    }
+
+    /// The bytes [`LogReader::prepare`] made ready.
+    fn held(&self, held: Held) -> &[u8] {
+        match (held, &self.src) {
+            (Held::Lent(range), Source::Object(o)) => o.lent(range),
+            (Held::Lent(_), _) => unreachable!("only a remote object lends"),
+            (Held::Buffered(range), _) => &self.buf[range],
+        }
+    }
+
+    /// [`LogReader::fill`]'s work, the bytes left where they are: so that a caller can look at
+    /// what else the read found (an undecodable object) before it borrows them.
+    fn prepare(&mut self, pos: u64, n: u64) -> Result<Held> {
         let want_end = pos.saturating_add(n).min(self.end);
         // Bytes the buffer holds already (a resync's candidates) are not asked for again.
         let buffered = pos >= self.buf_pos && want_end <= self.buf_pos + self.valid as u64;
         if pos < want_end && !buffered && self.lends(pos..want_end)? {
-            let Source::Object(o) = &self.src else {
-                unreachable!("only a remote object lends")
-            };
-            return Ok(o.lent(pos..want_end));
+            return Ok(Held::Lent(pos..want_end));
         }
         let have_end = self.buf_pos + self.valid as u64;
         if pos < self.buf_pos || pos > have_end {
@@ -331,18 +407,25 @@ impl LogReader {
         // A remote object holds what it fetched: from it, only the bytes wanted are copied.
         let read_chunk = match self.src {
             Source::File(_) => self.read_chunk as u64,
-            Source::Object(_) => 0,
+            Source::Object(_) | Source::Undecodable { .. } => 0,
         };
         while have_end < want_end {
             let chunk = read_chunk.max(want_end - have_end).min(self.end - have_end) as usize;
             if self.buf.len() < self.valid + chunk {
                 self.buf.resize(self.valid + chunk, 0);
             }
-            let got = self.src.read_at(
+            let read = self.src.read_at(
                 &self.path,
                 &mut self.buf[self.valid..self.valid + chunk],
                 have_end,
-            )?;
+            );
+            let got = match read {
+                Ok(got) => got,
+                Err(e) => {
+                    self.stop_undecodable(have_end, e)?;
+                    break;
+                }
+            };
             if got == 0 {
                 // The file shrank under us (a broker truncating it): behave as if it ended
                 // here, and say so once the command is done.
@@ -359,7 +442,48 @@ impl LogReader {
         // slice then.
         let stop = want_end.min(have_end).saturating_sub(self.buf_pos) as usize;
         let start = ((pos - self.buf_pos) as usize).min(stop);
-        Ok(&self.buf[start..stop])
+        Ok(Held::Buffered(start..stop))
+    }
+
+    /// Ends reading at `at` when `e` is a remote object's bytes there that cannot be decoded,
+    /// kept for the step that meets it; returns any other error.
+    fn stop_undecodable(&mut self, at: u64, e: Error) -> Result<()> {
+        match (&self.src, e) {
+            (
+                Source::Object(_) | Source::Undecodable { .. },
+                Error::Decode {
+                    position,
+                    message,
+                    kind,
+                    ..
+                },
+            ) => {
+                self.end = self.end.min(at);
+                self.undecodable.get_or_insert(Undecodable {
+                    at,
+                    kind,
+                    message: format!("{message} (byte {position} of the object)"),
+                });
+                Ok(())
+            }
+            (_, e) => Err(e),
+        }
+    }
+
+    /// The step at `position` when the read of its bytes met undecodable ones: a bad entry
+    /// that runs to the end of the segment, none of which is read.
+    fn undecodable_step(&mut self, position: u64) -> Option<Step<'static>> {
+        let u = self.undecodable.take()?;
+        self.pos = self.file_len;
+        Some(Step::BadEntry {
+            position,
+            len: self.file_len.saturating_sub(position),
+            error: DecodeError::new(
+                u.kind,
+                u.at as usize,
+                format!("{}: the segment cannot be read from here on", u.message),
+            ),
+        })
     }
 
     /// Whether the remote object read holds `range` in one part of what arrived, which it then
@@ -369,8 +493,13 @@ impl LogReader {
         let Source::Object(o) = &mut self.src else {
             return Ok(false);
         };
-        if !o.lend(range.clone())? {
-            return Ok(false);
+        match o.lend(range.clone()) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false),
+            Err(e) => {
+                self.stop_undecodable(range.start, e)?;
+                return Ok(false);
+            }
         }
         self.count(range);
         Ok(true)
@@ -398,6 +527,9 @@ impl LogReader {
         let got = self.fill(position, head_len)?;
         let head = &mut head_buf[..got.len()];
         head.copy_from_slice(got);
+        if let Some(bad) = self.undecodable_step(position) {
+            return Ok(bad);
+        }
         match frame_at(head) {
             Frame::End => Ok(Step::End {
                 position,
@@ -421,11 +553,18 @@ impl LogReader {
                         return Ok(bad);
                     }
                 }
+                if let Some(bad) = self.undecodable_step(position) {
+                    return Ok(bad);
+                }
                 if len > self.max_entry_bytes {
                     return Ok(Step::TooLarge { position, len });
                 }
                 self.pos = position + len;
-                let bytes = self.fill(position, len)?;
+                let held = self.prepare(position, len)?;
+                if let Some(bad) = self.undecodable_step(position) {
+                    return Ok(bad);
+                }
+                let bytes = self.held(held);
                 Ok(match Entry::decode(bytes) {
                     Ok(entry) => Step::Entry { position, entry },
                     Err(e) => Step::BadEntry {
@@ -443,7 +582,13 @@ impl LogReader {
     fn streamed_crc(&mut self, position: u64, len: u64) -> Result<Option<Step<'static>>> {
         const HEAD: usize = StreamedCrc::HEAD_BYTES;
         let mut head = [0u8; HEAD];
-        head.copy_from_slice(&self.fill(position, HEAD as u64)?[..HEAD]);
+        let got = self.fill(position, HEAD as u64)?;
+        if got.len() < HEAD {
+            // The bytes end short (a file that shrank, or undecodable ones): the walk's next
+            // step finds where.
+            return Ok(None);
+        }
+        head.copy_from_slice(got);
         let bad = |stored, computed| {
             Some(Step::BadCrc {
                 position,
@@ -494,9 +639,16 @@ impl LogReader {
         let want = (PEEK_HEADER_BYTES as u64).min(available) as usize;
         let mut got = 0;
         while got < want {
-            let n = self
+            let read = self
                 .src
-                .read_at(&self.path, &mut head[got..want], position + got as u64)?;
+                .read_at(&self.path, &mut head[got..want], position + got as u64);
+            let n = match read {
+                Ok(n) => n,
+                Err(e) => {
+                    self.stop_undecodable(position + got as u64, e)?;
+                    break;
+                }
+            };
             if n == 0 {
                 break;
             }

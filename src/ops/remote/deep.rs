@@ -70,15 +70,25 @@ pub fn check(
 ) -> Result<Walked> {
     let mut reader = layout.open_log(Arc::clone(&store), seg)?;
     let log = reader.path().to_path_buf();
+    // A segment that cannot be decoded at all for a reason outside its `.log` (an Aiven
+    // manifest that is none) has indexes read through the same: that reason is reported once,
+    // by the walk.
+    let undecodable_elsewhere =
+        reader.is_undecodable() && seg.log().map(|o| store.path_of(&o.key)).as_ref() != Some(&log);
     let mut index = Vec::new();
     let mut index_path = None;
-    for file in [
-        SegmentFile::OffsetIndex,
-        SegmentFile::TimeIndex,
-        SegmentFile::TxnIndex,
-        SegmentFile::ProducerSnapshot,
-        SegmentFile::LeaderEpochCheckpoint,
-    ] {
+    let files = if undecodable_elsewhere {
+        &[][..]
+    } else {
+        &[
+            SegmentFile::OffsetIndex,
+            SegmentFile::TimeIndex,
+            SegmentFile::TxnIndex,
+            SegmentFile::ProducerSnapshot,
+            SegmentFile::LeaderEpochCheckpoint,
+        ][..]
+    };
+    for &file in files {
         let (path, bytes) = match layout.read_file(store.as_ref(), seg, file) {
             Ok(Some(f)) => f,
             Ok(None) => continue,
@@ -167,7 +177,8 @@ pub fn check(
             }
         }
     }
-    if let (Some(p), Some(e)) = (&index_path, entries.next()) {
+    // Past damage the walk did not reach the entries left: they are not judged.
+    if let (Some(p), Some(e), true) = (&index_path, entries.next(), complete) {
         findings.push(Finding::error(
             "tiered.index",
             p.clone(),

@@ -17,6 +17,7 @@ use bytes::Bytes;
 use super::{PendingRead, ReadAhead, Store};
 use crate::error::{Error, Result};
 use crate::format::aiven::SegmentReader;
+use crate::format::error::{DecodeError, ErrorKind};
 
 pub struct RemoteObject {
     store: Arc<dyn Store>,
@@ -88,12 +89,17 @@ impl RemoteObject {
     ) -> Result<Self> {
         let stored = store.len(key)?;
         let index = &reader.manifest.chunk_index;
-        if stored != index.transformed_file_size() {
-            return Err(Error::invalid(
+        let want = index.transformed_file_size();
+        if stored != want {
+            return Err(Error::decode(
                 &store.path_of(key),
-                format!(
-                    "the object has {stored} byte(s); its manifest's chunk index says {}",
-                    index.transformed_file_size()
+                stored.min(want),
+                DecodeError::new(
+                    ErrorKind::BadLength,
+                    0,
+                    format!(
+                        "the object has {stored} byte(s); its manifest's chunk index says {want}"
+                    ),
                 ),
             ));
         }

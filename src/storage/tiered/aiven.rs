@@ -185,8 +185,14 @@ impl Layout for Aiven {
         ]
     }
 
+    /// A manifest that does not parse or fit the `.log` object is the segment's damage, found
+    /// where a walk of it starts; a missing object or key is an error.
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader> {
-        let reader = self.reader(store.as_ref(), segment)?;
+        let len = segment.log().map_or(0, |o| o.size);
+        let reader = match self.reader(store.as_ref(), segment) {
+            Ok(r) => r,
+            Err(e) => return LogReader::undecodable(e, len),
+        };
         let Some(log) = segment.log() else {
             return Err(Error::invalid(
                 &store.path_of(&format!(
@@ -196,10 +202,10 @@ impl Layout for Aiven {
                 "the segment has no .log object",
             ));
         };
-        Ok(LogReader::open_object(
-            RemoteObject::open_chunked(store, &log.key, Arc::new(reader))?,
-            None,
-        ))
+        match RemoteObject::open_chunked(store, &log.key, Arc::new(reader)) {
+            Ok(object) => Ok(LogReader::open_object(object, None)),
+            Err(e) => LogReader::undecodable(e, len),
+        }
     }
 
     /// An index from its range of the `.indexes` object (the manifest's position and size),
