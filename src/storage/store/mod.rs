@@ -11,6 +11,8 @@
 
 mod local;
 mod object;
+#[cfg(test)]
+pub(crate) mod recording;
 mod remote;
 
 use std::ops::Range;

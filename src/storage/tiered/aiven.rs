@@ -4,9 +4,9 @@
 //! them (adjacent ones in one request, started ahead when reading forward), decrypted with the
 //! data key unwrapped by the private keys given (`--remote-key`) and decompressed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::{Layout, PartitionListing, RemotePartition, RemoteSegment, SegmentFile};
 use crate::error::{Error, Result};
@@ -20,13 +20,21 @@ use rsa::RsaPublicKey;
 
 pub struct Aiven {
     keys: Arc<KeyRing>,
+    /// Manifests read and their data keys unwrapped, by the manifest's URL and size: a
+    /// segment's log and each of its five indexes are read through its manifest, which is
+    /// fetched (and its key unwrapped, an RSA decryption) once.
+    readers: Mutex<HashMap<(PathBuf, u64), Arc<SegmentReader>>>,
 }
+
+/// Manifests kept at most (segments are read one after another: a few are enough).
+const KEPT_MANIFESTS: usize = 16;
 
 impl Aiven {
     /// `keys`: the private keys encrypted segments' data keys are unwrapped with.
     pub fn new(keys: KeyRing) -> Aiven {
         Aiven {
             keys: Arc::new(keys),
+            readers: Mutex::new(HashMap::new()),
         }
     }
 
@@ -63,7 +71,7 @@ impl Aiven {
     }
 
     /// The segment's manifest, opened with the keys given.
-    fn reader(&self, store: &dyn Store, segment: &RemoteSegment) -> Result<SegmentReader> {
+    fn reader(&self, store: &dyn Store, segment: &RemoteSegment) -> Result<Arc<SegmentReader>> {
         let Some(m) = segment.files.get(&SegmentFile::Manifest) else {
             return Err(Error::invalid(
                 &store.path_of(&format!(
@@ -74,9 +82,23 @@ impl Aiven {
             ));
         };
         let path = store.path_of(&m.key);
+        let kept_as = (path.clone(), m.size);
+        let readers = || self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(r) = readers().get(&kept_as) {
+            return Ok(Arc::clone(r));
+        }
         let bytes = store.read_all(&m.key)?;
         let manifest = Manifest::parse(&bytes).map_err(|e| Error::decode(&path, 0, e))?;
-        SegmentReader::open(manifest, &self.keys).map_err(|e| Error::invalid(&path, e.message))
+        let reader = Arc::new(
+            SegmentReader::open(manifest, &self.keys)
+                .map_err(|e| Error::invalid(&path, e.message))?,
+        );
+        let mut kept = readers();
+        if kept.len() >= KEPT_MANIFESTS {
+            kept.clear();
+        }
+        kept.insert(kept_as, Arc::clone(&reader));
+        Ok(reader)
     }
 }
 
@@ -202,7 +224,7 @@ impl Layout for Aiven {
                 "the segment has no .log object",
             ));
         };
-        match RemoteObject::open_chunked(store, &log.key, Arc::new(reader)) {
+        match RemoteObject::open_chunked(store, &log.key, reader) {
             Ok(object) => Ok(LogReader::open_object(object, None)),
             Err(e) => LogReader::undecodable(e, len),
         }
@@ -248,10 +270,83 @@ impl Layout for Aiven {
                 ),
             ));
         }
-        let bytes = store.read_range(&object.key, range)?;
+        // An empty index is no request.
+        let bytes = match range.is_empty() {
+            true => Vec::new(),
+            false => store.read_range(&object.key, range)?,
+        };
         let index = reader
             .read_index(kind, &bytes)
             .map_err(|e| Error::decode(&path, 0, e))?;
         Ok(Some((path, index)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::aiven::segment::write_segment;
+    use crate::format::aiven::{SegmentFiles, WriteOptions};
+    use crate::storage::store::recording;
+
+    /// A segment's manifest is fetched once for its log and its five indexes (and its data key
+    /// unwrapped once), not once for each; an empty index is not fetched.
+    #[test]
+    fn a_segments_manifest_is_fetched_once() {
+        let recorded = recording::store(1 << 20, 1, 1 << 20);
+        let store: Arc<dyn Store> = recorded.clone();
+        let log = vec![7u8; 100];
+        let files = SegmentFiles {
+            log: &log,
+            offset_index: &[],
+            time_index: &[],
+            producer_snapshot: &[],
+            leader_epoch: b"0\n1\n0 0\n",
+            transaction: Some(&[]),
+        };
+        let options = WriteOptions {
+            chunk_size: 40,
+            compression: false,
+            encryption: None,
+        };
+        let objects = write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap();
+        let key = SegmentKey {
+            topic: "t".into(),
+            topic_id: [1; 16],
+            partition: 0,
+            start_offset: 0,
+            segment_id: [2; 16],
+        };
+        let manifest = objects.manifest.to_json_text().into_bytes();
+        for (suffix, bytes) in [
+            (Suffix::Log, objects.log),
+            (Suffix::Indexes, objects.indexes),
+            (Suffix::Manifest, manifest),
+        ] {
+            store.put(&key.object_key("", suffix), bytes).unwrap();
+        }
+        let listed = store.list("").unwrap();
+        let aiven = Aiven::new(KeyRing::default());
+        let p = RemotePartition {
+            topic: "t".into(),
+            partition: 0,
+            topic_id: Some(uuid_to_base64(&[1; 16])),
+        };
+        let listing = aiven.partition(&listed, &p);
+        let seg = &listing.segments[0];
+        aiven.open_log(Arc::clone(&store), seg).unwrap();
+        for file in [
+            SegmentFile::OffsetIndex,
+            SegmentFile::TimeIndex,
+            SegmentFile::TxnIndex,
+            SegmentFile::ProducerSnapshot,
+            SegmentFile::LeaderEpochCheckpoint,
+        ] {
+            aiven.read_file(store.as_ref(), seg, file).unwrap();
+        }
+        let keys = recorded.keys.lock().unwrap().clone();
+        let manifests = keys.iter().filter(|k| k.ends_with(".rsm-manifest")).count();
+        let indexes = keys.iter().filter(|k| k.ends_with(".indexes")).count();
+        assert_eq!((manifests, indexes), (1, 1), "{keys:?}");
     }
 }
