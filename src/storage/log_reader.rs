@@ -393,6 +393,8 @@ impl LogReader {
         if pos < want_end && !buffered && self.lends(pos..want_end)? {
             return Ok(Held::Lent(pos..want_end));
         }
+        // A lend that met undecodable bytes ended reading there.
+        let want_end = want_end.min(self.end);
         let have_end = self.buf_pos + self.valid as u64;
         if pos < self.buf_pos || pos > have_end {
             self.valid = 0;

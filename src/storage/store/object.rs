@@ -454,11 +454,10 @@ mod tests {
     /// A log read through a remote object in small, odd parts walks the same entries, with
     /// the same checksums, as the file: entries inside a part are lent, those across parts
     /// and ranges copied.
-    #[test]
-    fn a_log_read_in_parts_is_the_file() {
+    /// A log of 40 batches of 1 to 7 records.
+    fn batches() -> Vec<u8> {
         use crate::format::batch::{build_batch, BatchSpec, RecordSpec};
-        use crate::storage::log_reader::{LogReader, Step};
-        let log: Vec<u8> = (0..40)
+        (0..40)
             .flat_map(|b| {
                 let records: Vec<RecordSpec> = (0..(b % 7 + 1))
                     .map(|i| RecordSpec {
@@ -475,7 +474,13 @@ mod tests {
                 };
                 build_batch(&spec, &records).unwrap()
             })
-            .collect();
+            .collect()
+    }
+
+    #[test]
+    fn a_log_read_in_parts_is_the_file() {
+        use crate::storage::log_reader::{LogReader, Step};
+        let log = batches();
         let walk = |mut r: LogReader| {
             let mut out = Vec::new();
             loop {
@@ -510,6 +515,94 @@ mod tests {
                 *s.reads.lock().unwrap(),
                 ranges,
                 "ranges of {chunk}, parts of {part}"
+            );
+        }
+    }
+
+    /// An Aiven chunk that does not decode (its zstd frame damaged) is a bad entry where the
+    /// first batch that reaches into it starts, running to the segment's end; the batches
+    /// before it are read, and nothing after it, whatever the ranges and parts.
+    #[test]
+    fn an_undecodable_chunk_is_a_bad_entry_where_reading_stops() {
+        use crate::format::aiven::segment::write_segment;
+        use crate::format::aiven::{KeyRing, SegmentFiles, WriteOptions};
+        use crate::storage::log_reader::{LogReader, Step};
+        let log = batches();
+        let files = SegmentFiles {
+            log: &log,
+            offset_index: &[],
+            time_index: &[],
+            producer_snapshot: &[],
+            leader_epoch: &[],
+            transaction: None,
+        };
+        let options = WriteOptions {
+            chunk_size: 500,
+            compression: true,
+            encryption: None,
+        };
+        let mut objects =
+            write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap();
+        let damaged = 7;
+        let at = objects
+            .manifest
+            .chunk_index
+            .chunk(damaged)
+            .transformed_position as usize;
+        objects.log[at] ^= 0xff;
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, &log).unwrap();
+        let mut local = LogReader::open(file.path(), None).unwrap();
+        let mut whole = Vec::new();
+        while let Step::Entry { position, entry } = local.next_step().unwrap() {
+            whole.push((position, position + entry.size_in_bytes() as u64));
+        }
+        let cut = damaged as u64 * 500;
+        let before: Vec<_> = whole
+            .iter()
+            .filter(|(_, end)| *end <= cut)
+            .copied()
+            .collect();
+        let bad_at = whole[before.len()].0;
+        let reader = Arc::new(SegmentReader::open(objects.manifest, &KeyRing::default()).unwrap());
+        for (chunk, part) in [(1 << 20, 1 << 20), (1000, 97), (1600, 333)] {
+            let s = store(chunk, 2, part);
+            s.put("t/0.log", objects.log.clone()).unwrap();
+            let object = RemoteObject::open_chunked(s, "t/0.log", Arc::clone(&reader)).unwrap();
+            let mut r = LogReader::open_object(object, None);
+            let mut got = Vec::new();
+            let what = format!("ranges of {chunk}, parts of {part}");
+            loop {
+                match r.next_step().unwrap() {
+                    Step::Entry { position, entry } => {
+                        got.push((position, position + entry.size_in_bytes() as u64))
+                    }
+                    Step::BadEntry {
+                        position,
+                        len,
+                        error,
+                    } => {
+                        assert_eq!(got, before, "{what}");
+                        assert_eq!(
+                            (position, len),
+                            (bad_at, log.len() as u64 - bad_at),
+                            "{what}"
+                        );
+                        assert_eq!(error.pos as u64, cut, "{what}");
+                        assert!(
+                            error.message.contains("chunk 7"),
+                            "{what}: {}",
+                            error.message
+                        );
+                        break;
+                    }
+                    other => panic!("{what}: {other:?}"),
+                }
+            }
+            assert_eq!(r.resync(bad_at + 1).unwrap(), None, "{what}");
+            assert!(
+                matches!(r.next_step().unwrap(), Step::End { trailing: 0, .. }),
+                "{what}"
             );
         }
     }
