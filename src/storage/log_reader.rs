@@ -447,9 +447,14 @@ impl LogReader {
         Ok(Held::Buffered(start..stop))
     }
 
-    /// Ends reading at `at` when `e` is a remote object's bytes there that cannot be decoded,
-    /// kept for the step that meets it; returns any other error.
+    /// Ends reading where the bytes at `at` that cannot be decoded start (their Aiven chunk's
+    /// first byte) when `e` says so, kept for the step that meets them; returns any other
+    /// error.
     fn stop_undecodable(&mut self, at: u64, e: Error) -> Result<()> {
+        let at = match &self.src {
+            Source::Object(o) => o.decoded_from(at),
+            _ => at,
+        };
         match (&self.src, e) {
             (
                 Source::Object(_) | Source::Undecodable { .. },
@@ -472,9 +477,13 @@ impl LogReader {
         }
     }
 
-    /// The step at `position` when the read of its bytes met undecodable ones: a bad entry
-    /// that runs to the end of the segment, none of which is read.
-    fn undecodable_step(&mut self, position: u64) -> Option<Step<'static>> {
+    /// The step at `position` when the `needed` bytes from there reach bytes found
+    /// undecodable (by this read, or an earlier one that looked further on): a bad entry that
+    /// runs to the end of the segment, none of which is read.
+    fn undecodable_step(&mut self, position: u64, needed: u64) -> Option<Step<'static>> {
+        if self.undecodable.as_ref()?.at >= position.saturating_add(needed) {
+            return None;
+        }
         let u = self.undecodable.take()?;
         self.pos = self.file_len;
         Some(Step::BadEntry {
@@ -529,7 +538,7 @@ impl LogReader {
         let got = self.fill(position, head_len)?;
         let head = &mut head_buf[..got.len()];
         head.copy_from_slice(got);
-        if let Some(bad) = self.undecodable_step(position) {
+        if let Some(bad) = self.undecodable_step(position, head_len) {
             return Ok(bad);
         }
         match frame_at(head) {
@@ -542,6 +551,9 @@ impl LogReader {
             Frame::Entry { .. } | Frame::Truncated { .. } => {
                 let size = i32::from_be_bytes(head[8..12].try_into().expect("4 bytes"));
                 let len = LOG_OVERHEAD_BYTES as u64 + size as u64;
+                if let Some(bad) = self.undecodable_step(position, len) {
+                    return Ok(bad);
+                }
                 if position + len > self.end {
                     return Ok(Step::End {
                         position,
@@ -554,16 +566,16 @@ impl LogReader {
                         self.pos = position + len;
                         return Ok(bad);
                     }
-                }
-                if let Some(bad) = self.undecodable_step(position) {
-                    return Ok(bad);
+                    if let Some(bad) = self.undecodable_step(position, len) {
+                        return Ok(bad);
+                    }
                 }
                 if len > self.max_entry_bytes {
                     return Ok(Step::TooLarge { position, len });
                 }
                 self.pos = position + len;
                 let held = self.prepare(position, len)?;
-                if let Some(bad) = self.undecodable_step(position) {
+                if let Some(bad) = self.undecodable_step(position, len) {
                     return Ok(bad);
                 }
                 let bytes = self.held(held);
