@@ -452,7 +452,7 @@ fn damage_inside_aiven_objects_is_a_finding_of_its_segment_alone() {
     let encrypt_arg = format!("k1={}", public.display());
     type Damage = fn(&Path, &str, i64);
     // (what, options, damage to the second segment, the byte of that segment reading fails at)
-    let cases: [(&str, &[&str], Damage, u64); 4] = [
+    let cases: [(&str, &[&str], Damage, u64); 5] = [
         (
             "a chunk's GCM tag",
             &["--chunk-size", "1000", "--encrypt-key", "ENCRYPT"],
@@ -481,6 +481,12 @@ fn damage_inside_aiven_objects_is_a_finding_of_its_segment_alone() {
             "a manifest",
             &[],
             |root, id, start| std::fs::write(object(root, start, id, "rsm-manifest"), "{").unwrap(),
+            0,
+        ),
+        (
+            "an empty .log (an upload that left nothing)",
+            &["--chunk-size", "1000"],
+            |root, id, start| std::fs::write(object(root, start, id, "log"), "").unwrap(),
             0,
         ),
         (

@@ -223,11 +223,17 @@ pub struct LogReader {
 }
 
 struct Undecodable {
-    /// The segment position the read that failed started at.
+    /// Where the undecodable bytes start in the segment.
     at: u64,
     kind: crate::format::ErrorKind,
     /// The object's error, its byte position in the object included.
     message: String,
+}
+
+impl Undecodable {
+    fn message(message: &str, position: u64) -> String {
+        format!("{message} (byte {position} of the object)")
+    }
 }
 
 /// Bytes [`LogReader::fill`] made ready: lent by the remote object, or in the buffer.
@@ -275,12 +281,21 @@ impl LogReader {
         else {
             return Err(e);
         };
+        let undecodable = Undecodable {
+            at: 0,
+            kind,
+            message: Undecodable::message(&message, position),
+        };
         let src = Source::Undecodable {
             position,
             kind,
             message,
         };
-        Ok(Self::over(path, src, len, None))
+        let mut reader = Self::over(path, src, len, None);
+        // Known before any read (and whatever the object's size, 0 included).
+        reader.end = 0;
+        reader.undecodable = Some(undecodable);
+        Ok(reader)
     }
 
     fn over(path: PathBuf, src: Source, len: u64, max_bytes: Option<u64>) -> Self {
@@ -466,11 +481,15 @@ impl LogReader {
                 },
             ) => {
                 self.end = self.end.min(at);
-                self.undecodable.get_or_insert(Undecodable {
-                    at,
-                    kind,
-                    message: format!("{message} (byte {position} of the object)"),
-                });
+                // The first undecodable bytes are the ones reading stops at, whichever read
+                // met them first.
+                if self.undecodable.as_ref().is_none_or(|u| at < u.at) {
+                    self.undecodable = Some(Undecodable {
+                        at,
+                        kind,
+                        message: Undecodable::message(&message, position),
+                    });
+                }
                 Ok(())
             }
             (_, e) => Err(e),
@@ -703,8 +722,9 @@ impl LogReader {
                     continue;
                 }
                 if len > STREAMED_CHECKSUM_ABOVE_BYTES {
-                    // Judged by its checksum as it streams by, not loaded.
-                    if self.streamed_crc(cand, len)?.is_none() {
+                    // Judged by its checksum as it streams by, not loaded (and whole: its bytes
+                    // may end short, at undecodable ones).
+                    if self.streamed_crc(cand, len)?.is_none() && cand + len <= self.end {
                         self.pos = cand;
                         return Ok(Some(cand));
                     }
@@ -754,6 +774,40 @@ mod tests {
         let mut f = tempfile::NamedTempFile::new().unwrap();
         f.write_all(bytes).unwrap();
         f
+    }
+
+    /// A segment that cannot be decoded at all is a bad entry at its first byte, whatever its
+    /// stored size (0 included) and whatever was looked at first.
+    #[test]
+    fn an_undecodable_segment_is_a_bad_entry_at_its_start() {
+        let e = || Error::Decode {
+            path: "s3://b/x.rsm-manifest".into(),
+            position: 3,
+            message: "manifest is not JSON".into(),
+            kind: crate::format::ErrorKind::Malformed,
+        };
+        for len in [0, 1000] {
+            let mut r = LogReader::undecodable(e(), len).unwrap();
+            assert_eq!(r.header_at(500).unwrap(), None);
+            match r.next_step().unwrap() {
+                Step::BadEntry {
+                    position: 0, error, ..
+                } => {
+                    assert_eq!(error.pos, 0);
+                    assert!(error.message.contains("not JSON (byte 3 of the object)"));
+                }
+                other => panic!("{len}: {other:?}"),
+            }
+            assert!(matches!(
+                r.next_step().unwrap(),
+                Step::End { trailing: 0, .. }
+            ));
+        }
+        let io = Error::Invalid {
+            path: "x".into(),
+            message: "no key".into(),
+        };
+        assert!(LogReader::undecodable(io, 10).is_err());
     }
 
     fn positions(r: &mut LogReader) -> (Vec<u64>, Step<'static>) {
