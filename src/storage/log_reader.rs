@@ -160,13 +160,9 @@ enum Source {
     File(File),
     Object(Box<super::store::RemoteObject>),
     /// A remote segment whose objects say how to decode it in a way that does not hold (an
-    /// Aiven manifest that is no manifest, or that does not fit its `.log` object): every read
-    /// fails with this, so the walk reports it where it starts.
-    Undecodable {
-        position: u64,
-        kind: crate::format::ErrorKind,
-        message: String,
-    },
+    /// Aiven manifest that is no manifest, or that does not fit its `.log` object): no bytes,
+    /// the reader's first step the bad entry that says why.
+    Undecodable,
 }
 
 impl Source {
@@ -181,16 +177,7 @@ impl Source {
                 }
             },
             Source::Object(o) => o.read_at(buf, pos),
-            Source::Undecodable {
-                position,
-                kind,
-                message,
-            } => Err(Error::Decode {
-                path: path.to_path_buf(),
-                position: *position,
-                message: message.clone(),
-                kind: *kind,
-            }),
+            Source::Undecodable => Ok(0),
         }
     }
 }
@@ -281,20 +268,14 @@ impl LogReader {
         else {
             return Err(e);
         };
-        let undecodable = Undecodable {
+        let mut reader = Self::over(path, Source::Undecodable, len, None);
+        // Known before any read (and whatever the object's size, 0 included).
+        reader.end = 0;
+        reader.undecodable = Some(Undecodable {
             at: 0,
             kind,
             message: Undecodable::message(&message, position),
-        };
-        let src = Source::Undecodable {
-            position,
-            kind,
-            message,
-        };
-        let mut reader = Self::over(path, src, len, None);
-        // Known before any read (and whatever the object's size, 0 included).
-        reader.end = 0;
-        reader.undecodable = Some(undecodable);
+        });
         Ok(reader)
     }
 
@@ -369,7 +350,7 @@ impl LogReader {
 
     /// Whether the segment could not be opened for decoding ([`LogReader::undecodable`]).
     pub fn is_undecodable(&self) -> bool {
-        matches!(self.src, Source::Undecodable { .. })
+        matches!(self.src, Source::Undecodable)
     }
 
     /// Whether reading stops before the end of the file (a `--max-bytes` limit).
@@ -424,7 +405,7 @@ impl LogReader {
         // A remote object holds what it fetched: from it, only the bytes wanted are copied.
         let read_chunk = match self.src {
             Source::File(_) => self.read_chunk as u64,
-            Source::Object(_) | Source::Undecodable { .. } => 0,
+            Source::Object(_) | Source::Undecodable => 0,
         };
         while have_end < want_end {
             let chunk = read_chunk.max(want_end - have_end).min(self.end - have_end) as usize;
@@ -466,13 +447,9 @@ impl LogReader {
     /// first byte) when `e` says so, kept for the step that meets them; returns any other
     /// error.
     fn stop_undecodable(&mut self, at: u64, e: Error) -> Result<()> {
-        let at = match &self.src {
-            Source::Object(o) => o.decoded_from(at),
-            _ => at,
-        };
         match (&self.src, e) {
             (
-                Source::Object(_) | Source::Undecodable { .. },
+                Source::Object(o),
                 Error::Decode {
                     position,
                     message,
@@ -480,6 +457,7 @@ impl LogReader {
                     ..
                 },
             ) => {
+                let at = o.decoded_from(at);
                 self.end = self.end.min(at);
                 // The first undecodable bytes are the ones reading stops at, whichever read
                 // met them first.

@@ -352,7 +352,7 @@ fn changed(path: PathBuf, piece: &Piece, arrived: u64) -> Error {
 
 impl Chunked {
     /// Decodes the chunk holding `pos` from the stored bytes of the range taken, which holds it.
-    fn decode(&mut self, pos: u64) -> std::result::Result<(), crate::format::error::DecodeError> {
+    fn decode(&mut self, pos: u64) -> std::result::Result<(), DecodeError> {
         let chunk = self.reader.chunks(pos, 1).next().expect("pos < len");
         let base = self.piece.as_ref().expect("a range taken").stored.start;
         let r = chunk.transformed_range();
@@ -460,9 +460,6 @@ mod tests {
         assert_eq!(large.ahead.len(), 1);
     }
 
-    /// A log read through a remote object in small, odd parts walks the same entries, with
-    /// the same checksums, as the file: entries inside a part are lent, those across parts
-    /// and ranges copied.
     /// A log of 40 batches of 1 to 7 records.
     fn batches() -> Vec<u8> {
         use crate::format::batch::{build_batch, BatchSpec, RecordSpec};
@@ -486,6 +483,9 @@ mod tests {
             .collect()
     }
 
+    /// A log read through a remote object in small, odd parts walks the same entries, with
+    /// the same checksums, as the file: entries inside a part are lent, those across parts
+    /// and ranges copied.
     #[test]
     fn a_log_read_in_parts_is_the_file() {
         use crate::storage::log_reader::{LogReader, Step};

@@ -271,9 +271,10 @@ impl Layout for Aiven {
             ));
         }
         // An empty index is no request.
-        let bytes = match range.is_empty() {
-            true => Vec::new(),
-            false => store.read_range(&object.key, range)?,
+        let bytes = if range.is_empty() {
+            Vec::new()
+        } else {
+            store.read_range(&object.key, range)?
         };
         let index = reader
             .read_index(kind, &bytes)
