@@ -5,11 +5,11 @@
 //! Encryption is driven with a fixed data key, not an RSA-wrapped one: unwrapping is the `rsa`
 //! crate's, and costs milliseconds an input; what kseg decodes after it is exercised whole.
 
-use kseg::format::aiven::manifest::{Encryption, SegmentIndexes};
-use kseg::format::aiven::segment::{write_indexes, LogObjectWriter, Transform};
+use kseg::format::aiven::manifest::Encryption;
+use kseg::format::aiven::segment::{write_segment_with, Transform};
 use kseg::format::aiven::{
-    CustomMetadata, DataKey, IndexKind, KeyRing, Manifest, SegmentFiles, SegmentKey, SegmentReader,
-    WrappedKey,
+    CustomMetadata, DataKey, IndexKind, KeyRing, Manifest, SegmentFiles, SegmentKey,
+    SegmentObjects, SegmentReader, WrappedKey,
 };
 use rsa::rand_core::{CryptoRng, RngCore};
 
@@ -161,29 +161,20 @@ fn round_trip(selector: u8, data: &[u8]) {
             aad: aad.clone(),
         }),
     };
+    let encryption = encrypted.then(|| Encryption {
+        data_key: WrappedKey {
+            key_id: "fuzz".into(),
+            wrapped: vec![1; 256],
+        },
+        aad,
+    });
     let mut rng = Counter(u64::from(selector));
-    let mut writer = LogObjectWriter::new(transform.clone(), chunk_size, plain.len() as u32)
-        .expect("a chunk size of 1 or more");
-    let mut log = Vec::new();
-    for chunk in plain.chunks(chunk_size as usize) {
-        log.extend_from_slice(&writer.push(chunk, &mut rng));
-    }
-    let chunk_index = writer.finish().expect("the index of what was written");
-    let (mut indexes, segment_indexes): (Vec<u8>, SegmentIndexes) =
-        write_indexes(&files, &transform, &mut rng);
-    let manifest = Manifest {
-        chunk_index,
-        segment_indexes,
-        compression,
-        encryption: encrypted.then(|| Encryption {
-            data_key: WrappedKey {
-                key_id: "fuzz".into(),
-                wrapped: vec![1; 256],
-            },
-            aad,
-        }),
-        segment: None,
-    };
+    let SegmentObjects {
+        mut log,
+        mut indexes,
+        manifest,
+    } = write_segment_with(&files, transform, encryption, chunk_size, None, &mut rng)
+        .expect("a segment under 2 GiB, in chunks of 1 byte or more");
     let mut text = manifest.to_json_text().into_bytes();
     let parsed = Manifest::parse(&text).expect("own manifest parses");
     assert_eq!(parsed, manifest, "manifest round trip");

@@ -254,14 +254,34 @@ pub fn write_segment(
     segment: Option<SegmentMetadata>,
     rng: &mut impl CryptoRngCore,
 ) -> Result<SegmentObjects> {
+    let (transform, encryption) = new_transform(options, rng)?;
+    write_segment_with(
+        files,
+        transform,
+        encryption,
+        options.chunk_size,
+        segment,
+        rng,
+    )
+}
+
+/// [`write_segment`] with the transform (its data key) and the manifest's encryption entry
+/// given, not made from options: for a key wrapped elsewhere, or none at all.
+pub fn write_segment_with(
+    files: &SegmentFiles<'_>,
+    transform: Transform,
+    encryption: Option<Encryption>,
+    chunk_size: u32,
+    segment: Option<SegmentMetadata>,
+    rng: &mut impl CryptoRngCore,
+) -> Result<SegmentObjects> {
     let file_size = u32::try_from(files.log.len())
         .ok()
         .filter(|s| *s <= i32::MAX as u32)
         .ok_or_else(|| DecodeError::new(ErrorKind::TooLarge, 0, "a segment is at most 2 GiB"))?;
-    let (transform, encryption) = new_transform(options, rng)?;
-    let mut writer = LogObjectWriter::new(transform.clone(), options.chunk_size, file_size)?;
+    let mut writer = LogObjectWriter::new(transform.clone(), chunk_size, file_size)?;
     let mut log = Vec::new();
-    for chunk in files.log.chunks(options.chunk_size as usize) {
+    for chunk in files.log.chunks(chunk_size as usize) {
         log.extend_from_slice(&writer.push(chunk, rng));
     }
     let chunk_index = writer.finish()?;
@@ -269,7 +289,7 @@ pub fn write_segment(
     let manifest = Manifest {
         chunk_index,
         segment_indexes,
-        compression: options.compression,
+        compression: transform.compression,
         encryption,
         segment,
     };
