@@ -103,8 +103,8 @@ fn tiered_partitions_read_back_through_the_store_entry_for_entry() {
             };
             let topic_id = [7u8; 16];
             let count = tier(&dir, root.path(), &options, topic_id);
-            // Ranged reads of a few chunks, started ahead: through object_store (file://) for
-            // the encrypted ones, else the directory store. A 4096-byte chunk is a read alone.
+            // Ranged reads of a few chunks, started ahead, from the directory (named by its
+            // file:// URL for the encrypted ones). A 4096-byte chunk is a read alone.
             let read_ahead = ReadAhead {
                 chunk_bytes: 3000,
                 requests: 2,
@@ -119,7 +119,7 @@ fn tiered_partitions_read_back_through_the_store_entry_for_entry() {
                 ..RemoteOptions::default()
             };
             let store = store::open(&location, &remote_options).unwrap();
-            let objects = store.list("").unwrap();
+            let objects = store.list("").unwrap().objects;
             let detected =
                 tiered::detect(store.as_ref(), &objects, None, &Default::default()).unwrap();
             assert_eq!(detected.name(), "aiven", "{what}");

@@ -563,3 +563,132 @@ fn s3_server_stopped_mid_read_is_an_error_naming_the_object() {
     });
     assert!(named, "{err}");
 }
+
+/// `kseg ARGS`: exit status and standard error, the test failed if it has not ended within a
+/// minute (an entry that is no object must never block a read).
+fn kseg_within_a_minute(args: &[&str]) -> (i32, String) {
+    let child = Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(out) => (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ),
+        Err(_) => {
+            // SAFETY: kill of the child this test started, which has not been waited for.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("kseg {args:?} did not end within a minute");
+        }
+    }
+}
+
+/// Entries of a tier in a filesystem that are no object (a FIFO, a socket, a device, a link to
+/// nothing), named by a path or a `file://` URL: each reported by `tiered` (an error where it
+/// stands for an object of a segment the broker serves), none read; a segment's `.log` that is
+/// a FIFO, and a copied segment of which nothing is left, are errors of the one-log commands
+/// naming the object (exit 2), never a hang nor a log read without them.
+#[test]
+fn entries_that_are_no_objects_are_reported_never_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log_dir, root, s) = setup(tmp.path());
+    write_metadata(&log_dir, &s);
+    let dir = log_dir.join("orders-0");
+    let fifo = |p: &Path| {
+        let _ = std::fs::remove_file(p);
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    };
+    let at = |i: usize, suffix: &str| root.join(remote_name(s[i].start, &s[i].id, suffix));
+    let partition = root.join(format!("orders-0-{TOPIC_ID}"));
+    fifo(&at(1, ".index"));
+    std::fs::remove_file(at(0, ".snapshot")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", at(0, ".snapshot")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("nothing"), at(2, ".txnindex")).unwrap();
+    fifo(&partition.join("stray"));
+    let _socket = std::os::unix::net::UnixListener::bind(partition.join("socket")).unwrap();
+    for remote in [url(&root), root.display().to_string()] {
+        let (code, checks, report) = tiered(&dir, &["--deep", "--remote", &remote]);
+        assert_eq!(code, 1, "{remote}");
+        assert_eq!(
+            checks,
+            [
+                "tiered.not-an-object",
+                "tiered.not-an-object",
+                "tiered.not-an-object",
+                "tiered.object-missing",
+                "tiered.object-missing"
+            ],
+            "{remote}"
+        );
+        let findings = report["partitions"][0]["findings"].as_array().unwrap();
+        let about = |name: &str| {
+            findings
+                .iter()
+                .find(|f| f["file"].as_str().unwrap().ends_with(name))
+                .unwrap_or_else(|| panic!("{remote}: nothing about {name}: {findings:?}"))
+        };
+        for (name, severity, says) in [
+            (
+                remote_name(s[1].start, &s[1].id, ".index"),
+                "error",
+                "is a FIFO, not an object",
+            ),
+            (
+                remote_name(s[0].start, &s[0].id, ".snapshot"),
+                "error",
+                "is a character device, not an object",
+            ),
+            (
+                remote_name(s[2].start, &s[2].id, ".txnindex"),
+                "error",
+                "a symbolic link to nothing, not an object",
+            ),
+            (format!("orders-0-{TOPIC_ID}/stray"), "warning", "a FIFO"),
+            (format!("orders-0-{TOPIC_ID}/socket"), "warning", "a socket"),
+        ] {
+            let f = about(&name);
+            assert_eq!(f["severity"], severity, "{remote}: {f}");
+            assert!(
+                f["message"].as_str().unwrap().contains(says),
+                "{remote}: {f}"
+            );
+        }
+    }
+    // The one-log commands: the FIFO that stands for a served segment's .log is named.
+    fifo(&at(0, ".log"));
+    let log_key = remote_name(s[0].start, &s[0].id, ".log");
+    for remote in [url(&root), root.display().to_string()] {
+        for cmd in [&["verify", "--deep"][..], &["digest"], &["dump"]] {
+            let d = dir.display().to_string();
+            let args = [cmd, &["--remote", &remote, &d]].concat();
+            let (code, err) = kseg_within_a_minute(&args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(
+                err.contains(&log_key) && err.contains("a FIFO"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    // Nothing left of a segment the metadata says was copied: not a shorter log, an error.
+    for e in std::fs::read_dir(&partition).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap().to_string_lossy().contains(&s[0].id) {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let d = dir.display().to_string();
+    let (code, err) = kseg_within_a_minute(&["digest", "--remote", &url(&root), &d]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&log_key) && err.contains("says was copied"),
+        "{err}"
+    );
+}

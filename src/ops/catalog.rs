@@ -311,7 +311,7 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["tiered.object-missing"],
         severity: "error when the segment's copy finished (the broker serves it); warning otherwise",
-        what: "(`tiered`) an object of a remote segment that `__remote_log_metadata` names (or that the segment's other objects imply) is not in the store",
+        what: "(`tiered`) an object of a remote segment that `__remote_log_metadata` names (or that the segment's other objects imply) is not in the store (or, in a filesystem, something that is no object stands at its key: said in the message)",
         broker: "a fetch of the segment's offsets fails (`RemoteLogManager.read` through the `RemoteStorageManager`)",
     },
     Check {
@@ -319,6 +319,12 @@ pub const CHECKS: &[Check] = &[
         severity: "warning",
         what: "(`tiered`) a remote segment's objects that no `__remote_log_metadata` record names, or whose deletion finished, or objects under a partition's prefix that belong to no segment; with their bytes",
         broker: "never read nor deleted: retention only deletes segments the metadata knows (`RemoteLogManager.cleanupExpiredRemoteLogSegments`)",
+    },
+    Check {
+        ids: &["tiered.not-an-object"],
+        severity: "error where it stands for an object of a segment the broker serves; warning otherwise",
+        what: "(`tiered`, a tier in a filesystem) an entry that is no object (a FIFO, a socket, a device, a link to nothing) under a partition's prefix: kseg reads nothing from it. One at the key of a segment's required object is reported as that object's `tiered.object-missing`, saying what stands there",
+        broker: "`LocalTieredStorage` opens a segment's files by name: a fetch that reaches one fails, or blocks on a FIFO; retention deletes only the files it names",
     },
     Check {
         ids: &["tiered.copy-unfinished", "tiered.delete-unfinished"],

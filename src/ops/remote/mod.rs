@@ -180,7 +180,18 @@ fn partition_metadata<'m>(
 pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
     let (log_dir, dirs) = local_partitions(path)?;
     let store = store::open(&opts.remote, &opts.store)?;
-    let objects = store.list("")?;
+    let store::Listing {
+        objects,
+        not_objects,
+    } = store.list("")?;
+    // Grouped by the layout as objects are, to find the partition and segment each is of.
+    let not_objects_as_listed: Vec<ObjectInfo> = not_objects
+        .iter()
+        .map(|n| ObjectInfo {
+            key: n.key.clone(),
+            size: 0,
+        })
+        .collect();
     let (metadata, metadata_records) = metadata::read(&log_dir)?;
     let layout = if objects.is_empty() && opts.layout.is_none() {
         // Nothing to recognise: Kafka's own layout names what the metadata expects.
@@ -196,7 +207,9 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
         };
         let ours = partition_metadata(&metadata, &p);
         let listing = layout.partition(&objects, &p);
-        if ours.is_empty() && listing.segments.is_empty() && listing.strays.is_empty() {
+        let odd = layout.partition(&not_objects_as_listed, &p);
+        let held = |l: &tiered::PartitionListing| !l.segments.is_empty() || !l.strays.is_empty();
+        if ours.is_empty() && !held(&listing) && !held(&odd) {
             continue;
         }
         let report = partition(
@@ -207,6 +220,7 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
             local_log_start(dir)?,
             &ours,
             listing,
+            NotObjects::of(odd, &not_objects),
             metadata_records > 0,
             opts.deep,
         )?;
@@ -229,6 +243,7 @@ fn partition(
     local_start: Option<LogStart>,
     meta: &[&SegmentMetadata],
     listing: tiered::PartitionListing,
+    mut not_objects: NotObjects,
     have_metadata: bool,
     deep: bool,
 ) -> Result<TieredPartition> {
@@ -285,10 +300,11 @@ fn partition(
                 "tiered.object-missing",
                 store.path_of(&key),
                 format!(
-                    "the {} object of remote segment {} is missing: a fetch the broker serves from \
-                     it fails",
+                    "the {} object of remote segment {} is {}: a fetch the broker serves from it \
+                     fails",
                     f.suffix(),
-                    seg.segment_id
+                    seg.segment_id,
+                    not_objects.instead(&key).as_deref().unwrap_or("missing")
                 ),
             );
             findings.push(if served {
@@ -361,8 +377,15 @@ fn partition(
                 "tiered.object-missing",
                 store.path_of(&key),
                 format!(
-                    "remote segment {} (offsets {}..{}, {}) has no objects: {what}",
-                    m.segment_id, m.start_offset, m.end_offset, m.state
+                    "remote segment {} (offsets {}..{}, {}) has no objects{}: {what}",
+                    m.segment_id,
+                    m.start_offset,
+                    m.end_offset,
+                    m.state,
+                    not_objects
+                        .instead(&key)
+                        .map(|w| format!(" (its .log is {w})"))
+                        .unwrap_or_default()
                 ),
             )
         });
@@ -401,6 +424,46 @@ fn partition(
             .offset(m.source_offset),
         );
     }
+    // What is left of the entries that are no object: each its own finding, an error where
+    // the broker's fetch of a segment it serves would open it.
+    let serves = |id: &str| match by_id.get(id) {
+        Some(m) => m.state == "COPY_SEGMENT_FINISHED",
+        None => !have_metadata,
+    };
+    for (key, (what, segment)) in not_objects.left {
+        let (serious, whose) = match segment {
+            Some((id, file)) if serves(&id) => (
+                true,
+                format!(
+                    "it stands for the {} object of remote segment {id}, which the broker \
+                     serves: a fetch from it fails or blocks",
+                    file.suffix()
+                ),
+            ),
+            Some((id, file)) => (
+                false,
+                format!(
+                    "it stands for the {} object of remote segment {id}, which the broker does \
+                     not serve",
+                    file.suffix()
+                ),
+            ),
+            None => (false, "no remote segment's object is named so".to_string()),
+        };
+        let finding = Finding::warning(
+            "tiered.not-an-object",
+            store.path_of(&key),
+            format!("{what}, not an object: kseg read nothing from it; {whose}"),
+        );
+        findings.push(if serious {
+            Finding {
+                severity: Severity::Error,
+                ..finding
+            }
+        } else {
+            finding
+        });
+    }
     segments.sort_by(|a, b| (a.start_offset, &a.segment_id).cmp(&(b.start_offset, &b.segment_id)));
     let local_offset = local_start.map(|l| l.offset);
     check_continuity(store.as_ref(), &segments, local_offset, meta, &mut findings);
@@ -416,6 +479,44 @@ fn partition(
         segments,
         findings,
     })
+}
+
+/// The entries of a partition's part of a filesystem tree that are no object (a FIFO), by key:
+/// what each is, and the segment and file whose key it has, if any.
+struct NotObjects {
+    left: BTreeMap<String, (&'static str, Option<SegmentKey>)>,
+}
+
+/// A segment's id, and one of its files.
+type SegmentKey = (String, SegmentFile);
+
+impl NotObjects {
+    /// Those of `all` the layout's listing `odd` of them puts in the partition.
+    fn of(odd: tiered::PartitionListing, all: &[store::NotObject]) -> Self {
+        let what = |key: &str| {
+            all.iter()
+                .find(|n| n.key == key)
+                .map_or("something else", |n| n.what)
+        };
+        let mut left = BTreeMap::new();
+        for seg in odd.segments {
+            for (file, o) in seg.files {
+                let of = Some((seg.segment_id.clone(), file));
+                left.insert(o.key.clone(), (what(&o.key), of));
+            }
+        }
+        for o in odd.strays {
+            left.insert(o.key.clone(), (what(&o.key), None));
+        }
+        NotObjects { left }
+    }
+
+    /// What stands at the key of an object that is not in the store, if anything does (then
+    /// reported with the object, not again on its own).
+    fn instead(&mut self, key: &str) -> Option<String> {
+        let (what, _) = self.left.remove(key)?;
+        Some(format!("{what}, not an object (kseg read nothing from it)"))
+    }
 }
 
 /// Gaps and overlaps between the served remote segments (copied, present), and between the

@@ -14,7 +14,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::format::names::partition_dir_name;
 use crate::storage::store;
-use crate::storage::tiered::{self, Layout, RemoteSegment};
+use crate::storage::tiered::{self, Layout, RemoteSegment, SegmentFile};
 
 /// Shows the remote segments of the partition directory (or of every partition of the log dir)
 /// `path` held in `opts.remote` under their local logs; returns how many were shown.
@@ -26,7 +26,7 @@ use crate::storage::tiered::{self, Layout, RemoteSegment};
 pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
     let (log_dir, dirs) = local_partitions(path)?;
     let store = store::open(&opts.remote, &opts.store)?;
-    let objects = store.list("")?;
+    let objects = store.list("")?.objects;
     let keys = tiered::Aiven::load_keys(&opts.keys)?;
     let layout: Arc<dyn Layout> = Arc::from(tiered::detect(
         store.as_ref(),
@@ -48,19 +48,45 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
                 .collect()
         });
         let local_start = local_log_start(dir)?.map(|l| l.offset);
+        let below_local = |start: i64| local_start.is_none_or(|l| start < l);
         let mut starts = BTreeSet::new();
-        let served: Vec<RemoteSegment> = layout
-            .partition(&objects, &p)
-            .segments
+        let listed = layout.partition(&objects, &p).segments;
+        let served: Vec<RemoteSegment> = listed
             .into_iter()
             .filter(|s| {
                 copied
                     .as_ref()
                     .is_none_or(|c| c.contains(s.segment_id.as_str()))
             })
-            .filter(|s| local_start.is_none_or(|l| s.start_offset < l))
+            .filter(|s| below_local(s.start_offset))
             .filter(|s| starts.insert(s.start_offset))
             .collect();
+        // A segment the broker serves whose objects are all gone: its offsets cannot be read,
+        // and the log is not what the broker serves without them.
+        if let Some(gone) = partition_metadata(&metadata, &p).into_iter().find(|m| {
+            copied
+                .as_ref()
+                .is_some_and(|c| c.contains(m.segment_id.as_str()))
+                && below_local(m.start_offset)
+                && !starts.contains(&m.start_offset)
+        }) {
+            let key = layout.key(
+                &objects,
+                &p,
+                gone.start_offset,
+                &gone.segment_id,
+                SegmentFile::Log,
+            );
+            return Err(Error::invalid(
+                &store.path_of(&key),
+                format!(
+                    "no such object, nor any other of remote segment {} (offsets {}..{}), which \
+                     __remote_log_metadata says was copied: the broker's fetches of these offsets \
+                     fail, and kseg cannot read them (`kseg tiered` reconciles the tier)",
+                    gone.segment_id, gone.start_offset, gone.end_offset
+                ),
+            ));
+        }
         for segment in served {
             tiered::show(dir, Arc::clone(&store), Arc::clone(&layout), segment)?;
             shown += 1;
@@ -112,7 +138,7 @@ pub fn show_segment(url: &str, opts: &TieredOptions) -> Result<PathBuf> {
     let about = |e: Error| Error::invalid(at, e.to_string());
     let store = store::open(root, &opts.store).map_err(about)?;
     let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
-    let objects = store.list(dir).map_err(about)?;
+    let objects = store.list(dir).map_err(about)?.objects;
     let segment = layout
         .partition(&objects, &p)
         .segments

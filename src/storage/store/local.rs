@@ -1,4 +1,4 @@
-//! A store that is a plain local directory: `--remote /path` without a URL scheme.
+//! A store that is a filesystem tree: `--remote /path`, or `file:///path`.
 
 use std::fs::File;
 use std::io::Write;
@@ -6,7 +6,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{ObjectInfo, PendingRead, ReadAhead, Store, Upload};
+use super::{Listing, NotObject, ObjectInfo, PendingRead, ReadAhead, Store, Upload};
 use crate::error::{Error, Result};
 use crate::storage::files;
 
@@ -15,13 +15,16 @@ const LOCAL_PART_BYTES: u64 = 1 << 20;
 
 pub struct Local {
     root: PathBuf,
+    /// The `file://` URL the tree was named by, which messages name its objects under.
+    url: Option<String>,
     read_ahead: ReadAhead,
 }
 
 impl Local {
-    pub fn new(root: &Path, read_ahead: ReadAhead) -> Self {
+    pub fn new(root: &Path, url: Option<&str>, read_ahead: ReadAhead) -> Self {
         Local {
             root: root.to_path_buf(),
+            url: url.map(|u| u.trim_end_matches('/').to_string()),
             read_ahead,
         }
     }
@@ -33,12 +36,18 @@ impl Local {
 
 impl Store for Local {
     fn name(&self, key: &str) -> String {
-        self.path(key).display().to_string()
+        match &self.url {
+            Some(url) => format!("{url}/{key}"),
+            None => self.path(key).display().to_string(),
+        }
     }
 
+    /// Of a regular file only: an entry that is no object (a FIFO) is an error saying what it
+    /// is, as its read would be.
     fn len(&self, key: &str) -> Result<u64> {
         let p = self.path(key);
-        Ok(std::fs::metadata(&p).map_err(|e| Error::io(&p, e))?.len())
+        let f = files::open_regular(&p)?;
+        Ok(f.metadata().map_err(|e| Error::io(&p, e))?.len())
     }
 
     /// Read part by part as the parts are asked for: a local read is quick, one never asked
@@ -54,7 +63,7 @@ impl Store for Local {
             }
             let f = match &file {
                 Some(f) => f,
-                None => file.insert(File::open(&p).map_err(|e| Error::io(&p, e))?),
+                None => file.insert(files::open_regular(&p)?),
             };
             let mut part = vec![0u8; (range.end - at).min(LOCAL_PART_BYTES) as usize];
             f.read_exact_at(&mut part, at)
@@ -68,8 +77,12 @@ impl Store for Local {
         self.read_ahead
     }
 
-    fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>> {
-        let mut out = Vec::new();
+    /// Links are followed (a directory reached twice, through a link back up, is walked
+    /// once); what is neither a directory nor a regular file is listed as no object.
+    fn list(&self, prefix: &str) -> Result<Listing> {
+        use std::os::unix::fs::MetadataExt;
+        let mut listing = Listing::default();
+        let mut walked = std::collections::HashSet::new();
         let mut stack = vec![self.path(prefix)];
         while let Some(dir) = stack.pop() {
             let entries = match std::fs::read_dir(&dir) {
@@ -77,23 +90,37 @@ impl Store for Local {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(Error::io(&dir, e)),
             };
+            let meta = std::fs::metadata(&dir).map_err(|e| Error::io(&dir, e))?;
+            if !walked.insert((meta.dev(), meta.ino())) {
+                continue;
+            }
             for entry in entries {
                 let entry = entry.map_err(|e| Error::io(&dir, e))?;
-                let meta = entry.metadata().map_err(|e| Error::io(&entry.path(), e))?;
-                if meta.is_dir() {
-                    stack.push(entry.path());
-                } else if meta.is_file() {
-                    let rel = entry.path();
-                    let rel = rel.strip_prefix(&self.root).unwrap_or(&rel);
-                    out.push(ObjectInfo {
-                        key: rel.to_string_lossy().into_owned(),
+                let path = entry.path();
+                let key = path.strip_prefix(&self.root).unwrap_or(&path);
+                let key = key.to_string_lossy().into_owned();
+                let meta = match std::fs::metadata(&path) {
+                    Ok(m) => m,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        let what = "a symbolic link to nothing";
+                        listing.not_objects.push(NotObject { key, what });
+                        continue;
+                    }
+                    Err(e) => return Err(Error::io(&path, e)),
+                };
+                match files::not_regular(meta.file_type()) {
+                    Some("a directory") => stack.push(path),
+                    Some(what) => listing.not_objects.push(NotObject { key, what }),
+                    None => listing.objects.push(ObjectInfo {
+                        key,
                         size: meta.len(),
-                    });
+                    }),
                 }
             }
         }
-        out.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(out)
+        listing.objects.sort_by(|a, b| a.key.cmp(&b.key));
+        listing.not_objects.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(listing)
     }
 
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {
@@ -108,9 +135,13 @@ impl Store for Local {
         upload_file(&self.path(key))
     }
 
-    /// The file itself, whatever bytes its path holds ([`Store::name`] is for messages).
+    /// The file itself, whatever bytes its path holds ([`Store::name`] is for messages); the
+    /// object's URL in a tree named by one (a URL is UTF-8).
     fn path_of(&self, key: &str) -> PathBuf {
-        self.path(key)
+        match &self.url {
+            Some(_) => PathBuf::from(self.name(key)),
+            None => self.path(key),
+        }
     }
 }
 
@@ -169,5 +200,51 @@ impl Drop for LocalUpload {
             // the one reported.
             let _ = files::remove_file(&self.tmp);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree with a file, a FIFO, a link to nothing and a link back up to its root: the file
+    /// is the one object, the FIFO and the dangling link are listed as no objects, the loop is
+    /// walked once, and the FIFO's size and bytes are refused (not waited for).
+    #[test]
+    fn what_is_no_object_is_listed_as_such_and_never_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("p");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("a.log"), b"bytes").unwrap();
+        let fifo =
+            std::ffi::CString::new(dir.join("f.index").into_os_string().into_encoded_bytes());
+        // SAFETY: mkfifo with a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.unwrap().as_ptr(), 0o644) }, 0);
+        std::os::unix::fs::symlink(tmp.path().join("nothing"), dir.join("gone")).unwrap();
+        std::os::unix::fs::symlink(tmp.path(), dir.join("up")).unwrap();
+        let store = Local::new(tmp.path(), Some("file:///t/"), ReadAhead::default());
+        let listing = store.list("").unwrap();
+        let keys: Vec<&str> = listing.objects.iter().map(|o| o.key.as_str()).collect();
+        assert_eq!(keys, ["p/a.log"]);
+        let not: Vec<(&str, &str)> = listing
+            .not_objects
+            .iter()
+            .map(|n| (n.key.as_str(), n.what))
+            .collect();
+        assert_eq!(
+            not,
+            [
+                ("p/f.index", "a FIFO"),
+                ("p/gone", "a symbolic link to nothing")
+            ]
+        );
+        assert_eq!(store.name("p/a.log"), "file:///t/p/a.log");
+        for e in [
+            store.len("p/f.index").unwrap_err(),
+            store.read_range("p/f.index", 0..1).unwrap_err(),
+        ] {
+            assert!(e.to_string().contains("a FIFO, not a regular file"), "{e}");
+        }
+        assert_eq!(store.read_all("p/a.log").unwrap(), b"bytes");
     }
 }

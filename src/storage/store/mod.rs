@@ -35,6 +35,23 @@ pub struct ObjectInfo {
     pub size: u64,
 }
 
+/// What a store holds under a prefix: its objects, and the entries of a filesystem tree that
+/// are no object (a FIFO, a socket, a device, a link to nothing), which kseg reads nothing
+/// from. Those are listed so that each can be reported, never taken for an object (a FIFO's
+/// read would block) nor passed over in silence. Both sorted by key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    pub objects: Vec<ObjectInfo>,
+    pub not_objects: Vec<NotObject>,
+}
+
+/// An entry of a filesystem tree that is no object: its key, and what it is (`a FIFO`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotObject {
+    pub key: String,
+    pub what: &'static str,
+}
+
 /// How an object is read forward: ranged reads of `chunk_bytes`, `requests` of them started
 /// ahead of the one being worked on (`--remote-chunk-bytes`, `--remote-requests`). An open
 /// object buffers at most `chunk_bytes × (requests + 1)` bytes in flight, beside the part
@@ -166,8 +183,8 @@ pub trait Store: Send + Sync {
     fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead;
     /// How objects of this store are read forward.
     fn read_ahead(&self) -> ReadAhead;
-    /// Every object under `prefix` (all depths), sorted by key.
-    fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>>;
+    /// Every object under `prefix` (all depths), and the entries there that are no object.
+    fn list(&self, prefix: &str) -> Result<Listing>;
     /// Stores `bytes` as `key`, whole (what a tiered-storage plugin's copy does).
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()>;
     /// Starts writing the object `key` from a stream of bytes of any length, sent on as they
@@ -200,21 +217,30 @@ pub trait Upload: std::io::Write + Send {
 }
 
 /// Opens the store a `--remote` argument names: a URL (`s3://bucket/prefix`, `file:///dir`,
-/// `memory://`) or a local directory.
+/// `memory://`) or a local directory. A filesystem tree, named by a path or a `file://` URL, is
+/// read by [`Local`], as kseg reads files: regular files only, none opened in a way that could
+/// block, and what is no object listed as such (the `object_store` crate's own local store
+/// leaves FIFOs, sockets and links to nothing out of its listings, unsaid).
 pub fn open(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
-    if location.contains("://") {
-        Ok(Arc::new(Remote::open(location, options)?))
-    } else {
-        let p = Path::new(location);
-        if !p.is_dir() {
-            return Err(Error::invalid(
-                p,
-                "not a directory (a remote storage root: a URL such as s3://bucket/prefix or \
-                 file:///dir, or a local directory)",
-            ));
-        }
-        Ok(Arc::new(Local::new(p, options.read_ahead)))
+    let Some(dir) = local_dir(location) else {
+        return Ok(Arc::new(Remote::open(location, options)?));
+    };
+    if !dir.is_dir() {
+        let what = if dir.exists() {
+            "not a directory"
+        } else {
+            "no such directory"
+        };
+        return Err(Error::invalid(
+            Path::new(location),
+            format!(
+                "{what} (a remote storage root: a URL such as s3://bucket/prefix or \
+                 file:///dir, or a local directory)"
+            ),
+        ));
     }
+    let named = location.contains("://").then_some(location);
+    Ok(Arc::new(Local::new(&dir, named, options.read_ahead)))
 }
 
 /// Opens the store `location` names to write into it, creating it first when it is a local
@@ -238,7 +264,9 @@ pub fn output(location: &Path, options: &RemoteOptions) -> Result<Arc<dyn Store>
         },
     };
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-    Ok(Arc::new(Local::new(&dir, options.read_ahead)))
+    // Named by their paths: what a command wrote is a file to open, whatever bytes its path
+    // holds.
+    Ok(Arc::new(Local::new(&dir, None, options.read_ahead)))
 }
 
 /// The URL `location` is (it has a `://`), None for a local path. A path may be any bytes, as

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
-use super::{ObjectInfo, PendingRead, ReadAhead, Remote, Store, Upload};
+use super::{Listing, PendingRead, ReadAhead, Remote, Store, Upload};
 use crate::error::Result;
 
 /// A store that records the ranges it is asked to read, and delivers each in parts of
@@ -43,7 +43,7 @@ impl Store for Recording {
     fn read_ahead(&self) -> ReadAhead {
         self.inner.read_ahead()
     }
-    fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>> {
+    fn list(&self, prefix: &str) -> Result<Listing> {
         self.inner.list(prefix)
     }
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {

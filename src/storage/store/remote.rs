@@ -1,7 +1,7 @@
 //! Object storage through the `object_store` crate: `s3://bucket/prefix` (AWS or any
 //! S3-compatible server, `--remote-endpoint`), `gs://bucket/prefix` (Google Cloud Storage, or a
 //! GCS-compatible server without OAuth, `--remote-endpoint`), `az://container/prefix`,
-//! `file:///dir` and `memory://` (tests). Credentials, regions and accounts come from the crate's
+//! and `memory://` (tests; a `file://` tree is [`super::Local`]'s). Credentials, regions and accounts come from the crate's
 //! standard environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`). Requests are
 //! retried with back-off by the crate, for a bounded time, so a stopped server is an error after
 //! seconds, not a hang.
@@ -23,7 +23,7 @@ use object_store::{
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle as TaskHandle;
 
-use super::{ObjectInfo, Part, PendingRead, ReadAhead, Store, Upload};
+use super::{Listing, ObjectInfo, Part, PendingRead, ReadAhead, Store, Upload};
 use crate::error::{Error, Result};
 
 /// How to reach a remote store, and how to read it, from the shared `--remote-*` flags.
@@ -132,30 +132,15 @@ impl Remote {
                         .map_err(|e| bad(error_text(&e)))?,
                 )
             }
-            "file" => {
-                let root = url
-                    .to_file_path()
-                    .map_err(|()| bad("not a local path".into()))?;
-                if !root.is_dir() {
-                    return Err(bad("no such directory".into()));
-                }
-                Arc::new(
-                    object_store::local::LocalFileSystem::new_with_prefix(&root)
-                        .map_err(|e| bad(error_text(&e)))?,
-                )
-            }
+            // A filesystem tree is the directory store's (`store::open`): here only a URL
+            // that names no local path.
+            "file" => return Err(bad("not a local path".into())),
             "memory" => Arc::new(object_store::memory::InMemory::new()),
             s => {
                 return Err(bad(format!(
                     "the scheme {s}:// is not supported (s3://, gs://, az://, file://, memory://)"
                 )))
             }
-        };
-        // The prefix is part of a file:// store's root already.
-        let prefix = if url.scheme() == "file" {
-            String::new()
-        } else {
-            prefix
         };
         // Threads of its own, one per core: the requests in flight go on while kseg works on
         // the bytes that have arrived, and several are received at once. Receiving, the
@@ -305,7 +290,7 @@ impl Store for Remote {
         self.read_ahead
     }
 
-    fn list(&self, prefix: &str) -> Result<Vec<ObjectInfo>> {
+    fn list(&self, prefix: &str) -> Result<Listing> {
         let root = self.location("");
         let (store, under) = (Arc::clone(&self.store), self.location(prefix));
         let listed: Vec<_> = self
@@ -326,7 +311,11 @@ impl Store for Remote {
             })
             .collect();
         out.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(out)
+        Ok(Listing {
+            objects: out,
+            // An object store holds objects only.
+            not_objects: Vec::new(),
+        })
     }
 
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {

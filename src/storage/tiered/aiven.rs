@@ -73,13 +73,7 @@ impl Aiven {
     /// The segment's manifest, opened with the keys given.
     fn reader(&self, store: &dyn Store, segment: &RemoteSegment) -> Result<Arc<SegmentReader>> {
         let Some(m) = segment.files.get(&SegmentFile::Manifest) else {
-            return Err(Error::invalid(
-                &store.path_of(&format!(
-                    "{}-{}.rsm-manifest",
-                    segment.start_offset, segment.segment_id
-                )),
-                "the segment has no .rsm-manifest object",
-            ));
+            return Err(segment.absent(store, SegmentFile::Manifest));
         };
         let path = store.path_of(&m.key);
         let kept_as = (path.clone(), m.size);
@@ -216,13 +210,7 @@ impl Layout for Aiven {
             Err(e) => return LogReader::undecodable(e, len),
         };
         let Some(log) = segment.log() else {
-            return Err(Error::invalid(
-                &store.path_of(&format!(
-                    "{}-{}.log",
-                    segment.start_offset, segment.segment_id
-                )),
-                "the segment has no .log object",
-            ));
+            return Err(segment.absent(store.as_ref(), SegmentFile::Log));
         };
         match RemoteObject::open_chunked(store, &log.key, reader) {
             Ok(object) => Ok(LogReader::open_object(object, None)),
@@ -326,7 +314,7 @@ mod tests {
         ] {
             store.put(&key.object_key("", suffix), bytes).unwrap();
         }
-        let listed = store.list("").unwrap();
+        let listed = store.list("").unwrap().objects;
         let aiven = Aiven::new(KeyRing::default());
         let p = RemotePartition {
             topic: "t".into(),

@@ -181,13 +181,7 @@ impl Layout for LocalTiered {
 
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader> {
         let Some(log) = segment.log() else {
-            return Err(crate::error::Error::invalid(
-                &store.path_of(&format!(
-                    "{}-{}.log",
-                    segment.start_offset, segment.segment_id
-                )),
-                "the segment has no .log object",
-            ));
+            return Err(segment.absent(store.as_ref(), SegmentFile::Log));
         };
         Ok(LogReader::open_object(
             RemoteObject::open(store, &log.key)?,

@@ -94,6 +94,27 @@ impl RemoteSegment {
     pub fn log(&self) -> Option<&ObjectInfo> {
         self.files.get(&SegmentFile::Log)
     }
+
+    /// The error of a read of the segment's `file`, which its listing does not hold: naming the
+    /// key it has beside the segment's other objects (the same `<startOffset>-<segmentId>`
+    /// stem), and what the store says is there (nothing, or an entry that is no object).
+    pub fn absent(&self, store: &dyn Store, file: SegmentFile) -> Error {
+        let key = self.files.iter().next().and_then(|(f, o)| {
+            let stem = o.key.strip_suffix(f.suffix())?;
+            Some(format!("{stem}{}", file.suffix()))
+        });
+        let key = key.unwrap_or_else(|| {
+            format!("{}-{}{}", self.start_offset, self.segment_id, file.suffix())
+        });
+        match store.len(&key) {
+            Err(e) => e,
+            // Put there since the listing.
+            Ok(_) => Error::invalid(
+                &store.path_of(&key),
+                format!("the segment's listing has no {} object", file.suffix()),
+            ),
+        }
+    }
 }
 
 /// What a store holds for one partition.
