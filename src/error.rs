@@ -168,8 +168,12 @@ impl Error {
 /// `path` under `to` if it is under `from`, else `path` as it is: a file of a scratch copy
 /// named as the user's.
 pub fn rebase_path(path: &Path, from: &Path, to: &Path) -> PathBuf {
-    path.strip_prefix(from)
-        .map_or_else(|_| path.to_path_buf(), |rest| to.join(rest))
+    match path.strip_prefix(from) {
+        Err(_) => path.to_path_buf(),
+        // `from` itself: `to`, not `to/`.
+        Ok(rest) if rest.as_os_str().is_empty() => to.to_path_buf(),
+        Ok(rest) => to.join(rest),
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

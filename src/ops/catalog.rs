@@ -322,9 +322,9 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         ids: &["tiered.not-an-object"],
-        severity: "error where it stands for an object of a segment the broker serves; warning otherwise",
-        what: "(`tiered`, a tier in a filesystem) an entry that is no object (a FIFO, a socket, a device, a link to nothing) under a partition's prefix: kseg reads nothing from it. One at the key of a segment's required object is reported as that object's `tiered.object-missing`, saying what stands there",
-        broker: "`LocalTieredStorage` opens a segment's files by name: a fetch that reaches one fails, or blocks on a FIFO; retention deletes only the files it names",
+        severity: "error where it stands for an object of a segment the broker serves (but a link to nothing as its optional transaction index); warning otherwise",
+        what: "(`tiered`, a tier in a filesystem) an entry that is no object (a FIFO, a socket, a device, a link to nothing or to itself, a link to a directory, which is not followed) under a partition's prefix: kseg reads nothing from it. One at the key of a segment's required object is reported as that object's `tiered.object-missing`, saying what stands there",
+        broker: "`LocalTieredStorage` opens a segment's files by name: a fetch that reaches one fails, or blocks on a FIFO; an optional file it first asks `File.exists` about, which a link to nothing is not, and the index cache takes a missing transaction index as empty; retention deletes only the files it names",
     },
     Check {
         ids: &["tiered.copy-unfinished", "tiered.delete-unfinished"],

@@ -25,7 +25,7 @@ use crate::format::names::{parse_partition_dir, PARTITION_METADATA_FILE_NAME};
 use crate::ops::finding::{Finding, Severity};
 use crate::ops::partition::{LogStart, LogStartSource};
 use crate::storage::files::{read_state, StateFile};
-use crate::storage::store::{self, ObjectInfo, RemoteOptions, Store};
+use crate::storage::store::{self, ObjectInfo, RemoteOptions, Store, LINK_TO_NOTHING};
 use crate::storage::tiered::{self, Layout, RemotePartition, SegmentFile};
 use metadata::SegmentMetadata;
 
@@ -432,6 +432,17 @@ fn partition(
     };
     for (key, (what, segment)) in not_objects.left {
         let (serious, whose) = match segment {
+            // `LocalTieredStorage` asks whether an optional file exists (`File.exists`, which
+            // a link to nothing does not), and the broker's index cache takes a missing
+            // transaction index as an empty one.
+            Some((id, file)) if serves(&id) && file.is_optional() && what == LINK_TO_NOTHING => (
+                false,
+                format!(
+                    "it stands for the {} object of remote segment {id}: the broker takes the \
+                     segment as having none",
+                    file.suffix()
+                ),
+            ),
             Some((id, file)) if serves(&id) => (
                 true,
                 format!(
@@ -496,7 +507,8 @@ impl NotObjects {
         let what = |key: &str| {
             all.iter()
                 .find(|n| n.key == key)
-                .map_or("something else", |n| n.what)
+                .expect("the listing grouped is of these entries")
+                .what
         };
         let mut left = BTreeMap::new();
         for seg in odd.segments {

@@ -80,7 +80,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
             return Err(Error::invalid(
                 &store.path_of(&key),
                 format!(
-                    "no such object, nor any other of remote segment {} (offsets {}..{}), which \
+                    "the store holds no object of remote segment {} (offsets {}..{}), which \
                      __remote_log_metadata says was copied: the broker's fetches of these offsets \
                      fail, and kseg cannot read them (`kseg tiered` reconciles the tier)",
                     gone.segment_id, gone.start_offset, gone.end_offset

@@ -24,7 +24,15 @@ impl Local {
     pub fn new(root: &Path, url: Option<&str>, read_ahead: ReadAhead) -> Self {
         Local {
             root: root.to_path_buf(),
-            url: url.map(|u| u.trim_end_matches('/').to_string()),
+            // `file:///` is the filesystem's root: its objects `file:///key`.
+            url: url.map(|u| {
+                let u = u.trim_end_matches('/');
+                if u.ends_with(':') {
+                    format!("{u}//")
+                } else {
+                    u.to_string()
+                }
+            }),
             read_ahead,
         }
     }
@@ -32,6 +40,20 @@ impl Local {
     fn path(&self, key: &str) -> PathBuf {
         self.root.join(key)
     }
+}
+
+/// The file `p` opened for reading if it is an object: a regular file, or a link to one.
+/// Anything else is an error saying what it is; errors name it `named` (the object's name).
+fn open_object(p: &Path, named: &Path) -> Result<File> {
+    let meta = std::fs::metadata(p).map_err(|e| Error::io(named, e))?;
+    if let Some(what) = files::not_regular(meta.file_type()) {
+        return Err(Error::invalid(
+            named,
+            format!("{what}, not an object: kseg reads nothing from it"),
+        ));
+    }
+    // Replaced by a FIFO since: still never a blocking open.
+    files::open_regular(p).map_err(|e| e.rebased(p, named))
 }
 
 impl Store for Local {
@@ -45,9 +67,9 @@ impl Store for Local {
     /// Of a regular file only: an entry that is no object (a FIFO) is an error saying what it
     /// is, as its read would be.
     fn len(&self, key: &str) -> Result<u64> {
-        let p = self.path(key);
-        let f = files::open_regular(&p)?;
-        Ok(f.metadata().map_err(|e| Error::io(&p, e))?.len())
+        let named = self.path_of(key);
+        let f = open_object(&self.path(key), &named)?;
+        Ok(f.metadata().map_err(|e| Error::io(&named, e))?.len())
     }
 
     /// Read part by part as the parts are asked for: a local read is quick, one never asked
@@ -55,7 +77,7 @@ impl Store for Local {
     /// once the reader is past it (a whole range read at once was memory faulted in afresh
     /// for each).
     fn start_read(&self, key: &str, range: Range<u64>) -> PendingRead {
-        let p = self.path(key);
+        let (p, named) = (self.path(key), self.path_of(key));
         let (mut file, mut at) = (None, range.start);
         PendingRead::later(self.name(key), move || {
             if at >= range.end {
@@ -63,11 +85,11 @@ impl Store for Local {
             }
             let f = match &file {
                 Some(f) => f,
-                None => file.insert(files::open_regular(&p)?),
+                None => file.insert(open_object(&p, &named)?),
             };
             let mut part = vec![0u8; (range.end - at).min(LOCAL_PART_BYTES) as usize];
             f.read_exact_at(&mut part, at)
-                .map_err(|e| Error::io(&p, e))?;
+                .map_err(|e| Error::io(&named, e))?;
             at += part.len() as u64;
             Ok(Some(part))
         })
@@ -77,12 +99,11 @@ impl Store for Local {
         self.read_ahead
     }
 
-    /// Links are followed (a directory reached twice, through a link back up, is walked
-    /// once); what is neither a directory nor a regular file is listed as no object.
+    /// A link to a file is followed, as kseg reads files; a link to a directory is not (a loop,
+    /// or a tree listed twice under two names): like what is neither a directory nor a
+    /// regular file, it is listed as no object.
     fn list(&self, prefix: &str) -> Result<Listing> {
-        use std::os::unix::fs::MetadataExt;
         let mut listing = Listing::default();
-        let mut walked = std::collections::HashSet::new();
         let mut stack = vec![self.path(prefix)];
         while let Some(dir) = stack.pop() {
             let entries = match std::fs::read_dir(&dir) {
@@ -90,26 +111,32 @@ impl Store for Local {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(Error::io(&dir, e)),
             };
-            let meta = std::fs::metadata(&dir).map_err(|e| Error::io(&dir, e))?;
-            if !walked.insert((meta.dev(), meta.ino())) {
-                continue;
-            }
             for entry in entries {
                 let entry = entry.map_err(|e| Error::io(&dir, e))?;
                 let path = entry.path();
                 let key = path.strip_prefix(&self.root).unwrap_or(&path);
                 let key = key.to_string_lossy().into_owned();
+                let own = entry.file_type().map_err(|e| Error::io(&path, e))?;
                 let meta = match std::fs::metadata(&path) {
                     Ok(m) => m,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        let what = "a symbolic link to nothing";
+                    // Gone since the directory was read (a deletion under way).
+                    Err(e) if !own.is_symlink() && e.kind() == std::io::ErrorKind::NotFound => {
+                        continue
+                    }
+                    // A link to nothing, to itself, or through a file.
+                    Err(_) if own.is_symlink() => {
+                        let what = super::LINK_TO_NOTHING;
                         listing.not_objects.push(NotObject { key, what });
                         continue;
                     }
                     Err(e) => return Err(Error::io(&path, e)),
                 };
                 match files::not_regular(meta.file_type()) {
-                    Some("a directory") => stack.push(path),
+                    Some(_) if meta.is_dir() && own.is_symlink() => {
+                        let what = "a symbolic link to a directory";
+                        listing.not_objects.push(NotObject { key, what });
+                    }
+                    Some(_) if meta.is_dir() => stack.push(path),
                     Some(what) => listing.not_objects.push(NotObject { key, what }),
                     None => listing.objects.push(ObjectInfo {
                         key,
@@ -123,12 +150,13 @@ impl Store for Local {
         Ok(listing)
     }
 
+    /// Whole or not at all, as an upload: a file written beside and renamed into place
+    /// (which also replaces, never opens, whatever stood there).
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {
         let p = self.path(key);
-        if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
-        std::fs::write(&p, bytes).map_err(|e| Error::io(&p, e))
+        let mut upload = self.upload(key)?;
+        upload.write_all(&bytes).map_err(|e| Error::io(&p, e))?;
+        upload.finish().map(|_| ())
     }
 
     fn upload(&self, key: &str) -> Result<Box<dyn Upload>> {
@@ -207,9 +235,9 @@ impl Drop for LocalUpload {
 mod tests {
     use super::*;
 
-    /// A tree with a file, a FIFO, a link to nothing and a link back up to its root: the file
-    /// is the one object, the FIFO and the dangling link are listed as no objects, the loop is
-    /// walked once, and the FIFO's size and bytes are refused (not waited for).
+    /// A tree with a file, a FIFO, a link to nothing, a link to itself and a link back up to its
+    /// root: the file is the one object, the others are listed as no objects (the link up not
+    /// followed), and the FIFO's size and bytes are refused (not waited for).
     #[test]
     fn what_is_no_object_is_listed_as_such_and_never_read() {
         let tmp = tempfile::tempdir().unwrap();
@@ -222,6 +250,7 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(fifo.unwrap().as_ptr(), 0o644) }, 0);
         std::os::unix::fs::symlink(tmp.path().join("nothing"), dir.join("gone")).unwrap();
         std::os::unix::fs::symlink(tmp.path(), dir.join("up")).unwrap();
+        std::os::unix::fs::symlink("loop", dir.join("loop")).unwrap();
         let store = Local::new(tmp.path(), Some("file:///t/"), ReadAhead::default());
         let listing = store.list("").unwrap();
         let keys: Vec<&str> = listing.objects.iter().map(|o| o.key.as_str()).collect();
@@ -235,15 +264,20 @@ mod tests {
             not,
             [
                 ("p/f.index", "a FIFO"),
-                ("p/gone", "a symbolic link to nothing")
+                ("p/gone", "a symbolic link to nothing"),
+                ("p/loop", "a symbolic link to nothing"),
+                ("p/up", "a symbolic link to a directory")
             ]
         );
         assert_eq!(store.name("p/a.log"), "file:///t/p/a.log");
+        let root = Local::new(tmp.path(), Some("file:///"), ReadAhead::default());
+        assert_eq!(root.name("k"), "file:///k");
         for e in [
             store.len("p/f.index").unwrap_err(),
             store.read_range("p/f.index", 0..1).unwrap_err(),
         ] {
-            assert!(e.to_string().contains("a FIFO, not a regular file"), "{e}");
+            let named = "file:///t/p/f.index: a FIFO, not an object";
+            assert!(e.to_string().contains(named), "{e}");
         }
         assert_eq!(store.read_all("p/a.log").unwrap(), b"bytes");
     }

@@ -52,6 +52,10 @@ pub struct NotObject {
     pub what: &'static str,
 }
 
+/// What a [`NotObject`] is when it is a link that leads to no file (a dangling link, or a loop):
+/// the one kind a file system says is not there at all.
+pub const LINK_TO_NOTHING: &str = "a symbolic link to nothing";
+
 /// How an object is read forward: ranged reads of `chunk_bytes`, `requests` of them started
 /// ahead of the one being worked on (`--remote-chunk-bytes`, `--remote-requests`). An open
 /// object buffers at most `chunk_bytes × (requests + 1)` bytes in flight, beside the part
