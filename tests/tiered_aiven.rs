@@ -559,5 +559,19 @@ fn damage_inside_aiven_objects_is_a_finding_of_its_segment_alone() {
             message.contains(&format!("(at byte {failing_at})")),
             "{what}: {message}"
         );
+        // Past the first chunk's damaged frame reading resumes at the next valid batch, as a
+        // fetch from there is served; no batch starts after the third chunk (the GCM case),
+        // nor in a segment that cannot be decoded at all.
+        let resumes = what.contains("frame");
+        assert_eq!(
+            message.contains("to the next valid batch at position"),
+            resumes,
+            "{what}: {message}"
+        );
+        assert_eq!(
+            message.contains("no valid batch in the remaining"),
+            !resumes,
+            "{what}: {message}"
+        );
     }
 }

@@ -203,15 +203,17 @@ pub struct LogReader {
     /// The bytes of a remote object handed over last (lent or copied): a walk asks for an
     /// entry's header, then the whole entry, and its bytes count as read once.
     handed: Range<u64>,
-    /// Where a remote object's bytes could not be decoded (an Aiven chunk whose GCM tag or
-    /// zstd frame is damaged): reading ends there, and the step that meets it reports the
-    /// damage as a bad entry, as in a local file, rather than failing the whole command.
-    undecodable: Option<Undecodable>,
+    /// The bytes of a remote object found undecodable (an Aiven chunk whose GCM tag or zstd
+    /// frame is damaged), by position: reads end short where one starts, the step that
+    /// reaches into one reports it as a bad entry, as damage in a local file is, rather than
+    /// failing the whole command, and reading resumes at the next valid batch after it, as a
+    /// fetch from there would be served.
+    holes: Vec<Undecodable>,
 }
 
 struct Undecodable {
-    /// Where the undecodable bytes start in the segment.
-    at: u64,
+    /// The segment's bytes that cannot be decoded.
+    span: Range<u64>,
     kind: crate::format::ErrorKind,
     /// The object's error, its byte position in the object included.
     message: String,
@@ -269,10 +271,10 @@ impl LogReader {
             return Err(e);
         };
         let mut reader = Self::over(path, Source::Undecodable, len, None);
-        // Known before any read (and whatever the object's size, 0 included).
-        reader.end = 0;
-        reader.undecodable = Some(Undecodable {
-            at: 0,
+        // Known before any read (and whatever the object's size, 0 included): no read reaches
+        // the source, which holds nothing.
+        reader.holes.push(Undecodable {
+            span: 0..len,
             kind,
             message: Undecodable::message(&message, position),
         });
@@ -294,7 +296,7 @@ impl LogReader {
             max_read_chunk: READ_CHUNK_BYTES,
             bytes_read: 0,
             handed: 0..0,
-            undecodable: None,
+            holes: Vec::new(),
         }
     }
 
@@ -383,14 +385,14 @@ impl LogReader {
     /// [`LogReader::fill`]'s work, the bytes left where they are: so that a caller can look at
     /// what else the read found (an undecodable object) before it borrows them.
     fn prepare(&mut self, pos: u64, n: u64) -> Result<Held> {
-        let want_end = pos.saturating_add(n).min(self.end);
+        let want_end = pos.saturating_add(n).min(self.readable_end(pos));
         // Bytes the buffer holds already (a resync's candidates) are not asked for again.
         let buffered = pos >= self.buf_pos && want_end <= self.buf_pos + self.valid as u64;
         if pos < want_end && !buffered && self.lends(pos..want_end)? {
             return Ok(Held::Lent(pos..want_end));
         }
         // A lend that met undecodable bytes ended reading there.
-        let want_end = want_end.min(self.end);
+        let want_end = want_end.min(self.readable_end(pos));
         let have_end = self.buf_pos + self.valid as u64;
         if pos < self.buf_pos || pos > have_end {
             self.valid = 0;
@@ -408,7 +410,9 @@ impl LogReader {
             Source::Object(_) | Source::Undecodable => 0,
         };
         while have_end < want_end {
-            let chunk = read_chunk.max(want_end - have_end).min(self.end - have_end) as usize;
+            let chunk = read_chunk
+                .max(want_end - have_end)
+                .min(self.readable_end(have_end) - have_end) as usize;
             if self.buf.len() < self.valid + chunk {
                 self.buf.resize(self.valid + chunk, 0);
             }
@@ -443,9 +447,22 @@ impl LogReader {
         Ok(Held::Buffered(start..stop))
     }
 
-    /// Ends reading where the bytes at `at` that cannot be decoded start (their Aiven chunk's
-    /// first byte) when `e` says so, kept for the step that meets them; returns any other
-    /// error.
+    /// Where reading from `pos` stops: the end, or the start of the first undecodable bytes
+    /// after `pos` (`pos` itself inside them).
+    fn readable_end(&self, pos: u64) -> u64 {
+        self.holes
+            .iter()
+            .find(|h| h.span.end > pos)
+            .map_or(self.end, |h| h.span.start.max(pos).min(self.end))
+    }
+
+    /// The undecodable bytes `pos` lies in, if any.
+    fn hole_at(&self, pos: u64) -> Option<&Undecodable> {
+        self.holes.iter().find(|h| h.span.contains(&pos))
+    }
+
+    /// Notes the bytes at `at` as undecodable (their whole Aiven chunk) when `e` says so;
+    /// returns any other error.
     fn stop_undecodable(&mut self, at: u64, e: Error) -> Result<()> {
         match (&self.src, e) {
             (
@@ -457,16 +474,18 @@ impl LogReader {
                     ..
                 },
             ) => {
-                let at = o.decoded_from(at);
-                self.end = self.end.min(at);
-                // The first undecodable bytes are the ones reading stops at, whichever read
-                // met them first.
-                if self.undecodable.as_ref().is_none_or(|u| at < u.at) {
-                    self.undecodable = Some(Undecodable {
-                        at,
-                        kind,
-                        message: Undecodable::message(&message, position),
-                    });
+                let span = o.decoded_with(at);
+                let i = self.holes.partition_point(|h| h.span.start < span.start);
+                if self.holes.get(i).is_none_or(|h| h.span != span) {
+                    let message = Undecodable::message(&message, position);
+                    self.holes.insert(
+                        i,
+                        Undecodable {
+                            span,
+                            kind,
+                            message,
+                        },
+                    );
                 }
                 Ok(())
             }
@@ -476,22 +495,46 @@ impl LogReader {
 
     /// The step at `position` when the `needed` bytes from there reach bytes found
     /// undecodable (by this read, or an earlier one that looked further on): a bad entry that
-    /// runs to the end of the segment, none of which is read.
-    fn undecodable_step(&mut self, position: u64, needed: u64) -> Option<Step<'static>> {
-        if self.undecodable.as_ref()?.at >= position.saturating_add(needed) {
-            return None;
+    /// runs to the next valid batch after them, where reading resumes (or to the end).
+    fn undecodable_step(&mut self, position: u64, needed: u64) -> Result<Option<Step<'static>>> {
+        let reach = position.saturating_add(needed);
+        // An empty span: a segment of no bytes that cannot be decoded, reported once.
+        let Some(i) = self
+            .holes
+            .iter()
+            .position(|h| h.span.start < reach && (h.span.end > position || h.span.is_empty()))
+        else {
+            return Ok(None);
+        };
+        let (span, kind, first) = {
+            let h = &self.holes[i];
+            (h.span.clone(), h.kind, h.message.clone())
+        };
+        if span.is_empty() {
+            self.holes.remove(i);
         }
-        let u = self.undecodable.take()?;
-        self.pos = self.file_len;
-        Some(Step::BadEntry {
+        let resumed = self.resync(span.end)?;
+        // Past the undecodable bytes (within the end: `--max-bytes` may cut them).
+        self.pos = resumed.unwrap_or(self.end).max(span.end.min(self.end));
+        // Every stretch the resync went past with no valid batch between is this entry's.
+        let spans: Vec<String> = self.holes[i..]
+            .iter()
+            .take_while(|h| h.span.start < self.pos.max(span.end))
+            .map(|h| format!("{}..{}", h.span.start, h.span.end))
+            .collect();
+        let message = format!(
+            "{first}: the segment's bytes {} cannot be decoded",
+            if spans.is_empty() {
+                format!("{}..{}", span.start, span.end)
+            } else {
+                spans.join(", ")
+            }
+        );
+        Ok(Some(Step::BadEntry {
             position,
-            len: self.file_len.saturating_sub(position),
-            error: DecodeError::new(
-                u.kind,
-                u.at as usize,
-                format!("{}: the segment cannot be read from here on", u.message),
-            ),
-        })
+            len: self.pos - position,
+            error: DecodeError::new(kind, span.start.max(position) as usize, message),
+        }))
     }
 
     /// Whether the remote object read holds `range` in one part of what arrived, which it then
@@ -535,7 +578,7 @@ impl LogReader {
         let got = self.fill(position, head_len)?;
         let head = &mut head_buf[..got.len()];
         head.copy_from_slice(got);
-        if let Some(bad) = self.undecodable_step(position, head_len) {
+        if let Some(bad) = self.undecodable_step(position, head_len)? {
             return Ok(bad);
         }
         match frame_at(head) {
@@ -548,7 +591,7 @@ impl LogReader {
             Frame::Entry { .. } | Frame::Truncated { .. } => {
                 let size = i32::from_be_bytes(head[8..12].try_into().expect("4 bytes"));
                 let len = LOG_OVERHEAD_BYTES as u64 + size as u64;
-                if let Some(bad) = self.undecodable_step(position, len) {
+                if let Some(bad) = self.undecodable_step(position, len)? {
                     return Ok(bad);
                 }
                 if position + len > self.end {
@@ -563,7 +606,7 @@ impl LogReader {
                         self.pos = position + len;
                         return Ok(bad);
                     }
-                    if let Some(bad) = self.undecodable_step(position, len) {
+                    if let Some(bad) = self.undecodable_step(position, len)? {
                         return Ok(bad);
                     }
                 }
@@ -572,7 +615,7 @@ impl LogReader {
                 }
                 self.pos = position + len;
                 let held = self.prepare(position, len)?;
-                if let Some(bad) = self.undecodable_step(position, len) {
+                if let Some(bad) = self.undecodable_step(position, len)? {
                     return Ok(bad);
                 }
                 let bytes = self.held(held);
@@ -635,7 +678,7 @@ impl LogReader {
         if position >= self.end {
             return Ok(None);
         }
-        let available = self.end.saturating_sub(position);
+        let available = self.readable_end(position).saturating_sub(position);
         let have_end = self.buf_pos + self.valid as u64;
         if position >= self.buf_pos && position + PEEK_HEADER_BYTES as u64 <= have_end {
             let start = (position - self.buf_pos) as usize;
@@ -674,6 +717,11 @@ impl LogReader {
     pub fn resync(&mut self, from: u64) -> Result<Option<u64>> {
         let mut p = from;
         while p + (HEADER_SIZE_UP_TO_MAGIC_BYTES as u64) < self.end {
+            if let Some(h) = self.hole_at(p) {
+                // No batch starts in bytes that cannot be decoded.
+                p = h.span.end;
+                continue;
+            }
             let window = self.fill(p, READ_CHUNK_BYTES as u64)?.to_vec();
             let scan_len = window.len().saturating_sub(HEADER_SIZE_UP_TO_MAGIC_BYTES);
             let mut i = 0;
@@ -696,13 +744,17 @@ impl LogReader {
                 } && i64::from_be_bytes(h[..8].try_into().expect("8 bytes")) >= 0;
                 let cand = p + (i - 1) as u64;
                 let len = LOG_OVERHEAD_BYTES as u64 + size.max(0) as u64;
-                if !plausible || cand + len > self.end || len > self.max_entry_bytes {
+                // Whole: not cut by the end, nor by undecodable bytes.
+                if !plausible || cand + len > self.readable_end(cand) || len > self.max_entry_bytes
+                {
                     continue;
                 }
                 if len > STREAMED_CHECKSUM_ABOVE_BYTES {
                     // Judged by its checksum as it streams by, not loaded (and whole: its bytes
-                    // may end short, at undecodable ones).
-                    if self.streamed_crc(cand, len)?.is_none() && cand + len <= self.end {
+                    // may end short, at undecodable ones it finds).
+                    if self.streamed_crc(cand, len)?.is_none()
+                        && cand + len <= self.readable_end(cand)
+                    {
                         self.pos = cand;
                         return Ok(Some(cand));
                     }
@@ -769,13 +821,25 @@ mod tests {
             assert_eq!(r.header_at(500).unwrap(), None);
             match r.next_step().unwrap() {
                 Step::BadEntry {
-                    position: 0, error, ..
+                    position: 0,
+                    error,
+                    len: bad_len,
                 } => {
-                    assert_eq!(error.pos, 0);
+                    assert_eq!((error.pos, bad_len), (0, len));
                     assert!(error.message.contains("not JSON (byte 3 of the object)"));
                 }
                 other => panic!("{len}: {other:?}"),
             }
+            assert!(matches!(
+                r.next_step().unwrap(),
+                Step::End { trailing: 0, .. }
+            ));
+            // A resync from inside the damage, as a dump's after a bad entry, finds no batch
+            // and stays past it: the walk ends, never meets the damage again.
+            r.seek(0);
+            assert!(matches!(r.next_step().unwrap(), Step::BadEntry { .. }) || len == 0);
+            assert_eq!(r.resync(1).unwrap(), None, "{len}");
+            assert_eq!(r.position(), len, "{len}");
             assert!(matches!(
                 r.next_step().unwrap(),
                 Step::End { trailing: 0, .. }

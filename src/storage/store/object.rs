@@ -135,13 +135,13 @@ impl RemoteObject {
         self.len == 0
     }
 
-    /// Where the bytes decoded together with `pos` start: the Aiven chunk's first
-    /// byte, or `pos` itself for an object read as it is.
-    pub fn decoded_from(&self, pos: u64) -> u64 {
+    /// The bytes decoded together with `pos`: its Aiven chunk's, or `pos` alone for an object
+    /// read as it is.
+    pub fn decoded_with(&self, pos: u64) -> Range<u64> {
         self.chunked
             .as_ref()
             .and_then(|c| c.reader.chunks(pos, 1).next())
-            .map_or(pos, |chunk| chunk.original_position)
+            .map_or(pos..pos + 1, |chunk| chunk.original_range())
     }
 
     /// The path errors about this object name: its URL.
@@ -528,11 +528,13 @@ mod tests {
         }
     }
 
-    /// An Aiven chunk that does not decode (its zstd frame damaged) is a bad entry where the
-    /// first batch that reaches into it starts, running to the segment's end; the batches
-    /// before it are read, and nothing after it, whatever the ranges and parts.
+    /// Aiven chunks that do not decode (their zstd frames damaged) are each a bad entry where
+    /// the first batch that reaches into them starts, running to the next valid batch after
+    /// them, where reading resumes (or to the segment's end): every other batch is read,
+    /// whatever the ranges and parts, and a resync from inside the damage lands where the walk
+    /// resumed.
     #[test]
-    fn an_undecodable_chunk_is_a_bad_entry_where_reading_stops() {
+    fn undecodable_chunks_are_bad_entries_that_reading_resumes_after() {
         use crate::format::aiven::segment::write_segment;
         use crate::format::aiven::{KeyRing, SegmentFiles, WriteOptions};
         use crate::storage::log_reader::{LogReader, Step};
@@ -552,70 +554,121 @@ mod tests {
         };
         let mut objects =
             write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap();
-        let damaged = 7;
-        let at = objects
-            .manifest
-            .chunk_index
-            .chunk(damaged)
-            .transformed_position as usize;
-        objects.log[at] ^= 0xff;
+        let index = &objects.manifest.chunk_index;
+        let last = index.chunk_count() - 1;
+        // 7 and 8 side by side: one bad entry, both named.
+        let damaged = [7, 8, 20, last];
+        for &c in &damaged {
+            let at = index.chunk(c).transformed_position as usize;
+            objects.log[at] ^= 0xff;
+        }
+        let holes: Vec<Range<u64>> = damaged
+            .iter()
+            .map(|&c| index.chunk(c).original_range())
+            .collect();
         let mut file = tempfile::NamedTempFile::new().unwrap();
         std::io::Write::write_all(&mut file, &log).unwrap();
         let mut local = LogReader::open(file.path(), None).unwrap();
         let mut whole = Vec::new();
         while let Step::Entry { position, entry } = local.next_step().unwrap() {
-            whole.push((position, position + entry.size_in_bytes() as u64));
+            whole.push(position..position + entry.size_in_bytes() as u64);
         }
-        let cut = damaged as u64 * 500;
-        let before: Vec<_> = whole
-            .iter()
-            .filter(|(_, end)| *end <= cut)
-            .copied()
-            .collect();
-        let bad_at = whole[before.len()].0;
+        // What a walk gives: (position, length, whether a bad entry), and the hole's start.
+        let cut = |b: &Range<u64>| {
+            holes
+                .iter()
+                .find(|h| h.start < b.end && h.end > b.start)
+                .cloned()
+        };
+        let mut expected = Vec::new();
+        let mut i = 0;
+        while i < whole.len() {
+            let b = &whole[i];
+            match cut(b) {
+                None => {
+                    expected.push((b.start, b.end - b.start, None));
+                    i += 1;
+                }
+                Some(h) => {
+                    let resume = whole
+                        .iter()
+                        .position(|w| w.start >= h.end && cut(w).is_none());
+                    let to = resume.map_or(log.len() as u64, |r| whole[r].start);
+                    expected.push((b.start, to - b.start, Some(h.start)));
+                    i = resume.unwrap_or(whole.len());
+                }
+            }
+        }
+        assert_eq!(expected.iter().filter(|e| e.2.is_some()).count(), 3);
+        let (first_bad, first_resume) = {
+            let k = expected.iter().position(|e| e.2.is_some()).unwrap();
+            (expected[k].0, expected[k + 1].0)
+        };
         let reader = Arc::new(SegmentReader::open(objects.manifest, &KeyRing::default()).unwrap());
         for (chunk, part) in [(1 << 20, 1 << 20), (1000, 97), (1600, 333)] {
             let s = store(chunk, 2, part);
             s.put("t/0.log", objects.log.clone()).unwrap();
-            let object = RemoteObject::open_chunked(s, "t/0.log", Arc::clone(&reader)).unwrap();
-            let mut r = LogReader::open_object(object, None);
+            let object = RemoteObject::open_chunked(s.clone(), "t/0.log", Arc::clone(&reader));
+            let mut r = LogReader::open_object(object.unwrap(), None);
             let what = format!("ranges of {chunk}, parts of {part}");
-            // A look further on (as index checks take) that meets the chunk first: the batches
-            // before it are still read.
-            assert_eq!(r.header_at(cut + 10).unwrap(), None, "{what}");
+            // A look further on (as index checks take) that meets a damaged chunk first.
+            assert_eq!(r.header_at(holes[1].start + 10).unwrap(), None, "{what}");
             let mut got = Vec::new();
             loop {
                 match r.next_step().unwrap() {
                     Step::Entry { position, entry } => {
-                        got.push((position, position + entry.size_in_bytes() as u64))
+                        got.push((position, entry.size_in_bytes() as u64, None))
                     }
                     Step::BadEntry {
                         position,
                         len,
                         error,
                     } => {
-                        assert_eq!(got, before, "{what}");
-                        assert_eq!(
-                            (position, len),
-                            (bad_at, log.len() as u64 - bad_at),
-                            "{what}"
-                        );
-                        assert_eq!(error.pos as u64, cut, "{what}");
+                        let first = holes
+                            .iter()
+                            .position(|h| h.start == error.pos as u64)
+                            .unwrap();
                         assert!(
-                            error.message.contains("chunk 7"),
+                            error.message.contains(&format!("chunk {}", damaged[first])),
                             "{what}: {}",
                             error.message
                         );
-                        break;
+                        // Every damaged stretch the entry runs over is named.
+                        for h in holes.iter().filter(|h| h.start < position + len) {
+                            let named = error.message.contains(&format!("{}..{}", h.start, h.end));
+                            assert_eq!(
+                                named,
+                                h.start >= error.pos as u64,
+                                "{what}: {}",
+                                error.message
+                            );
+                        }
+                        got.push((position, len, Some(error.pos as u64)));
                     }
+                    Step::End { trailing: 0, .. } => break,
                     other => panic!("{what}: {other:?}"),
                 }
             }
-            assert_eq!(r.resync(bad_at + 1).unwrap(), None, "{what}");
-            assert!(
-                matches!(r.next_step().unwrap(), Step::End { trailing: 0, .. }),
+            assert_eq!(got, expected, "{what}");
+            assert_eq!(
+                r.resync(first_bad + 1).unwrap(),
+                Some(first_resume),
                 "{what}"
             );
+            // Cut by `--max-bytes` inside the damage (the second of the two side by side, so
+            // that the batch reaching into the first is whole within the cut): the bad entry
+            // ends at the cut.
+            let object = RemoteObject::open_chunked(s, "t/0.log", Arc::clone(&reader));
+            let cut = holes[1].start + 100;
+            let mut r = LogReader::open_object(object.unwrap(), Some(cut));
+            let last = loop {
+                match r.next_step().unwrap() {
+                    Step::Entry { .. } => {}
+                    Step::BadEntry { position, len, .. } => break position + len,
+                    other => panic!("{what}: {other:?}"),
+                }
+            };
+            assert_eq!((last, r.position()), (cut, cut), "{what}");
         }
     }
 }
