@@ -498,12 +498,15 @@ impl LogReader {
     /// runs to the next valid batch after them, where reading resumes (or to the end).
     fn undecodable_step(&mut self, position: u64, needed: u64) -> Result<Option<Step<'static>>> {
         let reach = position.saturating_add(needed);
-        // An empty span: a segment of no bytes that cannot be decoded, reported once.
-        let Some(i) = self
-            .holes
-            .iter()
-            .position(|h| h.span.start < reach && (h.span.end > position || h.span.is_empty()))
-        else {
+        let Some(i) = self.holes.iter().position(|h| {
+            if h.span.is_empty() {
+                // A segment of no bytes that cannot be decoded, reported once.
+                h.span.start == position
+            } else {
+                // At the end (a cut inside the damage) the walk is over.
+                position < self.end && h.span.start < reach && h.span.end > position
+            }
+        }) else {
             return Ok(None);
         };
         let (span, kind, first) = {

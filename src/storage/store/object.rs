@@ -535,70 +535,13 @@ mod tests {
     /// resumed.
     #[test]
     fn undecodable_chunks_are_bad_entries_that_reading_resumes_after() {
-        use crate::format::aiven::segment::write_segment;
-        use crate::format::aiven::{KeyRing, SegmentFiles, WriteOptions};
+        use crate::format::aiven::KeyRing;
         use crate::storage::log_reader::{LogReader, Step};
         let log = batches();
-        let files = SegmentFiles {
-            log: &log,
-            offset_index: &[],
-            time_index: &[],
-            producer_snapshot: &[],
-            leader_epoch: &[],
-            transaction: None,
-        };
-        let options = WriteOptions {
-            chunk_size: 500,
-            compression: true,
-            encryption: None,
-        };
-        let mut objects =
-            write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap();
-        let index = &objects.manifest.chunk_index;
-        let last = index.chunk_count() - 1;
         // 7 and 8 side by side: one bad entry, both named.
-        let damaged = [7, 8, 20, last];
-        for &c in &damaged {
-            let at = index.chunk(c).transformed_position as usize;
-            objects.log[at] ^= 0xff;
-        }
-        let holes: Vec<Range<u64>> = damaged
-            .iter()
-            .map(|&c| index.chunk(c).original_range())
-            .collect();
-        let mut file = tempfile::NamedTempFile::new().unwrap();
-        std::io::Write::write_all(&mut file, &log).unwrap();
-        let mut local = LogReader::open(file.path(), None).unwrap();
-        let mut whole = Vec::new();
-        while let Step::Entry { position, entry } = local.next_step().unwrap() {
-            whole.push(position..position + entry.size_in_bytes() as u64);
-        }
-        // What a walk gives: (position, length, whether a bad entry), and the hole's start.
-        let cut = |b: &Range<u64>| {
-            holes
-                .iter()
-                .find(|h| h.start < b.end && h.end > b.start)
-                .cloned()
-        };
-        let mut expected = Vec::new();
-        let mut i = 0;
-        while i < whole.len() {
-            let b = &whole[i];
-            match cut(b) {
-                None => {
-                    expected.push((b.start, b.end - b.start, None));
-                    i += 1;
-                }
-                Some(h) => {
-                    let resume = whole
-                        .iter()
-                        .position(|w| w.start >= h.end && cut(w).is_none());
-                    let to = resume.map_or(log.len() as u64, |r| whole[r].start);
-                    expected.push((b.start, to - b.start, Some(h.start)));
-                    i = resume.unwrap_or(whole.len());
-                }
-            }
-        }
+        let (objects, damaged, holes) =
+            damaged_segment(&log, 500, |c, last| [7, 8, 20, last].contains(&c));
+        let expected = walk_model(&log, &holes);
         assert_eq!(expected.iter().filter(|e| e.2.is_some()).count(), 3);
         let (first_bad, first_resume) = {
             let k = expected.iter().position(|e| e.2.is_some()).unwrap();
@@ -669,6 +612,171 @@ mod tests {
                 }
             };
             assert_eq!((last, r.position()), (cut, cut), "{what}");
+        }
+    }
+
+    /// The segment `log` written as Aiven's plugin does in chunks of `chunk_size` (each a zstd
+    /// frame), those `damaged(chunk, last chunk)` picks with their frame's first byte flipped:
+    /// the objects, the chunks damaged, and their bytes in the segment.
+    fn damaged_segment(
+        log: &[u8],
+        chunk_size: u32,
+        damaged: impl Fn(usize, usize) -> bool,
+    ) -> (
+        crate::format::aiven::segment::SegmentObjects,
+        Vec<usize>,
+        Vec<Range<u64>>,
+    ) {
+        use crate::format::aiven::segment::write_segment;
+        use crate::format::aiven::{SegmentFiles, WriteOptions};
+        let files = SegmentFiles {
+            log,
+            offset_index: &[],
+            time_index: &[],
+            producer_snapshot: &[],
+            leader_epoch: &[],
+            transaction: None,
+        };
+        let options = WriteOptions {
+            chunk_size,
+            compression: true,
+            encryption: None,
+        };
+        let mut objects =
+            write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap();
+        let index = &objects.manifest.chunk_index;
+        let last = index.chunk_count() - 1;
+        let chunks: Vec<usize> = (0..=last).filter(|&c| damaged(c, last)).collect();
+        let holes = chunks
+            .iter()
+            .map(|&c| index.chunk(c).original_range())
+            .collect();
+        for &c in &chunks {
+            let at = index.chunk(c).transformed_position as usize;
+            objects.log[at] ^= 0xff;
+        }
+        (objects, chunks, holes)
+    }
+
+    /// What a walk of `log` through an object whose bytes `holes` cannot be decoded gives,
+    /// going on after each bad entry: (position, length, the first damaged byte of a bad
+    /// entry). A batch that reaches into damage starts a bad entry that runs to the next batch
+    /// no damage reaches into, or to the end.
+    fn walk_model(log: &[u8], holes: &[Range<u64>]) -> Vec<(u64, u64, Option<u64>)> {
+        use crate::storage::log_reader::{LogReader, Step};
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, log).unwrap();
+        let mut local = LogReader::open(file.path(), None).unwrap();
+        let mut whole = Vec::new();
+        while let Step::Entry { position, entry } = local.next_step().unwrap() {
+            whole.push(position..position + entry.size_in_bytes() as u64);
+        }
+        let cut = |b: &Range<u64>| {
+            holes
+                .iter()
+                .find(|h| h.start < b.end && h.end > b.start)
+                .cloned()
+        };
+        let mut expected = Vec::new();
+        let mut i = 0;
+        while i < whole.len() {
+            let b = &whole[i];
+            match cut(b) {
+                None => {
+                    expected.push((b.start, b.end - b.start, None));
+                    i += 1;
+                }
+                Some(h) => {
+                    let resume = whole
+                        .iter()
+                        .position(|w| w.start >= h.end && cut(w).is_none());
+                    let to = resume.map_or(log.len() as u64, |r| whole[r].start);
+                    expected.push((b.start, to - b.start, Some(h.start)));
+                    i = resume.unwrap_or(whole.len());
+                }
+            }
+        }
+        expected
+    }
+
+    /// Damage anywhere (each chunk of a random size damaged at random), read through ranges
+    /// and parts of any size, with or without a cut (`--max-bytes`): a walk that goes on after
+    /// each bad entry, as `stats` does, gives the model's steps (within the cut); one that
+    /// resyncs after each, as `dump` does, ends too, its positions only growing, with the
+    /// same batches.
+    #[test]
+    fn damage_anywhere_is_walked_past_by_either_kind_of_walk() {
+        use crate::format::aiven::KeyRing;
+        use crate::storage::log_reader::{LogReader, Step};
+        let log = batches();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut random = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for round in 0..60 {
+            let chunk_size = [300, 500, 1000, 4000][random(4) as usize];
+            let picks: Vec<bool> = (0..log.len() / 300 + 1).map(|_| random(5) == 0).collect();
+            let (objects, _, holes) = damaged_segment(&log, chunk_size, |c, _| picks[c]);
+            let cut = (random(3) == 0).then(|| random(log.len() as u64 + 1));
+            let end = cut.unwrap_or(log.len() as u64);
+            let model = walk_model(&log, &holes);
+            let reader =
+                Arc::new(SegmentReader::open(objects.manifest, &KeyRing::default()).unwrap());
+            let (chunk, part) =
+                [(1 << 20, 1 << 20), (1000, 97), (1600, 333), (700, 50)][random(4) as usize];
+            let what = format!("round {round}: chunks of {chunk_size}, holes {holes:?}, cut {cut:?}, ranges of {chunk}, parts of {part}");
+            let mut walks = Vec::new();
+            for resyncs in [false, true] {
+                let s = store(chunk, 2, part);
+                s.put("t/0.log", objects.log.clone()).unwrap();
+                let object = RemoteObject::open_chunked(s, "t/0.log", Arc::clone(&reader));
+                let mut r = LogReader::open_object(object.unwrap(), cut);
+                let mut steps = Vec::new();
+                let mut last = None;
+                loop {
+                    assert!(steps.len() < 1000, "{what}: no end");
+                    let step = r.next_step().unwrap();
+                    let at = match step {
+                        Step::Entry { position, entry } => {
+                            steps.push((position, entry.size_in_bytes() as u64, None));
+                            position
+                        }
+                        Step::BadEntry {
+                            position,
+                            len,
+                            error,
+                        } => {
+                            assert!(position + len <= end, "{what}: {position}+{len}");
+                            steps.push((position, len, Some(error.pos as u64)));
+                            if resyncs {
+                                r.resync(position + 1).unwrap();
+                            }
+                            position
+                        }
+                        Step::End { .. } => break,
+                        other => panic!("{what}: {other:?}"),
+                    };
+                    assert!(last.is_none_or(|l| at > l), "{what}: back to {at}");
+                    last = Some(at);
+                }
+                walks.push(steps);
+            }
+            let entries = |w: &[(u64, u64, Option<u64>)]| {
+                w.iter()
+                    .filter(|e| e.2.is_none())
+                    .copied()
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(entries(&walks[0]), entries(&walks[1]), "{what}");
+            // The model's entries within the cut; without one, its every step.
+            let within: Vec<_> = model.iter().filter(|e| e.0 + e.1 <= end).copied().collect();
+            assert_eq!(entries(&walks[0]), entries(&within), "{what}");
+            if cut.is_none() {
+                assert_eq!(walks[0], model, "{what}");
+            }
         }
     }
 }
