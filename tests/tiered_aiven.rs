@@ -575,3 +575,88 @@ fn damage_inside_aiven_objects_is_a_finding_of_its_segment_alone() {
         );
     }
 }
+
+/// Two damaged chunks far apart in one segment (their zstd frames' magic): `tiered --deep` and
+/// `verify --deep` each report both, reading on between and after them as a fetch from there is
+/// served, and the offset index's entries into the damage are not judged.
+#[test]
+fn each_damaged_stretch_of_a_segment_is_a_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/SPEC.json");
+    let dir = tmp.path().join("logs/orders-0");
+    let root = tmp.path().join("tier");
+    let (d, r) = (dir.to_str().unwrap(), url(&root));
+    let write = [
+        "write",
+        spec.to_str().unwrap(),
+        d,
+        "--tier-to",
+        &r,
+        "--remote-layout",
+        "aiven",
+    ];
+    let options = ["--chunk-size", "1000", "--chunk-compression"];
+    let (code, out, err) = run(&[&write[..], &options].concat(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let log = common::files_under(&root)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "log"))
+        .unwrap();
+    let mut bytes = std::fs::read(&log).unwrap();
+    // Each chunk a zstd frame, in order: the third and the eleventh (segment bytes 2000..3000
+    // and 10000..11000).
+    let frames: Vec<usize> = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == [0x28, 0xb5, 0x2f, 0xfd])
+        .map(|(i, _)| i)
+        .collect();
+    assert!(frames.len() > 11, "{frames:?}");
+    for chunk in [2, 10] {
+        bytes[frames[chunk]] ^= 0xff;
+    }
+    std::fs::write(&log, bytes).unwrap();
+    let remote = ["--remote", &r];
+    let (code, checks, report, err) = tiered(&dir, &remote, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        checks,
+        ["tiered.log-damaged", "tiered.log-damaged"],
+        "{report}"
+    );
+    let found = report["partitions"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let at = |f: &Value| f["position"].as_u64().unwrap();
+    assert!(
+        at(&found[0]) < 2000 && (2000..10000).contains(&at(&found[1])),
+        "{report}"
+    );
+    for (f, chunk) in found.iter().zip([2, 10]) {
+        let message = f["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("chunk {chunk}: zstd")),
+            "{message}"
+        );
+    }
+    // The local copy gone, as retention deletes it: the remote tier is read for it.
+    for ext in ["log", "index", "timeindex", "snapshot"] {
+        let _ = std::fs::remove_file(dir.join(format!("{:020}.{ext}", 0)));
+    }
+    let args = [&["verify", "--deep", "--json", "-q"][..], &remote, &[d]];
+    let (code, out, err) = run(&args.concat(), &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let found = report["partitions"][0]["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 2, "{out}");
+    for f in found {
+        assert_eq!(f["check"], "log.bad-entry", "{out}");
+        let message = f["message"].as_str().unwrap();
+        assert!(
+            message.contains("to the next valid batch at position"),
+            "{message}"
+        );
+    }
+    assert!(at(&found[0]) < at(&found[1]), "{out}");
+}

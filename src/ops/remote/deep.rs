@@ -135,7 +135,18 @@ pub fn check(
                 .at(position),
             );
             complete = false;
-            break;
+            // On at the next valid batch, as a fetch from there is served (where undecodable
+            // bytes were, the reader is there already); index entries into the damage are
+            // not judged.
+            if reader.position() <= position && reader.resync(position + 1)?.is_none() {
+                break;
+            }
+            let resumed = reader.position() as i64;
+            while entries
+                .next_if(|e| i64::from(e.position) < resumed)
+                .is_some()
+            {}
+            continue;
         }
         let Step::Entry { position, entry } = step else {
             break;
