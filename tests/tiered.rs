@@ -707,3 +707,54 @@ fn entries_that_are_no_objects_are_reported_never_read() {
         "{err}"
     );
 }
+
+/// `tiered --deep` judges the offset index's entries as its walk passes them, damage or not:
+/// an entry inside the batch before the damage is wrong, one into the damage is not judged,
+/// and one past the last batch is wrong though the walk met damage before it.
+#[test]
+fn index_entries_around_damage_are_judged_as_the_walk_passes_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log_dir, root, s) = setup(tmp.path());
+    write_metadata(&log_dir, &s);
+    let log = root.join(remote_name(s[0].start, &s[0].id, ".log"));
+    let batches = common::batches(&log);
+    assert_eq!(batches.len(), 2);
+    let len = std::fs::metadata(&log).unwrap().len();
+    // The second (last) batch's checksum broken.
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[len as usize - 3] ^= 0xff;
+    std::fs::write(&log, bytes).unwrap();
+    // (relative offset, position): inside the first batch, at the damaged one, past the end.
+    let entries = [(0u32, batches[0].0 + 5), (5, batches[1].0), (9, len + 100)];
+    let index: Vec<u8> = entries
+        .iter()
+        .flat_map(|(o, p)| [o.to_be_bytes(), (*p as u32).to_be_bytes()].concat())
+        .collect();
+    std::fs::write(
+        root.join(remote_name(s[0].start, &s[0].id, ".index")),
+        index,
+    )
+    .unwrap();
+    let dir = log_dir.join("orders-0");
+    let (code, checks, report) = tiered(&dir, &["--deep", "--remote", &url(&root)]);
+    assert_eq!(code, 1);
+    let messages: Vec<&str> = report["partitions"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        checks,
+        ["tiered.index", "tiered.index", "tiered.log-damaged"],
+        "{messages:?}"
+    );
+    let inside = format!("position {}) does not point at a batch", batches[0].0 + 5);
+    let past = format!("position {}) lies past the segment's last batch", len + 100);
+    for says in [inside, past] {
+        assert!(
+            messages.iter().any(|m| m.contains(&says)),
+            "{says}: {messages:?}"
+        );
+    }
+}

@@ -12,7 +12,7 @@ use crate::format::checkpoint::LeaderEpochCheckpoint;
 use crate::format::entry::Entry;
 use crate::format::index::{
     offset_index_entries, offset_index_sanity_check, time_index_sanity_check,
-    txn_index_sanity_check,
+    txn_index_sanity_check, OffsetIndexEntry,
 };
 use crate::format::snapshot;
 use crate::ops::finding::Finding;
@@ -24,7 +24,7 @@ use crate::storage::tiered::{Layout, RemoteSegment, SegmentFile};
 pub struct Walked {
     pub first_offset: Option<i64>,
     pub last_offset: Option<i64>,
-    /// Whether the walk reached the end of the log (no damage stopped it).
+    /// Whether the walk read every batch of the log (no damage in it).
     pub complete: bool,
 }
 
@@ -123,6 +123,22 @@ pub fn check(
         .peekable();
     let (mut first, mut last) = (None, None::<i64>);
     let mut complete = true;
+    // An entry that names no batch start: found as the walk passes its position.
+    let index_file = index_path.clone().unwrap_or_else(|| log.clone());
+    let misplaced = |e: &OffsetIndexEntry| {
+        Finding::error(
+            "tiered.index",
+            index_file.clone(),
+            format!(
+                "entry (offset {}, position {}) does not point at a batch starting at or before \
+                 that offset: fetches through it read the wrong bytes",
+                e.offset, e.position
+            ),
+        )
+        .offset(e.offset)
+    };
+    // Whether the walk ended in damage, with no batch after it.
+    let mut ended_in_damage = false;
     loop {
         let step = reader.next_step()?;
         if let Some((position, why)) = step.damage() {
@@ -135,10 +151,15 @@ pub fn check(
                 .at(position),
             );
             complete = false;
+            // Entries before the damage point inside the batch before it.
+            while let Some(e) = entries.next_if(|e| i64::from(e.position) < position as i64) {
+                findings.push(misplaced(&e));
+            }
             // On at the next valid batch, as a fetch from there is served (where undecodable
-            // bytes were, the reader is there already); index entries into the damage are
-            // not judged.
+            // bytes were, the reader is there already); entries into the damage are not
+            // judged.
             if reader.position() <= position && reader.resync(position + 1)?.is_none() {
+                ended_in_damage = true;
                 break;
             }
             let resumed = reader.position() as i64;
@@ -173,23 +194,13 @@ pub fn check(
             // (`LogSegment.append`): it must start a batch at or below its offset; a lookup
             // scans forward from there.
             if i64::from(e.position) != position as i64 || e.offset < base {
-                findings.push(
-                    Finding::error(
-                        "tiered.index",
-                        index_path.clone().unwrap_or_else(|| log.clone()),
-                        format!(
-                            "entry (offset {}, position {}) does not point at a batch starting at or before \
-                             that offset: fetches through it read the wrong bytes",
-                            e.offset, e.position
-                        ),
-                    )
-                    .offset(e.offset),
-                );
+                findings.push(misplaced(&e));
             }
         }
     }
-    // Past damage the walk did not reach the entries left: they are not judged.
-    if let (Some(p), Some(e), true) = (&index_path, entries.next(), complete) {
+    // Entries left after the last batch point past it; after damage that ends the log, they
+    // are not judged.
+    if let (Some(p), Some(e), false) = (&index_path, entries.next(), ended_in_damage) {
         findings.push(Finding::error(
             "tiered.index",
             p.clone(),
