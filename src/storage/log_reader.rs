@@ -40,7 +40,9 @@ pub enum Step<'r> {
         entry: Entry<'r>,
     },
     /// The framing holds but the entry's layout does not (e.g. a v2 batch smaller than its
-    /// header, a legacy message with a negative magic); `error.pos` is absolute.
+    /// header, a legacy message with a negative magic); or the entry reaches into bytes of a
+    /// remote object that cannot be decoded, and `len` runs to the next valid batch after them
+    /// (or the end). `error.pos` is absolute.
     BadEntry {
         position: u64,
         len: u64,
@@ -424,7 +426,7 @@ impl LogReader {
             let got = match read {
                 Ok(got) => got,
                 Err(e) => {
-                    self.stop_undecodable(have_end, e)?;
+                    self.note_undecodable(have_end, e)?;
                     break;
                 }
             };
@@ -463,7 +465,7 @@ impl LogReader {
 
     /// Notes the bytes at `at` as undecodable (their whole Aiven chunk) when `e` says so;
     /// returns any other error.
-    fn stop_undecodable(&mut self, at: u64, e: Error) -> Result<()> {
+    fn note_undecodable(&mut self, at: u64, e: Error) -> Result<()> {
         match (&self.src, e) {
             (
                 Source::Object(o),
@@ -519,19 +521,25 @@ impl LogReader {
         let resumed = self.resync(span.end)?;
         // Past the undecodable bytes (within the end: `--max-bytes` may cut them).
         self.pos = resumed.unwrap_or(self.end).max(span.end.min(self.end));
-        // Every stretch the resync went past with no valid batch between is this entry's.
-        let spans: Vec<String> = self.holes[i..]
+        // Every stretch the resync went past with no valid batch between is this entry's,
+        // side by side ones as one.
+        let mut spans: Vec<Range<u64>> = vec![span.clone()];
+        for h in self.holes[i..].iter().skip(usize::from(!span.is_empty())) {
+            if h.span.start >= self.pos.max(span.end) {
+                break;
+            }
+            match spans.last_mut() {
+                Some(s) if s.end == h.span.start => s.end = h.span.end,
+                _ => spans.push(h.span.clone()),
+            }
+        }
+        let spans: Vec<String> = spans
             .iter()
-            .take_while(|h| h.span.start < self.pos.max(span.end))
-            .map(|h| format!("{}..{}", h.span.start, h.span.end))
+            .map(|s| format!("{}..{}", s.start, s.end))
             .collect();
         let message = format!(
             "{first}: the segment's bytes {} cannot be decoded",
-            if spans.is_empty() {
-                format!("{}..{}", span.start, span.end)
-            } else {
-                spans.join(", ")
-            }
+            spans.join(", ")
         );
         Ok(Some(Step::BadEntry {
             position,
@@ -551,7 +559,7 @@ impl LogReader {
             Ok(true) => {}
             Ok(false) => return Ok(false),
             Err(e) => {
-                self.stop_undecodable(range.start, e)?;
+                self.note_undecodable(range.start, e)?;
                 return Ok(false);
             }
         }
@@ -573,7 +581,8 @@ impl LogReader {
     }
 
     /// Reads the entry at the current position and advances past it (past whatever length
-    /// the framing announced, for `Entry` and `BadEntry`).
+    /// the framing announced, for `Entry` and `BadEntry`; past undecodable bytes, to the next
+    /// valid batch, for a `BadEntry` that reaches into them).
     pub fn next_step(&mut self) -> Result<Step<'_>> {
         let position = self.pos;
         let head_len = (HEADER_SIZE_UP_TO_MAGIC_BYTES + 1) as u64;
@@ -594,15 +603,17 @@ impl LogReader {
             Frame::Entry { .. } | Frame::Truncated { .. } => {
                 let size = i32::from_be_bytes(head[8..12].try_into().expect("4 bytes"));
                 let len = LOG_OVERHEAD_BYTES as u64 + size as u64;
-                if let Some(bad) = self.undecodable_step(position, len)? {
-                    return Ok(bad);
-                }
+                // An entry cut by the end is the end, whatever undecodable bytes earlier reads
+                // found inside it: the same step whatever was read before.
                 if position + len > self.end {
                     return Ok(Step::End {
                         position,
                         trailing: self.end.saturating_sub(position),
                         truncated_len: Some(len),
                     });
+                }
+                if let Some(bad) = self.undecodable_step(position, len)? {
+                    return Ok(bad);
                 }
                 if len > STREAMED_CHECKSUM_ABOVE_BYTES {
                     if let Some(bad) = self.streamed_crc(position, len)? {
@@ -702,7 +713,7 @@ impl LogReader {
             let n = match read {
                 Ok(n) => n,
                 Err(e) => {
-                    self.stop_undecodable(position + got as u64, e)?;
+                    self.note_undecodable(position + got as u64, e)?;
                     break;
                 }
             };

@@ -40,6 +40,14 @@ impl Local {
     fn path(&self, key: &str) -> PathBuf {
         self.root.join(key)
     }
+
+    /// `e`, about a file of the tree, naming it as the store names its objects.
+    fn named(&self, e: Error) -> Error {
+        match &self.url {
+            Some(url) => e.rebased(&self.root, Path::new(url)),
+            None => e,
+        }
+    }
 }
 
 /// The file `p` opened for reading if it is an object: a regular file, or a link to one.
@@ -124,7 +132,12 @@ impl Store for Local {
                         continue
                     }
                     // A link to nothing, to itself, or through a file.
-                    Err(_) if own.is_symlink() => {
+                    Err(e)
+                        if own.is_symlink()
+                            && (e.kind() == std::io::ErrorKind::NotFound
+                                || e.raw_os_error() == Some(libc::ELOOP)
+                                || e.raw_os_error() == Some(libc::ENOTDIR)) =>
+                    {
                         let what = super::LINK_TO_NOTHING;
                         listing.not_objects.push(NotObject { key, what });
                         continue;
@@ -153,14 +166,14 @@ impl Store for Local {
     /// Whole or not at all, as an upload: a file written beside and renamed into place
     /// (which also replaces, never opens, whatever stood there).
     fn put(&self, key: &str, bytes: Vec<u8>) -> Result<()> {
-        let p = self.path(key);
         let mut upload = self.upload(key)?;
-        upload.write_all(&bytes).map_err(|e| Error::io(&p, e))?;
-        upload.finish().map(|_| ())
+        let written = upload.write_all(&bytes);
+        written.map_err(|e| Error::io(&self.path_of(key), e))?;
+        upload.finish().map(|_| ()).map_err(|e| self.named(e))
     }
 
     fn upload(&self, key: &str) -> Result<Box<dyn Upload>> {
-        upload_file(&self.path(key))
+        upload_file(&self.path(key)).map_err(|e| self.named(e))
     }
 
     /// The file itself, whatever bytes its path holds ([`Store::name`] is for messages); the

@@ -222,8 +222,8 @@ pub trait Upload: std::io::Write + Send {
 
 /// Opens the store a `--remote` argument names: a URL (`s3://bucket/prefix`, `file:///dir`,
 /// `memory://`) or a local directory. A filesystem tree, named by a path or a `file://` URL, is
-/// read by [`Local`], as kseg reads files: regular files only, none opened in a way that could
-/// block, and what is no object listed as such (the `object_store` crate's own local store
+/// read by [`Local`], as kseg reads files: regular files and links to them, none opened in a
+/// way that could block, and what is no object listed as such (the `object_store` crate's own local store
 /// leaves FIFOs, sockets and links to nothing out of its listings, unsaid).
 pub fn open(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
     let Some(dir) = local_dir(location) else {

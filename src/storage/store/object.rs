@@ -367,6 +367,7 @@ impl Chunked {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::batch::HEADER_SIZE_UP_TO_MAGIC_BYTES;
     use crate::storage::store::recording::store;
 
     fn data(len: usize) -> Vec<u8> {
@@ -541,7 +542,7 @@ mod tests {
         // 7 and 8 side by side: one bad entry, both named.
         let (objects, damaged, holes) =
             damaged_segment(&log, 500, |c, last| [7, 8, 20, last].contains(&c));
-        let expected = walk_model(&log, &holes);
+        let expected = walk_model(&log, &holes, log.len() as u64);
         assert_eq!(expected.iter().filter(|e| e.2.is_some()).count(), 3);
         let (first_bad, first_resume) = {
             let k = expected.iter().position(|e| e.2.is_some()).unwrap();
@@ -576,16 +577,30 @@ mod tests {
                             "{what}: {}",
                             error.message
                         );
-                        // Every damaged stretch the entry runs over is named.
-                        for h in holes.iter().filter(|h| h.start < position + len) {
-                            let named = error.message.contains(&format!("{}..{}", h.start, h.end));
-                            assert_eq!(
-                                named,
-                                h.start >= error.pos as u64,
-                                "{what}: {}",
-                                error.message
-                            );
-                        }
+                        // Every damaged stretch the entry runs over is named, side by side
+                        // ones as one, and none before it.
+                        let named: Vec<Range<u64>> = error.message
+                            [error.message.find("bytes ").unwrap() + 6..]
+                            .split(" cannot")
+                            .next()
+                            .unwrap()
+                            .split(", ")
+                            .map(|r| {
+                                let (a, b) = r.split_once("..").unwrap();
+                                a.parse().unwrap()..b.parse().unwrap()
+                            })
+                            .collect();
+                        let over: Vec<&Range<u64>> = holes
+                            .iter()
+                            .filter(|h| h.end > position && h.start < position + len)
+                            .collect();
+                        let covered = |h: &Range<u64>| {
+                            named.iter().any(|n| n.start <= h.start && h.end <= n.end)
+                        };
+                        assert!(over.iter().all(|h| covered(h)), "{what}: {}", error.message);
+                        let bytes: u64 = named.iter().map(|n| n.end - n.start).sum();
+                        let held: u64 = over.iter().map(|h| h.end - h.start).sum();
+                        assert_eq!(bytes, held, "{what}: {}", error.message);
                         got.push((position, len, Some(error.pos as u64)));
                     }
                     Step::End { trailing: 0, .. } => break,
@@ -658,11 +673,12 @@ mod tests {
         (objects, chunks, holes)
     }
 
-    /// What a walk of `log` through an object whose bytes `holes` cannot be decoded gives,
-    /// going on after each bad entry: (position, length, the first damaged byte of a bad
-    /// entry). A batch that reaches into damage starts a bad entry that runs to the next batch
-    /// no damage reaches into, or to the end.
-    fn walk_model(log: &[u8], holes: &[Range<u64>]) -> Vec<(u64, u64, Option<u64>)> {
+    /// What a walk of `log` through an object whose bytes `holes` cannot be decoded, read up
+    /// to `end`, gives, going on after each bad entry: (position, length, the first damaged
+    /// byte of a bad entry). A batch that reaches into damage (only its header counts when the
+    /// end cuts it) starts a bad entry that runs to the next whole batch no damage reaches
+    /// into, or to the end; a batch the end cuts, with no damage in its header, ends the walk.
+    fn walk_model(log: &[u8], holes: &[Range<u64>], end: u64) -> Vec<(u64, u64, Option<u64>)> {
         use crate::storage::log_reader::{LogReader, Step};
         let mut file = tempfile::NamedTempFile::new().unwrap();
         std::io::Write::write_all(&mut file, log).unwrap();
@@ -671,17 +687,23 @@ mod tests {
         while let Step::Entry { position, entry } = local.next_step().unwrap() {
             whole.push(position..position + entry.size_in_bytes() as u64);
         }
-        let cut = |b: &Range<u64>| {
+        // The damage a walk meets in `b` reading up to `upto` (never past the end).
+        let met = |b: &Range<u64>, upto: u64| {
+            let upto = upto.min(end);
             holes
                 .iter()
-                .find(|h| h.start < b.end && h.end > b.start)
+                .find(|h| h.start < upto && h.end > b.start)
                 .cloned()
         };
+        // What a step reads first: the bytes up to the magic, and it.
+        let header = |b: &Range<u64>| b.start + HEADER_SIZE_UP_TO_MAGIC_BYTES as u64 + 1;
         let mut expected = Vec::new();
         let mut i = 0;
-        while i < whole.len() {
+        while i < whole.len() && whole[i].start < end {
             let b = &whole[i];
-            match cut(b) {
+            let cut_by_end = b.end > end;
+            match met(b, if cut_by_end { header(b) } else { b.end }) {
+                None if cut_by_end => break,
                 None => {
                     expected.push((b.start, b.end - b.start, None));
                     i += 1;
@@ -689,9 +711,9 @@ mod tests {
                 Some(h) => {
                     let resume = whole
                         .iter()
-                        .position(|w| w.start >= h.end && cut(w).is_none());
-                    let to = resume.map_or(log.len() as u64, |r| whole[r].start);
-                    expected.push((b.start, to - b.start, Some(h.start)));
+                        .position(|w| w.start >= h.end && w.end <= end && met(w, w.end).is_none());
+                    let to = resume.map_or(end, |r| whole[r].start);
+                    expected.push((b.start, to - b.start, Some(h.start.max(b.start))));
                     i = resume.unwrap_or(whole.len());
                 }
             }
@@ -701,9 +723,8 @@ mod tests {
 
     /// Damage anywhere (each chunk of a random size damaged at random), read through ranges
     /// and parts of any size, with or without a cut (`--max-bytes`): a walk that goes on after
-    /// each bad entry, as `stats` does, gives the model's steps (within the cut); one that
-    /// resyncs after each, as `dump` does, ends too, its positions only growing, with the
-    /// same batches.
+    /// each bad entry, as `stats` does, and one that resyncs after each, as `dump` does, both
+    /// give the model's steps, their positions only growing, and end.
     #[test]
     fn damage_anywhere_is_walked_past_by_either_kind_of_walk() {
         use crate::format::aiven::KeyRing;
@@ -722,7 +743,7 @@ mod tests {
             let (objects, _, holes) = damaged_segment(&log, chunk_size, |c, _| picks[c]);
             let cut = (random(3) == 0).then(|| random(log.len() as u64 + 1));
             let end = cut.unwrap_or(log.len() as u64);
-            let model = walk_model(&log, &holes);
+            let model = walk_model(&log, &holes, end);
             let reader =
                 Arc::new(SegmentReader::open(objects.manifest, &KeyRing::default()).unwrap());
             let (chunk, part) =
@@ -764,19 +785,8 @@ mod tests {
                 }
                 walks.push(steps);
             }
-            let entries = |w: &[(u64, u64, Option<u64>)]| {
-                w.iter()
-                    .filter(|e| e.2.is_none())
-                    .copied()
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(entries(&walks[0]), entries(&walks[1]), "{what}");
-            // The model's entries within the cut; without one, its every step.
-            let within: Vec<_> = model.iter().filter(|e| e.0 + e.1 <= end).copied().collect();
-            assert_eq!(entries(&walks[0]), entries(&within), "{what}");
-            if cut.is_none() {
-                assert_eq!(walks[0], model, "{what}");
-            }
+            assert_eq!(walks[0], model, "{what}");
+            assert_eq!(walks[1], model, "{what}");
         }
     }
 }

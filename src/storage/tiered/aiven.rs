@@ -212,9 +212,11 @@ impl Layout for Aiven {
         let Some(log) = segment.log() else {
             return Err(segment.absent(store.as_ref(), SegmentFile::Log));
         };
+        // The segment's size, as the manifest that does not fit its object says.
+        let original = u64::from(reader.manifest.chunk_index.original_file_size);
         match RemoteObject::open_chunked(store, &log.key, reader) {
             Ok(object) => Ok(LogReader::open_object(object, None)),
-            Err(e) => LogReader::undecodable(e, len),
+            Err(e) => LogReader::undecodable(e, original),
         }
     }
 

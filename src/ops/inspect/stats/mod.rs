@@ -976,8 +976,9 @@ fn segment_groups(seg: &SegmentRef, part: &PartitionRef, opts: &StatsOptions) ->
                     acc.invalid_batches += 1;
                 }
             }
-            // The framing holds: the walk goes on after the entry, as after a loaded one whose
-            // checksum fails.
+            // The framing holds (or the reader went past undecodable bytes to the next valid
+            // batch): the walk goes on after the entry, as after a loaded one whose checksum
+            // fails.
             Step::BadEntry { len, .. } | Step::BadCrc { len, .. } => damaged += len,
             Step::SizeTooSmall { position, .. } | Step::TooLarge { position, .. } => {
                 let next = reader.resync(position + 1)?;
