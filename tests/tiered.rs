@@ -691,6 +691,14 @@ fn entries_that_are_no_objects_are_reported_never_read() {
             let named = format!("{remote}/{log_key}: a FIFO, not an object");
             assert!(err.contains(&named), "{args:?}: {err}");
         }
+        // The FIFO named alone.
+        let alone = format!("{remote}/{log_key}");
+        let (code, err) = kseg_within_a_minute(&["dump", "--remote-segment", &alone]);
+        assert_eq!(code, 2, "{alone}: {err}");
+        assert!(
+            err.contains(&format!("{alone}: a FIFO, not an object")),
+            "{err}"
+        );
     }
     // Nothing left of a segment the metadata says was copied: not a shorter log, an error.
     for e in std::fs::read_dir(&partition).unwrap() {

@@ -138,13 +138,20 @@ pub fn show_segment(url: &str, opts: &TieredOptions) -> Result<PathBuf> {
     let about = |e: Error| Error::invalid(at, e.to_string());
     let store = store::open(root, &opts.store).map_err(about)?;
     let dir = key.rsplit_once('/').map_or("", |(d, _)| d);
-    let objects = store.list(dir).map_err(about)?.objects;
+    let listing = store.list(dir).map_err(about)?;
     let segment = layout
-        .partition(&objects, &p)
+        .partition(&listing.objects, &p)
         .segments
         .into_iter()
-        .find(|s| s.log().is_some_and(|o| o.key == key))
-        .ok_or_else(|| Error::invalid(at, "no such object"))?;
+        .find(|s| s.log().is_some_and(|o| o.key == key));
+    let Some(segment) = segment else {
+        // Not listed: nothing there, or something that is no object (a FIFO).
+        let why = match listing.not_objects.iter().find(|n| n.key == key) {
+            Some(n) => format!("{}, not an object: kseg reads nothing from it", n.what),
+            None => "no such object".to_string(),
+        };
+        return Err(Error::invalid(at, why));
+    };
     let shown_dir = at.with_file_name(partition_dir_name(&p.topic, p.partition));
     tiered::show(&shown_dir, store, Arc::from(layout), segment).map_err(about)?;
     Ok(shown_dir)
