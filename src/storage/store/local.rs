@@ -248,9 +248,10 @@ impl Drop for LocalUpload {
 mod tests {
     use super::*;
 
-    /// A tree with a file, a FIFO, a link to nothing, a link to itself and a link back up to its
-    /// root: the file is the one object, the others are listed as no objects (the link up not
-    /// followed), and the FIFO's size and bytes are refused (not waited for).
+    /// A tree with a file, a link to it, a FIFO, a link to nothing, a link to itself and a link
+    /// back up to its root: the file and the link to it are the objects, the others are listed
+    /// as no objects (the link up not followed), and the FIFO's size and bytes are refused (not
+    /// waited for).
     #[test]
     fn what_is_no_object_is_listed_as_such_and_never_read() {
         let tmp = tempfile::tempdir().unwrap();
@@ -264,10 +265,11 @@ mod tests {
         std::os::unix::fs::symlink(tmp.path().join("nothing"), dir.join("gone")).unwrap();
         std::os::unix::fs::symlink(tmp.path(), dir.join("up")).unwrap();
         std::os::unix::fs::symlink("loop", dir.join("loop")).unwrap();
+        std::os::unix::fs::symlink("a.log", dir.join("b.log")).unwrap();
         let store = Local::new(tmp.path(), Some("file:///t/"), ReadAhead::default());
         let listing = store.list("").unwrap();
         let keys: Vec<&str> = listing.objects.iter().map(|o| o.key.as_str()).collect();
-        assert_eq!(keys, ["p/a.log"]);
+        assert_eq!(keys, ["p/a.log", "p/b.log"]);
         let not: Vec<(&str, &str)> = listing
             .not_objects
             .iter()
@@ -292,6 +294,6 @@ mod tests {
             let named = "file:///t/p/f.index: a FIFO, not an object";
             assert!(e.to_string().contains(named), "{e}");
         }
-        assert_eq!(store.read_all("p/a.log").unwrap(), b"bytes");
+        assert_eq!(store.read_all("p/b.log").unwrap(), b"bytes");
     }
 }
