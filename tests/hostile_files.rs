@@ -57,11 +57,7 @@ fn make(p: &Path, how: Hostile) -> Option<std::os::unix::net::UnixListener> {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::remove_file(p);
     match how {
-        Hostile::Fifo => {
-            let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-            // SAFETY: mkfifo with a NUL-terminated path.
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
-        }
+        Hostile::Fifo => common::mkfifo(p),
         Hostile::Socket => return Some(std::os::unix::net::UnixListener::bind(p).unwrap()),
         Hostile::DevZero => std::os::unix::fs::symlink("/dev/zero", p).unwrap(),
         Hostile::Directory => std::fs::create_dir(p).unwrap(),

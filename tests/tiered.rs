@@ -604,9 +604,7 @@ fn entries_that_are_no_objects_are_reported_never_read() {
     let dir = log_dir.join("orders-0");
     let fifo = |p: &Path| {
         let _ = std::fs::remove_file(p);
-        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: mkfifo with a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+        common::mkfifo(p);
     };
     let at = |i: usize, suffix: &str| root.join(remote_name(s[i].start, &s[i].id, suffix));
     let partition = root.join(format!("orders-0-{TOPIC_ID}"));

@@ -412,9 +412,7 @@ impl LogReader {
             Source::Object(_) | Source::Undecodable => 0,
         };
         while have_end < want_end {
-            let chunk = read_chunk
-                .max(want_end - have_end)
-                .min(self.readable_end(have_end) - have_end) as usize;
+            let chunk = read_chunk.max(want_end - have_end).min(self.end - have_end) as usize;
             if self.buf.len() < self.valid + chunk {
                 self.buf.resize(self.valid + chunk, 0);
             }

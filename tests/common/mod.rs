@@ -346,6 +346,18 @@ pub fn listing(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Makes a FIFO at `p`.
+pub fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a NUL-terminated path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o644) },
+        0,
+        "{}",
+        p.display()
+    );
+}
+
 /// Runs `cmd` (a kseg command): its exit status, stdout and stderr.
 pub fn outcome(cmd: &mut std::process::Command) -> (i32, String, String) {
     let out = cmd.output().unwrap();

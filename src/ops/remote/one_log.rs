@@ -50,8 +50,9 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
         let local_start = local_log_start(dir)?.map(|l| l.offset);
         let below_local = |start: i64| local_start.is_none_or(|l| start < l);
         let mut starts = BTreeSet::new();
-        let listed = layout.partition(&objects, &p).segments;
-        let served: Vec<RemoteSegment> = listed
+        let served: Vec<RemoteSegment> = layout
+            .partition(&objects, &p)
+            .segments
             .into_iter()
             .filter(|s| {
                 copied
@@ -147,7 +148,7 @@ pub fn show_segment(url: &str, opts: &TieredOptions) -> Result<PathBuf> {
     let Some(segment) = segment else {
         // Not listed: nothing there, or something that is no object (a FIFO).
         let why = match listing.not_objects.iter().find(|n| n.key == key) {
-            Some(n) => format!("{}, not an object: kseg reads nothing from it", n.what),
+            Some(n) => store::not_an_object(n.what),
             None => "no such object".to_string(),
         };
         return Err(Error::invalid(at, why));

@@ -97,11 +97,25 @@ pub fn open_regular(p: &Path) -> Result<std::fs::File> {
 
 /// [`open_regular`] of the file at `at`, errors naming `p`.
 pub(super) fn open_regular_at(p: &Path, at: &Path) -> Result<std::fs::File> {
+    open_if_regular_at(p, at)?.map_err(|what| not_regular_error(p, what))
+}
+
+/// [`open_regular`], what the file is when it is not a regular file given back as such
+/// (`Ok(Err("a FIFO"))`), for a caller that reports it in words of its own; nothing is
+/// recorded.
+pub fn open_if_regular(p: &Path) -> Result<std::result::Result<std::fs::File, &'static str>> {
+    open_if_regular_at(p, &resolve(p))
+}
+
+fn open_if_regular_at(
+    p: &Path,
+    at: &Path,
+) -> Result<std::result::Result<std::fs::File, &'static str>> {
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::OpenOptionsExt;
     let before = stat(at).map_err(|e| Error::io(p, e))?;
     if let Some(what) = not_regular(before.file_type()) {
-        return Err(not_regular_error(p, what));
+        return Ok(Err(what));
     }
     injected(at, FsOp::Open).map_err(|e| Error::io(p, e))?;
     let read_from = match injected(at, FsOp::Read) {
@@ -115,7 +129,7 @@ pub(super) fn open_regular_at(p: &Path, at: &Path) -> Result<std::fs::File> {
         .map_err(|e| Error::io(p, e))?;
     let after = f.metadata().map_err(|e| Error::io(p, e))?;
     if let Some(what) = not_regular(after.file_type()) {
-        return Err(not_regular_error(p, what));
+        return Ok(Err(what));
     }
     if read_from == at {
         note_read(at, &after);
@@ -128,7 +142,7 @@ pub(super) fn open_regular_at(p: &Path, at: &Path) -> Result<std::fs::File> {
             libc::fcntl(f.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
         }
     }
-    Ok(f)
+    Ok(Ok(f))
 }
 
 /// The whole regular file `p` ([`open_regular`]; a held one's from its record), refused

@@ -50,18 +50,14 @@ impl Local {
     }
 }
 
-/// The file `p` opened for reading if it is an object: a regular file, or a link to one.
-/// Anything else is an error saying what it is; errors name it `named` (the object's name).
+/// The file `p` opened for reading if it is an object: a regular file, or a link to one,
+/// never opened in a way that blocks. Anything else is an error saying what it is; errors
+/// name it `named` (the object's name).
 fn open_object(p: &Path, named: &Path) -> Result<File> {
-    let meta = std::fs::metadata(p).map_err(|e| Error::io(named, e))?;
-    if let Some(what) = files::not_regular(meta.file_type()) {
-        return Err(Error::invalid(
-            named,
-            format!("{what}, not an object: kseg reads nothing from it"),
-        ));
+    match files::open_if_regular(p).map_err(|e| e.rebased(p, named))? {
+        Ok(f) => Ok(f),
+        Err(what) => Err(Error::invalid(named, super::not_an_object(what))),
     }
-    // Replaced by a FIFO since: still never a blocking open.
-    files::open_regular(p).map_err(|e| e.rebased(p, named))
 }
 
 impl Store for Local {

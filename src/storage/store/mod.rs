@@ -56,6 +56,11 @@ pub struct NotObject {
 /// the one kind a file system says is not there at all.
 pub const LINK_TO_NOTHING: &str = "a symbolic link to nothing";
 
+/// Why an entry that is `what` (`a FIFO`) is not read, in an error about it.
+pub fn not_an_object(what: &str) -> String {
+    format!("{what}, not an object: kseg reads nothing from it")
+}
+
 /// How an object is read forward: ranged reads of `chunk_bytes`, `requests` of them started
 /// ahead of the one being worked on (`--remote-chunk-bytes`, `--remote-requests`). An open
 /// object buffers at most `chunk_bytes × (requests + 1)` bytes in flight, beside the part
@@ -223,8 +228,8 @@ pub trait Upload: std::io::Write + Send {
 /// Opens the store a `--remote` argument names: a URL (`s3://bucket/prefix`, `file:///dir`,
 /// `memory://`) or a local directory. A filesystem tree, named by a path or a `file://` URL, is
 /// read by [`Local`], as kseg reads files: regular files and links to them, none opened in a
-/// way that could block, and what is no object listed as such (the `object_store` crate's own local store
-/// leaves FIFOs, sockets and links to nothing out of its listings, unsaid).
+/// way that could block, and what is no object listed as such (the `object_store` crate's own
+/// local store leaves FIFOs, sockets and links to nothing out of its listings, unsaid).
 pub fn open(location: &str, options: &RemoteOptions) -> Result<Arc<dyn Store>> {
     let Some(dir) = local_dir(location) else {
         return Ok(Arc::new(Remote::open(location, options)?));

@@ -1,10 +1,10 @@
 //! Object storage through the `object_store` crate: `s3://bucket/prefix` (AWS or any
 //! S3-compatible server, `--remote-endpoint`), `gs://bucket/prefix` (Google Cloud Storage, or a
 //! GCS-compatible server without OAuth, `--remote-endpoint`), `az://container/prefix`,
-//! and `memory://` (tests; a `file://` tree is [`super::Local`]'s). Credentials, regions and accounts come from the crate's
-//! standard environment variables (`AWS_*`, `GOOGLE_*`, `AZURE_*`). Requests are
-//! retried with back-off by the crate, for a bounded time, so a stopped server is an error after
-//! seconds, not a hang.
+//! and `memory://` (tests; a `file://` tree is [`super::Local`]'s). Credentials, regions and
+//! accounts come from the crate's standard environment variables (`AWS_*`, `GOOGLE_*`,
+//! `AZURE_*`). Requests are retried with back-off by the crate, for a bounded time, so a stopped
+//! server is an error after seconds, not a hang.
 
 use std::collections::VecDeque;
 use std::future::Future;
