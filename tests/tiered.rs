@@ -714,6 +714,54 @@ fn entries_that_are_no_objects_are_reported_never_read() {
     );
 }
 
+/// A folder where a served segment's object should be (a directory in a filesystem tree;
+/// objects whose keys go on past the object's, in a bucket): the object is said to be one,
+/// its objects are orphans, and the one-log commands refuse to read it as the segment.
+#[test]
+fn a_folder_at_an_objects_key_is_said_to_be_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log_dir, root, s) = setup(tmp.path());
+    write_metadata(&log_dir, &s);
+    let dir = log_dir.join("orders-0");
+    let log_key = remote_name(s[0].start, &s[0].id, ".log");
+    let index = root.join(remote_name(s[1].start, &s[1].id, ".index"));
+    for folder in [root.join(&log_key), index] {
+        std::fs::remove_file(&folder).unwrap();
+        std::fs::create_dir(&folder).unwrap();
+        std::fs::write(folder.join("part-1"), b"12345").unwrap();
+        std::fs::write(folder.join("part-2"), b"678").unwrap();
+    }
+    for remote in [url(&root), root.display().to_string()] {
+        let (code, checks, report) = tiered(&dir, &["--remote", &remote]);
+        assert_eq!(code, 1, "{remote}");
+        assert_eq!(
+            checks,
+            ["tiered.object-missing", "tiered.object-missing"],
+            "{remote}"
+        );
+        let p = &report["partitions"][0];
+        for f in p["findings"].as_array().unwrap() {
+            assert_eq!(f["severity"], "error", "{f}");
+            assert!(
+                f["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("is a folder holding 2 object(s), not an object"),
+                "{f}"
+            );
+        }
+        assert_eq!(p["orphans"].as_array().unwrap().len(), 4, "{p}");
+        assert_eq!(p["orphanSize"], 16, "{p}");
+        let d = dir.display().to_string();
+        let (code, err) = kseg_within_a_minute(&["digest", "--remote", &remote, &d]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!("{remote}/{log_key}: a directory, not an object")),
+            "{err}"
+        );
+    }
+}
+
 /// `tiered --deep` judges the offset index's entries as its walk passes them, damage or not:
 /// an entry inside the batch before the damage is wrong, one into the damage is not judged,
 /// and one past the last batch is wrong though the walk met damage before it.

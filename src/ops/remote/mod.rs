@@ -212,6 +212,7 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
         if ours.is_empty() && !held(&listing) && !held(&odd) {
             continue;
         }
+        let not_here = NotObjects::of(odd, &not_objects, &listing.strays);
         let report = partition(
             &store,
             layout.as_ref(),
@@ -220,7 +221,7 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
             local_log_start(dir)?,
             &ours,
             listing,
-            NotObjects::of(odd, &not_objects),
+            not_here,
             metadata_records > 0,
             opts.deep,
         )?;
@@ -493,17 +494,21 @@ fn partition(
 }
 
 /// The entries of a partition's part of a filesystem tree that are no object (a FIFO), by key:
-/// what each is, and the segment and file whose key it has, if any.
+/// what each is, and the segment and file whose key it has, if any; and the keys of the
+/// partition's objects that belong to no segment, among which a folder may stand at a missing
+/// object's key.
 struct NotObjects {
     left: BTreeMap<String, (&'static str, Option<SegmentKey>)>,
+    strays: Vec<String>,
 }
 
 /// A segment's id, and one of its files.
 type SegmentKey = (String, SegmentFile);
 
 impl NotObjects {
-    /// Those of `all` the layout's listing `odd` of them puts in the partition.
-    fn of(odd: tiered::PartitionListing, all: &[store::NotObject]) -> Self {
+    /// Those of `all` the layout's listing `odd` of them puts in the partition, beside the
+    /// partition's `strays`.
+    fn of(odd: tiered::PartitionListing, all: &[store::NotObject], strays: &[ObjectInfo]) -> Self {
         let what = |key: &str| {
             all.iter()
                 .find(|n| n.key == key)
@@ -520,14 +525,27 @@ impl NotObjects {
         for o in odd.strays {
             left.insert(o.key.clone(), (what(&o.key), None));
         }
-        NotObjects { left }
+        NotObjects {
+            left,
+            strays: strays.iter().map(|o| o.key.clone()).collect(),
+        }
     }
 
-    /// What stands at the key of an object that is not in the store, if anything does (then
-    /// reported with the object, not again on its own).
+    /// What stands at the key of an object that is not in the store, if anything does: an
+    /// entry that is no object (then reported with the object, not again on its own), or a
+    /// folder: objects whose keys go on past it (a directory, in a filesystem tree; they stay
+    /// orphans, which nothing reads).
     fn instead(&mut self, key: &str) -> Option<String> {
-        let (what, _) = self.left.remove(key)?;
-        Some(format!("{what}, not an object (kseg read nothing from it)"))
+        if let Some((what, _)) = self.left.remove(key) {
+            return Some(format!("{what}, not an object (kseg read nothing from it)"));
+        }
+        let folder = format!("{key}/");
+        let under = self
+            .strays
+            .iter()
+            .filter(|k| k.starts_with(&folder))
+            .count();
+        (under > 0).then(|| format!("a folder holding {under} object(s), not an object"))
     }
 }
 
