@@ -311,7 +311,7 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["tiered.object-missing"],
         severity: "error when the segment's copy finished (the broker serves it); warning otherwise",
-        what: "(`tiered`) an object of a remote segment that `__remote_log_metadata` names (or that the segment's other objects imply) is not in the store (or, in a filesystem, something that is no object stands at its key: said in the message)",
+        what: "(`tiered`) an object of a remote segment that `__remote_log_metadata` names (or that the segment's other objects imply) is not in the store (or what stands at its key is no object, said in the message: a folder, that is objects whose keys go on past its own; in a filesystem a FIFO, a socket, a device, a link to nothing)",
         broker: "a fetch of the segment's offsets fails (`RemoteLogManager.read` through the `RemoteStorageManager`)",
     },
     Check {
