@@ -564,31 +564,6 @@ fn s3_server_stopped_mid_read_is_an_error_naming_the_object() {
     assert!(named, "{err}");
 }
 
-/// `kseg ARGS`: exit status and standard error, the test failed if it has not ended within a
-/// minute (an entry that is no object must never block a read).
-fn kseg_within_a_minute(args: &[&str]) -> (i32, String) {
-    let child = Command::new(env!("CARGO_BIN_EXE_kseg"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
-    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
-        Ok(out) => (
-            out.status.code().unwrap(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        ),
-        Err(_) => {
-            // SAFETY: kill of the child this test started, which has not been waited for.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            panic!("kseg {args:?} did not end within a minute");
-        }
-    }
-}
-
 /// Entries of a tier in a filesystem that are no object (a FIFO, a socket, a device, a link to
 /// nothing or to itself, a link to a directory), named by a path or a `file://` URL: each
 /// reported by `tiered` (an error where it stands for an object of a segment the broker serves
@@ -683,7 +658,7 @@ fn entries_that_are_no_objects_are_reported_never_read() {
         for cmd in [&["verify", "--deep"][..], &["digest"], &["dump"]] {
             let d = dir.display().to_string();
             let args = [cmd, &["--remote", &remote, &d]].concat();
-            let (code, err) = kseg_within_a_minute(&args);
+            let (code, err) = common::kseg_within_a_minute(&args);
             assert_eq!(code, 2, "{args:?}: {err}");
             // Named as the store names it: the URL, or the path.
             let named = format!("{remote}/{log_key}: a FIFO, not an object");
@@ -691,7 +666,7 @@ fn entries_that_are_no_objects_are_reported_never_read() {
         }
         // The FIFO named alone.
         let alone = format!("{remote}/{log_key}");
-        let (code, err) = kseg_within_a_minute(&["dump", "--remote-segment", &alone]);
+        let (code, err) = common::kseg_within_a_minute(&["dump", "--remote-segment", &alone]);
         assert_eq!(code, 2, "{alone}: {err}");
         assert!(
             err.contains(&format!("{alone}: a FIFO, not an object")),
@@ -706,7 +681,7 @@ fn entries_that_are_no_objects_are_reported_never_read() {
         }
     }
     let d = dir.display().to_string();
-    let (code, err) = kseg_within_a_minute(&["digest", "--remote", &url(&root), &d]);
+    let (code, err) = common::kseg_within_a_minute(&["digest", "--remote", &url(&root), &d]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(&log_key) && err.contains("says was copied"),
@@ -753,7 +728,7 @@ fn a_folder_at_an_objects_key_is_said_to_be_one() {
         assert_eq!(p["orphans"].as_array().unwrap().len(), 4, "{p}");
         assert_eq!(p["orphanSize"], 16, "{p}");
         let d = dir.display().to_string();
-        let (code, err) = kseg_within_a_minute(&["digest", "--remote", &remote, &d]);
+        let (code, err) = common::kseg_within_a_minute(&["digest", "--remote", &remote, &d]);
         assert_eq!(code, 2, "{err}");
         assert!(
             err.contains(&format!("{remote}/{log_key}: a directory, not an object")),

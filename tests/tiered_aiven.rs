@@ -660,3 +660,67 @@ fn each_damaged_stretch_of_a_segment_is_a_finding() {
     }
     assert!(at(&found[0]) < at(&found[1]), "{out}");
 }
+
+/// A manifest that cuts its segment into a chunk per byte, every one of them damaged: each
+/// chunk costs its walk a search, not a scan of all the damage found before it (which took
+/// the walk quadratic time, minutes at this size), and a manifest whose chunks hold bytes in
+/// no stored byte is refused, whatever count of them it claims.
+#[test]
+fn a_chunk_per_byte_all_damaged_is_walked_past_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/SPEC.json");
+    let dir = tmp.path().join("logs/orders-0");
+    let root = tmp.path().join("tier");
+    let (d, r) = (dir.to_str().unwrap(), url(&root));
+    let write = [
+        "write",
+        spec.to_str().unwrap(),
+        d,
+        "--tier-to",
+        &r,
+        "--remote-layout",
+        "aiven",
+        "--chunk-compression",
+    ];
+    let (code, out, err) = run(&write, &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let file = |ext: &str| {
+        common::files_under(&root)
+            .into_iter()
+            .find(|p| p.extension().is_some_and(|e| e == ext))
+            .unwrap()
+    };
+    let (log, manifest) = (file("log"), file("rsm-manifest"));
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    let size: u32 = 400_000;
+    let chunks = kseg::format::aiven::chunk_index::encode_sizes(&vec![1; size as usize]);
+    m["chunkIndex"] = json!({"type": "variable", "originalChunkSize": 1,
+        "originalFileSize": size, "transformedChunks": chunks});
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    std::fs::write(&log, vec![0u8; size as usize]).unwrap();
+    let tiered = ["tiered", "--deep", "--json", "--remote", &r, d];
+    let (code, err) = common::kseg_within_a_minute(&tiered);
+    assert_eq!(code, 1, "{err}");
+    let (_, out, _) = run(&tiered, &[]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let found = report["partitions"][0]["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{out}");
+    assert_eq!(found[0]["check"], "tiered.log-damaged", "{out}");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the segment's bytes 0..") && message.contains("cannot be decoded"),
+        "{message}"
+    );
+    // Chunks of no stored bytes: two billion of them over a 1030-byte object.
+    m["chunkIndex"] = json!({"type": "fixed", "originalChunkSize": 1,
+        "originalFileSize": i32::MAX, "transformedChunkSize": 0, "finalTransformedChunkSize": 1030});
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    std::fs::write(&log, vec![0u8; 1030]).unwrap();
+    let (code, err) = common::kseg_within_a_minute(&tiered);
+    assert_eq!(code, 1, "{err}");
+    let (_, out, _) = run(&tiered, &[]);
+    assert!(
+        out.contains("holds original bytes in no stored byte"),
+        "{out}"
+    );
+}

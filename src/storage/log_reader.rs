@@ -451,14 +451,22 @@ impl LogReader {
     /// after `pos` (`pos` itself inside them).
     fn readable_end(&self, pos: u64) -> u64 {
         self.holes
-            .iter()
-            .find(|h| h.span.end > pos)
+            .get(self.holes_ending_by(pos))
             .map_or(self.end, |h| h.span.start.max(pos).min(self.end))
     }
 
     /// The undecodable bytes `pos` lies in, if any.
     fn hole_at(&self, pos: u64) -> Option<&Undecodable> {
-        self.holes.iter().find(|h| h.span.contains(&pos))
+        self.holes
+            .get(self.holes_ending_by(pos))
+            .filter(|h| h.span.contains(&pos))
+    }
+
+    /// How many of the undecodable stretches end at or before `pos`. They are chunks, apart
+    /// and in order, so their ends are in order too: a search, not a scan (a manifest may cut
+    /// a segment into a chunk per byte, every one of them damaged).
+    fn holes_ending_by(&self, pos: u64) -> usize {
+        self.holes.partition_point(|h| h.span.end <= pos)
     }
 
     /// Notes the bytes at `at` as undecodable (their whole Aiven chunk) when `e` says so;
@@ -498,15 +506,23 @@ impl LogReader {
     /// runs to the next valid batch after them, where reading resumes (or to the end).
     fn undecodable_step(&mut self, position: u64, needed: u64) -> Result<Option<Step<'static>>> {
         let reach = position.saturating_add(needed);
-        let Some(i) = self.holes.iter().position(|h| {
-            if h.span.is_empty() {
-                // A segment of no bytes that cannot be decoded, reported once.
-                h.span.start == position
-            } else {
-                // At the end (a cut inside the damage) the walk is over.
-                position < self.end && h.span.start < reach && h.span.end > position
-            }
-        }) else {
+        // From the first stretch that ends at `position` or later (an empty one there
+        // included), up to those that start past what is needed.
+        let first = self.holes.partition_point(|h| h.span.end < position);
+        let Some(i) = self.holes[first..]
+            .iter()
+            .take_while(|h| h.span.start <= reach)
+            .position(|h| {
+                if h.span.is_empty() {
+                    // A segment of no bytes that cannot be decoded, reported once.
+                    h.span.start == position
+                } else {
+                    // At the end (a cut inside the damage) the walk is over.
+                    position < self.end && h.span.start < reach && h.span.end > position
+                }
+            })
+            .map(|j| first + j)
+        else {
             return Ok(None);
         };
         let (span, kind, first) = {

@@ -358,6 +358,31 @@ pub fn mkfifo(p: &Path) {
     );
 }
 
+/// `kseg ARGS`: exit status and standard error, the test failed if it has not ended within a
+/// minute (for reads that must never block nor go on without end, whatever the input).
+pub fn kseg_within_a_minute(args: &[&str]) -> (i32, String) {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(out) => (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ),
+        Err(_) => {
+            // SAFETY: kill of the child this test started, which has not been waited for.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("kseg {args:?} did not end within a minute");
+        }
+    }
+}
+
 /// Runs `cmd` (a kseg command): its exit status, stdout and stderr.
 pub fn outcome(cmd: &mut std::process::Command) -> (i32, String, String) {
     let out = cmd.output().unwrap();

@@ -125,6 +125,27 @@ impl ChunkIndex {
                 )));
             }
         }
+        // Every transform the plugin applies (none, zstd, AES-GCM) leaves at least a byte of
+        // a chunk that holds one: an empty one means a manifest made up, and allowing them
+        // would let a manifest count chunks by the billion over a small object.
+        let n = self.chunk_count();
+        let empty = match &self.sizes {
+            // Every chunk but the last has the first size.
+            TransformedSizes::Fixed { chunk, last } => match (*chunk, *last) {
+                (0, _) if n > 1 => Some(0),
+                (_, 0) if self.original_file_size > 0 => Some(n - 1),
+                _ => None,
+            },
+            TransformedSizes::Variable { sizes, .. } => sizes
+                .iter()
+                .position(|&s| s == 0)
+                .filter(|_| self.original_file_size > 0),
+        };
+        if let Some(empty) = empty {
+            return Err(bad(format!(
+                "chunk {empty} of {n} holds original bytes in no stored byte"
+            )));
+        }
         Ok(())
     }
 
@@ -455,6 +476,17 @@ mod tests {
         assert_eq!(decode_sizes(&text).unwrap_err().kind, ErrorKind::Truncated);
         let json = serde_json::json!({"type":"fixed","originalChunkSize":0,"originalFileSize":1,"transformedChunkSize":1,"finalTransformedChunkSize":1});
         assert!(ChunkIndex::from_json(&json).is_err());
+        // Chunks of no stored bytes: 2^31 - 1 of them in a 1030-byte object.
+        let json = serde_json::json!({"type":"fixed","originalChunkSize":1,"originalFileSize":i32::MAX,"transformedChunkSize":0,"finalTransformedChunkSize":1030});
+        assert!(ChunkIndex::from_json(&json)
+            .unwrap_err()
+            .message
+            .contains("chunk 0 of 2147483647 holds original bytes in no stored byte"));
+        let json = serde_json::json!({"type":"variable","originalChunkSize":2,"originalFileSize":4,"transformedChunks":encode_sizes(&[3, 0])});
+        assert!(ChunkIndex::from_json(&json)
+            .unwrap_err()
+            .message
+            .contains("chunk 1 of 2"));
         let json = serde_json::json!({"type":"other","originalChunkSize":1,"originalFileSize":1});
         assert!(ChunkIndex::from_json(&json).is_err());
     }

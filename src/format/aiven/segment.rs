@@ -118,7 +118,7 @@ pub struct LogObjectWriter {
 impl LogObjectWriter {
     pub fn new(transform: Transform, chunk_size: u32, file_size: u32) -> Result<Self> {
         // Checked here so that a bad option is an error before any object is written.
-        ChunkIndex::fixed(chunk_size, file_size, chunk_size, 0)?;
+        ChunkIndex::fixed(chunk_size, file_size, chunk_size, chunk_size)?;
         Ok(LogObjectWriter {
             transform,
             chunk_size,
