@@ -787,3 +787,82 @@ fn index_entries_around_damage_are_judged_as_the_walk_passes_them() {
         );
     }
 }
+
+/// A log dir that holds `__remote_log_metadata` partitions, but not the one a partition's
+/// records go to (each broker hosts a few of the 50): that partition's remote segments are
+/// taken from the listing, each as served, as with no metadata at all, never called orphans
+/// (which the broker "never reads", and an operator would delete); `tiered` says why, and
+/// the one-log commands read them, with a notice.
+#[test]
+fn a_partition_whose_metadata_is_on_another_broker_is_read_from_the_listing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/SPEC.json"),
+    )
+    .unwrap();
+    let alpha = spec
+        .replace("\"orders\"", "\"alpha\"")
+        .replace("b3JkZXJzAAAAAAAAAAAAAQ", "YWxwaGEAAAAAAAAAAAAAAQ");
+    let (logs, tier) = (tmp.path().join("logs"), tmp.path().join("tier"));
+    for (spec, name) in [(&spec, "orders-0"), (&alpha, "alpha-0")] {
+        let spec_file = tmp.path().join(format!("{name}.json"));
+        std::fs::write(&spec_file, spec).unwrap();
+        let out = common::kseg(&[
+            "write",
+            spec_file.to_str().unwrap(),
+            logs.join(name).to_str().unwrap(),
+            "--tier-to",
+            tier.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let untiered = tmp.path().join("untiered/orders-0");
+    common::kseg_write(&spec, &untiered);
+    // orders-0's records are in partition 0 of the metadata, alpha-0's in 18: this log dir
+    // has only alpha's; and orders-0's tiered segment is gone locally, as retention leaves it.
+    std::fs::remove_dir_all(logs.join("__remote_log_metadata-0")).unwrap();
+    assert!(logs.join("__remote_log_metadata-18").is_dir());
+    let dir = logs.join("orders-0");
+    for ext in ["log", "index", "timeindex", "snapshot", "txnindex"] {
+        let _ = std::fs::remove_file(dir.join(format!("{:020}.{ext}", 0)));
+    }
+    let (code, checks, report) = tiered(&dir, &["--remote", tier.to_str().unwrap()]);
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(checks, ["tiered.metadata-elsewhere"], "{report}");
+    let p = &report["partitions"][0];
+    assert!(
+        p["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the log dir holds no __remote_log_metadata-0"),
+        "{p}"
+    );
+    assert_eq!(p["orphans"].as_array().unwrap().len(), 0, "{p}");
+    assert_eq!(p["segments"].as_array().unwrap().len(), 1, "{p}");
+    // alpha-0's metadata is here: nothing to say of it.
+    let (code, checks, report) =
+        tiered(&logs.join("alpha-0"), &["--remote", tier.to_str().unwrap()]);
+    assert_eq!((code, checks.len()), (0, 0), "{report}");
+    let digest = |args: &[&str]| {
+        let out = common::kseg(&[&["digest"], args].concat());
+        assert!(out.status.success(), "{out:?}");
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (remote, notice) = digest(&["--remote", tier.to_str().unwrap(), dir.to_str().unwrap()]);
+    let (local, _) = digest(&[untiered.to_str().unwrap()]);
+    // The digest and what it covers, without the path.
+    let body = |s: &str| {
+        let words: Vec<&str> = s.split_whitespace().collect();
+        [&words[..1], &words[2..]].concat().join(" ")
+    };
+    assert_eq!(body(&remote), body(&local), "{notice}");
+    assert!(local.contains("247 record(s), offsets 0..=246"), "{local}");
+    assert!(
+        notice.contains("the log dir holds no __remote_log_metadata-0")
+            && notice.contains("each read as served"),
+        "{notice}"
+    );
+}

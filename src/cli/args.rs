@@ -474,14 +474,19 @@ pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<Vec
     let opts = remote.tiered_options(false);
     if let Some(url) = &remote.remote {
         for path in &paths {
-            match crate::ops::remote::show_remote(path, &opts) {
-                Ok(0) => super::notice(&format!(
+            let shown = crate::ops::remote::show_remote(path, &opts).map_err(|e| fail(&e))?;
+            for (dir, why) in &shown.listed_alone {
+                super::notice(&format!(
+                    "{}: {why}: its remote segments are those {url} lists, each read as served",
+                    dir.display()
+                ));
+            }
+            if shown.segments == 0 {
+                super::notice(&format!(
                     "{}: no remote segment in {url} below the local log: the local log alone is \
                      read",
                     path.display(),
-                )),
-                Ok(_) => {}
-                Err(e) => return Err(fail(&e)),
+                ));
             }
         }
     }

@@ -327,6 +327,12 @@ pub const CHECKS: &[Check] = &[
         broker: "`LocalTieredStorage` opens a segment's files by name: a fetch that reaches one fails, or blocks on a FIFO; an optional file it first asks `File.exists` about, which a link to nothing is not, and the index cache takes a missing transaction index as empty; retention deletes only the files it names",
     },
     Check {
+        ids: &["tiered.metadata-elsewhere"],
+        severity: "warning",
+        what: "(`tiered`) the log dir holds `__remote_log_metadata` partitions, but not the one a partition's records go to (of the default 50; or its topic id is unknown and no record names it): its remote segments are those the store lists, each taken as served, and no orphan, unfinished copy or deletion of it can be told",
+        broker: "each broker hosts a few metadata partitions, and learns of the others' remote segments by consuming them (`TopicBasedRemoteLogMetadataManager`, `RemoteLogMetadataTopicPartitioner`): a log dir copied from one broker lacks the rest",
+    },
+    Check {
         ids: &["tiered.copy-unfinished", "tiered.delete-unfinished"],
         severity: "warning",
         what: "(`tiered`) a segment whose last metadata state is `COPY_SEGMENT_STARTED` or `DELETE_SEGMENT_STARTED`",

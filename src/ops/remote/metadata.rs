@@ -3,15 +3,20 @@
 //! `RemoteLogSegmentMetadataRecord` (or snapshot record) opens it, each update record moves it
 //! to a later state.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use crate::error::Result;
+use crate::format::checkpoint::uuid_from_base64;
 use crate::format::internal::{decode_record, Decoder};
 use crate::format::names::parse_partition_dir;
+use crate::format::partition_for::{
+    remote_log_metadata_partition, REMOTE_LOG_METADATA_TOPIC_PARTITIONS_DEFAULT,
+};
 use crate::storage::read::PartitionRecords;
+use crate::storage::tiered::RemotePartition;
 
 /// The internal topic's name.
 pub const TOPIC: &str = "__remote_log_metadata";
@@ -38,11 +43,74 @@ pub struct SegmentMetadata {
 /// Segments by (topic id, segment id).
 pub type Segments = BTreeMap<(String, String), SegmentMetadata>;
 
-/// Every segment the metadata partitions of `log_dir` know; and how many metadata records were
-/// read.
-pub fn read(log_dir: &Path) -> Result<(Segments, u64)> {
+/// What the `__remote_log_metadata` partitions of a log dir say.
+#[derive(Debug, Default)]
+pub struct Metadata {
+    pub segments: Segments,
+    /// How many metadata records were read.
+    pub records: u64,
+    /// The metadata partitions the log dir holds (a broker holds the few it hosts).
+    pub partitions: BTreeSet<i32>,
+}
+
+/// Where `p`'s metadata records go, when the log dir does not speak for it (`None`: it does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elsewhere {
+    /// In this partition of the default count, which the log dir does not hold.
+    Partition(i32),
+    /// In a partition that cannot be named: the topic id is unknown.
+    Unknown,
+}
+
+impl Metadata {
+    /// Whether the log dir's metadata speaks for the partition `p`, whose records of it are
+    /// `ours`: it holds records about it, or the metadata partition its records go to (of the
+    /// default 50, as `RemoteLogMetadataTopicPartitioner` picks) with none. Else the partition's
+    /// records are on the broker that hosts that metadata partition, and this log dir says
+    /// nothing of which of its remote segments were copied or deleted (`Some`: where they are).
+    pub fn elsewhere(&self, p: &RemotePartition, ours: &[&SegmentMetadata]) -> Option<Elsewhere> {
+        if !ours.is_empty() {
+            return None;
+        }
+        let Some(id) = p
+            .topic_id
+            .as_deref()
+            .and_then(|id| uuid_from_base64(id).ok())
+        else {
+            return Some(Elsewhere::Unknown);
+        };
+        let n = remote_log_metadata_partition(
+            &id,
+            p.partition,
+            REMOTE_LOG_METADATA_TOPIC_PARTITIONS_DEFAULT,
+        );
+        (!self.partitions.contains(&n)).then_some(Elsewhere::Partition(n))
+    }
+}
+
+impl std::fmt::Display for Elsewhere {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Elsewhere::Partition(n) => write!(
+                f,
+                "the log dir holds no {TOPIC}-{n}, where its records go (of the default 50 \
+                 metadata partitions)"
+            ),
+            Elsewhere::Unknown => write!(
+                f,
+                "the log dir's {TOPIC} has no record of it, and without its topic id \
+                 (partition.metadata) the metadata partition its records go to is unknown"
+            ),
+        }
+    }
+}
+
+/// Every segment the metadata partitions of `log_dir` know, how many metadata records were
+/// read, and which metadata partitions are there.
+pub fn read(log_dir: &Path) -> Result<Metadata> {
     let mut segments = BTreeMap::new();
     let mut records = 0;
+    let mut partitions = BTreeSet::new();
     let mut dirs: Vec<PathBuf> = match std::fs::read_dir(log_dir) {
         Ok(entries) => entries
             .filter_map(|e| e.ok())
@@ -62,6 +130,13 @@ pub fn read(log_dir: &Path) -> Result<(Segments, u64)> {
     };
     dirs.sort();
     for dir in dirs {
+        if let Some(d) = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(parse_partition_dir)
+        {
+            partitions.insert(d.partition);
+        }
         for r in PartitionRecords::open(&dir, 0)? {
             let r = r?;
             if r.batch.is_control {
@@ -79,7 +154,11 @@ pub fn read(log_dir: &Path) -> Result<(Segments, u64)> {
             }
         }
     }
-    Ok((segments, records))
+    Ok(Metadata {
+        segments,
+        records,
+        partitions,
+    })
 }
 
 fn text(v: &Value) -> String {

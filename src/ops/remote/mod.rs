@@ -10,7 +10,7 @@ pub mod metadata;
 mod one_log;
 pub mod tier;
 
-pub use one_log::{show_remote, show_segment};
+pub use one_log::{show_remote, show_segment, RemoteShown};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -192,7 +192,7 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
             size: 0,
         })
         .collect();
-    let (metadata, metadata_records) = metadata::read(&log_dir)?;
+    let metadata = metadata::read(&log_dir)?;
     let layout = if objects.is_empty() && opts.layout.is_none() {
         // Nothing to recognise: Kafka's own layout names what the metadata expects.
         Box::new(tiered::LocalTiered) as Box<dyn Layout>
@@ -205,7 +205,8 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
         let Some(p) = remote_partition(dir) else {
             continue;
         };
-        let ours = partition_metadata(&metadata, &p);
+        let ours = partition_metadata(&metadata.segments, &p);
+        let elsewhere = metadata.elsewhere(&p, &ours);
         let listing = layout.partition(&objects, &p);
         let odd = layout.partition(&not_objects_as_listed, &p);
         let held = |l: &tiered::PartitionListing| !l.segments.is_empty() || !l.strays.is_empty();
@@ -222,7 +223,10 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
             &ours,
             listing,
             not_here,
-            metadata_records > 0,
+            elsewhere
+                .filter(|_| !metadata.partitions.is_empty())
+                .map(|e| metadata_elsewhere(&log_dir, dir, e)),
+            elsewhere.is_none(),
             opts.deep,
         )?;
         partitions.push(report);
@@ -230,7 +234,7 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
     Ok(TieredReport {
         remote: opts.remote.clone(),
         layout: layout.name().to_string(),
-        metadata_record_count: metadata_records,
+        metadata_record_count: metadata.records,
         partitions,
     })
 }
@@ -245,10 +249,12 @@ fn partition(
     meta: &[&SegmentMetadata],
     listing: tiered::PartitionListing,
     mut not_objects: NotObjects,
+    elsewhere: Option<Finding>,
     have_metadata: bool,
     deep: bool,
 ) -> Result<TieredPartition> {
     let mut findings = Vec::new();
+    findings.extend(elsewhere);
     let url = |key: &str| store.name(key);
     let by_id: BTreeMap<&str, &SegmentMetadata> =
         meta.iter().map(|m| (m.segment_id.as_str(), *m)).collect();
@@ -491,6 +497,24 @@ fn partition(
         segments,
         findings,
     })
+}
+
+/// The log dir holds metadata, but not the partition directory `dir`'s (`e`): nothing can be
+/// said of which of its segments the broker serves, so none is called an orphan.
+fn metadata_elsewhere(log_dir: &Path, dir: &Path, e: metadata::Elsewhere) -> Finding {
+    let file = match e {
+        metadata::Elsewhere::Partition(n) => log_dir.join(format!("{}-{n}", metadata::TOPIC)),
+        metadata::Elsewhere::Unknown => dir.join(PARTITION_METADATA_FILE_NAME),
+    };
+    Finding::warning(
+        "tiered.metadata-elsewhere",
+        file,
+        format!(
+            "{e}: the partition's remote segments are those the store lists, each taken as \
+             served; orphans and unfinished copies or deletions cannot be told (the log dir of \
+             the broker that hosts its metadata partition can)"
+        ),
+    )
 }
 
 /// The entries of a partition's part of a filesystem tree that are no object (a FIFO), by key:

@@ -16,14 +16,24 @@ use crate::format::names::partition_dir_name;
 use crate::storage::store;
 use crate::storage::tiered::{self, Layout, RemoteSegment, SegmentFile};
 
+/// What [`show_remote`] showed.
+#[derive(Debug, Default)]
+pub struct RemoteShown {
+    /// How many remote segments.
+    pub segments: usize,
+    /// The partition directories whose remote segments were taken from the listing alone
+    /// though the log dir holds `__remote_log_metadata`, not theirs; and why.
+    pub listed_alone: Vec<(PathBuf, String)>,
+}
+
 /// Shows the remote segments of the partition directory (or of every partition of the log dir)
-/// `path` held in `opts.remote` under their local logs; returns how many were shown.
+/// `path` held in `opts.remote` under their local logs.
 ///
 /// The segments are those `__remote_log_metadata` in the log dir says were copied
-/// (`COPY_SEGMENT_FINISHED`: the only ones the broker's metadata cache serves), or, without
-/// metadata, every segment the store lists for the partition; of them, those that start below
-/// the local log start offset, one per start offset.
-pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
+/// (`COPY_SEGMENT_FINISHED`: the only ones the broker's metadata cache serves), or, where the
+/// log dir holds no metadata of the partition, every segment the store lists for it; of them,
+/// those that start below the local log start offset, one per start offset.
+pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
     let (log_dir, dirs) = local_partitions(path)?;
     let store = store::open(&opts.remote, &opts.store)?;
     let objects = store.list("")?.objects;
@@ -34,15 +44,19 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
         opts.layout.as_deref(),
         &keys,
     )?);
-    let (metadata, metadata_records) = metadata::read(&log_dir)?;
-    let mut shown = 0;
+    let metadata = metadata::read(&log_dir)?;
+    let mut shown = RemoteShown::default();
     for dir in &dirs {
         let Some(p) = remote_partition(dir) else {
             continue;
         };
-        let copied: Option<BTreeSet<&str>> = (metadata_records > 0).then(|| {
-            partition_metadata(&metadata, &p)
-                .into_iter()
+        let ours = partition_metadata(&metadata.segments, &p);
+        let elsewhere = metadata.elsewhere(&p, &ours);
+        if let Some(e) = elsewhere.filter(|_| !metadata.partitions.is_empty()) {
+            shown.listed_alone.push((dir.clone(), e.to_string()));
+        }
+        let copied: Option<BTreeSet<&str>> = elsewhere.is_none().then(|| {
+            ours.iter()
                 .filter(|m| m.state == "COPY_SEGMENT_FINISHED")
                 .map(|m| m.segment_id.as_str())
                 .collect()
@@ -64,7 +78,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
             .collect();
         // A segment the broker serves whose objects are all gone: its offsets cannot be read,
         // and the log is not what the broker serves without them.
-        if let Some(gone) = partition_metadata(&metadata, &p).into_iter().find(|m| {
+        if let Some(gone) = ours.iter().find(|m| {
             copied
                 .as_ref()
                 .is_some_and(|c| c.contains(m.segment_id.as_str()))
@@ -90,7 +104,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<usize> {
         }
         for segment in served {
             tiered::show(dir, Arc::clone(&store), Arc::clone(&layout), segment)?;
-            shown += 1;
+            shown.segments += 1;
         }
     }
     Ok(shown)
