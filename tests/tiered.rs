@@ -46,6 +46,8 @@ struct Tiered {
     start: i64,
     end: i64,
     state: u8,
+    /// The `.log`'s bytes (`segmentSizeInBytes`).
+    size: u64,
 }
 
 fn metadata_record(t: &Tiered) -> Value {
@@ -54,7 +56,7 @@ fn metadata_record(t: &Tiered) -> Value {
         "remoteLogSegmentId": {"topicIdPartition": tip, "id": t.id},
         "startOffset": t.start, "endOffset": t.end, "brokerId": 1, "maxTimestampMs": 0,
         "eventTimestampMs": 0, "segmentLeaderEpochs": [{"leaderEpoch": 0, "offset": t.start}],
-        "segmentSizeInBytes": 1, "remoteLogSegmentState": 0}}})
+        "segmentSizeInBytes": t.size, "remoteLogSegmentState": 0}}})
 }
 
 fn update_record(t: &Tiered, state: u8) -> Value {
@@ -117,6 +119,7 @@ fn tier(dir: &Path, root: &Path, count: usize) -> Vec<Tiered> {
             start: base,
             end: next - 1,
             state: 1,
+            size: std::fs::metadata(log).unwrap().len(),
         });
     }
     out
@@ -194,7 +197,7 @@ fn consistent_tier_reports_nothing_on_file_urls_and_directories() {
 #[test]
 fn each_planted_inconsistency_is_found_alone() {
     type Plant = fn(&Path, &Path, &mut Vec<Tiered>);
-    let plants: [(&str, Plant, &[&str], i32); 7] = [
+    let plants: [(&str, Plant, &[&str], i32); 8] = [
         (
             "orphan",
             |_, root, _| {
@@ -275,6 +278,7 @@ fn each_planted_inconsistency_is_found_alone() {
                     start: s[1].start,
                     end: s[1].end,
                     state: 1,
+                    size: s[1].size,
                 });
             },
             &["tiered.overlap"],
@@ -292,6 +296,19 @@ fn each_planted_inconsistency_is_found_alone() {
             &["tiered.log-damaged"],
             1,
         ),
+        (
+            "log cut at a batch",
+            // Whole batches, every offset within the metadata's: only the size tells that
+            // the last batch's offsets are gone.
+            |_, root, s| {
+                let log = root.join(remote_name(s[0].start, &s[0].id, ".log"));
+                let (last, _) = *common::batches(&log).last().unwrap();
+                let bytes = std::fs::read(&log).unwrap();
+                std::fs::write(&log, &bytes[..last as usize]).unwrap();
+            },
+            &["tiered.size-mismatch"],
+            1,
+        ),
     ];
     for (what, plant, expected, code) in plants {
         let tmp = tempfile::tempdir().unwrap();
@@ -304,6 +321,11 @@ fn each_planted_inconsistency_is_found_alone() {
         );
         assert_eq!(checks, expected, "{what}");
         assert_eq!(got_code, code, "{what}");
+        // The listing alone tells a segment's size in this layout.
+        if what == "log cut at a batch" {
+            let (_, checks, _) = tiered(&log_dir.join("orders-0"), &["--remote", &url(&root)]);
+            assert_eq!(checks, expected, "{what}, not deep");
+        }
     }
 }
 

@@ -246,8 +246,16 @@ fn write_tier_to_aiven_read_back_with_keys_and_by_the_python_reader() {
     }
 }
 
-/// `__remote_log_metadata-0` written anew for `segments` ((id, start, end, state)).
+/// `__remote_log_metadata-0` written anew for `segments` ((id, start, end, state)), each of
+/// the size the metadata written with the tier gave the segment of its start offset (copies
+/// under other ids are of the same segment).
 fn rewrite_metadata(log_dir: &Path, segments: &[(String, i64, i64, u8)]) {
+    let sizes: std::collections::BTreeMap<i64, i64> = kseg::ops::remote::metadata::read(log_dir)
+        .unwrap()
+        .segments
+        .values()
+        .map(|m| (m.start_offset, m.size_bytes))
+        .collect();
     std::fs::remove_dir_all(log_dir.join(format!("__remote_log_metadata-{METADATA_PARTITION}")))
         .unwrap();
     let tip = json!({"name": "orders", "id": TOPIC_ID, "partition": 0});
@@ -259,7 +267,7 @@ fn rewrite_metadata(log_dir: &Path, segments: &[(String, i64, i64, u8)]) {
             "version": 0, "data": {"remoteLogSegmentId": rid, "startOffset": start,
             "endOffset": end, "brokerId": 0, "maxTimestampMs": 0, "eventTimestampMs": 0,
             "segmentLeaderEpochs": [{"leaderEpoch": 0, "offset": start}],
-            "segmentSizeInBytes": 1, "remoteLogSegmentState": 0}}}),
+            "segmentSizeInBytes": sizes[start], "remoteLogSegmentState": 0}}}),
         );
         for s in 1..=*state {
             records.push(
@@ -285,7 +293,7 @@ fn copy_segment(root: &Path, start: i64, from: &str, to: &str) {
 fn planted_inconsistencies_in_the_aiven_layout_are_each_found_alone() {
     type Segs = Vec<(String, i64, i64, u8)>;
     type Plant = fn(&Path, &mut Segs);
-    let plants: [(&str, Plant, &[&str], i32); 6] = [
+    let plants: [(&str, Plant, &[&str], i32); 7] = [
         ("none", |_, _| {}, &[], 0),
         (
             "orphan",
@@ -296,6 +304,13 @@ fn planted_inconsistencies_in_the_aiven_layout_are_each_found_alone() {
         (
             "missing object",
             |root, s| std::fs::remove_file(object(root, s[1].1, &s[1].0, "indexes")).unwrap(),
+            &["tiered.object-missing"],
+            1,
+        ),
+        (
+            // Its log cannot be read: the object's finding, the other segments walked.
+            "missing manifest",
+            |root, s| std::fs::remove_file(object(root, s[1].1, &s[1].0, "rsm-manifest")).unwrap(),
             &["tiered.object-missing"],
             1,
         ),
@@ -703,9 +718,17 @@ fn a_chunk_per_byte_all_damaged_is_walked_past_at_once() {
     assert_eq!(code, 1, "{err}");
     let (_, out, _) = run(&tiered, &[]);
     let report: Value = serde_json::from_str(&out).unwrap();
+    // The manifest's size is not the one the metadata gives the segment copied, either.
+    assert_eq!(
+        common::finding_checks(&report),
+        ["tiered.log-damaged", "tiered.size-mismatch"],
+        "{out}"
+    );
     let found = report["partitions"][0]["findings"].as_array().unwrap();
-    assert_eq!(found.len(), 1, "{out}");
-    assert_eq!(found[0]["check"], "tiered.log-damaged", "{out}");
+    let found: Vec<&Value> = found
+        .iter()
+        .filter(|f| f["check"] == "tiered.log-damaged")
+        .collect();
     let message = found[0]["message"].as_str().unwrap();
     assert!(
         message.contains("the segment's bytes 0..") && message.contains("cannot be decoded"),

@@ -362,6 +362,12 @@ pub const CHECKS: &[Check] = &[
         what: "(`tiered --deep`) a remote segment's batches do not frame or check out (or, in Aiven's layout, its chunks or manifest do not decode), its offset index points elsewhere than the batch holding the offset, or its offsets are not the metadata's",
         broker: "remote fetches fail or return wrong data: the broker reads remote segments as they are, with no recovery",
     },
+    Check {
+        ids: &["tiered.size-mismatch"],
+        severity: "error when the segment's copy finished (the broker serves it); warning otherwise",
+        what: "(`tiered`; in Aiven's layout with `--deep`, the manifest telling the size) a remote segment's size is not the `segmentSizeInBytes` that `__remote_log_metadata` gives the segment copied: it was cut short (whole batches lost, every offset left still within the metadata's) or replaced",
+        broker: "the remote log manager copies a closed segment whole and records its size (`RemoteLogManager.copyLogSegment`); it reads the object as it is, with no recovery: fetches of the offsets that are gone return nothing, or other bytes",
+    },
 ];
 
 /// The row that describes `id`, if any.

@@ -26,6 +26,8 @@ pub struct Walked {
     pub last_offset: Option<i64>,
     /// Whether the walk read every batch of the log (no damage in it).
     pub complete: bool,
+    /// The segment's size in bytes (decoded); None when none of it can be decoded.
+    pub size: Option<u64>,
 }
 
 fn base_offset(e: &Entry<'_>) -> i64 {
@@ -70,6 +72,7 @@ pub fn check(
 ) -> Result<Walked> {
     let mut reader = layout.open_log(Arc::clone(&store), seg)?;
     let log = reader.path().to_path_buf();
+    let size = (!reader.is_undecodable()).then(|| reader.end());
     // A segment that cannot be decoded at all for a reason outside its `.log` (an Aiven
     // manifest that is none) has indexes read through the same: that reason is reported once,
     // by the walk.
@@ -214,5 +217,6 @@ pub fn check(
         first_offset: first,
         last_offset: last,
         complete,
+        size,
     })
 }

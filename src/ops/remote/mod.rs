@@ -324,8 +324,12 @@ fn partition(
             });
         }
         let mut end_offset = m.map(|m| m.end_offset);
-        if deep && seg.log().is_some() {
+        // A log that cannot be read without a missing object is that object's finding.
+        let readable = layout.log_files().iter().all(|f| seg.files.contains_key(f));
+        let mut size = layout.listed_log_size(seg);
+        if deep && readable {
             let walked = deep::check(Arc::clone(store), layout, seg, &mut findings)?;
+            size = walked.size;
             if let (Some(m), Some(last), true) = (m, walked.last_offset, walked.complete) {
                 // Kafka's metadata names the segment's base offset and the next segment's base
                 // offset - 1 (`RemoteLogManager.copyLogSegment`): compaction can leave the
@@ -347,6 +351,31 @@ fn partition(
                 }
             }
             end_offset = end_offset.or(walked.last_offset);
+        }
+        // `segmentSizeInBytes` is the size of the local segment the broker copied: another
+        // size is another segment, cut short or replaced, whatever its batches say.
+        if let (Some(m), Some(size)) = (m, size) {
+            if m.size_bytes >= 0 && size != m.size_bytes as u64 {
+                let finding = Finding::error(
+                    "tiered.size-mismatch",
+                    store.path_of(seg.log().map_or("", |o| o.key.as_str())),
+                    format!(
+                        "remote segment {} holds {size} bytes but __remote_log_metadata says \
+                         the segment copied held {} (segmentSizeInBytes): it is not that \
+                         segment (cut short, or replaced), and the broker's fetches of offsets \
+                         {}..{} read other bytes or none",
+                        seg.segment_id, m.size_bytes, m.start_offset, m.end_offset
+                    ),
+                );
+                findings.push(if served {
+                    finding
+                } else {
+                    Finding {
+                        severity: Severity::Warning,
+                        ..finding
+                    }
+                });
+            }
         }
         segments.push(RemoteSegmentReport {
             segment_id: seg.segment_id.clone(),

@@ -203,6 +203,15 @@ impl Layout for Aiven {
 
     /// A manifest that does not parse or fit the `.log` object is the segment's damage, found
     /// where a walk of it starts; a missing object or key is an error.
+    fn log_files(&self) -> &'static [SegmentFile] {
+        &[SegmentFile::Log, SegmentFile::Manifest]
+    }
+
+    /// The `.log` object holds the chunks transformed: the segment's size is the manifest's.
+    fn listed_log_size(&self, _: &RemoteSegment) -> Option<u64> {
+        None
+    }
+
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader> {
         let len = segment.log().map_or(0, |o| o.size);
         let reader = match self.reader(store.as_ref(), segment) {

@@ -179,6 +179,15 @@ impl Layout for LocalTiered {
             .collect()
     }
 
+    fn log_files(&self) -> &'static [SegmentFile] {
+        &[SegmentFile::Log]
+    }
+
+    /// The `.log` object is the segment's file, copied as it was.
+    fn listed_log_size(&self, segment: &RemoteSegment) -> Option<u64> {
+        segment.log().map(|o| o.size)
+    }
+
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader> {
         let Some(log) = segment.log() else {
             return Err(segment.absent(store.as_ref(), SegmentFile::Log));

@@ -153,6 +153,11 @@ pub trait Layout: Send + Sync {
     ) -> String;
     /// The files every segment has.
     fn required(&self) -> Vec<SegmentFile>;
+    /// The files a segment's log is read from: without one, it cannot be read at all.
+    fn log_files(&self) -> &'static [SegmentFile];
+    /// The segment's size as its listing tells it (the `.log` object's, where that is the
+    /// segment's bytes as they were); None when only reading the segment tells it.
+    fn listed_log_size(&self, segment: &RemoteSegment) -> Option<u64>;
     /// The segment's log, read as the engine reads a local one.
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader>;
     /// One of the segment's other files (an index, the producer snapshot, the leader-epoch
