@@ -888,3 +888,43 @@ fn a_partition_whose_metadata_is_on_another_broker_is_read_from_the_listing() {
         "{notice}"
     );
 }
+
+/// The partitions of one topic, tiered by `write --tier-to` into one tier (their offsets the
+/// same): each has segment ids of its own, and the metadata of each is its own, as the
+/// broker's cache keeps it per partition; where the ids were shared, the last partition's
+/// records took the others' segments, which were then called orphans.
+#[test]
+fn partitions_of_one_topic_are_tiered_and_reconciled_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/SPEC.json"),
+    )
+    .unwrap();
+    let (logs, tier) = (tmp.path().join("logs"), tmp.path().join("tier"));
+    for partition in 0..4 {
+        let spec = spec.replace("\"partition\": 0", &format!("\"partition\": {partition}"));
+        let spec_file = tmp.path().join(format!("{partition}.json"));
+        std::fs::write(&spec_file, spec).unwrap();
+        let out = common::kseg(&[
+            "write",
+            spec_file.to_str().unwrap(),
+            logs.join(format!("orders-{partition}")).to_str().unwrap(),
+            "--tier-to",
+            tier.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let (code, checks, report) = tiered(&logs, &["--deep", "--remote", tier.to_str().unwrap()]);
+    assert_eq!((code, checks.len()), (0, 0), "{report}");
+    let partitions = report["partitions"].as_array().unwrap();
+    assert_eq!(partitions.len(), 4, "{report}");
+    let mut ids = std::collections::BTreeSet::new();
+    for p in partitions {
+        let segments = p["segments"].as_array().unwrap();
+        assert_eq!(segments.len(), 1, "{p}");
+        assert_eq!(segments[0]["state"], "COPY_SEGMENT_FINISHED", "{p}");
+        assert_eq!(p["orphans"].as_array().unwrap().len(), 0, "{p}");
+        ids.insert(segments[0]["segmentId"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids.len(), 4, "{report}");
+}

@@ -40,8 +40,9 @@ pub struct SegmentMetadata {
     pub source_offset: i64,
 }
 
-/// Segments by (topic id, segment id).
-pub type Segments = BTreeMap<(String, String), SegmentMetadata>;
+/// Segments by (topic id, partition, segment id): the broker's cache keeps each partition's
+/// apart (`RemoteLogMetadataCache` per `TopicIdPartition`).
+pub type Segments = BTreeMap<(String, i32, String), SegmentMetadata>;
 
 /// What the `__remote_log_metadata` partitions of a log dir say.
 #[derive(Debug, Default)]
@@ -209,11 +210,13 @@ fn apply(segments: &mut Segments, v: &Value, file: &Path, offset: i64) {
                 source: file.to_path_buf(),
                 source_offset: offset,
             };
-            segments.insert((m.topic_id.clone(), m.segment_id.clone()), m);
+            segments.insert((m.topic_id.clone(), m.partition, m.segment_id.clone()), m);
         }
         "REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD" => {
             let id = &data["remoteLogSegmentId"];
-            let key = (text(&id["topicIdPartition"]["id"]), text(&id["id"]));
+            let tip = &id["topicIdPartition"];
+            let partition = tip["partition"].as_i64().unwrap_or(-1) as i32;
+            let key = (text(&tip["id"]), partition, text(&id["id"]));
             // An update of a segment never opened is dropped, as the broker's cache drops it.
             if let Some(m) = segments.get_mut(&key) {
                 m.state = state(&data["remoteLogSegmentState"]);

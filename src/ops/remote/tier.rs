@@ -7,8 +7,8 @@
 //! `COPY_SEGMENT_FINISHED` update, in the log dir beside the partition, in the metadata
 //! partition the broker's `RemoteLogMetadataTopicPartitioner` picks.
 //!
-//! Segment ids are Kafka uuids derived from the topic id and the start offset (the broker's are
-//! random), so that a fixture is the same on every run.
+//! Segment ids are Kafka uuids derived from the topic id, the partition and the start offset
+//! (the broker's are random), so that a fixture is the same on every run.
 
 use std::path::Path;
 
@@ -81,9 +81,13 @@ fn max_timestamp(log: &Path) -> Result<i64> {
     Ok(max)
 }
 
-fn segment_uuid(topic_id: &str, start: i64) -> String {
+/// A segment id that is the same on every run and unique as the broker's random ones are:
+/// of the topic id, the partition (every partition of a topic starts at offset 0) and the
+/// start offset.
+fn segment_uuid(topic_id: &str, partition: i32, start: i64) -> String {
     let digest = Sha256::new()
         .chain_update(topic_id.as_bytes())
+        .chain_update(partition.to_be_bytes())
         .chain_update(start.to_be_bytes())
         .finalize();
     let mut id = [0u8; 16];
@@ -163,7 +167,7 @@ pub fn tier_as(
         if next > lso {
             break;
         }
-        let id = segment_uuid(topic_id, start);
+        let id = segment_uuid(topic_id, pd.partition, start);
         let stem = crate::format::names::format_offset(start);
         let snapshot = crate::format::names::snapshot_file_name(next);
         let segment_epochs = epochs_in(&epochs, start, next);
