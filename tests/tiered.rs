@@ -345,6 +345,23 @@ fn bad_remotes_are_clear_errors() {
     let (code, err) = common::kseg_status(&["tiered", "--remote", "gopher://x"], &dir);
     assert_eq!(code, 2);
     assert!(err.contains("not supported"), "{err}");
+    // A place that holds nothing (a prefix mistyped): every segment the metadata names is
+    // missing, and the findings say the store lists nothing at all.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let (code, checks, report) = tiered(&dir, &["--remote", &url(&empty)]);
+    assert_eq!(code, 1, "{report}");
+    assert_eq!(checks.len(), 3, "{report}");
+    for f in report["partitions"][0]["findings"].as_array().unwrap() {
+        assert_eq!(f["check"], "tiered.object-missing", "{f}");
+        assert!(
+            f["message"]
+                .as_str()
+                .unwrap()
+                .contains("the store lists no object at all"),
+            "{f}"
+        );
+    }
     // A partition no tier knows: nothing examined.
     let other = log_dir.join("other-0");
     common::kseg_write(
@@ -731,13 +748,25 @@ fn a_folder_at_an_objects_key_is_said_to_be_one() {
     for remote in [url(&root), root.display().to_string()] {
         let (code, checks, report) = tiered(&dir, &["--remote", &remote]);
         assert_eq!(code, 1, "{remote}");
+        // The folders' objects are no segment's: orphans, each.
         assert_eq!(
             checks,
-            ["tiered.object-missing", "tiered.object-missing"],
+            [
+                "tiered.object-missing",
+                "tiered.object-missing",
+                "tiered.orphan",
+                "tiered.orphan",
+                "tiered.orphan",
+                "tiered.orphan"
+            ],
             "{remote}"
         );
         let p = &report["partitions"][0];
-        for f in p["findings"].as_array().unwrap() {
+        let findings = p["findings"].as_array().unwrap();
+        for f in findings
+            .iter()
+            .filter(|f| f["check"] == "tiered.object-missing")
+        {
             assert_eq!(f["severity"], "error", "{f}");
             assert!(
                 f["message"]

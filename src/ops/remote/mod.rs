@@ -258,14 +258,29 @@ fn partition(
     let url = |key: &str| store.name(key);
     let by_id: BTreeMap<&str, &SegmentMetadata> =
         meta.iter().map(|m| (m.segment_id.as_str(), *m)).collect();
-    let mut orphans: Vec<Orphan> = listing
-        .strays
-        .iter()
-        .map(|o| Orphan {
+    // A store that lists nothing at all is more likely a URL that names the wrong place
+    // than a tier whose every object is gone.
+    let absent = if objects.is_empty() {
+        "missing (the store lists no object at all: is the URL's prefix the tier's root?)"
+    } else {
+        "missing"
+    };
+    let mut orphans: Vec<Orphan> = Vec::new();
+    for o in &listing.strays {
+        orphans.push(Orphan {
             object: url(&o.key),
             size: o.size,
-        })
-        .collect();
+        });
+        findings.push(Finding::warning(
+            "tiered.orphan",
+            store.path_of(&o.key),
+            format!(
+                "object of {} bytes under the partition's prefix is no remote segment's (its key \
+                 names none): the broker never reads nor deletes it, it only costs storage",
+                o.size
+            ),
+        ));
+    }
     let mut segments = Vec::new();
     // Listed segments: with metadata, each must be named by it; without, each stands alone.
     for seg in &listing.segments {
@@ -311,7 +326,7 @@ fn partition(
                      fails",
                     f.suffix(),
                     seg.segment_id,
-                    not_objects.instead(&key).as_deref().unwrap_or("missing")
+                    not_objects.instead(&key).as_deref().unwrap_or(absent)
                 ),
             );
             findings.push(if served {
@@ -418,10 +433,13 @@ fn partition(
                     m.start_offset,
                     m.end_offset,
                     m.state,
-                    not_objects
-                        .instead(&key)
-                        .map(|w| format!(" (its .log is {w})"))
-                        .unwrap_or_default()
+                    not_objects.instead(&key).map_or_else(
+                        || absent
+                            .strip_prefix("missing")
+                            .unwrap_or_default()
+                            .to_string(),
+                        |w| format!(" (its .log is {w})")
+                    )
                 ),
             )
         });
