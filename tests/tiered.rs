@@ -197,7 +197,7 @@ fn consistent_tier_reports_nothing_on_file_urls_and_directories() {
 #[test]
 fn each_planted_inconsistency_is_found_alone() {
     type Plant = fn(&Path, &Path, &mut Vec<Tiered>);
-    let plants: [(&str, Plant, &[&str], i32); 8] = [
+    let plants: [(&str, Plant, &[&str], i32); 9] = [
         (
             "orphan",
             |_, root, _| {
@@ -309,18 +309,40 @@ fn each_planted_inconsistency_is_found_alone() {
             &["tiered.size-mismatch"],
             1,
         ),
+        (
+            "indexes grown without bound",
+            // A GiB each (sparse): refused unread, as no index of the segment can be so long.
+            |_, root, s| {
+                for suffix in [".index", ".leader_epoch_checkpoint"] {
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(root.join(remote_name(s[0].start, &s[0].id, suffix)))
+                        .unwrap();
+                    f.set_len(1 << 30).unwrap();
+                }
+            },
+            &["tiered.index", "tiered.index"],
+            1,
+        ),
     ];
     for (what, plant, expected, code) in plants {
         let tmp = tempfile::tempdir().unwrap();
         let (log_dir, root, mut segments) = setup(tmp.path());
         plant(&log_dir, &root, &mut segments);
         write_metadata(&log_dir, &segments);
-        let (got_code, checks, _) = tiered(
+        let (got_code, checks, report) = tiered(
             &log_dir.join("orders-0"),
             &["--deep", "--remote", &url(&root)],
         );
         assert_eq!(checks, expected, "{what}");
         assert_eq!(got_code, code, "{what}");
+        if what == "indexes grown without bound" {
+            for f in report["partitions"][0]["findings"].as_array().unwrap() {
+                let m = f["message"].as_str().unwrap();
+                assert!(m.contains("1073741824 bytes, more than the"), "{m}");
+                assert!(m.contains("not read"), "{m}");
+            }
+        }
         // The listing alone tells a segment's size in this layout.
         if what == "log cut at a batch" {
             let (_, checks, _) = tiered(&log_dir.join("orders-0"), &["--remote", &url(&root)]);

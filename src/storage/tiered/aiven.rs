@@ -269,6 +269,8 @@ impl Layout for Aiven {
                 ),
             ));
         }
+        let log_size = u64::from(reader.manifest.chunk_index.original_file_size);
+        super::refuse_oversized(&path, file, range.end - range.start, log_size)?;
         // An empty index is no request.
         let bytes = if range.is_empty() {
             Vec::new()

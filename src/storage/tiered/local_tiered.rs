@@ -204,11 +204,13 @@ impl Layout for LocalTiered {
         segment: &RemoteSegment,
         file: SegmentFile,
     ) -> Result<Option<(PathBuf, Vec<u8>)>> {
-        segment
-            .files
-            .get(&file)
-            .map(|o| Ok((store.path_of(&o.key), store.read_all(&o.key)?)))
-            .transpose()
+        let Some(o) = segment.files.get(&file) else {
+            return Ok(None);
+        };
+        let path = store.path_of(&o.key);
+        let log_size = segment.log().map_or(0, |l| l.size);
+        super::refuse_oversized(&path, file, o.size, log_size)?;
+        Ok(Some((path, store.read_all(&o.key)?)))
     }
 }
 

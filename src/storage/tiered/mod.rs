@@ -12,7 +12,7 @@ mod local_tiered;
 mod shown;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::log_reader::LogReader;
@@ -68,6 +68,45 @@ impl SegmentFile {
     pub fn is_optional(self) -> bool {
         self == SegmentFile::TxnIndex
     }
+}
+
+/// Refuses, unread, a `file` of `size` bytes (named `path`) longer than any such file of a
+/// segment of `log_size` bytes can be: an index holds at most an entry per entry of the log
+/// (the smallest is 26 bytes), a leader-epoch checkpoint no more than a local checkpoint file
+/// kseg reads. A read whole of what a bucket holds is then bounded by what the segment is, not
+/// by what an object (or a manifest's range) says. A producer snapshot is not capped here: only
+/// its own count tells its size.
+pub fn refuse_oversized(path: &Path, file: SegmentFile, size: u64, log_size: u64) -> Result<()> {
+    use crate::format::batch::{LOG_OVERHEAD_BYTES, MIN_ENTRY_SIZE_FIELD};
+    use crate::format::index::{
+        ABORTED_TXN_ENTRY_BYTES, OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
+    };
+    let entries = log_size / (LOG_OVERHEAD_BYTES as u64 + MIN_ENTRY_SIZE_FIELD as u64) + 1;
+    let (most, what) = match file {
+        SegmentFile::OffsetIndex => (entries * OFFSET_INDEX_ENTRY_BYTES as u64, "offset index"),
+        SegmentFile::TimeIndex => (entries * TIME_INDEX_ENTRY_BYTES as u64, "time index"),
+        SegmentFile::TxnIndex => (
+            entries * ABORTED_TXN_ENTRY_BYTES as u64,
+            "transaction index",
+        ),
+        SegmentFile::LeaderEpochCheckpoint => (64 << 20, "leader-epoch checkpoint"),
+        _ => return Ok(()),
+    };
+    if size <= most {
+        return Ok(());
+    }
+    Err(Error::decode(
+        path,
+        0,
+        crate::format::DecodeError::new(
+            crate::format::ErrorKind::BadLength,
+            0,
+            format!(
+                "{size} bytes, more than the {what} of a segment of {log_size} bytes can hold \
+                 ({most} at most): not read"
+            ),
+        ),
+    ))
 }
 
 /// The partition a remote listing is about.
