@@ -746,4 +746,18 @@ fn a_chunk_per_byte_all_damaged_is_walked_past_at_once() {
         out.contains("holds original bytes in no stored byte"),
         "{out}"
     );
+    // A manifest longer than any is refused before it is read (sparse: 65 MiB of nothing).
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&manifest)
+        .unwrap()
+        .set_len(65 << 20)
+        .unwrap();
+    let (code, err) = common::kseg_within_a_minute(&tiered);
+    assert_eq!(code, 1, "{err}");
+    let (_, out, _) = run(&tiered, &[]);
+    assert!(
+        out.contains("68157440 bytes is no manifest (at most 67108864): not read"),
+        "{out}"
+    );
 }

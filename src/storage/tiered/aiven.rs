@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use super::{Layout, PartitionListing, RemotePartition, RemoteSegment, SegmentFile};
 use crate::error::{Error, Result};
 use crate::format::aiven::crypto::{private_key_from_pem, public_key_from_pem};
+use crate::format::aiven::manifest::MAX_MANIFEST_BYTES;
 use crate::format::aiven::{IndexKind, KeyRing, Manifest, SegmentKey, SegmentReader, Suffix};
 use crate::format::checkpoint::uuid_to_base64;
 use crate::format::error::{DecodeError, ErrorKind};
@@ -80,6 +81,18 @@ impl Aiven {
         let readers = || self.readers.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(r) = readers().get(&kept_as) {
             return Ok(Arc::clone(r));
+        }
+        // Refused as the parse refuses it, but before a read whole of what the store holds.
+        if m.size > MAX_MANIFEST_BYTES as u64 {
+            let e = DecodeError::new(
+                ErrorKind::BadLength,
+                0,
+                format!(
+                    "{} bytes is no manifest (at most {MAX_MANIFEST_BYTES}): not read",
+                    m.size
+                ),
+            );
+            return Err(Error::decode(&path, 0, e));
         }
         let bytes = store.read_all(&m.key)?;
         let manifest = Manifest::parse(&bytes).map_err(|e| Error::decode(&path, 0, e))?;
