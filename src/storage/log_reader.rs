@@ -551,10 +551,16 @@ impl LogReader {
             .iter()
             .map(|s| format!("{}..{}", s.start, s.end))
             .collect();
-        let message = format!(
-            "{first}: the segment's bytes {} cannot be decoded",
-            spans.join(", ")
-        );
+        // Of a segment that cannot be decoded at all (its manifest is none), the span is only
+        // the size some object claims: not said.
+        let message = if self.is_undecodable() {
+            format!("{first}: none of the segment can be decoded")
+        } else {
+            format!(
+                "{first}: the segment's bytes {} cannot be decoded",
+                spans.join(", ")
+            )
+        };
         Ok(Some(Step::BadEntry {
             position,
             len: self.pos - position,
