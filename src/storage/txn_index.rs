@@ -117,12 +117,14 @@ pub struct TxnIndexEntries {
 }
 
 impl TxnIndexEntries {
+    /// The entries of `path` (a remote segment's, [`super::files::open_txn_index`], named by
+    /// its object).
     pub fn open(path: &Path) -> Result<Self> {
-        let file = super::files::open_regular(path)?;
-        let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        let (file, path) = super::files::open_txn_index(path)?;
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         Ok(TxnIndexEntries {
             file,
-            path: path.to_path_buf(),
+            path,
             len,
             whole_bytes: len - len % ABORTED_TXN_ENTRY_BYTES as u64,
             window: Vec::new(),
@@ -250,10 +252,8 @@ impl Iterator for TxnIndexEntries {
     }
 }
 
-/// The most entries the `.txnindex` at `path` holds as Kafka writes it: one per ABORT marker
-/// of its segment, each a batch of at least [`RECORD_BATCH_OVERHEAD_BYTES`] in the `.log`
-/// beside it (`TransactionIndex` only appends, one entry per aborted transaction completed in
-/// the segment, and never preallocates). None without that `.log`.
+/// The most entries the `.txnindex` at `path` holds as Kafka writes it ([`max_entries`] of the
+/// `.log` beside it). None without that `.log`.
 pub fn entry_cap(path: &Path) -> Result<Option<u64>> {
     use crate::format::names::{classify, FileKind};
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -264,9 +264,15 @@ pub fn entry_cap(path: &Path) -> Result<Option<u64>> {
     if !super::files::is_file(&log)? {
         return Ok(None);
     }
-    Ok(Some(
-        super::files::file_len(&log)? / RECORD_BATCH_OVERHEAD_BYTES as u64,
-    ))
+    Ok(Some(max_entries(super::files::file_len(&log)?)))
+}
+
+/// The most entries a `.txnindex` holds as Kafka writes it beside a `.log` of `log_len` bytes:
+/// one per ABORT marker of its segment, each a batch of at least [`RECORD_BATCH_OVERHEAD_BYTES`]
+/// (`TransactionIndex` only appends, one entry per aborted transaction completed in the
+/// segment, and never preallocates).
+pub fn max_entries(log_len: u64) -> u64 {
+    log_len / RECORD_BATCH_OVERHEAD_BYTES as u64
 }
 
 /// Kafka's `TransactionIndex.sanityCheck` over the file at `path`, streamed

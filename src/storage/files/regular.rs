@@ -95,6 +95,20 @@ pub fn open_regular(p: &Path) -> Result<std::fs::File> {
     open_regular_at(p, &resolve(p))
 }
 
+/// Opens the `.txnindex` `p` for reading ([`open_regular`]), with the name its reads' errors go
+/// by. Beside a remote segment's shown `.log` ([`shown_as`]) it is that segment's own, read
+/// through its layout and named by its object; one it lacks is not found, as a missing local
+/// one is.
+pub fn open_txn_index(p: &Path) -> Result<(std::fs::File, PathBuf)> {
+    let Some(remote) = crate::storage::tiered::shown_txn_index(p) else {
+        return Ok((open_regular(p)?, p.to_path_buf()));
+    };
+    remote.txn_index()?.ok_or_else(|| {
+        let m = "the remote segment has no transaction index";
+        Error::io(p, std::io::Error::new(std::io::ErrorKind::NotFound, m))
+    })
+}
+
 /// [`open_regular`] of the file at `at`, errors naming `p`.
 pub(super) fn open_regular_at(p: &Path, at: &Path) -> Result<std::fs::File> {
     open_if_regular_at(p, at)?.map_err(|what| not_regular_error(p, what))

@@ -22,7 +22,7 @@ use crate::format::aiven::KeyRing;
 
 pub use aiven::Aiven;
 pub use local_tiered::{LocalTiered, ROOT_DIR};
-pub use shown::{show, shown_as, shown_in, ShownLog};
+pub use shown::{show, shown_as, shown_in, shown_txn_index, ShownLog};
 
 /// A file of a tiered segment, as `RemoteLogSegmentFileset` names its kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -71,9 +71,10 @@ impl SegmentFile {
 }
 
 /// Refuses, unread, a `file` of `size` bytes (named `path`) longer than any such file of a
-/// segment of `log_size` bytes can be: an index holds at most an entry per entry of the log
-/// (the smallest is 26 bytes), a leader-epoch checkpoint no more than a local checkpoint file
-/// kseg reads. A read whole of what a bucket holds is then bounded by what the segment is, not
+/// segment of `log_size` bytes can be: an offset or time index holds at most an entry per
+/// entry of the log (the smallest is 26 bytes), a transaction index one per ABORT marker
+/// ([`crate::storage::txn_index::max_entries`]), a leader-epoch checkpoint no more than a
+/// local checkpoint file kseg reads. A read whole of what a bucket holds is then bounded by what the segment is, not
 /// by what an object (or a manifest's range) says. A producer snapshot is not capped here: only
 /// its own count tells its size.
 pub fn refuse_oversized(path: &Path, file: SegmentFile, size: u64, log_size: u64) -> Result<()> {
@@ -81,14 +82,14 @@ pub fn refuse_oversized(path: &Path, file: SegmentFile, size: u64, log_size: u64
     use crate::format::index::{
         ABORTED_TXN_ENTRY_BYTES, OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
     };
+    use crate::storage::txn_index::max_entries;
     let entries = log_size / (LOG_OVERHEAD_BYTES as u64 + MIN_ENTRY_SIZE_FIELD as u64) + 1;
+    let txn = ABORTED_TXN_ENTRY_BYTES as u64;
     let (most, what) = match file {
         SegmentFile::OffsetIndex => (entries * OFFSET_INDEX_ENTRY_BYTES as u64, "offset index"),
         SegmentFile::TimeIndex => (entries * TIME_INDEX_ENTRY_BYTES as u64, "time index"),
-        SegmentFile::TxnIndex => (
-            entries * ABORTED_TXN_ENTRY_BYTES as u64,
-            "transaction index",
-        ),
+        // The rule local ones are read by, and the partial entry a reader leaves.
+        SegmentFile::TxnIndex => (max_entries(log_size) * txn + txn - 1, "transaction index"),
         SegmentFile::LeaderEpochCheckpoint => (64 << 20, "leader-epoch checkpoint"),
         _ => return Ok(()),
     };
@@ -102,8 +103,8 @@ pub fn refuse_oversized(path: &Path, file: SegmentFile, size: u64, log_size: u64
             crate::format::ErrorKind::BadLength,
             0,
             format!(
-                "{size} bytes, more than the {what} of a segment of {log_size} bytes can hold \
-                 ({most} at most): not read"
+                "stored in {size} bytes, more than its segment has room for (the {what} of a \
+                 segment of {log_size} bytes: {most} at most): not read"
             ),
         ),
     ))
@@ -201,7 +202,9 @@ pub trait Layout: Send + Sync {
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader>;
     /// One of the segment's other files (an index, the producer snapshot, the leader-epoch
     /// checkpoint) as the broker had it, and the name to report it by; `None` when the segment
-    /// has none. Bytes that cannot be recovered are an [`Error::Decode`] naming the object.
+    /// has none. Bytes that cannot be recovered are an [`Error::Decode`] naming the object; so
+    /// is a file stored in more bytes than its segment has room for, not read
+    /// ([`refuse_oversized`]).
     fn read_file(
         &self,
         store: &dyn Store,

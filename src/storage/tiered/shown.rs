@@ -6,16 +6,21 @@
 //! `regular_files`) as the `.log` its start offset names, and [`LogReader::open`] reads it from
 //! its object through its [`Layout`], so what reads it names the object's URL. Only the `.log`
 //! is shown: the broker keeps no local index for a remote segment (the plugin's indexes are
-//! `kseg tiered --deep`'s to judge). What is shown lives as long as the process: a read-only
-//! command shows its remote segments once, before it starts.
+//! `kseg tiered --deep`'s to judge). But a read of the `.txnindex` beside a shown `.log` reads
+//! the plugin's ([`ShownLog::txn_index`], through [`crate::storage::files::open_txn_index`]):
+//! the broker's remote fetches collect their aborted transactions from the remote segments'
+//! transaction indexes (`RemoteLogManager.read`). What is shown lives as long as the process: a
+//! read-only command shows its remote segments once, before it starts.
 
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use super::{Layout, RemoteSegment};
-use crate::error::Result;
-use crate::format::names::log_file_name;
+use super::{Layout, RemoteSegment, SegmentFile};
+use crate::error::{Error, Result};
+use crate::format::names::{classify, log_file_name, FileKind};
 use crate::storage::log_reader::LogReader;
 use crate::storage::store::Store;
 
@@ -26,6 +31,9 @@ pub struct ShownLog {
     segment: RemoteSegment,
     /// The segment's size (an Aiven object's decoded size, not its stored one).
     len: u64,
+    /// Its transaction index once fetched, and the name of what it was read from; `None`
+    /// inside: it has none.
+    txn_index: OnceLock<Option<(File, PathBuf)>>,
 }
 
 impl ShownLog {
@@ -49,6 +57,40 @@ impl ShownLog {
     pub fn url(&self) -> String {
         self.store
             .name(self.segment.log().map_or("", |o| o.key.as_str()))
+    }
+
+    /// The segment's transaction index, opened for reading, and the name of the object it was
+    /// read from; `None` when it has none (the broker takes a missing one as empty). Fetched
+    /// through the layout when first asked and kept in an unnamed temporary file, as the
+    /// broker's `RemoteIndexCache` keeps the indexes it fetches on disk: each fetch of the
+    /// segment reads it again, in windows, without going back to the store. One stored in more
+    /// bytes than the entries the segment's log has room for (a hostile object) is an error,
+    /// not read ([`super::refuse_oversized`]).
+    pub fn txn_index(&self) -> Result<Option<(File, PathBuf)>> {
+        if self.txn_index.get().is_none() {
+            let fetched = self.fetch_txn_index()?;
+            // Another thread's fetch meanwhile read the same bytes.
+            let _ = self.txn_index.set(fetched);
+        }
+        let Some((file, name)) = self.txn_index.get().and_then(Option::as_ref) else {
+            return Ok(None);
+        };
+        let file = file.try_clone().map_err(|e| Error::io(name, e))?;
+        Ok(Some((file, name.clone())))
+    }
+
+    fn fetch_txn_index(&self) -> Result<Option<(File, PathBuf)>> {
+        let file = SegmentFile::TxnIndex;
+        let Some((name, bytes)) =
+            self.layout
+                .read_file(self.store.as_ref(), &self.segment, file)?
+        else {
+            return Ok(None);
+        };
+        let tmp = std::env::temp_dir();
+        let mut f = tempfile::tempfile().map_err(|e| Error::io(&tmp, e))?;
+        f.write_all(&bytes).map_err(|e| Error::io(&tmp, e))?;
+        Ok(Some((f, name)))
     }
 }
 
@@ -76,6 +118,7 @@ pub fn show(
             layout,
             segment,
             len,
+            txn_index: OnceLock::new(),
         }),
     );
     Ok(path)
@@ -88,6 +131,15 @@ pub fn shown_as(p: &Path) -> Option<Arc<ShownLog>> {
         return None;
     }
     shown.get(p).cloned()
+}
+
+/// The remote segment whose `.txnindex` `p` is: the one shown as the `.log` of its base offset
+/// beside it.
+pub fn shown_txn_index(p: &Path) -> Option<Arc<ShownLog>> {
+    let FileKind::TxnIndex { base_offset } = classify(&p.file_name()?.to_string_lossy()) else {
+        return None;
+    };
+    shown_as(&p.with_file_name(log_file_name(base_offset)))
 }
 
 /// The paths of the remote segments shown in `dir`.
