@@ -473,9 +473,11 @@ impl TxnIndexes {
             Walk::Rest => &self.files[floor..],
         };
         let upto = self.log_bytes_upto.get_or_init(|| {
-            // A missing `.log` is no room (and its scan leaves every entry in).
+            // A missing `.log` is no room (and its scan leaves every entry in). Through
+            // `files`, which knows a remote segment's size: its log is not read again to find
+            // room it has.
             let sizes = self.files.iter().map(|(base, _)| {
-                std::fs::metadata(self.dir.join(log_file_name(*base))).map_or(0, |m| m.len())
+                super::files::file_len(&self.dir.join(log_file_name(*base))).unwrap_or(0)
             });
             std::iter::once(0)
                 .chain(sizes.scan(0, |sum, len| {
