@@ -31,9 +31,11 @@ impl Walker<'_, '_> {
             self.emit(Event::FileStart { path: p })?;
             self.emit(Event::LogHeader(LogHeader::Segment { base_offset: base }))?;
             let first = base == start.segment_base;
-            // Each segment is read as one fetch: from the range's start, then from its base.
+            // Each segment is read as one fetch: from the range's start, then from its base
+            // (the first too when the range starts below the log: the consumer's fetch is reset
+            // to the log start offset).
             self.isolation
-                .start_fetch(if first { from } else { base }, bases.get(i + 1).copied())?;
+                .start_fetch(from.max(base), bases.get(i + 1).copied())?;
             let done = if first {
                 self.log_from(p, base, start.position, seeker.take_reader(p))?
             } else {
