@@ -626,6 +626,11 @@ fn s3_server_stopped_mid_read_is_an_error_naming_the_object() {
         ))
     });
     assert!(named, "{err}");
+    // And where in it: the byte the transfer stopped at, within the range asked for.
+    assert!(
+        err.contains(": at byte ") && err.contains("(reading bytes "),
+        "{err}"
+    );
 }
 
 /// Entries of a tier in a filesystem that are no object (a FIFO, a socket, a device, a link to

@@ -208,6 +208,23 @@ fn failed(name: &str, e: object_store::Error) -> Error {
     Error::invalid(std::path::Path::new(name), message)
 }
 
+/// A read of bytes `range` of the object `name` that failed at byte `at` (a transfer cut
+/// short, a refusal): where, beside why. A missing object is missing wherever it was read.
+fn failed_at(name: &str, e: object_store::Error, range: Range<u64>, at: u64) -> Error {
+    if let object_store::Error::NotFound { .. } = e {
+        return failed(name, e);
+    }
+    Error::invalid(
+        std::path::Path::new(name),
+        format!(
+            "at byte {at} (reading bytes {}..{}): {}",
+            range.start,
+            range.end,
+            error_text(&e)
+        ),
+    )
+}
+
 /// A failed upload of the object `name`. Not found here is the bucket or the upload, not the
 /// object: the server's own words say which.
 fn failure(name: &str, e: object_store::Error) -> Error {
@@ -237,6 +254,7 @@ async fn send_range(
     loc: &ObjectPath,
     range: Range<u64>,
     parts: &Sender<Part>,
+    at: &mut u64,
 ) -> object_store::Result<()> {
     if !range.is_empty() {
         // An empty range is no valid request.
@@ -251,6 +269,7 @@ async fn send_range(
             if bytes.is_empty() {
                 continue;
             }
+            *at += bytes.len() as u64;
             if parts.send(Ok(Some(bytes))).is_err() {
                 // The reader is gone.
                 return Ok(());
@@ -279,8 +298,9 @@ impl Store for Remote {
         let (tx, rx) = std::sync::mpsc::channel();
         let (store, loc, failed_name) = (Arc::clone(&self.store), self.location(key), name.clone());
         let task = self.runtime.spawn(async move {
-            if let Err(e) = send_range(store.as_ref(), &loc, range, &tx).await {
-                let _ = tx.send(Err(failed(&failed_name, e)));
+            let mut at = range.start;
+            if let Err(e) = send_range(store.as_ref(), &loc, range.clone(), &tx, &mut at).await {
+                let _ = tx.send(Err(failed_at(&failed_name, e, range, at)));
             }
         });
         PendingRead::task(name, rx, task.abort_handle())
