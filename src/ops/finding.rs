@@ -58,6 +58,20 @@ impl Finding {
         }
     }
 
+    /// An error where `serious` (what it is about is served, say), else a warning.
+    pub fn error_if(
+        serious: bool,
+        check: &'static str,
+        file: impl Into<PathBuf>,
+        message: impl Into<String>,
+    ) -> Self {
+        if serious {
+            Finding::error(check, file, message)
+        } else {
+            Finding::warning(check, file, message)
+        }
+    }
+
     pub fn at(mut self, position: u64) -> Self {
         self.position = Some(position);
         self

@@ -318,7 +318,8 @@ fn partition(
         let served = m.is_none_or(|m| m.state == "COPY_SEGMENT_FINISHED");
         for f in &missing {
             let key = layout.key(objects, p, seg.start_offset, &seg.segment_id, *f);
-            let finding = Finding::error(
+            findings.push(Finding::error_if(
+                served,
                 "tiered.object-missing",
                 store.path_of(&key),
                 format!(
@@ -328,15 +329,7 @@ fn partition(
                     seg.segment_id,
                     not_objects.instead(&key).as_deref().unwrap_or(absent)
                 ),
-            );
-            findings.push(if served {
-                finding
-            } else {
-                Finding {
-                    severity: Severity::Warning,
-                    ..finding
-                }
-            });
+            ));
         }
         let mut end_offset = m.map(|m| m.end_offset);
         // A log that cannot be read without a missing object is that object's finding.
@@ -371,7 +364,8 @@ fn partition(
         // size is another segment, cut short or replaced, whatever its batches say.
         if let (Some(m), Some(size)) = (m, size) {
             if m.size_bytes >= 0 && size != m.size_bytes as u64 {
-                let finding = Finding::error(
+                findings.push(Finding::error_if(
+                    served,
                     "tiered.size-mismatch",
                     store.path_of(seg.log().map_or("", |o| o.key.as_str())),
                     format!(
@@ -381,15 +375,7 @@ fn partition(
                          {}..{} read other bytes or none",
                         seg.segment_id, m.size_bytes, m.start_offset, m.end_offset
                     ),
-                );
-                findings.push(if served {
-                    finding
-                } else {
-                    Finding {
-                        severity: Severity::Warning,
-                        ..finding
-                    }
-                });
+                ));
             }
         }
         segments.push(RemoteSegmentReport {
@@ -415,34 +401,31 @@ fn partition(
             continue;
         }
         let key = layout.key(objects, p, m.start_offset, &m.segment_id, SegmentFile::Log);
-        let (severity, what) = match m.state.as_str() {
-            "COPY_SEGMENT_FINISHED" => (
-                Severity::Error,
-                "a fetch of these offsets fails: the broker serves them from this segment",
-            ),
-            _ => (Severity::Warning, "never served"),
+        let served = m.state == "COPY_SEGMENT_FINISHED";
+        let what = if served {
+            "a fetch of these offsets fails: the broker serves them from this segment"
+        } else {
+            "never served"
         };
-        findings.push(Finding {
-            severity,
-            ..Finding::error(
-                "tiered.object-missing",
-                store.path_of(&key),
-                format!(
-                    "remote segment {} (offsets {}..{}, {}) has no objects{}: {what}",
-                    m.segment_id,
-                    m.start_offset,
-                    m.end_offset,
-                    m.state,
-                    not_objects.instead(&key).map_or_else(
-                        || absent
-                            .strip_prefix("missing")
-                            .unwrap_or_default()
-                            .to_string(),
-                        |w| format!(" (its .log is {w})")
-                    )
-                ),
-            )
-        });
+        findings.push(Finding::error_if(
+            served,
+            "tiered.object-missing",
+            store.path_of(&key),
+            format!(
+                "remote segment {} (offsets {}..{}, {}) has no objects{}: {what}",
+                m.segment_id,
+                m.start_offset,
+                m.end_offset,
+                m.state,
+                not_objects.instead(&key).map_or_else(
+                    || absent
+                        .strip_prefix("missing")
+                        .unwrap_or_default()
+                        .to_string(),
+                    |w| format!(" (its .log is {w})")
+                )
+            ),
+        ));
         segments.push(RemoteSegmentReport {
             segment_id: m.segment_id.clone(),
             start_offset: m.start_offset,
@@ -515,19 +498,12 @@ fn partition(
             ),
             None => (false, "no remote segment's object is named so".to_string()),
         };
-        let finding = Finding::warning(
+        findings.push(Finding::error_if(
+            serious,
             "tiered.not-an-object",
             store.path_of(&key),
             format!("{what}, not an object: kseg read nothing from it; {whose}"),
-        );
-        findings.push(if serious {
-            Finding {
-                severity: Severity::Error,
-                ..finding
-            }
-        } else {
-            finding
-        });
+        ));
     }
     segments.sort_by(|a, b| (a.start_offset, &a.segment_id).cmp(&(b.start_offset, &b.segment_id)));
     let local_offset = local_start.map(|l| l.offset);
