@@ -598,28 +598,36 @@ fn damage_inside_aiven_objects_is_a_finding_of_its_segment_alone() {
     }
 }
 
+/// `testdata/orders` written with its closed segment tiered in Aiven's layout into a `file://`
+/// tier, with `options`: the partition directory, the tier's URL and the tier's directory.
+fn orders_in_aiven_tier(tmp: &Path, options: &[&str]) -> (PathBuf, String, PathBuf) {
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/SPEC.json");
+    let dir = tmp.join("logs/orders-0");
+    let root = tmp.join("tier");
+    let r = url(&root);
+    let write = [
+        "write",
+        spec.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        "--tier-to",
+        &r,
+        "--remote-layout",
+        "aiven",
+    ];
+    let (code, out, err) = run(&[&write[..], options].concat(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    (dir, r, root)
+}
+
 /// Two damaged chunks far apart in one segment (their zstd frames' magic): `tiered --deep` and
 /// `verify --deep` each report both, reading on between and after them as a fetch from there is
 /// served, and the offset index's entries into the damage are not judged.
 #[test]
 fn each_damaged_stretch_of_a_segment_is_a_finding() {
     let tmp = tempfile::tempdir().unwrap();
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/SPEC.json");
-    let dir = tmp.path().join("logs/orders-0");
-    let root = tmp.path().join("tier");
-    let (d, r) = (dir.to_str().unwrap(), url(&root));
-    let write = [
-        "write",
-        spec.to_str().unwrap(),
-        d,
-        "--tier-to",
-        &r,
-        "--remote-layout",
-        "aiven",
-    ];
     let options = ["--chunk-size", "1000", "--chunk-compression"];
-    let (code, out, err) = run(&[&write[..], &options].concat(), &[]);
-    assert_eq!(code, 0, "{out}{err}");
+    let (dir, r, root) = orders_in_aiven_tier(tmp.path(), &options);
+    let d = dir.to_str().unwrap();
     let log = common::files_under(&root)
         .into_iter()
         .find(|p| p.extension().is_some_and(|e| e == "log"))
@@ -690,22 +698,8 @@ fn each_damaged_stretch_of_a_segment_is_a_finding() {
 #[test]
 fn a_chunk_per_byte_all_damaged_is_walked_past_at_once() {
     let tmp = tempfile::tempdir().unwrap();
-    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/orders/SPEC.json");
-    let dir = tmp.path().join("logs/orders-0");
-    let root = tmp.path().join("tier");
-    let (d, r) = (dir.to_str().unwrap(), url(&root));
-    let write = [
-        "write",
-        spec.to_str().unwrap(),
-        d,
-        "--tier-to",
-        &r,
-        "--remote-layout",
-        "aiven",
-        "--chunk-compression",
-    ];
-    let (code, out, err) = run(&write, &[]);
-    assert_eq!(code, 0, "{out}{err}");
+    let (dir, r, root) = orders_in_aiven_tier(tmp.path(), &["--chunk-compression"]);
+    let d = dir.to_str().unwrap();
     let file = |ext: &str| {
         common::files_under(&root)
             .into_iter()
