@@ -152,18 +152,21 @@ impl Manifest {
         serde_json::to_string(&serde_json::Value::Object(m)).expect("a JSON value serializes")
     }
 
-    /// Parses a manifest; errors say which field. The wrapped data key is kept wrapped.
-    pub fn parse(bytes: &[u8]) -> Result<Manifest> {
-        if bytes.len() > MAX_MANIFEST_BYTES {
+    /// Whether `len` bytes can be a manifest at all: a reader asks before it reads them.
+    pub fn check_len(len: u64) -> Result<()> {
+        if len > MAX_MANIFEST_BYTES as u64 {
             return Err(DecodeError::new(
                 ErrorKind::TooLarge,
                 MAX_MANIFEST_BYTES,
-                format!(
-                    "{} bytes is no manifest (at most {MAX_MANIFEST_BYTES})",
-                    bytes.len()
-                ),
+                format!("{len} bytes is no manifest (at most {MAX_MANIFEST_BYTES})"),
             ));
         }
+        Ok(())
+    }
+
+    /// Parses a manifest; errors say which field. The wrapped data key is kept wrapped.
+    pub fn parse(bytes: &[u8]) -> Result<Manifest> {
+        Manifest::check_len(bytes.len() as u64)?;
         let v: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
             let pos = line_column_to_offset(bytes, e.line(), e.column());
             DecodeError::new(

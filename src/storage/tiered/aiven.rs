@@ -11,7 +11,6 @@ use std::sync::{Arc, Mutex};
 use super::{Layout, PartitionListing, RemotePartition, RemoteSegment, SegmentFile};
 use crate::error::{Error, Result};
 use crate::format::aiven::crypto::{private_key_from_pem, public_key_from_pem};
-use crate::format::aiven::manifest::MAX_MANIFEST_BYTES;
 use crate::format::aiven::{IndexKind, KeyRing, Manifest, SegmentKey, SegmentReader, Suffix};
 use crate::format::checkpoint::uuid_to_base64;
 use crate::format::error::{DecodeError, ErrorKind};
@@ -82,18 +81,11 @@ impl Aiven {
         if let Some(r) = readers().get(&kept_as) {
             return Ok(Arc::clone(r));
         }
-        // Refused as the parse refuses it, but before a read whole of what the store holds.
-        if m.size > MAX_MANIFEST_BYTES as u64 {
-            let e = DecodeError::new(
-                ErrorKind::BadLength,
-                0,
-                format!(
-                    "{} bytes is no manifest (at most {MAX_MANIFEST_BYTES}): not read",
-                    m.size
-                ),
-            );
-            return Err(Error::decode(&path, 0, e));
-        }
+        // Refused by its listed size, before a read whole of what the store holds.
+        Manifest::check_len(m.size).map_err(|mut e| {
+            e.message.push_str(": not read");
+            Error::decode(&path, 0, e)
+        })?;
         let bytes = store.read_all(&m.key)?;
         let manifest = Manifest::parse(&bytes).map_err(|e| Error::decode(&path, 0, e))?;
         let reader = Arc::new(
@@ -214,8 +206,6 @@ impl Layout for Aiven {
         ]
     }
 
-    /// A manifest that does not parse or fit the `.log` object is the segment's damage, found
-    /// where a walk of it starts; a missing object or key is an error.
     fn log_files(&self) -> &'static [SegmentFile] {
         &[SegmentFile::Log, SegmentFile::Manifest]
     }
@@ -225,6 +215,8 @@ impl Layout for Aiven {
         None
     }
 
+    /// A manifest that does not parse or fit the `.log` object is the segment's damage, found
+    /// where a walk of it starts; a missing object or key is an error.
     fn open_log(&self, store: Arc<dyn Store>, segment: &RemoteSegment) -> Result<LogReader> {
         let len = segment.log().map_or(0, |o| o.size);
         let reader = match self.reader(store.as_ref(), segment) {
