@@ -211,11 +211,14 @@ pub enum StateFile {
     ProducerSnapshot,
 }
 
+/// The most bytes a checkpoint file is read in ([`StateFile::Checkpoint`]).
+pub const CHECKPOINT_MAX_BYTES: u64 = 64 << 20;
+
 /// The whole state file `p` of kind `kind`, read with its format's cap ([`read_capped`]).
 pub fn read_state(p: &Path, kind: StateFile) -> Result<Vec<u8>> {
     use crate::format::snapshot;
     let (cap, what) = match kind {
-        StateFile::Checkpoint => (64 << 20, "checkpoint file"),
+        StateFile::Checkpoint => (CHECKPOINT_MAX_BYTES, "checkpoint file"),
         StateFile::Properties => (1 << 20, "properties file"),
         StateFile::ProducerSnapshot => {
             let mut head = [0u8; snapshot::PRODUCER_SNAPSHOT_HEADER_BYTES];

@@ -74,9 +74,9 @@ impl SegmentFile {
 /// segment of `log_size` bytes can be: an offset or time index holds at most an entry per
 /// entry of the log (the smallest is 26 bytes), a transaction index one per ABORT marker
 /// ([`crate::storage::txn_index::max_entries`]), a leader-epoch checkpoint no more than a
-/// local checkpoint file kseg reads. A read whole of what a bucket holds is then bounded by what the segment is, not
-/// by what an object (or a manifest's range) says. A producer snapshot is not capped here: only
-/// its own count tells its size.
+/// local checkpoint file kseg reads. A read whole of what a bucket holds is then bounded by
+/// what the segment is, not by what an object (or a manifest's range) says. A producer snapshot
+/// is not capped here: only its own count tells its size.
 pub fn refuse_oversized(path: &Path, file: SegmentFile, size: u64, log_size: u64) -> Result<()> {
     use crate::format::batch::{LOG_OVERHEAD_BYTES, MIN_ENTRY_SIZE_FIELD};
     use crate::format::index::{
@@ -90,7 +90,10 @@ pub fn refuse_oversized(path: &Path, file: SegmentFile, size: u64, log_size: u64
         SegmentFile::TimeIndex => (entries * TIME_INDEX_ENTRY_BYTES as u64, "time index"),
         // The rule local ones are read by, and the partial entry a reader leaves.
         SegmentFile::TxnIndex => (max_entries(log_size) * txn + txn - 1, "transaction index"),
-        SegmentFile::LeaderEpochCheckpoint => (64 << 20, "leader-epoch checkpoint"),
+        SegmentFile::LeaderEpochCheckpoint => (
+            crate::storage::files::CHECKPOINT_MAX_BYTES,
+            "leader-epoch checkpoint",
+        ),
         _ => return Ok(()),
     };
     if size <= most {
