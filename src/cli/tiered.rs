@@ -14,9 +14,10 @@ use crate::ops::remote::{reconcile, TieredReport};
 #[derive(Debug, Args)]
 #[command(
     after_help = "Segments come from __remote_log_metadata in the log dir when it holds the \
-partition's metadata partition (of the default 50), else from the listing alone. Exit status: 0 when nothing is wrong or only warnings (unfinished \
-copies or deletes, orphans, overlaps) were found; 1 when errors were (objects the broker would \
-serve are missing or damaged, offsets no tier holds); 2 on errors reading the input or the store."
+partition's metadata partition (of the default 50), else from the listing alone. Exit status: 0 \
+when nothing is wrong or only warnings (unfinished copies or deletes, orphans, overlaps) were \
+found; 1 when errors were (objects the broker would serve are missing or damaged, offsets no tier \
+holds); 2 on errors reading the input or the store."
 )]
 pub struct TieredArgs {
     /// The partition directory or log dir whose remote tier is checked.

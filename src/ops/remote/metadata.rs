@@ -87,6 +87,13 @@ impl Metadata {
         );
         (!self.partitions.contains(&n)).then_some(Elsewhere::Partition(n))
     }
+
+    /// [`Metadata::elsewhere`] when it is worth saying: the log dir holds metadata, only not
+    /// `p`'s. With none at all, every partition is read from the listing, as the report's
+    /// record count already says.
+    pub fn elsewhere_to_say(&self, elsewhere: Option<Elsewhere>) -> Option<Elsewhere> {
+        elsewhere.filter(|_| !self.partitions.is_empty())
+    }
 }
 
 impl std::fmt::Display for Elsewhere {

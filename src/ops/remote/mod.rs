@@ -223,8 +223,8 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
             &ours,
             listing,
             not_here,
-            elsewhere
-                .filter(|_| !metadata.partitions.is_empty())
+            metadata
+                .elsewhere_to_say(elsewhere)
                 .map(|e| metadata_elsewhere(&log_dir, dir, e)),
             elsewhere.is_none(),
             opts.deep,
@@ -259,11 +259,11 @@ fn partition(
     let by_id: BTreeMap<&str, &SegmentMetadata> =
         meta.iter().map(|m| (m.segment_id.as_str(), *m)).collect();
     // A store that lists nothing at all is more likely a URL that names the wrong place
-    // than a tier whose every object is gone.
-    let absent = if objects.is_empty() {
-        "missing (the store lists no object at all: is the URL's prefix the tier's root?)"
+    // than a tier whose every object is gone: said beside each object missing.
+    let nothing_listed = if objects.is_empty() {
+        " (the store lists no object at all: is the URL's prefix the tier's root?)"
     } else {
-        "missing"
+        ""
     };
     let mut orphans: Vec<Orphan> = Vec::new();
     for o in &listing.strays {
@@ -327,7 +327,9 @@ fn partition(
                      fails",
                     f.suffix(),
                     seg.segment_id,
-                    not_objects.instead(&key).as_deref().unwrap_or(absent)
+                    not_objects
+                        .instead(&key)
+                        .unwrap_or_else(|| format!("missing{nothing_listed}"))
                 ),
             ));
         }
@@ -418,10 +420,7 @@ fn partition(
                 m.end_offset,
                 m.state,
                 not_objects.instead(&key).map_or_else(
-                    || absent
-                        .strip_prefix("missing")
-                        .unwrap_or_default()
-                        .to_string(),
+                    || nothing_listed.to_string(),
                     |w| format!(" (its .log is {w})")
                 )
             ),

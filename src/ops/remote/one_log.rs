@@ -52,7 +52,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
         };
         let ours = partition_metadata(&metadata.segments, &p);
         let elsewhere = metadata.elsewhere(&p, &ours);
-        if let Some(e) = elsewhere.filter(|_| !metadata.partitions.is_empty()) {
+        if let Some(e) = metadata.elsewhere_to_say(elsewhere) {
             shown.listed_alone.push((dir.clone(), e.to_string()));
         }
         let copied: Option<BTreeSet<&str>> = elsewhere.is_none().then(|| {
