@@ -727,7 +727,7 @@ fn entries_that_are_no_objects_are_reported_never_read() {
         for cmd in [&["verify", "--deep"][..], &["digest"], &["dump"]] {
             let d = dir.display().to_string();
             let args = [cmd, &["--remote", &remote, &d]].concat();
-            let (code, err) = common::kseg_within_a_minute(&args);
+            let (code, _, err) = common::kseg_within_a_minute(&args);
             assert_eq!(code, 2, "{args:?}: {err}");
             // Named as the store names it: the URL, or the path.
             let named = format!("{remote}/{log_key}: a FIFO, not an object");
@@ -735,7 +735,7 @@ fn entries_that_are_no_objects_are_reported_never_read() {
         }
         // The FIFO named alone.
         let alone = format!("{remote}/{log_key}");
-        let (code, err) = common::kseg_within_a_minute(&["dump", "--remote-segment", &alone]);
+        let (code, _, err) = common::kseg_within_a_minute(&["dump", "--remote-segment", &alone]);
         assert_eq!(code, 2, "{alone}: {err}");
         assert!(
             err.contains(&format!("{alone}: a FIFO, not an object")),
@@ -750,7 +750,7 @@ fn entries_that_are_no_objects_are_reported_never_read() {
         }
     }
     let d = dir.display().to_string();
-    let (code, err) = common::kseg_within_a_minute(&["digest", "--remote", &url(&root), &d]);
+    let (code, _, err) = common::kseg_within_a_minute(&["digest", "--remote", &url(&root), &d]);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(&log_key) && err.contains("says was copied"),
@@ -809,7 +809,7 @@ fn a_folder_at_an_objects_key_is_said_to_be_one() {
         assert_eq!(p["orphans"].as_array().unwrap().len(), 4, "{p}");
         assert_eq!(p["orphanSize"], 16, "{p}");
         let d = dir.display().to_string();
-        let (code, err) = common::kseg_within_a_minute(&["digest", "--remote", &remote, &d]);
+        let (code, _, err) = common::kseg_within_a_minute(&["digest", "--remote", &remote, &d]);
         assert_eq!(code, 2, "{err}");
         assert!(
             err.contains(&format!("{remote}/{log_key}: a directory, not an object")),

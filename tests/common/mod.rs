@@ -358,12 +358,13 @@ pub fn mkfifo(p: &Path) {
     );
 }
 
-/// `kseg ARGS`: exit status and standard error, the test failed if it has not ended within a
-/// minute (for reads that must never block nor go on without end, whatever the input).
-pub fn kseg_within_a_minute(args: &[&str]) -> (i32, String) {
+/// `kseg ARGS`: exit status, standard output and standard error, the test failed if it has not
+/// ended within a minute (for reads that must never block nor go on without end, whatever the
+/// input).
+pub fn kseg_within_a_minute(args: &[&str]) -> (i32, String, String) {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_kseg"))
         .args(args)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -373,6 +374,7 @@ pub fn kseg_within_a_minute(args: &[&str]) -> (i32, String) {
     match rx.recv_timeout(std::time::Duration::from_secs(60)) {
         Ok(out) => (
             out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         ),
         Err(_) => {
