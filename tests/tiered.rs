@@ -346,10 +346,70 @@ fn each_planted_inconsistency_is_found_alone() {
                 assert!(m.contains("not read"), "{m}");
             }
         }
+        // A copy not finished is not served: its offsets are not the tier's.
+        if what == "unfinished copy" {
+            let unserved = &report["partitions"][0]["segments"][2];
+            assert_eq!(unserved["served"], false, "{unserved}");
+            let out = common::kseg(&[
+                "tiered",
+                "--remote",
+                &url(&root),
+                log_dir.join("orders-0").to_str().unwrap(),
+            ]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            let served = format!(
+                "3 remote segment(s) (2 served), offsets {}..{},",
+                segments[0].start, segments[1].end
+            );
+            assert!(text.contains(&served), "{text}");
+        }
         // The listing alone tells a segment's size in this layout.
+        let (_, shallow, _) = tiered(&log_dir.join("orders-0"), &["--remote", &url(&root)]);
         if what == "log cut at a batch" {
-            let (_, checks, _) = tiered(&log_dir.join("orders-0"), &["--remote", &url(&root)]);
-            assert_eq!(checks, expected, "{what}, not deep");
+            assert_eq!(shallow, expected, "{what}, not deep");
+        }
+        // `verify --remote` reports what reconciling finds beside what its own reading finds:
+        // a gap or a segment cut short is in no batch it reads. A served segment with no
+        // object is an error before anything is read.
+        let out = common::kseg(&[
+            "verify",
+            "--json",
+            "--remote",
+            &url(&root),
+            log_dir.join("orders-0").to_str().unwrap(),
+        ]);
+        let verify_code = out.status.code().unwrap();
+        if what == "missing segment" {
+            assert_eq!(verify_code, 2, "{what}: {out:?}");
+            continue;
+        }
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let verified = common::finding_checks(&report);
+        assert!(
+            shallow.iter().all(|c| verified.contains(c)),
+            "{what}: tiered {shallow:?}, verify {verified:?}"
+        );
+        let errors = report["partitions"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["severity"] == "error");
+        assert_eq!(verify_code, i32::from(errors), "{what}: {report}");
+        if ["gap", "log cut at a batch"].contains(&what) {
+            assert_eq!(verify_code, 1, "{what}: {report}");
+            // The other commands read what is there, and say the tier's errors.
+            let out = common::kseg(&[
+                "digest",
+                "--remote",
+                &url(&root),
+                log_dir.join("orders-0").to_str().unwrap(),
+            ]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{what}: {err}");
+            assert!(
+                err.contains(&format!("has 1 error(s) (1 × {})", expected[0])),
+                "{what}: {err}"
+            );
         }
     }
 }

@@ -14,8 +14,10 @@ use super::progress::{Bar, Counting};
 use super::{fail, why, EXIT_FINDINGS, EXIT_OK};
 use crate::format::codec::DEFAULT_MAX_DECOMPRESSED_BYTES;
 use crate::format::payload::{AvroSchemas, PayloadDecoder, ProtoSchemas};
+use crate::ops::finding::{count_by_check, Severity};
 use crate::ops::inspect::dump::OffsetRange;
 use crate::ops::inspect::dump::{load_avro_schemas, load_proto_schemas};
+use crate::ops::remote::RemoteShown;
 use crate::ops::repair::apply::{ApplyOptions, Backup, PartitionLock};
 use crate::ops::repair::recover::{RecoverOptions, RecoverPlan};
 use crate::ops::repair::salvage::{salvage, SalvageReport};
@@ -465,22 +467,49 @@ impl RemoteArgs {
 /// `Option<RemoteArgs>`): with `--remote`, the remote segments of the partitions `paths` name,
 /// shown under their local logs (one log, as the broker serves it); with `--remote-segment`,
 /// `paths` followed by the directory each named segment is shown in (one per partition).
+/// What reconciling the tier finds is said in notices: a partition read from the listing alone,
+/// and the errors (`verify` reports them all as findings: [`show_remote_checked`]).
 /// Err: the exit status, the error printed.
 pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<Vec<PathBuf>, u8> {
+    let (paths, shown) = show_remote_checked(remote, paths)?;
+    let url = remote.and_then(|r| r.remote.as_deref()).unwrap_or_default();
+    for s in &shown {
+        for (dir, why) in &s.listed_alone {
+            super::notice(&format!(
+                "{}: {why}: its remote segments are those {url} lists, each read as served",
+                dir.display()
+            ));
+        }
+        for (dir, findings) in &s.tier_findings {
+            let errors = findings.iter().filter(|f| f.severity == Severity::Error);
+            if errors.clone().next().is_some() {
+                super::notice(&format!(
+                    "{}: the remote tier in {url} has {} error(s) ({}): the log read is not all \
+                     the broker serves; `kseg verify --remote` reports each",
+                    dir.display(),
+                    errors.clone().count(),
+                    count_by_check(errors.map(|f| f.check))
+                ));
+            }
+        }
+    }
+    Ok(paths)
+}
+
+/// [`show_remote`], what reconciling each partition's tier found returned instead of said.
+pub fn show_remote_checked(
+    remote: Option<&RemoteArgs>,
+    paths: &[PathBuf],
+) -> Result<(Vec<PathBuf>, Vec<RemoteShown>), u8> {
     let mut paths = paths.to_vec();
     let Some(remote) = remote else {
-        return Ok(paths);
+        return Ok((paths, Vec::new()));
     };
     let opts = remote.tiered_options(false);
+    let mut all = Vec::new();
     if let Some(url) = &remote.remote {
         for path in &paths {
             let shown = crate::ops::remote::show_remote(path, &opts).map_err(|e| fail(&e))?;
-            for (dir, why) in &shown.listed_alone {
-                super::notice(&format!(
-                    "{}: {why}: its remote segments are those {url} lists, each read as served",
-                    dir.display()
-                ));
-            }
             if shown.segments == 0 {
                 super::notice(&format!(
                     "{}: no remote segment in {url} below the local log: the local log alone is \
@@ -488,6 +517,7 @@ pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<Vec
                     path.display(),
                 ));
             }
+            all.push(shown);
         }
     }
     for url in &remote.remote_segment {
@@ -496,7 +526,7 @@ pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<Vec
             paths.push(dir);
         }
     }
-    Ok(paths)
+    Ok((paths, all))
 }
 
 /// The one path of a command that reads one partition or log dir: PATH, or the directory the

@@ -64,24 +64,19 @@ pub fn run(args: TieredArgs) -> u8 {
 
 fn print_report(out: &mut impl Write, r: &TieredReport) -> std::io::Result<()> {
     for p in &r.partitions {
-        let served = p
-            .segments
-            .iter()
-            .filter(|s| {
-                s.state
-                    .as_deref()
-                    .is_none_or(|s| s == "COPY_SEGMENT_FINISHED")
-            })
-            .count();
-        let ends = p.segments.iter().filter_map(|s| s.end_offset).max();
+        // The offsets the broker serves from the tier: those of segments it does not serve
+        // are no part of the log (their gap, if any, is a finding).
+        let served: Vec<_> = p.segments.iter().filter(|s| s.served).collect();
+        let ends = served.iter().filter_map(|s| s.end_offset).max();
         writeln!(
             out,
-            "{}-{}: {} remote segment(s) ({served} served), offsets {}..{}, local log start {}, \
+            "{}-{}: {} remote segment(s) ({} served), offsets {}..{}, local log start {}, \
              {} orphan object(s) ({}), layout {}",
             p.topic,
             p.partition,
             p.segments.len(),
-            p.segments
+            served.len(),
+            served
                 .first()
                 .map_or("-".into(), |s| s.start_offset.to_string()),
             ends.map_or("-".into(), |e| e.to_string()),

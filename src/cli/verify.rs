@@ -64,8 +64,13 @@ pub fn run(mut args: VerifyArgs) -> u8 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    args.paths = match super::args::show_remote(args.remote.as_ref(), &args.paths) {
-        Ok(p) => p,
+    // What reconciling the remote tier finds is part of the report: a gap or a segment cut
+    // short is in no batch read.
+    let tier = match super::args::show_remote_checked(args.remote.as_ref(), &args.paths) {
+        Ok((paths, shown)) => {
+            args.paths = paths;
+            shown
+        }
         Err(code) => return code,
     };
     let bar = Bar::new(
@@ -82,10 +87,13 @@ pub fn run(mut args: VerifyArgs) -> u8 {
     // Verify counts each file as it finishes checking it (the bytes the report counts).
     let report = verify_paths(&args.paths, &opts, &|n| bar.inc(n));
     bar.finish();
-    let report = match report {
+    let mut report = match report {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
+    for (dir, findings) in tier.into_iter().flat_map(|s| s.tier_findings) {
+        report.findings_of(Some(&dir)).extend(findings);
+    }
     let format = if args.json {
         OutputFormat::Json
     } else {

@@ -54,6 +54,9 @@ pub struct RemoteSegmentReport {
     pub end_offset: Option<i64>,
     /// The metadata's last state for it; null when no metadata names it.
     pub state: Option<String>,
+    /// Whether the broker serves its offsets from it: its copy finished, or (no metadata
+    /// naming it) the listing is taken as the tier.
+    pub served: bool,
     /// The segment's `.log` object (its URL); null when missing.
     pub log_object: Option<String>,
     /// The `.log` object's size in bytes.
@@ -175,66 +178,107 @@ fn partition_metadata<'m>(
         .collect()
 }
 
-/// Reconciles the remote tier of the partition directory (or every partition of the log dir)
-/// `path` with the store `opts.remote`.
-pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
-    let (log_dir, dirs) = local_partitions(path)?;
-    let store = store::open(&opts.remote, &opts.store)?;
-    let store::Listing {
-        objects,
-        not_objects,
-    } = store.list("")?;
-    // Grouped by the layout as objects are, to find the partition and segment each is of.
-    let not_objects_as_listed: Vec<ObjectInfo> = not_objects
-        .iter()
-        .map(|n| ObjectInfo {
-            key: n.key.clone(),
-            size: 0,
+/// A log dir's partition directories (or the one `path` names) and their remote tier: the
+/// store listed once, `__remote_log_metadata` read once, the layout detected or named.
+struct Tier {
+    log_dir: PathBuf,
+    dirs: Vec<PathBuf>,
+    store: Arc<dyn Store>,
+    objects: Vec<ObjectInfo>,
+    not_objects: Vec<store::NotObject>,
+    metadata: metadata::Metadata,
+    layout: Arc<dyn Layout>,
+}
+
+impl Tier {
+    /// `empty_is_kafkas`: a store that lists nothing is taken to be in Kafka's own layout (what
+    /// the metadata expects, to reconcile with) instead of being refused as no layout known.
+    fn open(path: &Path, opts: &TieredOptions, empty_is_kafkas: bool) -> Result<Tier> {
+        let (log_dir, dirs) = local_partitions(path)?;
+        let store = store::open(&opts.remote, &opts.store)?;
+        let store::Listing {
+            objects,
+            not_objects,
+        } = store.list("")?;
+        let metadata = metadata::read(&log_dir)?;
+        let layout: Arc<dyn Layout> =
+            if objects.is_empty() && opts.layout.is_none() && empty_is_kafkas {
+                Arc::new(tiered::LocalTiered)
+            } else {
+                let keys = tiered::Aiven::load_keys(&opts.keys)?;
+                Arc::from(tiered::detect(
+                    store.as_ref(),
+                    &objects,
+                    opts.layout.as_deref(),
+                    &keys,
+                )?)
+            };
+        Ok(Tier {
+            log_dir,
+            dirs,
+            store,
+            objects,
+            not_objects,
+            metadata,
+            layout,
         })
-        .collect();
-    let metadata = metadata::read(&log_dir)?;
-    let layout = if objects.is_empty() && opts.layout.is_none() {
-        // Nothing to recognise: Kafka's own layout names what the metadata expects.
-        Box::new(tiered::LocalTiered) as Box<dyn Layout>
-    } else {
-        let keys = tiered::Aiven::load_keys(&opts.keys)?;
-        tiered::detect(store.as_ref(), &objects, opts.layout.as_deref(), &keys)?
-    };
-    let mut partitions = Vec::new();
-    for dir in &dirs {
+    }
+
+    /// The reconciliation of the partition directory `dir`'s remote tier; None when neither
+    /// the metadata nor the store knows the partition.
+    fn reconcile(&self, dir: &Path, deep: bool) -> Result<Option<TieredPartition>> {
         let Some(p) = remote_partition(dir) else {
-            continue;
+            return Ok(None);
         };
-        let ours = partition_metadata(&metadata.segments, &p);
-        let elsewhere = metadata.elsewhere(&p, &ours);
-        let listing = layout.partition(&objects, &p);
-        let odd = layout.partition(&not_objects_as_listed, &p);
+        let ours = partition_metadata(&self.metadata.segments, &p);
+        let elsewhere = self.metadata.elsewhere(&p, &ours);
+        let listing = self.layout.partition(&self.objects, &p);
+        // Grouped by the layout as objects are, to find the partition and segment each is of.
+        let not_objects_as_listed: Vec<ObjectInfo> = self
+            .not_objects
+            .iter()
+            .map(|n| ObjectInfo {
+                key: n.key.clone(),
+                size: 0,
+            })
+            .collect();
+        let odd = self.layout.partition(&not_objects_as_listed, &p);
         let held = |l: &tiered::PartitionListing| !l.segments.is_empty() || !l.strays.is_empty();
         if ours.is_empty() && !held(&listing) && !held(&odd) {
-            continue;
+            return Ok(None);
         }
-        let not_here = NotObjects::of(odd, &not_objects, &listing.strays);
-        let report = partition(
-            &store,
-            layout.as_ref(),
-            &objects,
+        let not_here = NotObjects::of(odd, &self.not_objects, &listing.strays);
+        partition(
+            &self.store,
+            self.layout.as_ref(),
+            &self.objects,
             &p,
             local_log_start(dir)?,
             &ours,
             listing,
             not_here,
-            metadata
+            self.metadata
                 .elsewhere_to_say(elsewhere)
-                .map(|e| metadata_elsewhere(&log_dir, dir, e)),
+                .map(|e| metadata_elsewhere(&self.log_dir, dir, e)),
             elsewhere.is_none(),
-            opts.deep,
-        )?;
-        partitions.push(report);
+            deep,
+        )
+        .map(Some)
+    }
+}
+
+/// Reconciles the remote tier of the partition directory (or every partition of the log dir)
+/// `path` with the store `opts.remote`.
+pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
+    let tier = Tier::open(path, opts, true)?;
+    let mut partitions = Vec::new();
+    for dir in &tier.dirs {
+        partitions.extend(tier.reconcile(dir, opts.deep)?);
     }
     Ok(TieredReport {
         remote: opts.remote.clone(),
-        layout: layout.name().to_string(),
-        metadata_record_count: metadata.records,
+        layout: tier.layout.name().to_string(),
+        metadata_record_count: tier.metadata.records,
         partitions,
     })
 }
@@ -307,7 +351,8 @@ fn partition(
                     seg.start_offset,
                     seg.files.len()
                 ),
-            ));
+            )
+            .offset(seg.start_offset));
             continue;
         }
         let missing: Vec<SegmentFile> = layout
@@ -318,11 +363,12 @@ fn partition(
         let served = m.is_none_or(|m| m.state == "COPY_SEGMENT_FINISHED");
         for f in &missing {
             let key = layout.key(objects, p, seg.start_offset, &seg.segment_id, *f);
-            findings.push(Finding::error_if(
-                served,
-                "tiered.object-missing",
-                store.path_of(&key),
-                format!(
+            findings.push(
+                Finding::error_if(
+                    served,
+                    "tiered.object-missing",
+                    store.path_of(&key),
+                    format!(
                     "the {} object of remote segment {} is {}: a fetch the broker serves from it \
                      fails",
                     f.suffix(),
@@ -331,7 +377,9 @@ fn partition(
                         .instead(&key)
                         .unwrap_or_else(|| format!("missing{nothing_listed}"))
                 ),
-            ));
+                )
+                .offset(seg.start_offset),
+            );
         }
         let mut end_offset = m.map(|m| m.end_offset);
         // A log that cannot be read without a missing object is that object's finding.
@@ -346,10 +394,11 @@ fn partition(
                 // batches strictly inside that range, never outside it.
                 let first = walked.first_offset.unwrap_or(last);
                 if first < m.start_offset || last > m.end_offset {
-                    findings.push(Finding::error(
-                        "tiered.offsets-mismatch",
-                        store.path_of(seg.log().map_or("", |o| o.key.as_str())),
-                        format!(
+                    findings.push(
+                        Finding::error(
+                            "tiered.offsets-mismatch",
+                            store.path_of(seg.log().map_or("", |o| o.key.as_str())),
+                            format!(
                             "remote segment {} holds offsets {}..{last} but __remote_log_metadata \
                              says {}..{}: the broker fetches from the wrong segment",
                             seg.segment_id,
@@ -357,7 +406,9 @@ fn partition(
                             m.start_offset,
                             m.end_offset
                         ),
-                    ));
+                        )
+                        .offset(m.start_offset),
+                    );
                 }
             }
             end_offset = end_offset.or(walked.last_offset);
@@ -366,18 +417,21 @@ fn partition(
         // size is another segment, cut short or replaced, whatever its batches say.
         if let (Some(m), Some(size)) = (m, size) {
             if m.size_bytes >= 0 && size != m.size_bytes as u64 {
-                findings.push(Finding::error_if(
-                    served,
-                    "tiered.size-mismatch",
-                    store.path_of(seg.log().map_or("", |o| o.key.as_str())),
-                    format!(
-                        "remote segment {} holds {size} bytes but __remote_log_metadata says \
+                findings.push(
+                    Finding::error_if(
+                        served,
+                        "tiered.size-mismatch",
+                        store.path_of(seg.log().map_or("", |o| o.key.as_str())),
+                        format!(
+                            "remote segment {} holds {size} bytes but __remote_log_metadata says \
                          the segment copied held {} (segmentSizeInBytes): it is not that \
                          segment (cut short, or replaced), and the broker's fetches of offsets \
                          {}..{} read other bytes or none",
-                        seg.segment_id, m.size_bytes, m.start_offset, m.end_offset
-                    ),
-                ));
+                            seg.segment_id, m.size_bytes, m.start_offset, m.end_offset
+                        ),
+                    )
+                    .offset(m.start_offset),
+                );
             }
         }
         segments.push(RemoteSegmentReport {
@@ -385,6 +439,7 @@ fn partition(
             start_offset: seg.start_offset,
             end_offset,
             state: m.map(|m| m.state.clone()),
+            served,
             log_object: seg.log().map(|o| url(&o.key)),
             size: seg.log().map(|o| o.size),
         });
@@ -409,27 +464,31 @@ fn partition(
         } else {
             "never served"
         };
-        findings.push(Finding::error_if(
-            served,
-            "tiered.object-missing",
-            store.path_of(&key),
-            format!(
-                "remote segment {} (offsets {}..{}, {}) has no objects{}: {what}",
-                m.segment_id,
-                m.start_offset,
-                m.end_offset,
-                m.state,
-                not_objects.instead(&key).map_or_else(
-                    || nothing_listed.to_string(),
-                    |w| format!(" (its .log is {w})")
-                )
-            ),
-        ));
+        findings.push(
+            Finding::error_if(
+                served,
+                "tiered.object-missing",
+                store.path_of(&key),
+                format!(
+                    "remote segment {} (offsets {}..{}, {}) has no objects{}: {what}",
+                    m.segment_id,
+                    m.start_offset,
+                    m.end_offset,
+                    m.state,
+                    not_objects.instead(&key).map_or_else(
+                        || nothing_listed.to_string(),
+                        |w| format!(" (its .log is {w})")
+                    )
+                ),
+            )
+            .offset(m.start_offset),
+        );
         segments.push(RemoteSegmentReport {
             segment_id: m.segment_id.clone(),
             start_offset: m.start_offset,
             end_offset: Some(m.end_offset),
             state: Some(m.state.clone()),
+            served,
             log_object: None,
             size: None,
         });
@@ -604,14 +663,7 @@ fn check_continuity(
     meta: &[&SegmentMetadata],
     findings: &mut Vec<Finding>,
 ) {
-    let served: Vec<&RemoteSegmentReport> = segments
-        .iter()
-        .filter(|s| {
-            s.state
-                .as_deref()
-                .is_none_or(|s| s == "COPY_SEGMENT_FINISHED")
-        })
-        .collect();
+    let served: Vec<&RemoteSegmentReport> = segments.iter().filter(|s| s.served).collect();
     let name = |s: &RemoteSegmentReport| {
         s.log_object
             .clone()

@@ -7,14 +7,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{
-    local_log_start, local_partitions, metadata, partition_metadata, remote_partition,
-    TieredOptions,
-};
+use super::{local_log_start, partition_metadata, remote_partition, Tier, TieredOptions};
 use crate::error::{Error, Result};
 use crate::format::names::partition_dir_name;
+use crate::ops::finding::Finding;
 use crate::storage::store;
-use crate::storage::tiered::{self, Layout, RemoteSegment, SegmentFile};
+use crate::storage::tiered::{self, RemoteSegment, SegmentFile};
 
 /// What [`show_remote`] showed.
 #[derive(Debug, Default)]
@@ -24,6 +22,9 @@ pub struct RemoteShown {
     /// The partition directories whose remote segments were taken from the listing alone
     /// though the log dir holds `__remote_log_metadata`, not theirs; and why.
     pub listed_alone: Vec<(PathBuf, String)>,
+    /// What reconciling each partition's remote tier finds (`kseg tiered`'s findings, without
+    /// `deep`), by partition directory: a gap, a segment cut short, is in no batch read.
+    pub tier_findings: Vec<(PathBuf, Vec<Finding>)>,
 }
 
 /// Shows the remote segments of the partition directory (or of every partition of the log dir)
@@ -34,25 +35,16 @@ pub struct RemoteShown {
 /// log dir holds no metadata of the partition, every segment the store lists for it; of them,
 /// those that start below the local log start offset, one per start offset.
 pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
-    let (log_dir, dirs) = local_partitions(path)?;
-    let store = store::open(&opts.remote, &opts.store)?;
-    let objects = store.list("")?.objects;
-    let keys = tiered::Aiven::load_keys(&opts.keys)?;
-    let layout: Arc<dyn Layout> = Arc::from(tiered::detect(
-        store.as_ref(),
-        &objects,
-        opts.layout.as_deref(),
-        &keys,
-    )?);
-    let metadata = metadata::read(&log_dir)?;
+    let tier = Tier::open(path, opts, false)?;
+    let (store, layout, objects) = (&tier.store, &tier.layout, &tier.objects[..]);
     let mut shown = RemoteShown::default();
-    for dir in &dirs {
+    for dir in &tier.dirs {
         let Some(p) = remote_partition(dir) else {
             continue;
         };
-        let ours = partition_metadata(&metadata.segments, &p);
-        let elsewhere = metadata.elsewhere(&p, &ours);
-        if let Some(e) = metadata.elsewhere_to_say(elsewhere) {
+        let ours = partition_metadata(&tier.metadata.segments, &p);
+        let elsewhere = tier.metadata.elsewhere(&p, &ours);
+        if let Some(e) = tier.metadata.elsewhere_to_say(elsewhere) {
             shown.listed_alone.push((dir.clone(), e.to_string()));
         }
         let copied: Option<BTreeSet<&str>> = elsewhere.is_none().then(|| {
@@ -61,11 +53,18 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
                 .map(|m| m.segment_id.as_str())
                 .collect()
         });
+        // Reconciled before any segment is shown in the directory, which would move its log
+        // start.
+        if let Some(r) = tier.reconcile(dir, false)? {
+            if !r.findings.is_empty() {
+                shown.tier_findings.push((dir.clone(), r.findings));
+            }
+        }
         let local_start = local_log_start(dir)?.map(|l| l.offset);
         let below_local = |start: i64| local_start.is_none_or(|l| start < l);
         let mut starts = BTreeSet::new();
         let served: Vec<RemoteSegment> = layout
-            .partition(&objects, &p)
+            .partition(objects, &p)
             .segments
             .into_iter()
             .filter(|s| {
@@ -86,7 +85,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
                 && !starts.contains(&m.start_offset)
         }) {
             let key = layout.key(
-                &objects,
+                objects,
                 &p,
                 gone.start_offset,
                 &gone.segment_id,
@@ -103,7 +102,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
             ));
         }
         for segment in served {
-            tiered::show(dir, Arc::clone(&store), Arc::clone(&layout), segment)?;
+            tiered::show(dir, Arc::clone(store), Arc::clone(layout), segment)?;
             shown.segments += 1;
         }
     }

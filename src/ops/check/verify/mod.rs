@@ -129,6 +129,20 @@ pub struct Report {
 }
 
 impl Report {
+    /// Where findings about the partition directory `dir` go: its report's, or the log dir's
+    /// when no partition reported is `dir` (findings about its remote tier, say, are added
+    /// here by whoever reconciled it).
+    pub fn findings_of(&mut self, dir: Option<&Path>) -> &mut Vec<Finding> {
+        match self
+            .partitions
+            .iter_mut()
+            .find(|p| Some(p.path.as_path()) == dir)
+        {
+            Some(p) => &mut p.findings,
+            None => &mut self.log_dir_findings,
+        }
+    }
+
     pub fn findings(&self) -> impl Iterator<Item = &Finding> {
         self.partitions
             .iter()
@@ -862,24 +876,20 @@ pub fn verify_paths(
         .collect();
     let mut log_dir_findings = check_log_dirs(&units, &mut partitions, log_dir_scans);
     log_dir_findings.extend(stray_backups);
-    // Entries named like Kafka files that are not files: with their partition's findings.
-    for f in crate::ops::finding::not_regular_findings() {
-        match partitions
-            .iter_mut()
-            .find(|p| f.file.parent() == Some(p.path.as_path()))
-        {
-            Some(p) => p.findings.push(f),
-            None => log_dir_findings.push(f),
-        }
-    }
-    Ok(Report {
+    let mut report = Report {
         partitions,
         log_dir_findings,
         files_checked,
         bytes_checked,
         skipped,
         classified,
-    })
+    };
+    // Entries named like Kafka files that are not files: with their partition's findings.
+    for f in crate::ops::finding::not_regular_findings() {
+        let dir = f.file.parent().map(Path::to_path_buf);
+        report.findings_of(dir.as_deref()).push(f);
+    }
+    Ok(report)
 }
 
 /// The checks across the files of one partition directory.
