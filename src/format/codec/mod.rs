@@ -17,7 +17,7 @@ mod snappy;
 use std::cell::RefCell;
 
 use flate2::{FlushDecompress, Status};
-use zstd::zstd_safe::{self, CParameter, DCtx, InBuffer, OutBuffer, ResetDirective};
+use zstd::zstd_safe::{self, CParameter, DCtx, DParameter, InBuffer, OutBuffer, ResetDirective};
 use zstd::zstd_safe::{zstd_sys::ZSTD_EndDirective, CCtx};
 
 use super::error::{DecodeError, ErrorKind, Result};
@@ -1074,40 +1074,125 @@ fn zstd_decompress(input: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<()> 
     }
     ZSTD_DCTX.with(|cell| {
         let mut slot = cell.borrow_mut();
-        let dctx = slot.get_or_insert_with(DCtx::create);
+        let dctx = match &mut *slot {
+            Some(dctx) => dctx,
+            None => slot.insert(zstd_dctx()?),
+        };
         // Also clears a previous call's error state.
         dctx.reset(ResetDirective::SessionOnly)
             .map_err(|code| zstd_error(0, code))?;
-        let mut src = InBuffer::around(input);
+        let mut progress = ZstdProgress::new(limit);
         loop {
-            reserve_spare(out, limit, src.pos)?;
-            let (pos_before, len_before) = (src.pos, out.len());
-            let len = out.len();
-            let hint = dctx
-                .decompress_stream(&mut OutBuffer::around_pos(out, len), &mut src)
-                .map_err(|code| zstd_error(src.pos, code))?;
-            if out.len() > limit {
-                return Err(too_large(src.pos, limit));
-            }
-            let output_full = out.len() == out.capacity();
-            if hint == 0 {
-                // A frame is complete and flushed; zstd starts the next one on more input.
-                if src.pos == input.len() {
-                    return Ok(());
-                }
-                continue;
-            }
-            if src.pos == input.len() && !output_full {
-                return Err(corrupt(
-                    input.len(),
-                    "zstd: Truncated source (input ends inside a frame)",
-                ));
-            }
-            if src.pos == pos_before && out.len() == len_before && !output_full {
-                return Err(corrupt(src.pos, "zstd: decoder made no progress"));
+            reserve_spare(out, limit, progress.pos)?;
+            if !progress.step(dctx, input, out)? {
+                return Ok(());
             }
         }
     })
+}
+
+/// A decompression context that refuses a frame whose window is larger than 2^27 = 128 MiB
+/// (zstd's default limit, said here so that the bound does not hang on a library's default):
+/// the most a frame can make a decoder hold, whatever it decodes to.
+fn zstd_dctx() -> Result<DCtx<'static>> {
+    let mut dctx = DCtx::create();
+    dctx.set_parameter(DParameter::WindowLogMax(ZSTD_WINDOW_LOG_MAX))
+        .map_err(|code| zstd_error(0, code))?;
+    Ok(dctx)
+}
+
+const ZSTD_WINDOW_LOG_MAX: u32 = 27;
+
+/// Where a decode of zstd frames is: the input consumed, and the bytes decoded against the
+/// most there may be.
+struct ZstdProgress {
+    pos: usize,
+    decoded: usize,
+    limit: usize,
+}
+
+impl ZstdProgress {
+    fn new(limit: usize) -> Self {
+        ZstdProgress {
+            pos: 0,
+            decoded: 0,
+            limit,
+        }
+    }
+
+    /// Decodes more of `input` (the same bytes at every step) into the spare capacity of
+    /// `out` (not full); false once the input is decoded whole, every frame complete.
+    fn step(&mut self, dctx: &mut DCtx<'static>, input: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        // Like zstd-jni: no input is no frame, hence no output.
+        if input.is_empty() {
+            return Ok(false);
+        }
+        let (pos_before, len_before) = (self.pos, out.len());
+        let mut src = InBuffer::around(input);
+        src.set_pos(self.pos);
+        let hint = dctx
+            .decompress_stream(&mut OutBuffer::around_pos(out, len_before), &mut src)
+            .map_err(|code| zstd_error(src.pos, code))?;
+        self.pos = src.pos;
+        self.decoded += out.len() - len_before;
+        if self.decoded > self.limit {
+            return Err(too_large(self.pos, self.limit));
+        }
+        let output_full = out.len() == out.capacity();
+        if hint == 0 {
+            // A frame is complete and flushed; zstd starts the next one on more input.
+            return Ok(self.pos < input.len());
+        }
+        if self.pos == input.len() && !output_full {
+            return Err(corrupt(
+                input.len(),
+                "zstd: Truncated source (input ends inside a frame)",
+            ));
+        }
+        if self.pos == pos_before && out.len() == len_before && !output_full {
+            return Err(corrupt(self.pos, "zstd: decoder made no progress"));
+        }
+        Ok(true)
+    }
+}
+
+/// zstd frames decoded a little at a time, into buffers the caller gives (and empties): what
+/// [`decompress`] does, for output too large to hold whole. It has a context of its own (the
+/// thread's serves the whole decodes that go on while this one waits).
+pub struct ZstdDecoder {
+    dctx: DCtx<'static>,
+    progress: ZstdProgress,
+}
+
+impl ZstdDecoder {
+    /// A decoder of frames that decode to at most `limit` bytes.
+    pub fn new(limit: usize) -> Result<Self> {
+        Ok(ZstdDecoder {
+            dctx: zstd_dctx()?,
+            progress: ZstdProgress::new(limit),
+        })
+    }
+
+    /// Back to the first byte of the input.
+    pub fn restart(&mut self) -> Result<()> {
+        self.dctx
+            .reset(ResetDirective::SessionOnly)
+            .map_err(|code| zstd_error(0, code))?;
+        self.progress = ZstdProgress::new(self.progress.limit);
+        Ok(())
+    }
+
+    /// The bytes decoded so far.
+    pub fn decoded(&self) -> usize {
+        self.progress.decoded
+    }
+
+    /// Decodes more of `input` (the same bytes at every call) into the spare capacity of `out`,
+    /// which must have some: false once the input is decoded whole. Errors are [`decompress`]'s.
+    pub fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        assert!(out.len() < out.capacity(), "room to decode into");
+        self.progress.step(&mut self.dctx, input, out)
+    }
 }
 
 /// A frame like zstd-jni's output stream writes under Kafka: everything fed with
@@ -1765,6 +1850,53 @@ mod tests {
     }
 
     // --- zstd -----------------------------------------------------------------------------
+
+    /// A frame of 1000 sevens whose header asks for a window of `2^log` bytes: fed before
+    /// the end, so that zstd does not size the window down to the input.
+    fn zstd_frame_with_window(log: u32) -> Vec<u8> {
+        let mut cctx = CCtx::create();
+        cctx.set_parameter(CParameter::WindowLog(log)).unwrap();
+        let mut frame = Vec::with_capacity(1 << 16);
+        let mut dst = OutBuffer::around(&mut frame);
+        let (mut src, mut end) = (InBuffer::around(&[7u8; 1000]), InBuffer::around(&[]));
+        cctx.compress_stream2(&mut dst, &mut src, ZSTD_EndDirective::ZSTD_e_continue)
+            .unwrap();
+        while cctx
+            .compress_stream2(&mut dst, &mut end, ZSTD_EndDirective::ZSTD_e_end)
+            .unwrap()
+            > 0
+        {}
+        frame
+    }
+
+    /// A frame that asks for a window past 128 MiB is a decode error, whole or a little at a
+    /// time: what a decoder holds does not follow a frame's header. Within it, a frame decodes
+    /// into pieces of any size.
+    #[test]
+    fn zstd_windows_past_128_mib_are_refused() {
+        let frame = zstd_frame_with_window(28);
+        let err = decomp(Compression::Zstd, 2, &frame, 1 << 20).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Decompress, "{err}");
+        assert!(err.message.contains("too much memory"), "{err}");
+        let mut d = ZstdDecoder::new(1 << 20).unwrap();
+        let mut out = Vec::with_capacity(1 << 20);
+        assert_eq!(d.decode(&frame, &mut out).unwrap_err(), err);
+        let frame = zstd_frame_with_window(27);
+        assert_eq!(
+            decomp(Compression::Zstd, 2, &frame, 1000).unwrap(),
+            [7u8; 1000]
+        );
+        let (mut d, mut all) = (ZstdDecoder::new(1000).unwrap(), Vec::new());
+        loop {
+            let mut out = Vec::with_capacity(33);
+            let more = d.decode(&frame, &mut out).unwrap();
+            all.extend_from_slice(&out);
+            if !more {
+                break;
+            }
+        }
+        assert_eq!((all, d.decoded()), (vec![7u8; 1000], 1000));
+    }
 
     #[test]
     fn zstd_concatenated_frames_decode_to_both() {
