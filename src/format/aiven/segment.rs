@@ -14,7 +14,7 @@ use super::crypto::{DataKey, KeyRing, WrappedKey, OVERHEAD};
 use super::manifest::{
     Encryption, IndexKind, IndexRange, Manifest, SegmentIndexes, SegmentMetadata,
 };
-use crate::format::codec::{self, Compression};
+use crate::format::codec::{self, Compression, ZstdDecoder};
 use crate::format::error::{DecodeError, ErrorKind, Result};
 
 /// The plugin's default `chunk.size` (4 MiB).
@@ -48,52 +48,141 @@ impl Transform {
     /// The original bytes of `chunk` from its transformed bytes; errors are positioned in the
     /// `.log` object.
     fn revert(&self, chunk: &Chunk, bytes: &[u8]) -> Result<Vec<u8>> {
-        let at = |e: DecodeError| {
-            let m = format!("chunk {}: {}", chunk.id, e.message);
-            DecodeError::new(e.kind, e.pos + chunk.transformed_position as usize, m)
-        };
-        if bytes.len() != chunk.transformed_size as usize {
-            return Err(at(DecodeError::new(
-                ErrorKind::Truncated,
-                bytes.len(),
-                format!(
-                    "{} byte(s), the chunk index says {}",
-                    bytes.len(),
-                    chunk.transformed_size
-                ),
-            )));
-        }
-        let decrypted;
-        let bytes = match &self.key {
-            Some(k) => {
-                decrypted = k.decrypt(bytes).map_err(at)?;
-                &decrypted[..]
-            }
-            None => bytes,
-        };
-        let want = chunk.original_size as usize;
+        let decrypted = self.decrypt(chunk, bytes)?;
         let out = if self.compression {
+            let input = decrypted.as_deref().unwrap_or(bytes);
             let mut out = Vec::new();
-            codec::decompress(Compression::Zstd, 2, bytes, want, &mut out).map_err(|e| {
-                // Inside an encrypted chunk there is no object position to give.
-                let pos = if self.key.is_some() { 0 } else { e.pos };
-                at(DecodeError::new(e.kind, pos, e.message))
-            })?;
+            let want = chunk.original_size as usize;
+            codec::decompress(Compression::Zstd, 2, input, want, &mut out)
+                .map_err(|e| inflate_error(chunk, self.key.is_some(), e))?;
             out
         } else {
-            bytes.to_vec()
+            decrypted.unwrap_or_else(|| bytes.to_vec())
         };
-        if out.len() != want {
-            return Err(at(DecodeError::new(
-                ErrorKind::BadLength,
-                0,
-                format!(
-                    "{} original byte(s), the chunk index says {want}",
-                    out.len()
-                ),
-            )));
-        }
+        check_original_len(chunk, out.len())?;
         Ok(out)
+    }
+
+    /// [`Transform::revert`] a little at a time, for a compressed chunk.
+    fn stream(&self, chunk: &Chunk, bytes: &[u8]) -> Result<ChunkStream> {
+        assert!(
+            self.compression,
+            "only compressed chunks decode to more than they store"
+        );
+        let decrypted = self.decrypt(chunk, bytes)?;
+        let encrypted = self.key.is_some();
+        let decoder = ZstdDecoder::new(chunk.original_size as usize)
+            .map_err(|e| inflate_error(chunk, encrypted, e))?;
+        Ok(ChunkStream {
+            chunk: *chunk,
+            encrypted,
+            decrypted,
+            decoder,
+            ended: false,
+        })
+    }
+
+    /// `chunk`'s stored `bytes` checked for length and, when encrypted, decrypted (None when
+    /// they are not encrypted).
+    fn decrypt(&self, chunk: &Chunk, bytes: &[u8]) -> Result<Option<Vec<u8>>> {
+        if bytes.len() != chunk.transformed_size as usize {
+            return Err(chunk_error(
+                chunk,
+                DecodeError::new(
+                    ErrorKind::Truncated,
+                    bytes.len(),
+                    format!(
+                        "{} byte(s), the chunk index says {}",
+                        bytes.len(),
+                        chunk.transformed_size
+                    ),
+                ),
+            ));
+        }
+        match &self.key {
+            Some(k) => Ok(Some(k.decrypt(bytes).map_err(|e| chunk_error(chunk, e))?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// An error about `chunk`, positioned in the `.log` object.
+fn chunk_error(chunk: &Chunk, e: DecodeError) -> DecodeError {
+    let m = format!("chunk {}: {}", chunk.id, e.message);
+    DecodeError::new(e.kind, e.pos + chunk.transformed_position as usize, m)
+}
+
+/// A zstd error about `chunk`'s bytes.
+fn inflate_error(chunk: &Chunk, encrypted: bool, e: DecodeError) -> DecodeError {
+    // Inside an encrypted chunk there is no object position to give.
+    let pos = if encrypted { 0 } else { e.pos };
+    chunk_error(chunk, DecodeError::new(e.kind, pos, e.message))
+}
+
+/// Whether `chunk` decoded to `len` bytes, as its index says.
+fn check_original_len(chunk: &Chunk, len: usize) -> Result<()> {
+    let want = chunk.original_size as usize;
+    if len == want {
+        return Ok(());
+    }
+    Err(chunk_error(
+        chunk,
+        DecodeError::new(
+            ErrorKind::BadLength,
+            0,
+            format!("{len} original byte(s), the chunk index says {want}"),
+        ),
+    ))
+}
+
+/// A compressed chunk decoded a little at a time, for one too large to hold decoded whole
+/// (`originalChunkSize` may say up to ~1 GiB): the errors are
+/// [`SegmentReader::decode_chunk`]'s, the last (a length that is not the index's) once the
+/// chunk is decoded to its end.
+pub struct ChunkStream {
+    chunk: Chunk,
+    encrypted: bool,
+    /// The chunk's compressed bytes when decrypting made them; otherwise its stored bytes
+    /// are, which each read is given.
+    decrypted: Option<Vec<u8>>,
+    decoder: ZstdDecoder,
+    ended: bool,
+}
+
+impl ChunkStream {
+    pub fn chunk(&self) -> &Chunk {
+        &self.chunk
+    }
+
+    /// The position in the segment of the next byte to decode.
+    pub fn position(&self) -> u64 {
+        self.chunk.original_position + self.decoder.decoded() as u64
+    }
+
+    /// Back to the chunk's first byte.
+    pub fn restart(&mut self) -> Result<()> {
+        self.ended = false;
+        self.decoder
+            .restart()
+            .map_err(|e| inflate_error(&self.chunk, self.encrypted, e))
+    }
+
+    /// Decodes the next bytes into the spare capacity of `out` (which must have some), given
+    /// the chunk's stored `bytes` (those it was started with): false at the chunk's end.
+    pub fn read(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        if self.ended {
+            return Ok(false);
+        }
+        let input = self.decrypted.as_deref().unwrap_or(bytes);
+        let more = self
+            .decoder
+            .decode(input, out)
+            .map_err(|e| inflate_error(&self.chunk, self.encrypted, e))?;
+        if !more {
+            check_original_len(&self.chunk, self.decoder.decoded())?;
+            self.ended = true;
+        }
+        Ok(more)
     }
 }
 
@@ -361,6 +450,12 @@ impl SegmentReader {
         self.transform.revert(chunk, bytes)
     }
 
+    /// Starts decoding a compressed `chunk` a little at a time from its bytes in the `.log`
+    /// object (decrypted here, and kept: they are the object's bytes, no more).
+    pub fn stream_chunk(&self, chunk: &Chunk, bytes: &[u8]) -> Result<ChunkStream> {
+        self.transform.stream(chunk, bytes)
+    }
+
     /// The byte range of an index inside the `.indexes` object; `None` when the segment has
     /// no such index.
     pub fn index_range(&self, kind: IndexKind) -> Option<std::ops::Range<u64>> {
@@ -417,5 +512,83 @@ impl SegmentReader {
                 )
             })?;
         self.read_index(kind, slice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whatever a compressed chunk's bytes (damaged anywhere, cut short, or decoding to more or
+    /// fewer bytes than its index says), encrypted or not, decoded a little at a time it gives
+    /// the bytes the whole decode gives, or its error: same kind, position and message, but
+    /// where zstd decoded the whole frame in one pass.
+    #[test]
+    fn a_chunk_streamed_is_the_chunk_decoded_whole() {
+        let mut rng = rsa::rand_core::OsRng;
+        let plain: Vec<u8> = (0..300_000u32)
+            .map(|i| (i / 7 % 13) as u8 ^ (i >> 12) as u8)
+            .collect();
+        for key in [None, Some(DataKey::random(&mut rng))] {
+            let encrypted = key.is_some();
+            let t = Transform {
+                compression: true,
+                key,
+            };
+            let frame = t.apply(&plain, true, &mut rng);
+            let mut cases: Vec<(Vec<u8>, u32)> = Vec::new();
+            for size in [plain.len() - 1, plain.len(), plain.len() + 1, 0] {
+                cases.push((frame.clone(), size as u32));
+            }
+            for at in (0..16).chain((16..frame.len()).step_by(frame.len() / 40)) {
+                let mut damaged = frame.clone();
+                damaged[at] ^= 0x5a;
+                cases.push((damaged, plain.len() as u32));
+            }
+            for cut in [1, 7, frame.len() / 2, frame.len() - 1, frame.len()] {
+                cases.push((frame[..frame.len() - cut].to_vec(), plain.len() as u32));
+            }
+            for (bytes, original_size) in cases {
+                let chunk = Chunk {
+                    id: 3,
+                    original_position: 1000,
+                    original_size,
+                    transformed_position: 5000,
+                    transformed_size: bytes.len() as u32,
+                };
+                let whole = t.revert(&chunk, &bytes);
+                let streamed = t.stream(&chunk, &bytes).and_then(|mut s| {
+                    let (mut out, mut window) = (Vec::new(), Vec::with_capacity(4096));
+                    loop {
+                        window.clear();
+                        let more = s.read(&bytes, &mut window)?;
+                        out.extend_from_slice(&window);
+                        if !more {
+                            return Ok(out);
+                        }
+                    }
+                });
+                let what = format!(
+                    "encrypted {encrypted}, {} byte(s), {original_size}",
+                    bytes.len()
+                );
+                match (whole, streamed) {
+                    (Ok(a), Ok(b)) => assert!(a == b, "{what}"),
+                    // A whole decode with room for a frame's content size has zstd decode
+                    // it in one pass, whose errors name the frame's start (and may word a
+                    // damaged block otherwise): the same kind then, the position at or before.
+                    (Err(a), Err(b)) if a.kind == ErrorKind::Decompress && a.pos == 5000 => {
+                        assert_eq!(b.kind, a.kind, "{what}: {b}");
+                        assert!(b.pos >= a.pos && b.message.starts_with("chunk 3: zstd: "));
+                    }
+                    (Err(a), Err(b)) => assert_eq!(
+                        (a.kind, a.pos, &a.message),
+                        (b.kind, b.pos, &b.message),
+                        "{what}"
+                    ),
+                    (a, b) => panic!("{what}: {:?} / {:?}", a.err(), b.err()),
+                }
+            }
+        }
     }
 }

@@ -4,8 +4,8 @@
 //! cancels them and reads only where it landed. A range's bytes are worked on part by part as
 //! they arrive, in the transfer's own buffers, each dropped once read past: an open object
 //! buffers at most `chunk_bytes × (requests + 1)` bytes (and, for an Aiven segment, its current
-//! range and one decoded chunk), whatever its size, and when the reading keeps up, little more
-//! than a part.
+//! range and one decoded chunk, or [`WINDOW_BYTES`] of a larger one), whatever its size, and
+//! when the reading keeps up, little more than a part.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -16,8 +16,15 @@ use bytes::Bytes;
 
 use super::{PendingRead, ReadAhead, Store};
 use crate::error::{Error, Result};
+use crate::format::aiven::segment::ChunkStream;
 use crate::format::aiven::SegmentReader;
 use crate::format::error::{DecodeError, ErrorKind};
+
+/// An Aiven chunk that decodes to at most this many bytes is decoded whole; a larger one
+/// through a window of this many. The plugin allows chunks of up to ~1 GiB and one zstd frame
+/// of a few KiB can claim them, so what is held must not follow the manifest's chunk size;
+/// twice the plugin's default chunk (4 MiB) keeps the usual case as it was.
+pub const WINDOW_BYTES: usize = 8 << 20;
 
 pub struct RemoteObject {
     store: Arc<dyn Store>,
@@ -62,14 +69,17 @@ impl Incoming {
 }
 
 /// An Aiven `.log` object: the reader that maps the segment's positions to chunks and decodes
-/// them; the range taken last, whole (its stored bytes); and the chunk decoded last (segment
-/// bytes `[window_pos, window_pos + window.len())`).
+/// them; the range taken last, whole (its stored bytes); and the chunk decoded last, or a
+/// window of a larger one (segment bytes `[window_pos, window_pos + window.len())`).
 struct Chunked {
     reader: Arc<SegmentReader>,
     piece: Option<Piece>,
     stored: Vec<u8>,
     window: Vec<u8>,
     window_pos: u64,
+    /// The chunk of the range taken larger than [`WINDOW_BYTES`] that the window is in,
+    /// checked whole and decoded up to the window's end.
+    stream: Option<ChunkStream>,
 }
 
 impl RemoteObject {
@@ -110,6 +120,7 @@ impl RemoteObject {
             stored: Vec::new(),
             window: Vec::new(),
             window_pos: 0,
+            stream: None,
         };
         Ok(Self::over(store, key, len, Some(chunked)))
     }
@@ -246,6 +257,7 @@ impl RemoteObject {
             let c = self.chunked.as_mut().expect("chunked");
             // The range held is gone, whether the new one arrives or not.
             c.piece = None;
+            c.stream = None;
             f.read.wait_into(&mut c.stored)?;
             f.arrived = c.stored.len() as u64;
             if f.arrived != f.piece.stored.end - f.piece.stored.start {
@@ -351,17 +363,72 @@ fn changed(path: PathBuf, piece: &Piece, arrived: u64) -> Error {
 }
 
 impl Chunked {
-    /// Decodes the chunk holding `pos` from the stored bytes of the range taken, which holds it.
+    /// Decodes the chunk holding `pos` from the stored bytes of the range taken, which holds it:
+    /// whole, or the window of a larger compressed chunk that holds `pos`.
     fn decode(&mut self, pos: u64) -> std::result::Result<(), DecodeError> {
         let chunk = self.reader.chunks(pos, 1).next().expect("pos < len");
         let base = self.piece.as_ref().expect("a range taken").stored.start;
         let r = chunk.transformed_range();
-        let at = (r.start - base) as usize..(r.end - base) as usize;
-        self.window = Vec::new();
-        self.window = self.reader.decode_chunk(&chunk, &self.stored[at])?;
-        self.window_pos = chunk.original_position;
+        let bytes = &self.stored[(r.start - base) as usize..(r.end - base) as usize];
+        // Uncompressed chunks are stored bytes as they are: no larger decoded than stored.
+        if chunk.original_size as usize <= WINDOW_BYTES || !self.reader.transform.compression {
+            self.stream = None;
+            self.window = Vec::new();
+            self.window = self.reader.decode_chunk(&chunk, bytes)?;
+            self.window_pos = chunk.original_position;
+            return Ok(());
+        }
+        let window = &mut self.window;
+        if self
+            .stream
+            .as_ref()
+            .is_some_and(|s| s.chunk().id == chunk.id)
+        {
+            if pos < self.window_pos {
+                // Behind the window: decoded again from the chunk's start.
+                self.stream.as_mut().expect("just seen").restart()?;
+                window.clear();
+                self.window_pos = chunk.original_position;
+            }
+        } else {
+            self.stream = None;
+            *window = Vec::new();
+            let mut s = self.reader.stream_chunk(&chunk, bytes)?;
+            // A first pass decodes the whole chunk, a window's worth at a time dropped, so
+            // that one that does not decode is one bad stretch, as a chunk decoded whole is,
+            // not good bytes up to where it fails.
+            *window = Vec::with_capacity(WINDOW_BYTES);
+            while fill(&mut s, bytes, window)? {}
+            s.restart()?;
+            window.clear();
+            self.window_pos = chunk.original_position;
+            self.stream = Some(s);
+        }
+        let stream = self.stream.as_mut().expect("just set");
+        // Forward: windows decoded on from the last one's end until one holds `pos` (the
+        // first pass found the chunk's every byte).
+        while self.window_pos + window.len() as u64 <= pos {
+            self.window_pos = stream.position();
+            fill(stream, bytes, window)?;
+        }
         Ok(())
     }
+}
+
+/// Decodes `window` anew (cleared first), as far as its capacity or `stream`'s end: false at
+/// the end.
+fn fill(
+    stream: &mut ChunkStream,
+    bytes: &[u8],
+    window: &mut Vec<u8>,
+) -> std::result::Result<bool, DecodeError> {
+    window.clear();
+    while window.len() < window.capacity() {
+        if !stream.read(bytes, window)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 #[cfg(test)]
@@ -459,6 +526,137 @@ mod tests {
         );
         // The read skipped into the last range started ahead, and nothing lies past it.
         assert_eq!(large.ahead.len(), 1);
+    }
+
+    /// `len` bytes that compress to almost nothing (the shape of a zstd bomb) but say where
+    /// they are: zeros, each 4 KiB block opening with its position.
+    fn marked(len: usize) -> Vec<u8> {
+        let mut out = vec![0u8; len];
+        for at in (0..len).step_by(4096) {
+            let n = 8.min(len - at);
+            out[at..at + n].copy_from_slice(&(at as u64).to_be_bytes()[..n]);
+        }
+        out
+    }
+
+    /// An Aiven segment of `plain` in compressed chunks of `chunk_size`, its manifest saying
+    /// `claimed` original bytes in chunks of `claimed_chunk` (as written when they are the
+    /// same): the reader and the `.log` object.
+    fn chunked_segment(
+        plain: &[u8],
+        chunk_size: u32,
+        claimed: u32,
+        claimed_chunk: u32,
+    ) -> (Arc<SegmentReader>, Vec<u8>) {
+        use crate::format::aiven::segment::write_segment;
+        use crate::format::aiven::{ChunkIndex, KeyRing, SegmentFiles, WriteOptions};
+        let files = SegmentFiles {
+            log: plain,
+            offset_index: &[],
+            time_index: &[],
+            producer_snapshot: &[],
+            leader_epoch: &[],
+            transaction: None,
+        };
+        let options = WriteOptions {
+            chunk_size,
+            compression: true,
+            encryption: None,
+        };
+        let mut objects =
+            write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap();
+        let index = &objects.manifest.chunk_index;
+        let sizes = (0..index.chunk_count())
+            .map(|c| index.chunk(c).transformed_size)
+            .collect();
+        objects.manifest.chunk_index = ChunkIndex::variable(claimed_chunk, claimed, sizes).unwrap();
+        let reader = SegmentReader::open(objects.manifest, &KeyRing::default()).unwrap();
+        (Arc::new(reader), objects.log)
+    }
+
+    /// Chunks that decode to more than [`WINDOW_BYTES`] (here 24 MiB each, a few KiB stored) are
+    /// read through a window of at most that many bytes, forward, back, and across windows and
+    /// chunks: every byte is the segment's, what is lent too, and no more is ever held decoded.
+    #[test]
+    fn chunks_larger_than_the_window_are_read_through_it() {
+        let (chunk_size, len) = (24 << 20, (64 << 20) + 12345);
+        let plain = marked(len);
+        let (reader, log) = chunked_segment(&plain, chunk_size, len as u32, chunk_size);
+        assert!(log.len() < len / 1000, "{} byte(s) stored", log.len());
+        let s = store(1 << 20, 2, 1 << 20);
+        s.put("t/0.log", log).unwrap();
+        let mut o = RemoteObject::open_chunked(s, "t/0.log", reader).unwrap();
+        let held = |o: &RemoteObject| {
+            let c = o.chunked.as_ref().unwrap();
+            assert!(c.window.len() <= c.window.capacity());
+            c.window.capacity()
+        };
+        let mut buf = vec![0u8; (3 << 20) + 7];
+        let mut pos = 0;
+        while pos < len {
+            let n = o.read_at(&mut buf, pos as u64).unwrap();
+            assert!(n > 0);
+            assert!(buf[..n] == plain[pos..pos + n], "at {pos}");
+            assert!(held(&o) <= WINDOW_BYTES, "{} held at {pos}", held(&o));
+            pos += n;
+        }
+        // Back within a chunk, back into one before, forward past windows, and reads across
+        // the end of a window (copied, not lent).
+        let w = WINDOW_BYTES;
+        for at in [
+            (40 << 20) + 5,
+            3,
+            w - 2,
+            2 * w + 9,
+            (30 << 20) + 1,
+            w + 100,
+            len - 10,
+        ] {
+            let n = o.read_at(&mut buf, at as u64).unwrap();
+            assert!(n > 0);
+            assert!(buf[..n] == plain[at..at + n], "at {at}");
+            assert!(held(&o) <= WINDOW_BYTES, "{} held at {at}", held(&o));
+            let upto = (at as u64 + 1000).min(len as u64);
+            if o.lend(at as u64..upto).unwrap() {
+                assert!(
+                    o.lent(at as u64..upto) == &plain[at..upto as usize],
+                    "at {at}"
+                );
+            } else {
+                // Only a range that runs past the window is not lent.
+                let c = o.chunked.as_ref().unwrap();
+                assert!(upto > c.window_pos + c.window.len() as u64, "at {at}");
+            }
+        }
+        let mut at = (w as u64) - 3;
+        assert!(!o.lend(at..at + 10).unwrap());
+        let mut got = Vec::new();
+        while got.len() < 10 {
+            let n = o.read_at(&mut buf[..10 - got.len()], at).unwrap();
+            got.extend_from_slice(&buf[..n]);
+            at += n as u64;
+        }
+        assert!(got == plain[w - 3..w + 7]);
+    }
+
+    /// A chunk larger than the window that does not decode to what its index says fails at
+    /// its first byte read, with the error a decode of it whole gives: no byte of it is served.
+    #[test]
+    fn a_chunk_larger_than_the_window_is_checked_whole_first() {
+        let len = 3 * WINDOW_BYTES + 5;
+        let plain = marked(len);
+        for claimed in [len - 1, len + 1] {
+            let (reader, log) = chunked_segment(&plain, len as u32, claimed as u32, claimed as u32);
+            let chunk = reader.chunks(0, 1).next().unwrap();
+            let whole = reader.decode_chunk(&chunk, &log).unwrap_err();
+            let s = store(1 << 20, 2, 1 << 20);
+            s.put("t/0.log", log).unwrap();
+            let mut o = RemoteObject::open_chunked(s, "t/0.log", reader).unwrap();
+            let e = o.read_at(&mut [0u8; 10], 0).unwrap_err();
+            let path = o.path();
+            assert_eq!(e.to_string(), Error::decode(&path, 0, whole).to_string());
+            assert_eq!(o.decoded_with(5), 0..claimed as u64);
+        }
     }
 
     /// A log of 40 batches of 1 to 7 records.
