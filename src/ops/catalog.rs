@@ -359,7 +359,7 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["tiered.log-damaged", "tiered.index", "tiered.offsets-mismatch"],
         severity: "error",
-        what: "(`tiered --deep`) a remote segment's batches do not frame or check out (or, in Aiven's layout, its chunks or manifest do not decode), its offset index points elsewhere than the batch holding the offset (or an index or leader-epoch checkpoint is longer than any of the segment's can be, and is not read), or its offsets are not the metadata's",
+        what: "(`tiered --deep`) a remote segment's batches do not frame or check out (or, in Aiven's layout, its chunks or manifest do not decode), its offset index points elsewhere than the batch holding the offset (or an index or leader-epoch checkpoint is longer than any of the segment's can be, or a producer snapshot longer than the entries its header counts, and is not read), or its offsets are not the metadata's",
         broker: "remote fetches fail or return wrong data: the broker reads remote segments as they are, with no recovery",
     },
     Check {

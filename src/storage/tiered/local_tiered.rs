@@ -209,7 +209,7 @@ impl Layout for LocalTiered {
         };
         let path = store.path_of(&o.key);
         let log_size = segment.log().map_or(0, |l| l.size);
-        super::refuse_oversized(&path, file, o.size, log_size)?;
+        super::refuse_oversized(&path, file, o.size, log_size, Some((store, &o.key, 0)))?;
         Ok(Some((path, store.read_all(&o.key)?)))
     }
 }

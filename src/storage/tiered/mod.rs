@@ -74,26 +74,59 @@ impl SegmentFile {
 /// segment of `log_size` bytes can be: an offset or time index holds at most an entry per
 /// entry of the log (the smallest is 26 bytes), a transaction index one per ABORT marker
 /// ([`crate::storage::txn_index::max_entries`]), a leader-epoch checkpoint no more than a
-/// local checkpoint file kseg reads. A read whole of what a bucket holds is then bounded by
-/// what the segment is, not by what an object (or a manifest's range) says. A producer snapshot
-/// is not capped here: only its own count tells its size.
-pub fn refuse_oversized(path: &Path, file: SegmentFile, size: u64, log_size: u64) -> Result<()> {
+/// local checkpoint file kseg reads, a producer snapshot no more than its count of entries
+/// says (the rule local ones are read by, [`crate::format::snapshot::max_len`]: its header is
+/// fetched first from `snapshot_at`, the object and position of its plain bytes; an encrypted
+/// one has none, and is bounded by its object alone). A read whole of what a bucket holds is
+/// then bounded by what the segment is, not by what an object (or a manifest's range) says.
+pub fn refuse_oversized(
+    path: &Path,
+    file: SegmentFile,
+    size: u64,
+    log_size: u64,
+    snapshot_at: Option<(&dyn Store, &str, u64)>,
+) -> Result<()> {
     use crate::format::batch::{LOG_OVERHEAD_BYTES, MIN_ENTRY_SIZE_FIELD};
     use crate::format::index::{
         ABORTED_TXN_ENTRY_BYTES, OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES,
     };
+    use crate::format::snapshot::{max_len, PRODUCER_SNAPSHOT_HEADER_BYTES};
     use crate::storage::txn_index::max_entries;
     let entries = log_size / (LOG_OVERHEAD_BYTES as u64 + MIN_ENTRY_SIZE_FIELD as u64) + 1;
     let txn = ABORTED_TXN_ENTRY_BYTES as u64;
-    let (most, what) = match file {
-        SegmentFile::OffsetIndex => (entries * OFFSET_INDEX_ENTRY_BYTES as u64, "offset index"),
-        SegmentFile::TimeIndex => (entries * TIME_INDEX_ENTRY_BYTES as u64, "time index"),
+    let room = |most: u64, what: &str| {
+        format!("more than its segment has room for (the {what} of a segment of {log_size} bytes: {most} at most)")
+    };
+    let (most, why) = match file {
+        SegmentFile::OffsetIndex => {
+            let most = entries * OFFSET_INDEX_ENTRY_BYTES as u64;
+            (most, room(most, "offset index"))
+        }
+        SegmentFile::TimeIndex => {
+            let most = entries * TIME_INDEX_ENTRY_BYTES as u64;
+            (most, room(most, "time index"))
+        }
         // The rule local ones are read by, and the partial entry a reader leaves.
-        SegmentFile::TxnIndex => (max_entries(log_size) * txn + txn - 1, "transaction index"),
-        SegmentFile::LeaderEpochCheckpoint => (
-            crate::storage::files::CHECKPOINT_MAX_BYTES,
-            "leader-epoch checkpoint",
-        ),
+        SegmentFile::TxnIndex => {
+            let most = max_entries(log_size) * txn + txn - 1;
+            (most, room(most, "transaction index"))
+        }
+        SegmentFile::LeaderEpochCheckpoint => {
+            let most = crate::storage::files::CHECKPOINT_MAX_BYTES;
+            (most, room(most, "leader-epoch checkpoint"))
+        }
+        SegmentFile::ProducerSnapshot => match snapshot_at {
+            // An empty one is no request.
+            Some((store, key, at)) if size > 0 => {
+                let head = at..at + size.min(PRODUCER_SNAPSHOT_HEADER_BYTES as u64);
+                let most = max_len(&store.read_range(key, head)?);
+                (
+                    most,
+                    format!("more than the entries its header counts fill ({most} bytes at most)"),
+                )
+            }
+            _ => return Ok(()),
+        },
         _ => return Ok(()),
     };
     if size <= most {
@@ -105,10 +138,7 @@ pub fn refuse_oversized(path: &Path, file: SegmentFile, size: u64, log_size: u64
         crate::format::DecodeError::new(
             crate::format::ErrorKind::BadLength,
             0,
-            format!(
-                "stored in {size} bytes, more than its segment has room for (the {what} of a \
-                 segment of {log_size} bytes: {most} at most): not read"
-            ),
+            format!("stored in {size} bytes, {why}: not read"),
         ),
     ))
 }
