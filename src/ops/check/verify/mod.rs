@@ -1131,8 +1131,17 @@ fn check_segment_order(segments: &[SegmentSummary], findings: &mut Vec<Finding>)
             let prev_last = p.last_offset.unwrap_or(p.base_offset - 1);
             let first = s.first_offset.unwrap_or(s.base_offset);
             if s.base_offset <= prev_last || first <= prev_last {
+                // Named by its file's base offset, which the broker's segment map keys it by;
+                // its first batch too where that is elsewhere.
+                let first_batch = if first == s.base_offset {
+                    String::new()
+                } else {
+                    format!(" (its first batch at offset {first})")
+                };
                 let m = format!(
-                    "segment starting at offset {first} overlaps the previous segment, whose last offset is {prev_last}"
+                    "segment {}{first_batch} overlaps the previous segment {}, whose last offset is \
+                     {prev_last}",
+                    s.base_offset, p.base_offset
                 );
                 findings.push(Finding::error("segment.overlap", &s.file, m).offset(first));
             }
@@ -1406,5 +1415,51 @@ fn rebuilt_at_start_up(p: &mut PartitionReport, recovery_point: i64) {
             f.severity = Severity::Warning;
             f.message.push_str(&format!("; the broker did not shut down cleanly, so it rebuilds this index at start-up (the segment is at or past the recovery point {recovery_point})"));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segment(base: i64, first: i64, last: i64) -> SegmentSummary {
+        SegmentSummary {
+            base_offset: base,
+            file: PathBuf::from(crate::format::names::log_file_name(base)),
+            bytes: 100,
+            batches: 1,
+            records: None,
+            first_offset: Some(first),
+            last_offset: Some(last),
+        }
+    }
+
+    /// A segment is named by its file's base offset, and by its first batch's where that is
+    /// elsewhere: a segment whose batches start below the previous one's end overlaps it though
+    /// its base offset is past it.
+    #[test]
+    fn overlapping_segments_are_named_by_their_base_offsets() {
+        let mut findings = Vec::new();
+        let segments = [segment(0, 0, 9), segment(10, 10, 19), segment(20, 15, 29)];
+        check_segment_order(&segments, &mut findings);
+        check_segment_order(&[segment(0, 0, 9), segment(5, 5, 12)], &mut findings);
+        let said: Vec<(&str, Option<i64>)> = findings
+            .iter()
+            .map(|f| (f.message.as_str(), f.offset))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                (
+                    "segment 20 (its first batch at offset 15) overlaps the previous segment 10, \
+                     whose last offset is 19",
+                    Some(15)
+                ),
+                (
+                    "segment 5 overlaps the previous segment 0, whose last offset is 9",
+                    Some(5)
+                ),
+            ]
+        );
     }
 }
