@@ -539,17 +539,14 @@ mod tests {
         out
     }
 
-    /// An Aiven segment of `plain` in compressed chunks of `chunk_size`, its manifest saying
-    /// `claimed` original bytes in chunks of `claimed_chunk` (as written when they are the
-    /// same): the reader and the `.log` object.
-    fn chunked_segment(
+    /// The segment `plain` written as Aiven's plugin does, in chunks of `chunk_size`, each a
+    /// zstd frame.
+    fn compressed_segment(
         plain: &[u8],
         chunk_size: u32,
-        claimed: u32,
-        claimed_chunk: u32,
-    ) -> (Arc<SegmentReader>, Vec<u8>) {
+    ) -> crate::format::aiven::segment::SegmentObjects {
         use crate::format::aiven::segment::write_segment;
-        use crate::format::aiven::{ChunkIndex, KeyRing, SegmentFiles, WriteOptions};
+        use crate::format::aiven::{SegmentFiles, WriteOptions};
         let files = SegmentFiles {
             log: plain,
             offset_index: &[],
@@ -563,8 +560,20 @@ mod tests {
             compression: true,
             encryption: None,
         };
-        let mut objects =
-            write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap();
+        write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap()
+    }
+
+    /// An Aiven segment of `plain` in compressed chunks of `chunk_size`, its manifest saying
+    /// `claimed` original bytes in chunks of `claimed_chunk` (as written when they are the
+    /// same): the reader and the `.log` object.
+    fn chunked_segment(
+        plain: &[u8],
+        chunk_size: u32,
+        claimed: u32,
+        claimed_chunk: u32,
+    ) -> (Arc<SegmentReader>, Vec<u8>) {
+        use crate::format::aiven::{ChunkIndex, KeyRing};
+        let mut objects = compressed_segment(plain, chunk_size);
         let index = &objects.manifest.chunk_index;
         let sizes = (0..index.chunk_count())
             .map(|c| index.chunk(c).transformed_size)
@@ -840,23 +849,7 @@ mod tests {
         Vec<usize>,
         Vec<Range<u64>>,
     ) {
-        use crate::format::aiven::segment::write_segment;
-        use crate::format::aiven::{SegmentFiles, WriteOptions};
-        let files = SegmentFiles {
-            log,
-            offset_index: &[],
-            time_index: &[],
-            producer_snapshot: &[],
-            leader_epoch: &[],
-            transaction: None,
-        };
-        let options = WriteOptions {
-            chunk_size,
-            compression: true,
-            encryption: None,
-        };
-        let mut objects =
-            write_segment(&files, &options, None, &mut rsa::rand_core::OsRng).unwrap();
+        let mut objects = compressed_segment(log, chunk_size);
         let index = &objects.manifest.chunk_index;
         let last = index.chunk_count() - 1;
         let chunks: Vec<usize> = (0..=last).filter(|&c| damaged(c, last)).collect();
