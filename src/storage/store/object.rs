@@ -181,7 +181,12 @@ impl RemoteObject {
         let passed = match &self.chunked {
             None => range.start < self.part_pos,
             // A chunk of the range taken is decoded again from it; one before is not fetched.
-            Some(c) => c.piece.as_ref().is_some_and(|p| range.start < p.span.start),
+            // Behind the window of a chunk read through one, lending would decode the chunk
+            // again from its start (for a header that straddles windows, at every window).
+            Some(c) => {
+                c.piece.as_ref().is_some_and(|p| range.start < p.span.start)
+                    || (c.stream.is_some() && range.start < c.window_pos)
+            }
         };
         if passed {
             return Ok(false);
@@ -398,10 +403,18 @@ impl Chunked {
             // that one that does not decode is one bad stretch, as a chunk decoded whole is,
             // not good bytes up to where it fails.
             *window = Vec::with_capacity(WINDOW_BYTES);
-            while fill(&mut s, bytes, window)? {}
-            s.restart()?;
-            window.clear();
             self.window_pos = chunk.original_position;
+            let checked = loop {
+                match fill(&mut s, bytes, window) {
+                    Ok(true) => continue,
+                    Ok(false) => break Ok(()),
+                    Err(e) => break Err(e),
+                }
+            };
+            // Whatever the pass left is no window of the chunk's first bytes.
+            window.clear();
+            checked?;
+            s.restart()?;
             self.stream = Some(s);
         }
         let stream = self.stream.as_mut().expect("just set");
@@ -609,6 +622,11 @@ mod tests {
             assert!(held(&o) <= WINDOW_BYTES, "{} held at {pos}", held(&o));
             pos += n;
         }
+        // Behind the window nothing is lent, and nothing is decoded again to find that out.
+        let window_pos = o.chunked.as_ref().unwrap().window_pos;
+        assert_eq!(window_pos, 64 << 20);
+        assert!(!o.lend(window_pos - 5..window_pos + 5).unwrap());
+        assert_eq!(o.chunked.as_ref().unwrap().window_pos, window_pos);
         // Back within a chunk, back into one before, forward past windows, and reads across
         // the end of a window (copied, not lent).
         let w = WINDOW_BYTES;
@@ -666,6 +684,20 @@ mod tests {
             assert_eq!(e.to_string(), Error::decode(&path, 0, whole).to_string());
             assert_eq!(o.decoded_with(5), 0..claimed as u64);
         }
+        // A chunk that fails its check leaves nothing of it held as the bytes of the chunk
+        // read before it.
+        let chunk = 3 * WINDOW_BYTES;
+        let plain = marked(2 * chunk);
+        let claimed = (2 * chunk - 1) as u32;
+        let (reader, log) = chunked_segment(&plain, chunk as u32, claimed, chunk as u32);
+        let s = store(1 << 20, 2, 1 << 20);
+        s.put("t/0.log", log).unwrap();
+        let mut o = RemoteObject::open_chunked(s, "t/0.log", reader).unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(o.read_at(&mut buf, 5).unwrap(), 16);
+        o.read_at(&mut buf, chunk as u64).unwrap_err();
+        assert_eq!(o.read_at(&mut buf, 5).unwrap(), 16);
+        assert_eq!(buf, plain[5..21]);
     }
 
     /// A log of 40 batches of 1 to 7 records.
