@@ -467,39 +467,41 @@ impl RemoteArgs {
 /// `Option<RemoteArgs>`): with `--remote`, the remote segments of the partitions `paths` name,
 /// shown under their local logs (one log, as the broker serves it); with `--remote-segment`,
 /// `paths` followed by the directory each named segment is shown in (one per partition).
-/// What reconciling the tier finds is said in notices: a partition read from the listing alone,
-/// and the errors (`verify` reports them all as findings: [`show_remote_checked`]).
-/// Err: the exit status, the error printed.
+/// The errors reconciling the tier finds are counted in a notice (`verify` reports each:
+/// [`show_remote_checked`]). Err: the exit status, the error printed.
 pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<Vec<PathBuf>, u8> {
-    let (paths, shown) = show_remote_checked(remote, paths)?;
+    let (paths, shown) = shown(remote, paths, false)?;
     let url = remote.and_then(|r| r.remote.as_deref()).unwrap_or_default();
-    for s in &shown {
-        for (dir, why) in &s.listed_alone {
+    for (dir, findings) in shown.iter().flat_map(|s| &s.tier_findings) {
+        let errors = findings.iter().filter(|f| f.severity == Severity::Error);
+        if errors.clone().next().is_some() {
             super::notice(&format!(
-                "{}: {why}: its remote segments are those {url} lists, each read as served",
-                dir.display()
+                "{}: the remote tier in {url} has {} error(s) ({}), which `kseg verify --remote` \
+                 and `kseg tiered` report",
+                dir.display(),
+                errors.clone().count(),
+                count_by_check(errors.map(|f| f.check))
             ));
-        }
-        for (dir, findings) in &s.tier_findings {
-            let errors = findings.iter().filter(|f| f.severity == Severity::Error);
-            if errors.clone().next().is_some() {
-                super::notice(&format!(
-                    "{}: the remote tier in {url} has {} error(s) ({}): the log read is not all \
-                     the broker serves; `kseg verify --remote` reports each",
-                    dir.display(),
-                    errors.clone().count(),
-                    count_by_check(errors.map(|f| f.check))
-                ));
-            }
         }
     }
     Ok(paths)
 }
 
-/// [`show_remote`], what reconciling each partition's tier found returned instead of said.
+/// [`show_remote`] for a command that reports what reconciling each partition's tier finds:
+/// returned, not counted, and a segment the broker serves whose objects are gone is one of
+/// those findings, not an error.
 pub fn show_remote_checked(
     remote: Option<&RemoteArgs>,
     paths: &[PathBuf],
+) -> Result<(Vec<PathBuf>, Vec<RemoteShown>), u8> {
+    shown(remote, paths, true)
+}
+
+/// [`show_remote`]'s showing, and the notices every command gives.
+fn shown(
+    remote: Option<&RemoteArgs>,
+    paths: &[PathBuf],
+    checked: bool,
 ) -> Result<(Vec<PathBuf>, Vec<RemoteShown>), u8> {
     let mut paths = paths.to_vec();
     let Some(remote) = remote else {
@@ -509,7 +511,14 @@ pub fn show_remote_checked(
     let mut all = Vec::new();
     if let Some(url) = &remote.remote {
         for path in &paths {
-            let shown = crate::ops::remote::show_remote(path, &opts).map_err(|e| fail(&e))?;
+            let shown =
+                crate::ops::remote::show_remote(path, &opts, checked).map_err(|e| fail(&e))?;
+            for (dir, why) in &shown.listed_alone {
+                super::notice(&format!(
+                    "{}: {why}: its remote segments are those {url} lists, each read as served",
+                    dir.display()
+                ));
+            }
             if shown.segments == 0 {
                 super::notice(&format!(
                     "{}: no remote segment in {url} below the local log: the local log alone is \

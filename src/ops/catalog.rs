@@ -311,19 +311,19 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["tiered.object-missing"],
         severity: "error when the segment's copy finished (the broker serves it); warning otherwise",
-        what: "(`tiered`) an object of a remote segment that `__remote_log_metadata` names (or that the segment's other objects imply) is not in the store (or what stands at its key is no object, said in the message: a folder, that is objects whose keys go on past its own; in a filesystem a FIFO, a socket, a device, a link to nothing)",
+        what: "(`tiered`, `verify --remote`) an object of a remote segment that `__remote_log_metadata` names (or that the segment's other objects imply) is not in the store (or what stands at its key is no object, said in the message: a folder, that is objects whose keys go on past its own; in a filesystem a FIFO, a socket, a device, a link to nothing)",
         broker: "a fetch of the segment's offsets fails (`RemoteLogManager.read` through the `RemoteStorageManager`)",
     },
     Check {
         ids: &["tiered.orphan"],
         severity: "warning",
-        what: "(`tiered`) a remote segment's objects that no `__remote_log_metadata` record names, or whose deletion finished, or objects under a partition's prefix that belong to no segment; with their bytes",
+        what: "(`tiered`, `verify --remote`) a remote segment's objects that no `__remote_log_metadata` record names, or whose deletion finished, or objects under a partition's prefix that belong to no segment; with their bytes",
         broker: "never read nor deleted: retention only deletes segments the metadata knows (`RemoteLogManager.cleanupExpiredRemoteLogSegments`)",
     },
     Check {
         ids: &["tiered.not-an-object"],
         severity: "error where it stands for an object of a segment the broker serves (but a link to nothing as its optional transaction index); warning otherwise",
-        what: "(`tiered`, a tier in a filesystem) an entry that is no object (a FIFO, a socket, a device, a link to nothing or to itself, a link to a directory, which is not followed) under a partition's prefix: kseg reads nothing from it. One at the key of a segment's required object is reported as that object's `tiered.object-missing`, saying what stands there",
+        what: "(`tiered`, `verify --remote`; a tier in a filesystem) an entry that is no object (a FIFO, a socket, a device, a link to nothing or to itself, a link to a directory, which is not followed) under a partition's prefix: kseg reads nothing from it. One at the key of a segment's required object is reported as that object's `tiered.object-missing`, saying what stands there",
         broker: "`LocalTieredStorage` opens a segment's files by name: a fetch that reaches one fails, or blocks on a FIFO; an optional file it first asks `File.exists` about, which a link to nothing is not, and the index cache takes a missing transaction index as empty; retention deletes only the files it names",
     },
     Check {
@@ -335,25 +335,25 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["tiered.copy-unfinished", "tiered.delete-unfinished"],
         severity: "warning",
-        what: "(`tiered`) a segment whose last metadata state is `COPY_SEGMENT_STARTED` or `DELETE_SEGMENT_STARTED`",
+        what: "(`tiered`, `verify --remote`) a segment whose last metadata state is `COPY_SEGMENT_STARTED` or `DELETE_SEGMENT_STARTED`",
         broker: "a copy that never finished is never served, and what it copied stays until retention breaches the segment; a delete is retried at the next cleanup pass (`RemoteLogManager.cleanupExpiredRemoteLogSegments`)",
     },
     Check {
         ids: &["tiered.gap"],
         severity: "error",
-        what: "(`tiered`) offsets held by no served remote segment, between two of them or between the remote tier's end and the local log start",
+        what: "(`tiered`, `verify --remote`) offsets held by no served remote segment, between two of them or between the remote tier's end and the local log start",
         broker: "fetches of those offsets fail with an out-of-range error; consumers reset or skip them",
     },
     Check {
         ids: &["tiered.overlap"],
         severity: "warning",
-        what: "(`tiered`) two served remote segments hold the same offsets",
+        what: "(`tiered`, `verify --remote`) two served remote segments hold the same offsets",
         broker: "the segment its leader-epoch lookup finds is served (`RemoteLogMetadataCache.remoteLogSegmentMetadata`); the other is deleted by retention",
     },
     Check {
         ids: &["tiered.epoch-chain"],
         severity: "warning",
-        what: "(`tiered`) a remote segment starts in a leader epoch below the one its predecessor ends in",
+        what: "(`tiered`, `verify --remote`) a remote segment starts in a leader epoch below the one its predecessor ends in",
         broker: "segments outside the current leader's epoch lineage are deleted as unreferenced (`RemoteLogManager.isRemoteSegmentWithinLeaderEpochs`)",
     },
     Check {
@@ -365,7 +365,7 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["tiered.size-mismatch"],
         severity: "error when the segment's copy finished (the broker serves it); warning otherwise",
-        what: "(`tiered`; in Aiven's layout with `--deep`, the manifest telling the size) a remote segment's size is not the `segmentSizeInBytes` that `__remote_log_metadata` gives the segment copied: it was cut short (whole batches lost, every offset left still within the metadata's) or replaced",
+        what: "(`tiered`, `verify --remote`; in Aiven's layout with `--deep`, the manifest telling the size) a remote segment's size is not the `segmentSizeInBytes` that `__remote_log_metadata` gives the segment copied: it was cut short (whole batches lost, every offset left still within the metadata's) or replaced",
         broker: "the remote log manager copies a closed segment whole and records its size (`RemoteLogManager.copyLogSegment`); it reads the object as it is, with no recovery: fetches of the offsets that are gone return nothing, or other bytes",
     },
 ];

@@ -111,11 +111,10 @@ impl TieredReport {
 
 /// The partition directories `path` names: itself, or a log dir's; and the log dir.
 fn local_partitions(path: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
-    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
     let is_partition = |p: &Path| {
-        name(p)
+        dir_name(p)
             .and_then(|n| parse_partition_dir(&n))
-            .is_some_and(|d| Some(d.dir_name()) == name(p) && d.topic != metadata::TOPIC)
+            .is_some_and(|d| Some(d.dir_name()) == dir_name(p) && d.topic != metadata::TOPIC)
     };
     if !path.is_dir() {
         return Err(Error::invalid(
@@ -124,9 +123,11 @@ fn local_partitions(path: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
         ));
     }
     if is_partition(path) {
-        let log_dir = path
-            .parent()
-            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let log_dir = match (path.file_name(), path.parent()) {
+            (None, _) => path.join(".."),
+            (Some(_), Some(p)) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
         return Ok((log_dir, vec![path.to_path_buf()]));
     }
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(path)
@@ -155,10 +156,18 @@ pub(super) fn local_log_start(dir: &Path) -> Result<Option<LogStart>> {
     }
 }
 
+/// The directory `dir`'s own name, which `.` and `..` do not give.
+fn dir_name(dir: &Path) -> Option<String> {
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name(dir) {
+        Some(n) => Some(n),
+        None => name(&std::fs::canonicalize(dir).ok()?),
+    }
+}
+
 /// The partition the directory `dir` holds, as its remote tier names it.
 fn remote_partition(dir: &Path) -> Option<RemotePartition> {
-    let name = dir.file_name().unwrap_or_default().to_string_lossy();
-    let pd = parse_partition_dir(&name)?;
+    let pd = parse_partition_dir(&dir_name(dir)?)?;
     Some(RemotePartition {
         topic: pd.topic.clone(),
         partition: pd.partition,
@@ -225,8 +234,15 @@ impl Tier {
     }
 
     /// The reconciliation of the partition directory `dir`'s remote tier; None when neither
-    /// the metadata nor the store knows the partition.
-    fn reconcile(&self, dir: &Path, deep: bool) -> Result<Option<TieredPartition>> {
+    /// the metadata nor the store knows the partition. `say_elsewhere`: a partition whose
+    /// metadata is not in the log dir is a finding (`tiered`'s; the one-log commands say it in
+    /// a notice, since the broker's view of the partition is whole).
+    fn reconcile(
+        &self,
+        dir: &Path,
+        deep: bool,
+        say_elsewhere: bool,
+    ) -> Result<Option<TieredPartition>> {
         let Some(p) = remote_partition(dir) else {
             return Ok(None);
         };
@@ -259,6 +275,7 @@ impl Tier {
             not_here,
             self.metadata
                 .elsewhere_to_say(elsewhere)
+                .filter(|_| say_elsewhere)
                 .map(|e| metadata_elsewhere(&self.log_dir, dir, e)),
             elsewhere.is_none(),
             deep,
@@ -273,7 +290,7 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
     let tier = Tier::open(path, opts, true)?;
     let mut partitions = Vec::new();
     for dir in &tier.dirs {
-        partitions.extend(tier.reconcile(dir, opts.deep)?);
+        partitions.extend(tier.reconcile(dir, opts.deep, true)?);
     }
     Ok(TieredReport {
         remote: opts.remote.clone(),

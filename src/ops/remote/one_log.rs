@@ -34,8 +34,11 @@ pub struct RemoteShown {
 /// (`COPY_SEGMENT_FINISHED`: the only ones the broker's metadata cache serves), or, where the
 /// log dir holds no metadata of the partition, every segment the store lists for it; of them,
 /// those that start below the local log start offset, one per start offset.
-pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
-    let tier = Tier::open(path, opts, false)?;
+///
+/// A segment the broker serves whose objects are all gone, or a store that lists nothing, is an
+/// error, unless `checked` (a command that reports the tier's findings, where it is one).
+pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<RemoteShown> {
+    let tier = Tier::open(path, opts, checked)?;
     let (store, layout, objects) = (&tier.store, &tier.layout, &tier.objects[..]);
     let mut shown = RemoteShown::default();
     for dir in &tier.dirs {
@@ -55,7 +58,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
         });
         // Reconciled before any segment is shown in the directory, which would move its log
         // start.
-        if let Some(r) = tier.reconcile(dir, false)? {
+        if let Some(r) = tier.reconcile(dir, false, false)? {
             if !r.findings.is_empty() {
                 shown.tier_findings.push((dir.clone(), r.findings));
             }
@@ -78,9 +81,10 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
         // A segment the broker serves whose objects are all gone: its offsets cannot be read,
         // and the log is not what the broker serves without them.
         if let Some(gone) = ours.iter().find(|m| {
-            copied
-                .as_ref()
-                .is_some_and(|c| c.contains(m.segment_id.as_str()))
+            !checked
+                && copied
+                    .as_ref()
+                    .is_some_and(|c| c.contains(m.segment_id.as_str()))
                 && below_local(m.start_offset)
                 && !starts.contains(&m.start_offset)
         }) {
@@ -96,7 +100,8 @@ pub fn show_remote(path: &Path, opts: &TieredOptions) -> Result<RemoteShown> {
                 format!(
                     "the store holds no object of remote segment {} (offsets {}..{}), which \
                      __remote_log_metadata says was copied: the broker's fetches of these offsets \
-                     fail, and kseg cannot read them (`kseg tiered` reconciles the tier)",
+                     fail, and kseg cannot read them (`kseg verify --remote` and `kseg tiered` \
+                     report the tier as it is)",
                     gone.segment_id, gone.start_offset, gone.end_offset
                 ),
             ));
