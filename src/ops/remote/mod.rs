@@ -123,6 +123,7 @@ fn local_partitions(path: &Path) -> Result<(PathBuf, Vec<PathBuf>)> {
         ));
     }
     if is_partition(path) {
+        // `.`'s log dir is only named by `..`; `orders-0`'s parent is the empty path.
         let log_dir = match (path.file_name(), path.parent()) {
             (None, _) => path.join(".."),
             (Some(_), Some(p)) if !p.as_os_str().is_empty() => p.to_path_buf(),
