@@ -196,8 +196,33 @@ struct Tier {
     store: Arc<dyn Store>,
     objects: Vec<ObjectInfo>,
     not_objects: Vec<store::NotObject>,
+    /// `not_objects` as listing entries, for the layout to group by partition and segment as
+    /// it groups objects.
+    not_objects_as_listed: Vec<ObjectInfo>,
     metadata: metadata::Metadata,
     layout: Arc<dyn Layout>,
+}
+
+/// What the metadata and the store hold of one partition directory's partition, gathered once
+/// for the reconciliation and the showing of its segments alike.
+struct PartitionTier<'t> {
+    dir: &'t Path,
+    p: RemotePartition,
+    /// The metadata of its segments.
+    ours: Vec<&'t SegmentMetadata>,
+    /// Where its metadata is, when the log dir does not speak for it.
+    elsewhere: Option<metadata::Elsewhere>,
+    listing: tiered::PartitionListing,
+    /// The entries that are no object, grouped as `listing` is.
+    odd: tiered::PartitionListing,
+}
+
+impl PartitionTier<'_> {
+    /// Whether the metadata or the store knows the partition at all.
+    fn known(&self) -> bool {
+        let held = |l: &tiered::PartitionListing| !l.segments.is_empty() || !l.strays.is_empty();
+        !self.ours.is_empty() || held(&self.listing) || held(&self.odd)
+    }
 }
 
 impl Tier {
@@ -210,6 +235,13 @@ impl Tier {
             objects,
             not_objects,
         } = store.list("")?;
+        let not_objects_as_listed = not_objects
+            .iter()
+            .map(|n| ObjectInfo {
+                key: n.key.clone(),
+                size: 0,
+            })
+            .collect();
         let metadata = metadata::read(&log_dir)?;
         let layout: Arc<dyn Layout> =
             if objects.is_empty() && opts.layout.is_none() && empty_is_kafkas {
@@ -229,59 +261,55 @@ impl Tier {
             store,
             objects,
             not_objects,
+            not_objects_as_listed,
             metadata,
             layout,
         })
     }
 
-    /// The reconciliation of the partition directory `dir`'s remote tier; None when neither
-    /// the metadata nor the store knows the partition. `say_elsewhere`: a partition whose
-    /// metadata is not in the log dir is a finding (`tiered`'s; the one-log commands say it in
-    /// a notice, since the broker's view of the partition is whole).
-    fn reconcile(
-        &self,
-        dir: &Path,
-        deep: bool,
-        say_elsewhere: bool,
-    ) -> Result<Option<TieredPartition>> {
-        let Some(p) = remote_partition(dir) else {
-            return Ok(None);
-        };
+    /// What the tier holds of the partition directory `dir`; None when its name is no
+    /// partition's.
+    fn of<'t>(&'t self, dir: &'t Path) -> Option<PartitionTier<'t>> {
+        let p = remote_partition(dir)?;
         let ours = partition_metadata(&self.metadata.segments, &p);
         let elsewhere = self.metadata.elsewhere(&p, &ours);
-        let listing = self.layout.partition(&self.objects, &p);
-        // Grouped by the layout as objects are, to find the partition and segment each is of.
-        let not_objects_as_listed: Vec<ObjectInfo> = self
-            .not_objects
-            .iter()
-            .map(|n| ObjectInfo {
-                key: n.key.clone(),
-                size: 0,
-            })
-            .collect();
-        let odd = self.layout.partition(&not_objects_as_listed, &p);
-        let held = |l: &tiered::PartitionListing| !l.segments.is_empty() || !l.strays.is_empty();
-        if ours.is_empty() && !held(&listing) && !held(&odd) {
-            return Ok(None);
-        }
-        let not_here = NotObjects::of(odd, &self.not_objects, &listing.strays);
+        Some(PartitionTier {
+            dir,
+            listing: self.layout.partition(&self.objects, &p),
+            odd: self.layout.partition(&self.not_objects_as_listed, &p),
+            p,
+            ours,
+            elsewhere,
+        })
+    }
+
+    /// The reconciliation of a partition's remote tier with its local log, which starts at
+    /// `local_start`. `say_elsewhere`: a partition whose metadata is not in the log dir is a
+    /// finding (`tiered`'s; the one-log commands say it in a notice, since the broker's view
+    /// of the partition is whole).
+    fn reconcile(
+        &self,
+        t: &PartitionTier<'_>,
+        local_start: Option<LogStart>,
+        deep: bool,
+        say_elsewhere: bool,
+    ) -> Result<TieredPartition> {
         partition(
             &self.store,
             self.layout.as_ref(),
             &self.objects,
-            &p,
-            local_log_start(dir)?,
-            &ours,
-            listing,
-            not_here,
+            &t.p,
+            local_start,
+            &t.ours,
+            &t.listing,
+            NotObjects::of(&t.odd, &self.not_objects, &t.listing.strays),
             self.metadata
-                .elsewhere_to_say(elsewhere)
+                .elsewhere_to_say(t.elsewhere)
                 .filter(|_| say_elsewhere)
-                .map(|e| metadata_elsewhere(&self.log_dir, dir, e)),
-            elsewhere.is_none(),
+                .map(|e| metadata_elsewhere(&self.log_dir, t.dir, e)),
+            t.elsewhere.is_none(),
             deep,
         )
-        .map(Some)
     }
 }
 
@@ -291,7 +319,10 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
     let tier = Tier::open(path, opts, true)?;
     let mut partitions = Vec::new();
     for dir in &tier.dirs {
-        partitions.extend(tier.reconcile(dir, opts.deep, true)?);
+        let Some(t) = tier.of(dir).filter(PartitionTier::known) else {
+            continue;
+        };
+        partitions.push(tier.reconcile(&t, local_log_start(dir)?, opts.deep, true)?);
     }
     Ok(TieredReport {
         remote: opts.remote.clone(),
@@ -309,7 +340,7 @@ fn partition(
     p: &RemotePartition,
     local_start: Option<LogStart>,
     meta: &[&SegmentMetadata],
-    listing: tiered::PartitionListing,
+    listing: &tiered::PartitionListing,
     mut not_objects: NotObjects,
     elsewhere: Option<Finding>,
     have_metadata: bool,
@@ -631,7 +662,7 @@ type SegmentKey = (String, SegmentFile);
 impl NotObjects {
     /// Those of `all` the layout's listing `odd` of them puts in the partition, beside the
     /// partition's `strays`.
-    fn of(odd: tiered::PartitionListing, all: &[store::NotObject], strays: &[ObjectInfo]) -> Self {
+    fn of(odd: &tiered::PartitionListing, all: &[store::NotObject], strays: &[ObjectInfo]) -> Self {
         let what = |key: &str| {
             all.iter()
                 .find(|n| n.key == key)
@@ -639,13 +670,13 @@ impl NotObjects {
                 .what
         };
         let mut left = BTreeMap::new();
-        for seg in odd.segments {
-            for (file, o) in seg.files {
-                let of = Some((seg.segment_id.clone(), file));
+        for seg in &odd.segments {
+            for (file, o) in &seg.files {
+                let of = Some((seg.segment_id.clone(), *file));
                 left.insert(o.key.clone(), (what(&o.key), of));
             }
         }
-        for o in odd.strays {
+        for o in &odd.strays {
             left.insert(o.key.clone(), (what(&o.key), None));
         }
         NotObjects {

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{local_log_start, partition_metadata, remote_partition, Tier, TieredOptions};
+use super::{local_log_start, Tier, TieredOptions};
 use crate::error::{Error, Result};
 use crate::format::names::partition_dir_name;
 use crate::ops::finding::Finding;
@@ -42,34 +42,34 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
     let (store, layout, objects) = (&tier.store, &tier.layout, &tier.objects[..]);
     let mut shown = RemoteShown::default();
     for dir in &tier.dirs {
-        let Some(p) = remote_partition(dir) else {
+        let Some(t) = tier.of(dir) else {
             continue;
         };
-        let ours = partition_metadata(&tier.metadata.segments, &p);
-        let elsewhere = tier.metadata.elsewhere(&p, &ours);
-        if let Some(e) = tier.metadata.elsewhere_to_say(elsewhere) {
+        let (p, ours) = (&t.p, &t.ours);
+        if let Some(e) = tier.metadata.elsewhere_to_say(t.elsewhere) {
             shown.listed_alone.push((dir.clone(), e.to_string()));
         }
-        let copied: Option<BTreeSet<&str>> = elsewhere.is_none().then(|| {
+        let copied: Option<BTreeSet<&str>> = t.elsewhere.is_none().then(|| {
             ours.iter()
                 .filter(|m| m.state == "COPY_SEGMENT_FINISHED")
                 .map(|m| m.segment_id.as_str())
                 .collect()
         });
-        // Reconciled before any segment is shown in the directory, which would move its log
-        // start.
-        if let Some(r) = tier.reconcile(dir, false, false)? {
-            if !r.findings.is_empty() {
-                shown.tier_findings.push((dir.clone(), r.findings));
+        // Taken before any segment is shown in the directory, which would move it.
+        let local_start = local_log_start(dir)?;
+        if t.known() {
+            let findings = tier.reconcile(&t, local_start, false, false)?.findings;
+            if !findings.is_empty() {
+                shown.tier_findings.push((dir.clone(), findings));
             }
         }
-        let local_start = local_log_start(dir)?.map(|l| l.offset);
+        let local_start = local_start.map(|l| l.offset);
         let below_local = |start: i64| local_start.is_none_or(|l| start < l);
         let mut starts = BTreeSet::new();
-        let served: Vec<RemoteSegment> = layout
-            .partition(objects, &p)
+        let served: Vec<RemoteSegment> = t
+            .listing
             .segments
-            .into_iter()
+            .iter()
             .filter(|s| {
                 copied
                     .as_ref()
@@ -77,6 +77,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
             })
             .filter(|s| below_local(s.start_offset))
             .filter(|s| starts.insert(s.start_offset))
+            .cloned()
             .collect();
         // A segment the broker serves whose objects are all gone: its offsets cannot be read,
         // and the log is not what the broker serves without them.
@@ -90,7 +91,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
         }) {
             let key = layout.key(
                 objects,
-                &p,
+                p,
                 gone.start_offset,
                 &gone.segment_id,
                 SegmentFile::Log,
