@@ -40,6 +40,14 @@ pub struct SegmentMetadata {
     pub source_offset: i64,
 }
 
+impl SegmentMetadata {
+    /// Whether the broker serves the segment's offsets from it: its copy finished, the only
+    /// state in which its metadata cache gives a segment to fetches (`RemoteLogMetadataCache`).
+    pub fn served(&self) -> bool {
+        self.state == "COPY_SEGMENT_FINISHED"
+    }
+}
+
 /// Segments by (topic id, partition, segment id): the broker's cache keeps each partition's
 /// apart (`RemoteLogMetadataCache` per `TopicIdPartition`).
 pub type Segments = BTreeMap<(String, i32, String), SegmentMetadata>;

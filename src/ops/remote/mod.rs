@@ -409,7 +409,7 @@ fn partition(
             .into_iter()
             .filter(|f| !seg.files.contains_key(f))
             .collect();
-        let served = m.is_none_or(|m| m.state == "COPY_SEGMENT_FINISHED");
+        let served = m.is_none_or(|m| m.served());
         for f in &missing {
             let key = layout.key(objects, p, seg.start_offset, &seg.segment_id, *f);
             findings.push(
@@ -507,7 +507,7 @@ fn partition(
             continue;
         }
         let key = layout.key(objects, p, m.start_offset, &m.segment_id, SegmentFile::Log);
-        let served = m.state == "COPY_SEGMENT_FINISHED";
+        let served = m.served();
         let what = if served {
             "a fetch of these offsets fails: the broker serves them from this segment"
         } else {
@@ -571,7 +571,7 @@ fn partition(
     // What is left of the entries that are no object: each its own finding, an error where
     // the broker's fetch of a segment it serves would open it.
     let serves = |id: &str| match by_id.get(id) {
-        Some(m) => m.state == "COPY_SEGMENT_FINISHED",
+        Some(m) => m.served(),
         None => !have_metadata,
     };
     for (key, (what, segment)) in not_objects.left {
@@ -781,10 +781,7 @@ fn check_continuity(
         }
     }
     // Each finished segment's epochs must not go back below the epoch its predecessor ended in.
-    let mut finished: Vec<&&SegmentMetadata> = meta
-        .iter()
-        .filter(|m| m.state == "COPY_SEGMENT_FINISHED")
-        .collect();
+    let mut finished: Vec<&&SegmentMetadata> = meta.iter().filter(|m| m.served()).collect();
     finished.sort_by_key(|m| m.start_offset);
     for w in finished.windows(2) {
         let (a, b) = (w[0], w[1]);

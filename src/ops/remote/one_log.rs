@@ -51,7 +51,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
         }
         let copied: Option<BTreeSet<&str>> = t.elsewhere.is_none().then(|| {
             ours.iter()
-                .filter(|m| m.state == "COPY_SEGMENT_FINISHED")
+                .filter(|m| m.served())
                 .map(|m| m.segment_id.as_str())
                 .collect()
         });
