@@ -94,36 +94,27 @@ pub fn refuse_oversized(
     use crate::storage::txn_index::max_entries;
     let entries = log_size / (LOG_OVERHEAD_BYTES as u64 + MIN_ENTRY_SIZE_FIELD as u64) + 1;
     let txn = ABORTED_TXN_ENTRY_BYTES as u64;
-    let room = |most: u64, what: &str| {
-        format!("more than its segment has room for (the {what} of a segment of {log_size} bytes: {most} at most)")
-    };
-    let (most, why) = match file {
-        SegmentFile::OffsetIndex => {
-            let most = entries * OFFSET_INDEX_ENTRY_BYTES as u64;
-            (most, room(most, "offset index"))
-        }
-        SegmentFile::TimeIndex => {
-            let most = entries * TIME_INDEX_ENTRY_BYTES as u64;
-            (most, room(most, "time index"))
-        }
+    // What the file is, for the message; None: a snapshot, bounded by its own count.
+    let (most, what) = match file {
+        SegmentFile::OffsetIndex => (
+            entries * OFFSET_INDEX_ENTRY_BYTES as u64,
+            Some("offset index"),
+        ),
+        SegmentFile::TimeIndex => (entries * TIME_INDEX_ENTRY_BYTES as u64, Some("time index")),
         // The rule local ones are read by, and the partial entry a reader leaves.
-        SegmentFile::TxnIndex => {
-            let most = max_entries(log_size) * txn + txn - 1;
-            (most, room(most, "transaction index"))
-        }
-        SegmentFile::LeaderEpochCheckpoint => {
-            let most = crate::storage::files::CHECKPOINT_MAX_BYTES;
-            (most, room(most, "leader-epoch checkpoint"))
-        }
+        SegmentFile::TxnIndex => (
+            max_entries(log_size) * txn + txn - 1,
+            Some("transaction index"),
+        ),
+        SegmentFile::LeaderEpochCheckpoint => (
+            crate::storage::files::CHECKPOINT_MAX_BYTES,
+            Some("leader-epoch checkpoint"),
+        ),
         SegmentFile::ProducerSnapshot => match snapshot_at {
             // An empty one is no request.
             Some((store, key, at)) if size > 0 => {
                 let head = at..at + size.min(PRODUCER_SNAPSHOT_HEADER_BYTES as u64);
-                let most = max_len(&store.read_range(key, head)?);
-                (
-                    most,
-                    format!("more than the entries its header counts fill ({most} bytes at most)"),
-                )
+                (max_len(&store.read_range(key, head)?), None)
             }
             _ => return Ok(()),
         },
@@ -132,6 +123,13 @@ pub fn refuse_oversized(
     if size <= most {
         return Ok(());
     }
+    let why = match what {
+        Some(what) => format!(
+            "more than its segment has room for (the {what} of a segment of {log_size} bytes: \
+             {most} at most)"
+        ),
+        None => format!("more than the entries its header counts fill ({most} bytes at most)"),
+    };
     Err(Error::decode(
         path,
         0,
