@@ -473,14 +473,18 @@ pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<Vec
     let (paths, shown) = shown(remote, paths, false)?;
     let url = remote.and_then(|r| r.remote.as_deref()).unwrap_or_default();
     for (dir, findings) in shown.iter().flat_map(|s| &s.tier_findings) {
-        let errors = findings.iter().filter(|f| f.severity == Severity::Error);
-        if errors.clone().next().is_some() {
+        let errors: Vec<&'static str> = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.check)
+            .collect();
+        if !errors.is_empty() {
             super::notice(&format!(
                 "{}: the remote tier in {url} has {} error(s) ({}), which `kseg verify --remote` \
                  and `kseg tiered` report",
                 dir.display(),
-                errors.clone().count(),
-                count_by_check(errors.map(|f| f.check))
+                errors.len(),
+                count_by_check(errors)
             ));
         }
     }
