@@ -282,35 +282,6 @@ impl Tier {
             elsewhere,
         })
     }
-
-    /// The reconciliation of a partition's remote tier with its local log, which starts at
-    /// `local_start`. `say_elsewhere`: a partition whose metadata is not in the log dir is a
-    /// finding (`tiered`'s; the one-log commands say it in a notice, since the broker's view
-    /// of the partition is whole).
-    fn reconcile(
-        &self,
-        t: &PartitionTier<'_>,
-        local_start: Option<LogStart>,
-        deep: bool,
-        say_elsewhere: bool,
-    ) -> Result<TieredPartition> {
-        partition(
-            &self.store,
-            self.layout.as_ref(),
-            &self.objects,
-            &t.p,
-            local_start,
-            &t.ours,
-            &t.listing,
-            NotObjects::of(&t.odd, &self.not_objects, &t.listing.strays),
-            self.metadata
-                .elsewhere_to_say(t.elsewhere)
-                .filter(|_| say_elsewhere)
-                .map(|e| metadata_elsewhere(&self.log_dir, t.dir, e)),
-            t.elsewhere.is_none(),
-            deep,
-        )
-    }
 }
 
 /// Reconciles the remote tier of the partition directory (or every partition of the log dir)
@@ -322,7 +293,13 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
         let Some(t) = tier.of(dir).filter(PartitionTier::known) else {
             continue;
         };
-        partitions.push(tier.reconcile(&t, local_log_start(dir)?, opts.deep, true)?);
+        partitions.push(reconcile_partition(
+            &tier,
+            &t,
+            local_log_start(dir)?,
+            opts.deep,
+            true,
+        )?);
     }
     Ok(TieredReport {
         remote: opts.remote.clone(),
@@ -332,22 +309,28 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-fn partition(
-    store: &Arc<dyn Store>,
-    layout: &dyn Layout,
-    objects: &[ObjectInfo],
-    p: &RemotePartition,
+/// The reconciliation of a partition's remote tier `t` with its local log, which starts at
+/// `local_start`. `say_elsewhere`: a partition whose metadata is not in the log dir is a
+/// finding (`tiered`'s; the one-log commands say it in a notice, since the broker's view of the
+/// partition is whole).
+fn reconcile_partition(
+    tier: &Tier,
+    t: &PartitionTier<'_>,
     local_start: Option<LogStart>,
-    meta: &[&SegmentMetadata],
-    listing: &tiered::PartitionListing,
-    mut not_objects: NotObjects,
-    elsewhere: Option<Finding>,
-    have_metadata: bool,
     deep: bool,
+    say_elsewhere: bool,
 ) -> Result<TieredPartition> {
+    let (store, layout, objects) = (&tier.store, tier.layout.as_ref(), &tier.objects[..]);
+    let (p, meta, listing) = (&t.p, &t.ours[..], &t.listing);
+    let mut not_objects = NotObjects::of(&t.odd, &tier.not_objects, &listing.strays);
+    let have_metadata = t.elsewhere.is_none();
     let mut findings = Vec::new();
-    findings.extend(elsewhere);
+    findings.extend(
+        tier.metadata
+            .elsewhere_to_say(t.elsewhere)
+            .filter(|_| say_elsewhere)
+            .map(|e| metadata_elsewhere(&tier.log_dir, t.dir, e)),
+    );
     let url = |key: &str| store.name(key);
     let by_id: BTreeMap<&str, &SegmentMetadata> =
         meta.iter().map(|m| (m.segment_id.as_str(), *m)).collect();

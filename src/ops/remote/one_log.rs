@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{local_log_start, Tier, TieredOptions};
+use super::{local_log_start, reconcile_partition, Tier, TieredOptions};
 use crate::error::{Error, Result};
 use crate::format::names::partition_dir_name;
 use crate::ops::finding::Finding;
@@ -58,7 +58,7 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
         // Taken before any segment is shown in the directory, which would move it.
         let local_start = local_log_start(dir)?;
         if t.known() {
-            let findings = tier.reconcile(&t, local_start, false, false)?.findings;
+            let findings = reconcile_partition(&tier, &t, local_start, false, false)?.findings;
             if !findings.is_empty() {
                 shown.tier_findings.push((dir.clone(), findings));
             }
