@@ -795,3 +795,61 @@ fn recover_names_files_under_the_directory_as_it_was_named() {
         }
     }
 }
+
+/// A partition named twice (again, inside its named log dir, through a link, or by one of its
+/// files) is read once, with a notice, where it was reported twice and judged a partition in
+/// two log dirs (an error); the same partition in two log dirs is still that error.
+#[test]
+fn a_place_named_twice_is_read_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log_dir = tmp.path().join("logs");
+    common::copy_dir(
+        Path::new("testdata/orders/orders-0"),
+        &log_dir.join("orders-0"),
+    );
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&log_dir, &link).unwrap();
+    let part = log_dir.join("orders-0");
+    let log = part.join("00000000000000000000.log");
+    let arg = |p: &Path| p.to_str().unwrap().to_owned();
+    let verify = |paths: &[String]| {
+        let mut args = vec!["verify".to_owned(), "--json".to_owned()];
+        args.extend_from_slice(paths);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = run(&os(&args).collect::<Vec<_>>());
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        (code, v, stderr)
+    };
+    let (code, once, _) = verify(&[arg(&log_dir)]);
+    assert_eq!(code, 0);
+    for named in [
+        vec![arg(&part), arg(&part)],
+        vec![arg(&log_dir), arg(&part)],
+        vec![arg(&part), arg(&log_dir)],
+        vec![arg(&log_dir), arg(&link.join("orders-0"))],
+        vec![arg(&log_dir), arg(&log)],
+        vec![arg(&log_dir), format!("{}/.", arg(&log_dir))],
+    ] {
+        let (code, v, stderr) = verify(&named);
+        assert_eq!(code, 0, "{named:?}: {v}{stderr}");
+        assert_eq!(
+            v["partitions"].as_array().unwrap().len(),
+            1,
+            "{named:?}: {v}"
+        );
+        assert_eq!(v["files_checked"], once["files_checked"], "{named:?}: {v}");
+        assert!(stderr.contains("read once, with "), "{named:?}: {stderr}");
+    }
+    let (_, stdout, _) = run(&os(&["dump", &arg(&log), &arg(&log)]).collect::<Vec<_>>());
+    let (_, single, _) = run(&os(&["dump", &arg(&log)]).collect::<Vec<_>>());
+    assert_eq!(stdout, single);
+    // Two log dirs that each hold the partition: the broker refuses to start.
+    let other = tmp.path().join("other");
+    common::copy_dir(
+        Path::new("testdata/orders/orders-0"),
+        &other.join("orders-0"),
+    );
+    let (code, v, _) = verify(&[arg(&log_dir), arg(&other)]);
+    assert_eq!(code, 1, "{v}");
+    assert!(v.to_string().contains("ls.duplicate"), "{v}");
+}

@@ -252,6 +252,13 @@ pub(crate) fn log_dirs_named(
             list.join(", ")
         ));
     }
+    for (p, reader) in &expanded.repeated {
+        notice(&format!(
+            "{}: read once, with {} (also named)",
+            p.display(),
+            reader.display()
+        ));
+    }
     Ok(expanded.paths)
 }
 

@@ -195,6 +195,9 @@ pub struct Expanded {
     pub paths: Vec<PathBuf>,
     /// Each directory of log dirs replaced, with its log dirs (to be said on stderr).
     pub taken: Vec<(PathBuf, Vec<PathBuf>)>,
+    /// Each path left out because another path named reads it ([`covers`]), with that path
+    /// (to be said on stderr).
+    pub repeated: Vec<(PathBuf, PathBuf)>,
 }
 
 /// The paths to work on: each as named, but a directory of log dirs (a `log.dirs` parent)
@@ -214,7 +217,64 @@ pub fn expand_log_dirs(paths: &[PathBuf], change: Option<Expected>) -> Result<Ex
         out.paths.extend(inside.iter().cloned());
         out.taken.push((p.clone(), inside));
     }
+    let (paths, repeated) = read_once(std::mem::take(&mut out.paths));
+    out.paths = paths;
+    out.repeated = repeated;
     Ok(out)
+}
+
+/// The paths with each one that another reads left out, and those left out with the path that
+/// reads them. Without this, a partition named twice (as `D/orders-0` and `D`, or through a
+/// symbolic link) is read and reported twice, and judged the same partition in two log dirs,
+/// which the broker refuses to start with. Of paths naming the same place the first stays.
+fn read_once(paths: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>) {
+    // Resolved (links, `.`, `..`) to tell one place under two names; as named when it cannot
+    // be (a missing path is reported when examined).
+    let places: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    let reader = |i: usize| {
+        (0..paths.len())
+            .filter(|&j| {
+                let same = places[j] == places[i];
+                (same && j < i) || (!same && covers(&places[j], &places[i]))
+            })
+            // The outermost: it is left out by none.
+            .min_by_key(|&j| (places[j].components().count(), j))
+    };
+    let readers: Vec<Option<usize>> = (0..paths.len()).map(reader).collect();
+    let mut kept = Vec::new();
+    let mut repeated = Vec::new();
+    for (p, reader) in paths.iter().zip(&readers) {
+        match reader {
+            Some(j) => repeated.push((p.clone(), paths[*j].clone())),
+            None => kept.push(p.clone()),
+        }
+    }
+    (kept, repeated)
+}
+
+/// Whether every command that works on `outer` reads `inner`, which lies inside it: a file
+/// named as Kafka names its files in a partition directory, or a live partition directory of a
+/// log dir or such a file in one. (A file Kafka would not name so is skipped in a directory
+/// but read when named; a `-delete`, `-future` or `-stray` directory is not read by all.)
+fn covers(outer: &Path, inner: &Path) -> bool {
+    let Ok(rest) = inner.strip_prefix(outer) else {
+        return false;
+    };
+    let live = |d: &Path| {
+        parse_partition_dir(&name_of(d)).is_some_and(|p| p.state == PartitionDirState::Live)
+            && holds_partition(d)
+    };
+    let file = |f: &Path| f.is_file() && is_kafka_file(f);
+    let shape = || resolve(outer, Expected::AnyInput).ok().map(|(s, _)| s);
+    match rest.components().count() {
+        1 if file(inner) => shape() == Some(Shape::Partition),
+        1 if live(inner) => shape() == Some(Shape::LogDir),
+        2 if file(inner) => inner.parent().is_some_and(live) && shape() == Some(Shape::LogDir),
+        _ => false,
+    }
 }
 
 /// The one refusal of a directory of log dirs where a command needs one of them: it lists
