@@ -759,3 +759,53 @@ fn a_chunk_per_byte_all_damaged_is_walked_past_at_once() {
         "{out}"
     );
 }
+
+/// A segment cut at a batch boundary, its manifest made to fit (every chunk and index whole,
+/// every offset within the metadata's): only its size, which the manifest holds, tells that
+/// the last batches are gone. `verify --remote` reads the manifest to show the log, and reports
+/// it without `--deep`, as it does for Kafka's layout, whose size the listing gives.
+#[test]
+fn a_cut_segment_whose_manifest_fits_is_a_size_mismatch_in_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, r, root) = orders_in_aiven_tier(tmp.path(), &["--chunk-size", "1000"]);
+    let d = dir.to_str().unwrap();
+    let local = dir.join("00000000000000000000.log");
+    let (last, _) = *common::batches(&local).last().unwrap();
+    // Tiered and gone locally, as retention leaves it.
+    for ext in ["log", "index", "timeindex"] {
+        std::fs::remove_file(dir.join(format!("00000000000000000000.{ext}"))).unwrap();
+    }
+    let (code, out, err) = run(&["verify", "--remote", &r, d], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let file = |ext: &str| {
+        common::files_under(&root)
+            .into_iter()
+            .find(|p| p.extension().is_some_and(|e| e == ext))
+            .unwrap()
+    };
+    let (log, manifest) = (file("log"), file("rsm-manifest"));
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &bytes[..last as usize]).unwrap();
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    let last_chunk = (last - 1) % 1000 + 1;
+    m["chunkIndex"]["originalFileSize"] = json!(last);
+    m["chunkIndex"]["finalTransformedChunkSize"] = json!(last_chunk);
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let (code, out, err) = run(&["verify", "--json", "-q", "--remote", &r, d], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        common::finding_checks(&report),
+        ["tiered.size-mismatch"],
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "holds {last} bytes but __remote_log_metadata says"
+        )),
+        "{out}"
+    );
+    // `tiered` without --deep reads listings and metadata alone: it cannot tell.
+    let (code, out, err) = run(&["tiered", "--remote", &r, d], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -365,7 +365,7 @@ pub const CHECKS: &[Check] = &[
     Check {
         ids: &["tiered.size-mismatch"],
         severity: "error when the segment's copy finished (the broker serves it); warning otherwise",
-        what: "(`tiered`, `verify --remote`; in Aiven's layout with `--deep`, the manifest telling the size) a remote segment's size is not the `segmentSizeInBytes` that `__remote_log_metadata` gives the segment copied: it was cut short (whole batches lost, every offset left still within the metadata's) or replaced",
+        what: "(`tiered`, `verify --remote`; in Aiven's layout the manifest tells the size: `tiered` with `--deep`, `verify --remote` of a segment served below the local log) a remote segment's size is not the `segmentSizeInBytes` that `__remote_log_metadata` gives the segment copied: it was cut short (whole batches lost, every offset left still within the metadata's) or replaced",
         broker: "the remote log manager copies a closed segment whole and records its size (`RemoteLogManager.copyLogSegment`); it reads the object as it is, with no recovery: fetches of the offsets that are gone return nothing, or other bytes",
     },
 ];

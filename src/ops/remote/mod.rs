@@ -297,7 +297,11 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
             &tier,
             &t,
             local_log_start(dir)?,
-            opts.deep,
+            if opts.deep {
+                Reading::Deep
+            } else {
+                Reading::Listing
+            },
             true,
         )?);
     }
@@ -309,6 +313,17 @@ pub fn reconcile(path: &Path, opts: &TieredOptions) -> Result<TieredReport> {
     })
 }
 
+/// What reconciling a partition's remote tier reads of its segments.
+pub(super) enum Reading<'a> {
+    /// The store's listing and the metadata only.
+    Listing,
+    /// Also the sizes of the segments' logs shown to a command, by segment id: the size of an
+    /// Aiven segment is in its manifest, which showing its log read.
+    Shown(&'a BTreeMap<String, u64>),
+    /// Every segment read whole (`--deep`): framing, CRCs, indexes.
+    Deep,
+}
+
 /// The reconciliation of a partition's remote tier `t` with its local log, which starts at
 /// `local_start`. `say_elsewhere`: a partition whose metadata is not in the log dir is a
 /// finding (`tiered`'s; the one-log commands say it in a notice, since the broker's view of the
@@ -317,7 +332,7 @@ fn reconcile_partition(
     tier: &Tier,
     t: &PartitionTier<'_>,
     local_start: Option<LogStart>,
-    deep: bool,
+    reading: Reading<'_>,
     say_elsewhere: bool,
 ) -> Result<TieredPartition> {
     let (store, layout, objects) = (&tier.store, tier.layout.as_ref(), &tier.objects[..]);
@@ -416,8 +431,11 @@ fn reconcile_partition(
         let mut end_offset = m.map(|m| m.end_offset);
         // A log that cannot be read without a missing object is that object's finding.
         let readable = layout.log_files().iter().all(|f| seg.files.contains_key(f));
-        let mut size = layout.listed_log_size(seg);
-        if deep && readable {
+        let mut size = layout.listed_log_size(seg).or_else(|| match reading {
+            Reading::Shown(sizes) => sizes.get(&seg.segment_id).copied(),
+            _ => None,
+        });
+        if matches!(reading, Reading::Deep) && readable {
             let walked = deep::check(Arc::clone(store), layout, seg, &mut findings)?;
             size = walked.size;
             if let (Some(m), Some(last), true) = (m, walked.last_offset, walked.complete) {

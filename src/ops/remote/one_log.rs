@@ -3,11 +3,11 @@
 //! serves: remote below the local log start offset (`UnifiedLog` sends fetches below
 //! `localLogStartOffset` to the remote tier), local from there on, where both hold an offset.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{local_log_start, reconcile_partition, Tier, TieredOptions};
+use super::{local_log_start, reconcile_partition, Reading, Tier, TieredOptions};
 use crate::error::{Error, Result};
 use crate::format::names::partition_dir_name;
 use crate::ops::finding::Finding;
@@ -56,14 +56,8 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
                 .collect()
         });
         // Taken before any segment is shown in the directory, which would move it.
-        let local_start = local_log_start(dir)?;
-        if t.known() {
-            let findings = reconcile_partition(&tier, &t, local_start, false, false)?.findings;
-            if !findings.is_empty() {
-                shown.tier_findings.push((dir.clone(), findings));
-            }
-        }
-        let local_start = local_start.map(|l| l.offset);
+        let log_start = local_log_start(dir)?;
+        let local_start = log_start.map(|l| l.offset);
         let below_local = |start: i64| local_start.is_none_or(|l| start < l);
         let mut starts = BTreeSet::new();
         let served: Vec<RemoteSegment> = t
@@ -107,9 +101,23 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
                 ),
             ));
         }
+        let mut sizes = BTreeMap::new();
         for segment in served {
-            tiered::show(dir, Arc::clone(store), Arc::clone(layout), segment)?;
+            let id = segment.segment_id.clone();
+            let path = tiered::show(dir, Arc::clone(store), Arc::clone(layout), segment)?;
+            sizes.extend(
+                tiered::shown_as(&path)
+                    .and_then(|s| s.size())
+                    .map(|n| (id, n)),
+            );
             shown.segments += 1;
+        }
+        if t.known() {
+            let reading = Reading::Shown(&sizes);
+            let findings = reconcile_partition(&tier, &t, log_start, reading, false)?.findings;
+            if !findings.is_empty() {
+                shown.tier_findings.push((dir.clone(), findings));
+            }
         }
     }
     Ok(shown)

@@ -31,6 +31,9 @@ pub struct ShownLog {
     segment: RemoteSegment,
     /// The segment's size (an Aiven object's decoded size, not its stored one).
     len: u64,
+    /// Whether `len` is the segment's size: its log decodes (an Aiven manifest that does not
+    /// leaves the stored size).
+    decodes: bool,
     /// Its transaction index once fetched, and the name of what it was read from; `None`
     /// inside: it has none.
     txn_index: OnceLock<Option<(File, PathBuf)>>,
@@ -51,6 +54,11 @@ impl ShownLog {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The segment's size as the broker copied it; None when its log does not decode.
+    pub fn size(&self) -> Option<u64> {
+        self.decodes.then_some(self.len)
     }
 
     /// The object's URL.
@@ -109,7 +117,8 @@ pub fn show(
     layout: Arc<dyn Layout>,
     segment: RemoteSegment,
 ) -> Result<PathBuf> {
-    let len = layout.open_log(Arc::clone(&store), &segment)?.end();
+    let log = layout.open_log(Arc::clone(&store), &segment)?;
+    let (len, decodes) = (log.end(), !log.is_undecodable());
     let path = dir.join(log_file_name(segment.start_offset));
     shown().insert(
         path.clone(),
@@ -118,6 +127,7 @@ pub fn show(
             layout,
             segment,
             len,
+            decodes,
             txn_index: OnceLock::new(),
         }),
     );
