@@ -840,6 +840,29 @@ fn a_place_named_twice_is_read_once() {
         assert_eq!(v["files_checked"], once["files_checked"], "{named:?}: {v}");
         assert!(stderr.contains("read once, with "), "{named:?}: {stderr}");
     }
+    // A partition of a log dir that is a link to elsewhere: the log dir's all the same.
+    let linked = tmp.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::fs::write(linked.join("recovery-point-offset-checkpoint"), "0\n0\n").unwrap();
+    std::os::unix::fs::symlink(&part, linked.join("orders-0")).unwrap();
+    let (code, v, stderr) = verify(&[arg(&linked), arg(&linked.join("orders-0"))]);
+    assert_eq!(code, 0, "{v}{stderr}");
+    assert_eq!(v["partitions"].as_array().unwrap().len(), 1, "{v}");
+    // A directory of log dirs: what is left out is said to be read with the path as named.
+    let (_, _, stderr) = verify(&[arg(tmp.path()), arg(&log_dir)]);
+    let said = format!(
+        "{}: read once, with {} (also named)",
+        arg(&log_dir),
+        arg(tmp.path())
+    );
+    assert!(stderr.contains(&said), "{stderr}");
+    // A leftover a walk of its directory does not read, named: read as the file it was.
+    let gone = part.join("00000000000000000175.log.deleted");
+    std::fs::copy(part.join("00000000000000000175.log"), &gone).unwrap();
+    let (_, v, stderr) = verify(&[arg(&part), arg(&gone)]);
+    assert!(!stderr.contains("read once"), "{stderr}");
+    assert!(v.to_string().contains("log.deleted"), "{v}");
+    std::fs::remove_file(&gone).unwrap();
     let (_, stdout, _) = run(&os(&["dump", &arg(&log), &arg(&log)]).collect::<Vec<_>>());
     let (_, single, _) = run(&os(&["dump", &arg(&log)]).collect::<Vec<_>>());
     assert_eq!(stdout, single);

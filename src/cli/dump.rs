@@ -162,6 +162,10 @@ pub fn run(args: DumpArgs) -> u8 {
     if let Err(e) = args.select.check_order() {
         return fail(&e);
     }
+    let paths = match super::log_dirs_named(&paths, false) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let paths = match super::args::show_remote(args.remote.as_ref(), &paths) {
         Ok(p) => p,
         Err(code) => return code,
@@ -171,10 +175,6 @@ pub fn run(args: DumpArgs) -> u8 {
             &"no file given: name files or directories (or use --files a,b,c, or --remote-segment)",
         );
     }
-    let paths = match super::log_dirs_named(&paths, false) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
     // At most one is set (the `decoder` group).
     let decoder = [
         (args.offsets_decoder, Decoder::Offsets),

@@ -205,40 +205,52 @@ pub struct Expanded {
 /// there, as [`examine`] refuses it, so that each log dir is named on purpose.
 pub fn expand_log_dirs(paths: &[PathBuf], change: Option<Expected>) -> Result<Expanded> {
     let mut out = Expanded::default();
+    let mut named = Vec::new();
     for p in paths {
         let inside = log_dirs_inside(p);
         if inside.is_empty() {
             out.paths.push(p.clone());
+            named.push(p.clone());
             continue;
         }
         if let Some(expected) = change {
             return Err(log_dirs_refused(p, &inside, expected));
         }
         out.paths.extend(inside.iter().cloned());
+        named.extend(inside.iter().map(|_| p.clone()));
         out.taken.push((p.clone(), inside));
     }
-    let (paths, repeated) = read_once(std::mem::take(&mut out.paths));
+    let (paths, repeated) = read_once(std::mem::take(&mut out.paths), &named);
     out.paths = paths;
     out.repeated = repeated;
     Ok(out)
 }
 
-/// The paths with each one that another reads left out, and those left out with the path that
-/// reads them. Without this, a partition named twice (as `D/orders-0` and `D`, or through a
-/// symbolic link) is read and reported twice, and judged the same partition in two log dirs,
-/// which the broker refuses to start with. Of paths naming the same place the first stays.
-fn read_once(paths: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>) {
+/// The paths with each one that another reads left out, and those left out with the path named
+/// that reads them (`named`: the path each was named as, a directory of log dirs for its log
+/// dirs). Without this, a partition named twice (as `D/orders-0` and `D`, or through a symbolic
+/// link) is read and reported twice, and judged the same partition in two log dirs, which the
+/// broker refuses to start with. Of paths naming the same place the first stays.
+fn read_once(paths: Vec<PathBuf>, named: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>) {
     // Resolved (links, `.`, `..`) to tell one place under two names; as named when it cannot
     // be (a missing path is reported when examined).
-    let places: Vec<PathBuf> = paths
+    let resolved = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let places: Vec<PathBuf> = paths.iter().map(|p| resolved(p)).collect();
+    // Where each is as an entry of its directory: a link in a log dir is that log dir's
+    // partition, wherever it leads.
+    let entries: Vec<PathBuf> = paths
         .iter()
-        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .zip(&places)
+        .map(|(p, place)| match (p.parent(), p.file_name()) {
+            (Some(dir), Some(name)) if !dir.as_os_str().is_empty() => resolved(dir).join(name),
+            _ => place.clone(),
+        })
         .collect();
     let reader = |i: usize| {
         (0..paths.len())
             .filter(|&j| {
                 let same = places[j] == places[i];
-                (same && j < i) || (!same && covers(&places[j], &places[i]))
+                (same && j < i) || (!same && covers(&places[j], &entries[i]))
             })
             // The outermost: it is left out by none.
             .min_by_key(|&j| (places[j].components().count(), j))
@@ -246,9 +258,9 @@ fn read_once(paths: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>) {
     let readers: Vec<Option<usize>> = (0..paths.len()).map(reader).collect();
     let mut kept = Vec::new();
     let mut repeated = Vec::new();
-    for (p, reader) in paths.iter().zip(&readers) {
-        match reader {
-            Some(j) => repeated.push((p.clone(), paths[*j].clone())),
+    for (i, p) in paths.iter().enumerate() {
+        match readers[i] {
+            Some(j) => repeated.push((named[i].clone(), named[j].clone())),
             None => kept.push(p.clone()),
         }
     }
@@ -256,9 +268,10 @@ fn read_once(paths: Vec<PathBuf>) -> (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>) {
 }
 
 /// Whether every command that works on `outer` reads `inner`, which lies inside it: a file
-/// named as Kafka names its files in a partition directory, or a live partition directory of a
-/// log dir or such a file in one. (A file Kafka would not name so is skipped in a directory
-/// but read when named; a `-delete`, `-future` or `-stray` directory is not read by all.)
+/// a partition directory's walk reads (named as Kafka names it, not a leftover) in one, or a
+/// live partition directory of a log dir or such a file in one. (A file Kafka would not name
+/// so, or a leftover, is skipped in a directory but read when named; a `-delete`, `-future`
+/// or `-stray` directory is not read by all.)
 fn covers(outer: &Path, inner: &Path) -> bool {
     let Ok(rest) = inner.strip_prefix(outer) else {
         return false;
@@ -267,7 +280,13 @@ fn covers(outer: &Path, inner: &Path) -> bool {
         parse_partition_dir(&name_of(d)).is_some_and(|p| p.state == PartitionDirState::Live)
             && holds_partition(d)
     };
-    let file = |f: &Path| f.is_file() && is_kafka_file(f);
+    let file = |f: &Path| {
+        f.is_file()
+            && !matches!(
+                classify(&name_of(f)),
+                FileKind::Unknown | FileKind::Leftover { .. }
+            )
+    };
     let shape = || resolve(outer, Expected::AnyInput).ok().map(|(s, _)| s);
     match rest.components().count() {
         1 if file(inner) => shape() == Some(Shape::Partition),

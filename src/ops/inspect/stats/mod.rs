@@ -885,6 +885,8 @@ pub fn stats(paths: &[PathBuf], opts: &StatsOptions) -> Result<Report> {
     }
     // Log order: by partition as named, then by base offset.
     segments.sort_by_key(|s| (s.partition, s.base_offset));
+    // A log reached twice (a directory the input resolver does not merge with its log dir).
+    segments.dedup_by(|a, b| a.log == b.log);
     let groups = segments
         .par_iter()
         .map(|s| segment_groups(s, &partitions[s.partition], opts))
