@@ -813,8 +813,8 @@ fn entries_that_are_no_objects_are_reported_never_read() {
     fifo(&at(0, ".log"));
     let log_key = remote_name(s[0].start, &s[0].id, ".log");
     for remote in [url(&root), root.display().to_string()] {
-        for cmd in [&["verify", "--deep"][..], &["digest"], &["dump"]] {
-            let d = dir.display().to_string();
+        let d = dir.display().to_string();
+        for cmd in [&["digest"][..], &["dump"]] {
             let args = [cmd, &["--remote", &remote, &d]].concat();
             let (code, _, err) = common::kseg_within_a_minute(&args);
             assert_eq!(code, 2, "{args:?}: {err}");
@@ -822,6 +822,16 @@ fn entries_that_are_no_objects_are_reported_never_read() {
             let named = format!("{remote}/{log_key}: a FIFO, not an object");
             assert!(err.contains(&named), "{args:?}: {err}");
         }
+        // verify reports it as the tier's finding, and verifies the rest.
+        let args = ["verify", "--deep", "--remote", &remote, &d];
+        let (code, out, err) = common::kseg_within_a_minute(&args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        let named = format!("{remote}/{log_key} (offset 0): the .log object of remote segment");
+        assert!(
+            out.contains(&named) && out.contains("is a FIFO, not an object"),
+            "{args:?}: {out}"
+        );
+        assert!(!err.contains("the local log alone is read"), "{err}");
         // The FIFO named alone.
         let alone = format!("{remote}/{log_key}");
         let (code, _, err) = common::kseg_within_a_minute(&["dump", "--remote-segment", &alone]);
@@ -901,7 +911,9 @@ fn a_folder_at_an_objects_key_is_said_to_be_one() {
         let (code, _, err) = common::kseg_within_a_minute(&["digest", "--remote", &remote, &d]);
         assert_eq!(code, 2, "{err}");
         assert!(
-            err.contains(&format!("{remote}/{log_key}: a directory, not an object")),
+            err.contains(&format!(
+                "{remote}/{log_key}: a folder holding 2 object(s), not an object"
+            )),
             "{err}"
         );
     }

@@ -481,7 +481,7 @@ pub fn show_remote(remote: Option<&RemoteArgs>, paths: &[PathBuf]) -> Result<Vec
         if !errors.is_empty() {
             super::notice(&format!(
                 "{}: the remote tier in {url} has {} error(s) ({}), which `kseg verify --remote` \
-                 and `kseg tiered` report",
+                 and `kseg tiered --deep` report",
                 dir.display(),
                 errors.len(),
                 count_by_check(errors)
@@ -523,7 +523,7 @@ fn shown(
                     dir.display()
                 ));
             }
-            if shown.segments == 0 {
+            if shown.segments == 0 && shown.unread == 0 {
                 super::notice(&format!(
                     "{}: no remote segment in {url} below the local log: the local log alone is \
                      read",

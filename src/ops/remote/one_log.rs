@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::{local_log_start, reconcile_partition, Reading, Tier, TieredOptions};
+use super::{local_log_start, reconcile_partition, NotObjects, Reading, Tier, TieredOptions};
 use crate::error::{Error, Result};
 use crate::format::names::partition_dir_name;
 use crate::ops::finding::Finding;
@@ -25,6 +25,9 @@ pub struct RemoteShown {
     /// What reconciling each partition's remote tier finds (`kseg tiered`'s findings, without
     /// `deep`), by partition directory: a gap, a segment cut short, is in no batch read.
     pub tier_findings: Vec<(PathBuf, Vec<Finding>)>,
+    /// How many remote segments the broker serves below a local log could not be shown, an
+    /// object their log is read from gone (with `checked`: one of the tier's findings).
+    pub unread: usize,
 }
 
 /// Shows the remote segments of the partition directory (or of every partition of the log dir)
@@ -59,8 +62,10 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
         let log_start = local_log_start(dir)?;
         let local_start = log_start.map(|l| l.offset);
         let below_local = |start: i64| local_start.is_none_or(|l| start < l);
-        let mut starts = BTreeSet::new();
-        let served: Vec<RemoteSegment> = t
+        // The segments the broker serves below the local log: those the metadata says were
+        // copied, or without it every one listed; of them, one per start offset is shown, of
+        // those whose log can be read (no object it is read from is gone).
+        let wanted: Vec<&RemoteSegment> = t
             .listing
             .segments
             .iter()
@@ -70,36 +75,69 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
                     .is_none_or(|c| c.contains(s.segment_id.as_str()))
             })
             .filter(|s| below_local(s.start_offset))
-            .filter(|s| starts.insert(s.start_offset))
-            .cloned()
             .collect();
-        // A segment the broker serves whose objects are all gone: its offsets cannot be read,
-        // and the log is not what the broker serves without them.
-        if let Some(gone) = ours.iter().find(|m| {
-            !checked
-                && copied
-                    .as_ref()
-                    .is_some_and(|c| c.contains(m.segment_id.as_str()))
-                && below_local(m.start_offset)
-                && !starts.contains(&m.start_offset)
-        }) {
-            let key = layout.key(
-                objects,
-                p,
-                gone.start_offset,
-                &gone.segment_id,
-                SegmentFile::Log,
-            );
-            return Err(Error::invalid(
-                &store.path_of(&key),
-                format!(
-                    "the store holds no object of remote segment {} (offsets {}..{}), which \
-                     __remote_log_metadata says was copied: the broker's fetches of these offsets \
-                     fail, and kseg cannot read them (`kseg verify --remote` and `kseg tiered` \
-                     report the tier as it is)",
-                    gone.segment_id, gone.start_offset, gone.end_offset
+        let lacks =
+            |s: &RemoteSegment| (layout.log_files().iter()).find(|f| !s.files.contains_key(f));
+        let mut starts = BTreeSet::new();
+        let served: Vec<RemoteSegment> = wanted
+            .iter()
+            .filter(|s| lacks(s).is_none())
+            .filter(|s| starts.insert(s.start_offset))
+            .map(|s| (*s).clone())
+            .collect();
+        // A served segment whose log cannot be read: its offsets cannot be read, and the log
+        // is not what the broker serves without them (a command that reports the tier says
+        // what is gone as a finding).
+        let mut unread: Vec<(&str, i64, Option<SegmentFile>)> = wanted
+            .iter()
+            .filter(|s| !starts.contains(&s.start_offset))
+            .filter_map(|s| Some((s.segment_id.as_str(), s.start_offset, Some(*lacks(s)?))))
+            .collect();
+        // Copied, and not listed at all.
+        let listed: BTreeSet<&str> = (t.listing.segments.iter())
+            .map(|s| s.segment_id.as_str())
+            .collect();
+        unread.extend(
+            ours.iter()
+                .filter(|m| {
+                    copied
+                        .as_ref()
+                        .is_some_and(|c| c.contains(m.segment_id.as_str()))
+                })
+                .filter(|m| below_local(m.start_offset) && !starts.contains(&m.start_offset))
+                .filter(|m| !listed.contains(m.segment_id.as_str()))
+                .map(|m| (m.segment_id.as_str(), m.start_offset, None)),
+        );
+        shown.unread += unread.len();
+        if let Some(&(id, start, file)) = unread.first().filter(|_| !checked) {
+            let key = layout.key(objects, p, start, id, file.unwrap_or(SegmentFile::Log));
+            let m = ours.iter().find(|m| m.segment_id == id);
+            let offsets = m.map_or(format!("start offset {start}"), |m| {
+                format!("offsets {start}..{}", m.end_offset)
+            });
+            let copied = |how: &str| {
+                m.map_or(String::new(), |_| {
+                    format!("{how}__remote_log_metadata says was copied")
+                })
+            };
+            let why = "the broker's fetches of these offsets fail, and kseg cannot read them \
+                       (`kseg verify --remote` and `kseg tiered` report the tier as it is)";
+            let message = match file {
+                Some(f) => format!(
+                    "{}: the log of remote segment {id} ({offsets}{}) is read from its {} \
+                     object: {why}",
+                    NotObjects::of(&t.odd, &tier.not_objects, &t.listing.strays)
+                        .instead(&key)
+                        .unwrap_or_else(|| "missing".to_string()),
+                    copied(", which "),
+                    f.suffix()
                 ),
-            ));
+                None => format!(
+                    "the store holds no object of remote segment {id} ({offsets}){}: {why}",
+                    copied(", which ")
+                ),
+            };
+            return Err(Error::invalid(&store.path_of(&key), message));
         }
         let mut sizes = BTreeMap::new();
         for segment in served {
