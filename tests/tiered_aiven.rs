@@ -809,3 +809,40 @@ fn a_cut_segment_whose_manifest_fits_is_a_size_mismatch_in_verify() {
     let (code, out, err) = run(&["tiered", "--remote", &r, d], &[]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// A served segment's manifest gone, the only one of the tier: the layout is still told from
+/// the other keys' form; `verify --remote` reports the object missing and verifies the rest,
+/// the other commands refuse to read a log without those offsets, naming the manifest.
+#[test]
+fn a_served_segment_without_its_manifest_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, r, root) = orders_in_aiven_tier(tmp.path(), &[]);
+    let d = dir.to_str().unwrap();
+    for ext in ["log", "index", "timeindex"] {
+        std::fs::remove_file(dir.join(format!("00000000000000000000.{ext}"))).unwrap();
+    }
+    let manifest = common::files_under(&root)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "rsm-manifest"))
+        .unwrap();
+    std::fs::remove_file(&manifest).unwrap();
+    let named = url(&manifest);
+    let (code, out, err) = run(&["verify", "--json", "-q", "--remote", &r, d], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        common::finding_checks(&report),
+        ["tiered.object-missing"],
+        "{out}"
+    );
+    assert!(out.contains(&named), "{out}");
+    assert_eq!(report["partitions"][0]["logEndOffset"], 247, "{out}");
+    assert!(!err.contains("the local log alone"), "{err}");
+    let (code, _, err) = run(&["dump", "--remote", &r, d], &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("{named}: missing: the log of remote segment"))
+            && err.contains("(offsets 0..174, which __remote_log_metadata says was copied)"),
+        "{err}"
+    );
+}

@@ -115,10 +115,10 @@ impl Layout for Aiven {
         "aiven"
     }
 
+    /// By any key of its form, not only a manifest's: a tier whose manifests are gone is still
+    /// Aiven's, and their absence its finding.
     fn recognises(&self, objects: &[ObjectInfo]) -> bool {
-        objects
-            .iter()
-            .any(|o| matches!(SegmentKey::split(&o.key), Ok((_, _, Suffix::Manifest))))
+        objects.iter().any(|o| SegmentKey::split(&o.key).is_ok())
     }
 
     fn key_depth(&self) -> usize {
