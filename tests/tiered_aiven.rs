@@ -619,6 +619,21 @@ fn orders_in_aiven_tier(tmp: &Path, options: &[&str]) -> (PathBuf, String, PathB
     (dir, r, root)
 }
 
+/// `verify --json --remote R D`, which must exit 1: its report, stdout and stderr.
+fn verify_remote_fails(r: &str, d: &str) -> (Value, String, String) {
+    let (code, out, err) = run(&["verify", "--json", "-q", "--remote", r, d], &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    (serde_json::from_str(&out).unwrap(), out, err)
+}
+
+/// The tier's (first) object of the kind `ext` names under `root`.
+fn first_object(root: &Path, ext: &str) -> PathBuf {
+    common::files_under(root)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == ext))
+        .unwrap()
+}
+
 /// Two damaged chunks far apart in one segment (their zstd frames' magic): `tiered --deep` and
 /// `verify --deep` each report both, reading on between and after them as a fetch from there is
 /// served, and the offset index's entries into the damage are not judged.
@@ -628,10 +643,7 @@ fn each_damaged_stretch_of_a_segment_is_a_finding() {
     let options = ["--chunk-size", "1000", "--chunk-compression"];
     let (dir, r, root) = orders_in_aiven_tier(tmp.path(), &options);
     let d = dir.to_str().unwrap();
-    let log = common::files_under(&root)
-        .into_iter()
-        .find(|p| p.extension().is_some_and(|e| e == "log"))
-        .unwrap();
+    let log = first_object(&root, "log");
     let mut bytes = std::fs::read(&log).unwrap();
     // Each chunk a zstd frame, in order: the third and the eleventh (segment bytes 2000..3000
     // and 10000..11000).
@@ -700,13 +712,10 @@ fn a_chunk_per_byte_all_damaged_is_walked_past_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let (dir, r, root) = orders_in_aiven_tier(tmp.path(), &["--chunk-compression"]);
     let d = dir.to_str().unwrap();
-    let file = |ext: &str| {
-        common::files_under(&root)
-            .into_iter()
-            .find(|p| p.extension().is_some_and(|e| e == ext))
-            .unwrap()
-    };
-    let (log, manifest) = (file("log"), file("rsm-manifest"));
+    let (log, manifest) = (
+        first_object(&root, "log"),
+        first_object(&root, "rsm-manifest"),
+    );
     let mut m: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
     let size: u32 = 400_000;
     let chunks = kseg::format::aiven::chunk_index::encode_sizes(&vec![1; size as usize]);
@@ -777,13 +786,10 @@ fn a_cut_segment_whose_manifest_fits_is_a_size_mismatch_in_verify() {
     }
     let (code, out, err) = run(&["verify", "--remote", &r, d], &[]);
     assert_eq!(code, 0, "{out}{err}");
-    let file = |ext: &str| {
-        common::files_under(&root)
-            .into_iter()
-            .find(|p| p.extension().is_some_and(|e| e == ext))
-            .unwrap()
-    };
-    let (log, manifest) = (file("log"), file("rsm-manifest"));
+    let (log, manifest) = (
+        first_object(&root, "log"),
+        first_object(&root, "rsm-manifest"),
+    );
     let bytes = std::fs::read(&log).unwrap();
     std::fs::write(&log, &bytes[..last as usize]).unwrap();
     let mut m: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
@@ -791,9 +797,7 @@ fn a_cut_segment_whose_manifest_fits_is_a_size_mismatch_in_verify() {
     m["chunkIndex"]["originalFileSize"] = json!(last);
     m["chunkIndex"]["finalTransformedChunkSize"] = json!(last_chunk);
     std::fs::write(&manifest, m.to_string()).unwrap();
-    let (code, out, err) = run(&["verify", "--json", "-q", "--remote", &r, d], &[]);
-    assert_eq!(code, 1, "{out}{err}");
-    let report: Value = serde_json::from_str(&out).unwrap();
+    let (report, out, _) = verify_remote_fails(&r, d);
     assert_eq!(
         common::finding_checks(&report),
         ["tiered.size-mismatch"],
@@ -821,15 +825,10 @@ fn a_served_segment_without_its_manifest_is_named() {
     for ext in ["log", "index", "timeindex"] {
         std::fs::remove_file(dir.join(format!("00000000000000000000.{ext}"))).unwrap();
     }
-    let manifest = common::files_under(&root)
-        .into_iter()
-        .find(|p| p.extension().is_some_and(|e| e == "rsm-manifest"))
-        .unwrap();
+    let manifest = first_object(&root, "rsm-manifest");
     std::fs::remove_file(&manifest).unwrap();
     let named = url(&manifest);
-    let (code, out, err) = run(&["verify", "--json", "-q", "--remote", &r, d], &[]);
-    assert_eq!(code, 1, "{out}{err}");
-    let report: Value = serde_json::from_str(&out).unwrap();
+    let (report, out, err) = verify_remote_fails(&r, d);
     assert_eq!(
         common::finding_checks(&report),
         ["tiered.object-missing"],
