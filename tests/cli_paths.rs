@@ -803,25 +803,32 @@ fn recover_names_files_under_the_directory_as_it_was_named() {
 fn a_place_named_twice_is_read_once() {
     let tmp = tempfile::tempdir().unwrap();
     let log_dir = tmp.path().join("logs");
-    common::copy_dir(
-        Path::new("testdata/orders/orders-0"),
-        &log_dir.join("orders-0"),
-    );
+    let fixture = Path::new("testdata/orders/orders-0");
+    common::copy_dir(fixture, &log_dir.join("orders-0"));
     let link = tmp.path().join("link");
     std::os::unix::fs::symlink(&log_dir, &link).unwrap();
     let part = log_dir.join("orders-0");
     let log = part.join("00000000000000000000.log");
     let arg = |p: &Path| p.to_str().unwrap().to_owned();
-    let verify = |paths: &[String]| {
-        let mut args = vec!["verify".to_owned(), "--json".to_owned()];
-        args.extend_from_slice(paths);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (code, stdout, stderr) = run(&os(&args).collect::<Vec<_>>());
-        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        (code, v, stderr)
+    let verify_in = |cwd: &Path, paths: &[String]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kseg"))
+            .args(["verify", "--json"])
+            .args(paths)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        (out.status.code().unwrap(), v, stderr)
     };
+    let verify = |paths: &[String]| verify_in(Path::new("."), paths);
     let (code, once, _) = verify(&[arg(&log_dir)]);
     assert_eq!(code, 0);
+    // A log dir whose partition is a link to the one above.
+    let linked = tmp.path().join("linked");
+    std::fs::create_dir(&linked).unwrap();
+    std::fs::write(linked.join("recovery-point-offset-checkpoint"), "0\n0\n").unwrap();
+    std::os::unix::fs::symlink(&part, linked.join("orders-0")).unwrap();
     for named in [
         vec![arg(&part), arg(&part)],
         vec![arg(&log_dir), arg(&part)],
@@ -829,49 +836,78 @@ fn a_place_named_twice_is_read_once() {
         vec![arg(&log_dir), arg(&link.join("orders-0"))],
         vec![arg(&log_dir), arg(&log)],
         vec![arg(&log_dir), format!("{}/.", arg(&log_dir))],
+        vec![arg(&linked), arg(&linked.join("orders-0"))],
+        vec![
+            arg(&linked),
+            arg(&linked.join("orders-0/00000000000000000000.log")),
+        ],
+        vec![arg(&linked), arg(&part)],
     ] {
         let (code, v, stderr) = verify(&named);
         assert_eq!(code, 0, "{named:?}: {v}{stderr}");
-        assert_eq!(
-            v["partitions"].as_array().unwrap().len(),
-            1,
-            "{named:?}: {v}"
-        );
+        let partitions = v["partitions"].as_array().unwrap();
+        assert_eq!(partitions.len(), 1, "{named:?}: {v}");
         assert_eq!(v["files_checked"], once["files_checked"], "{named:?}: {v}");
         assert!(stderr.contains("read once, with "), "{named:?}: {stderr}");
     }
-    // A partition of a log dir that is a link to elsewhere: the log dir's all the same.
-    let linked = tmp.path().join("linked");
-    std::fs::create_dir(&linked).unwrap();
-    std::fs::write(linked.join("recovery-point-offset-checkpoint"), "0\n0\n").unwrap();
-    std::os::unix::fs::symlink(&part, linked.join("orders-0")).unwrap();
-    let (code, v, stderr) = verify(&[arg(&linked), arg(&linked.join("orders-0"))]);
-    assert_eq!(code, 0, "{v}{stderr}");
+    // Named relatively from inside the log dir.
+    let (_, v, _) = verify_in(&linked, &[".".into(), "orders-0".into()]);
     assert_eq!(v["partitions"].as_array().unwrap().len(), 1, "{v}");
-    // A directory of log dirs: what is left out is said to be read with the path as named.
-    let (_, _, stderr) = verify(&[arg(tmp.path()), arg(&log_dir)]);
-    let said = format!(
-        "{}: read once, with {} (also named)",
-        arg(&log_dir),
-        arg(tmp.path())
-    );
-    assert!(stderr.contains(&said), "{stderr}");
-    // A leftover a walk of its directory does not read, named: read as the file it was.
+    // A directory of log dirs: what is left out is said as named.
+    let root = tmp.path().join("root");
+    common::copy_dir(fixture, &root.join("l1/orders-0"));
+    let l1 = root.join("l1");
+    for (named, said) in [
+        (
+            vec![arg(&root), arg(&l1)],
+            format!(
+                "{}: read once, with {} (in {})",
+                arg(&l1),
+                arg(&l1),
+                arg(&root)
+            ),
+        ),
+        (
+            vec![arg(&l1), arg(&root)],
+            format!(
+                "{} (in {}): read once, with {} (",
+                arg(&l1),
+                arg(&root),
+                arg(&l1)
+            ),
+        ),
+        (
+            vec![arg(&root), arg(&root)],
+            format!("{}: read once, with {} (", arg(&root), arg(&root)),
+        ),
+    ] {
+        let (_, _, stderr) = verify(&named);
+        assert!(stderr.contains(&said), "{named:?}: {stderr}");
+        assert_eq!(stderr.matches("read once").count(), 1, "{stderr}");
+    }
+    // A leftover a walk of its directory does not read, named: read as the file it was by
+    // dump; verify judges its partition once (it reads no leftover).
     let gone = part.join("00000000000000000175.log.deleted");
     std::fs::copy(part.join("00000000000000000175.log"), &gone).unwrap();
     let (_, v, stderr) = verify(&[arg(&part), arg(&gone)]);
     assert!(!stderr.contains("read once"), "{stderr}");
     assert!(v.to_string().contains("log.deleted"), "{v}");
+    assert_eq!(v["partitions"].as_array().unwrap().len(), 1, "{v}");
+    let batches = |args: &[&str]| {
+        let (_, out, _) = run(&os(args).collect::<Vec<_>>());
+        out.lines().filter(|l| l.starts_with("baseOffset")).count()
+    };
+    assert_eq!(
+        batches(&["dump", &arg(&part), &arg(&gone)]),
+        batches(&["dump", &arg(&part)]) + batches(&["dump", &arg(&gone)])
+    );
     std::fs::remove_file(&gone).unwrap();
     let (_, stdout, _) = run(&os(&["dump", &arg(&log), &arg(&log)]).collect::<Vec<_>>());
     let (_, single, _) = run(&os(&["dump", &arg(&log)]).collect::<Vec<_>>());
     assert_eq!(stdout, single);
     // Two log dirs that each hold the partition: the broker refuses to start.
     let other = tmp.path().join("other");
-    common::copy_dir(
-        Path::new("testdata/orders/orders-0"),
-        &other.join("orders-0"),
-    );
+    common::copy_dir(fixture, &other.join("orders-0"));
     let (code, v, _) = verify(&[arg(&log_dir), arg(&other)]);
     assert_eq!(code, 1, "{v}");
     assert!(v.to_string().contains("ls.duplicate"), "{v}");

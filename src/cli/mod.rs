@@ -253,11 +253,7 @@ pub(crate) fn log_dirs_named(
         ));
     }
     for (p, reader) in &expanded.repeated {
-        notice(&format!(
-            "{}: read once, with {} (also named)",
-            p.display(),
-            reader.display()
-        ));
+        notice(&format!("{p}: read once, with {reader} (also named)"));
     }
     Ok(expanded.paths)
 }

@@ -195,9 +195,9 @@ pub struct Expanded {
     pub paths: Vec<PathBuf>,
     /// Each directory of log dirs replaced, with its log dirs (to be said on stderr).
     pub taken: Vec<(PathBuf, Vec<PathBuf>)>,
-    /// Each path left out because another path named reads it ([`covers`]), with that path
-    /// (to be said on stderr).
-    pub repeated: Vec<(PathBuf, PathBuf)>,
+    /// Each path left out because another path named reads it ([`read_inside`]), with that
+    /// path, as they are to be said on stderr.
+    pub repeated: Vec<(String, String)>,
 }
 
 /// The paths to work on: each as named, but a directory of log dirs (a `log.dirs` parent)
@@ -205,8 +205,10 @@ pub struct Expanded {
 /// there, as [`examine`] refuses it, so that each log dir is named on purpose.
 pub fn expand_log_dirs(paths: &[PathBuf], change: Option<Expected>) -> Result<Expanded> {
     let mut out = Expanded::default();
+    // As named first: a directory of log dirs named twice is said once, not for each log dir.
+    let (paths, mut repeated) = read_once(paths.to_vec(), paths);
     let mut named = Vec::new();
-    for p in paths {
+    for p in &paths {
         let inside = log_dirs_inside(p);
         if inside.is_empty() {
             out.paths.push(p.clone());
@@ -220,80 +222,97 @@ pub fn expand_log_dirs(paths: &[PathBuf], change: Option<Expected>) -> Result<Ex
         named.extend(inside.iter().map(|_| p.clone()));
         out.taken.push((p.clone(), inside));
     }
-    let (paths, repeated) = read_once(std::mem::take(&mut out.paths), &named);
+    let (paths, again) = read_once(std::mem::take(&mut out.paths), &named);
+    repeated.extend(again);
     out.paths = paths;
     out.repeated = repeated;
     Ok(out)
 }
 
-/// The paths with each one that another reads left out, and those left out with the path named
-/// that reads them (`named`: the path each was named as, a directory of log dirs for its log
-/// dirs). Without this, a partition named twice (as `D/orders-0` and `D`, or through a symbolic
-/// link) is read and reported twice, and judged the same partition in two log dirs, which the
-/// broker refuses to start with. Of paths naming the same place the first stays.
-fn read_once(paths: Vec<PathBuf>, named: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, PathBuf)>) {
-    // Resolved (links, `.`, `..`) to tell one place under two names; as named when it cannot
-    // be (a missing path is reported when examined).
-    let resolved = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let places: Vec<PathBuf> = paths.iter().map(|p| resolved(p)).collect();
-    // Where each is as an entry of its directory: a link in a log dir is that log dir's
-    // partition, wherever it leads.
-    let entries: Vec<PathBuf> = paths
-        .iter()
-        .zip(&places)
-        .map(|(p, place)| match (p.parent(), p.file_name()) {
-            (Some(dir), Some(name)) if !dir.as_os_str().is_empty() => resolved(dir).join(name),
-            _ => place.clone(),
-        })
-        .collect();
+/// The paths with each one that another reads left out, and those left out with the path that
+/// reads them, each said as named (`named`: what each path was named as, a directory of log
+/// dirs for its log dirs). Without this, a partition named twice (as `D/orders-0` and `D`, or
+/// through a symbolic link) is read and reported twice, and judged the same partition in two
+/// log dirs, which the broker refuses to start with. Of paths naming the same place the first
+/// stays.
+fn read_once(paths: Vec<PathBuf>, named: &[PathBuf]) -> (Vec<PathBuf>, Vec<(String, String)>) {
+    if paths.len() < 2 {
+        return (paths, Vec::new());
+    }
+    let places: Vec<PathBuf> = paths.iter().map(|p| place(p)).collect();
+    let reads: Vec<std::collections::BTreeSet<PathBuf>> =
+        paths.iter().map(|p| read_inside(p)).collect();
     let reader = |i: usize| {
-        (0..paths.len())
-            .filter(|&j| {
-                let same = places[j] == places[i];
-                (same && j < i) || (!same && covers(&places[j], &entries[i]))
-            })
-            // The outermost: it is left out by none.
-            .min_by_key(|&j| (places[j].components().count(), j))
+        (0..paths.len()).find(|&j| {
+            (places[j] == places[i] && j < i)
+                || (places[j] != places[i] && reads[j].contains(&places[i]))
+        })
     };
-    let readers: Vec<Option<usize>> = (0..paths.len()).map(reader).collect();
+    // A path that reads another is itself left out only for one that reads both.
+    let outermost = |mut j: usize| {
+        for _ in 0..paths.len() {
+            match reader(j) {
+                Some(k) => j = k,
+                None => break,
+            }
+        }
+        j
+    };
+    let said = |i: usize| match named[i] == paths[i] {
+        true => paths[i].display().to_string(),
+        false => format!("{} (in {})", paths[i].display(), named[i].display()),
+    };
     let mut kept = Vec::new();
     let mut repeated = Vec::new();
     for (i, p) in paths.iter().enumerate() {
-        match readers[i] {
-            Some(j) => repeated.push((named[i].clone(), named[j].clone())),
+        match reader(i) {
+            Some(j) => repeated.push((said(i), said(outermost(j)))),
             None => kept.push(p.clone()),
         }
     }
     (kept, repeated)
 }
 
-/// Whether every command that works on `outer` reads `inner`, which lies inside it: a file
-/// a partition directory's walk reads (named as Kafka names it, not a leftover) in one, or a
-/// live partition directory of a log dir or such a file in one. (A file Kafka would not name
-/// so, or a leftover, is skipped in a directory but read when named; a `-delete`, `-future`
-/// or `-stray` directory is not read by all.)
-fn covers(outer: &Path, inner: &Path) -> bool {
-    let Ok(rest) = inner.strip_prefix(outer) else {
-        return false;
+/// Where `p` is, resolved (links, `.`, `..`) to tell one place under two names; as named when
+/// it cannot be (a missing path is reported when examined).
+pub fn place(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The places every command that works on `path` reads inside it: in a partition directory
+/// the files its walk reads (named as Kafka names them; of leftovers, only a `.swap`, which
+/// the broker completes), in a log dir its live partition directories and theirs. A file Kafka
+/// would not name so, a `.deleted` or `.cleaned` one, is skipped in a directory but read when
+/// named; a `-delete`, `-future` or `-stray` directory is not read by all.
+fn read_inside(path: &Path) -> std::collections::BTreeSet<PathBuf> {
+    let walked = |f: &Path| match classify(&name_of(f)) {
+        FileKind::Unknown => false,
+        FileKind::Leftover { suffix, .. } => suffix == crate::format::names::LeftoverSuffix::Swap,
+        _ => true,
+    };
+    let files = |dir: &Path| {
+        crate::storage::files::regular_files(dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|f| walked(f))
+            .map(|f| place(&f))
     };
     let live = |d: &Path| {
         parse_partition_dir(&name_of(d)).is_some_and(|p| p.state == PartitionDirState::Live)
             && holds_partition(d)
     };
-    let file = |f: &Path| {
-        f.is_file()
-            && !matches!(
-                classify(&name_of(f)),
-                FileKind::Unknown | FileKind::Leftover { .. }
-            )
-    };
-    let shape = || resolve(outer, Expected::AnyInput).ok().map(|(s, _)| s);
-    match rest.components().count() {
-        1 if file(inner) => shape() == Some(Shape::Partition),
-        1 if live(inner) => shape() == Some(Shape::LogDir),
-        2 if file(inner) => inner.parent().is_some_and(live) && shape() == Some(Shape::LogDir),
-        _ => false,
+    let mut out = std::collections::BTreeSet::new();
+    match resolve(path, Expected::AnyInput) {
+        Ok((Shape::Partition, _)) => out.extend(files(path)),
+        Ok((Shape::LogDir, Input::Dir { dirs, .. })) => {
+            for d in dirs.iter().filter(|d| live(d)) {
+                out.insert(place(d));
+                out.extend(files(d));
+            }
+        }
+        _ => {}
     }
+    out
 }
 
 /// The one refusal of a directory of log dirs where a command needs one of them: it lists

@@ -22,7 +22,7 @@ use crate::format::index::AbortedTxn;
 use crate::format::names::{self, classify, parse_partition_dir, FileKind};
 use crate::format::snapshot::ProducerSnapshotEntry;
 use crate::ops::finding::{Finding, Severity};
-use crate::ops::input::{examine, kind_of, sibling, Input, Shape};
+use crate::ops::input::{examine, kind_of, place, sibling, Input, Shape};
 use crate::ops::inspect::dump::{dump_listed, dump_segment, DumpOptions, Event, Sink};
 use crate::ops::partition::{LogStart, LogStartSource};
 use crate::storage::files::{read_state, StateFile};
@@ -804,7 +804,12 @@ fn plan(
             .map(|(_, f)| f),
     );
     for (dir, files) in named {
-        units.push(files_unit(&dir, files, base_offset)?);
+        // Files of a partition judged whole already (a leftover named beside its partition,
+        // which the input resolver keeps: `dump` reads it as the file it was).
+        let whole = |u: &Unit| u.named.is_none() && place(&u.path) == place(&dir);
+        if !units.iter().any(whole) {
+            units.push(files_unit(&dir, files, base_offset)?);
+        }
     }
     Ok((units, log_dirs, log_dir_findings))
 }

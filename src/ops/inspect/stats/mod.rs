@@ -832,14 +832,15 @@ pub fn stats(paths: &[PathBuf], opts: &StatsOptions) -> Result<Report> {
     let mut partitions: Vec<PartitionRef> = Vec::new();
     let mut segments: Vec<SegmentRef> = Vec::new();
     let mut skipped = Vec::new();
-    let partition_index = |dir: &Path, partitions: &mut Vec<PartitionRef>| {
-        partitions
-            .iter()
-            .position(|p| p.dir == dir)
-            .unwrap_or_else(|| {
-                partitions.push(partition_ref(dir));
-                partitions.len() - 1
-            })
+    // Each partition's directory resolved: one named twice, however spelled, is one partition.
+    let mut places: Vec<PathBuf> = Vec::new();
+    let mut partition_index = |dir: &Path, partitions: &mut Vec<PartitionRef>| {
+        let place = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        places.iter().position(|p| *p == place).unwrap_or_else(|| {
+            places.push(place);
+            partitions.push(partition_ref(dir));
+            partitions.len() - 1
+        })
     };
     for path in paths {
         match examine(path, Expected::AnyInput)? {
@@ -885,8 +886,8 @@ pub fn stats(paths: &[PathBuf], opts: &StatsOptions) -> Result<Report> {
     }
     // Log order: by partition as named, then by base offset.
     segments.sort_by_key(|s| (s.partition, s.base_offset));
-    // A log reached twice (a directory the input resolver does not merge with its log dir).
-    segments.dedup_by(|a, b| a.log == b.log);
+    // A log reached twice (in a directory the input resolver does not merge with its log dir).
+    segments.dedup_by(|a, b| a.partition == b.partition && a.log.file_name() == b.log.file_name());
     let groups = segments
         .par_iter()
         .map(|s| segment_groups(s, &partitions[s.partition], opts))
