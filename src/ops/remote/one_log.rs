@@ -45,6 +45,13 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
     let (store, layout, objects) = (&tier.store, &tier.layout, &tier.objects[..]);
     let mut shown = RemoteShown::default();
     for dir in &tier.dirs {
+        // Shown already (the partition named twice, as `diff A A` does): the log is the one
+        // shown, and its local log start is no longer the broker's to take again.
+        let already = tiered::shown_in(dir).len();
+        if already > 0 {
+            shown.segments += already;
+            continue;
+        }
         let Some(t) = tier.of(dir) else {
             continue;
         };
