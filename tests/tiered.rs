@@ -183,6 +183,22 @@ fn consistent_tier_reports_nothing_on_file_urls_and_directories() {
             assert_eq!(report["layout"], "local-tiered");
         }
     }
+    // The partition against itself, named twice: one log, shown once, and no notice that a
+    // second showing found none below the local log.
+    let d = dir.display().to_string();
+    let again = format!("{}/./orders-0", log_dir.display());
+    let (code, out, err) =
+        common::kseg_within_a_minute(&["diff", "--remote", &url(&root), &d, &again]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("identical") && err.is_empty(), "{out}{err}");
+    // A seek into a remote segment scans it, which has no local index to miss: nothing to say.
+    let (code, out, err) =
+        common::kseg_within_a_minute(&["locate", "--remote", &url(&root), "5", &d]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("via a scan of the segment") && err.is_empty(),
+        "{out}{err}"
+    );
     // Without metadata the listing alone is the tier; --deep reads each segment's offsets.
     std::fs::remove_dir_all(log_dir.join("__remote_log_metadata-0")).unwrap();
     let (code, checks, report) = tiered(&dir, &["--deep", "--remote", &url(&root)]);

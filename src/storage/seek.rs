@@ -451,6 +451,12 @@ impl Seeker {
     }
 
     fn note(&mut self, index: PathBuf, problem: IndexProblem) {
+        // A remote segment has no local index (the broker loads none for it): scanning it is
+        // how it is read, nothing to say.
+        let remote = || crate::storage::tiered::shown_as(&index.with_extension("log")).is_some();
+        if problem == IndexProblem::Missing && remote() {
+            return;
+        }
         self.fallbacks.push(Fallback { index, problem });
     }
 }
