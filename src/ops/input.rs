@@ -4,6 +4,7 @@
 //! nothing to do is never reported as success. In-place work is refused ([`repair_target`])
 //! where the broker would not do it.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Expected, Result, Unusable, Work};
@@ -205,8 +206,9 @@ pub struct Expanded {
 /// there, as [`examine`] refuses it, so that each log dir is named on purpose.
 pub fn expand_log_dirs(paths: &[PathBuf], change: Option<Expected>) -> Result<Expanded> {
     let mut out = Expanded::default();
-    // As named first: a directory of log dirs named twice is said once, not for each log dir.
-    let (paths, mut repeated) = read_once(paths.to_vec(), paths);
+    // As named first, by place alone (what each reads inside is the second pass's): a
+    // directory of log dirs named twice is said once, not for each log dir.
+    let (paths, mut repeated) = read_once(paths.to_vec(), paths, |_| BTreeSet::new());
     let mut named = Vec::new();
     for p in &paths {
         let inside = log_dirs_inside(p);
@@ -222,7 +224,7 @@ pub fn expand_log_dirs(paths: &[PathBuf], change: Option<Expected>) -> Result<Ex
         named.extend(inside.iter().map(|_| p.clone()));
         out.taken.push((p.clone(), inside));
     }
-    let (paths, again) = read_once(std::mem::take(&mut out.paths), &named);
+    let (paths, again) = read_once(std::mem::take(&mut out.paths), &named, read_inside);
     repeated.extend(again);
     out.paths = paths;
     out.repeated = repeated;
@@ -234,14 +236,17 @@ pub fn expand_log_dirs(paths: &[PathBuf], change: Option<Expected>) -> Result<Ex
 /// dirs for its log dirs). Without this, a partition named twice (as `D/orders-0` and `D`, or
 /// through a symbolic link) is read and reported twice, and judged the same partition in two
 /// log dirs, which the broker refuses to start with. Of paths naming the same place the first
-/// stays.
-fn read_once(paths: Vec<PathBuf>, named: &[PathBuf]) -> (Vec<PathBuf>, Vec<(String, String)>) {
+/// stays. `inside`: the places a path reads inside it ([`read_inside`]).
+fn read_once(
+    paths: Vec<PathBuf>,
+    named: &[PathBuf],
+    inside: fn(&Path) -> BTreeSet<PathBuf>,
+) -> (Vec<PathBuf>, Vec<(String, String)>) {
     if paths.len() < 2 {
         return (paths, Vec::new());
     }
     let places: Vec<PathBuf> = paths.iter().map(|p| place(p)).collect();
-    let reads: Vec<std::collections::BTreeSet<PathBuf>> =
-        paths.iter().map(|p| read_inside(p)).collect();
+    let reads: Vec<BTreeSet<PathBuf>> = paths.iter().map(|p| inside(p)).collect();
     let reader = |i: usize| {
         (0..paths.len()).find(|&j| {
             (places[j] == places[i] && j < i)
@@ -284,7 +289,7 @@ pub fn place(p: &Path) -> PathBuf {
 /// the broker completes), in a log dir its live partition directories and theirs. A file Kafka
 /// would not name so, a `.deleted` or `.cleaned` one, is skipped in a directory but read when
 /// named; a `-delete`, `-future` or `-stray` directory is not read by all.
-fn read_inside(path: &Path) -> std::collections::BTreeSet<PathBuf> {
+fn read_inside(path: &Path) -> BTreeSet<PathBuf> {
     let walked = |f: &Path| match classify(&name_of(f)) {
         FileKind::Unknown => false,
         FileKind::Leftover { suffix, .. } => suffix == crate::format::names::LeftoverSuffix::Swap,
@@ -301,7 +306,7 @@ fn read_inside(path: &Path) -> std::collections::BTreeSet<PathBuf> {
         parse_partition_dir(&name_of(d)).is_some_and(|p| p.state == PartitionDirState::Live)
             && holds_partition(d)
     };
-    let mut out = std::collections::BTreeSet::new();
+    let mut out = BTreeSet::new();
     match resolve(path, Expected::AnyInput) {
         Ok((Shape::Partition, _)) => out.extend(files(path)),
         Ok((Shape::LogDir, Input::Dir { dirs, .. })) => {

@@ -357,6 +357,12 @@ impl LogReader {
         matches!(self.src, Source::Undecodable)
     }
 
+    /// The segment's size in bytes, decoded; None when it could not be opened for decoding
+    /// (then [`LogReader::end`] is what is stored, not the segment's).
+    pub fn decoded_size(&self) -> Option<u64> {
+        (!self.is_undecodable()).then_some(self.end)
+    }
+
     /// Whether reading stops before the end of the file (a `--max-bytes` limit).
     pub fn is_limited(&self) -> bool {
         self.end < self.file_len

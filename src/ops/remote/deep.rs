@@ -72,7 +72,7 @@ pub fn check(
 ) -> Result<Walked> {
     let mut reader = layout.open_log(Arc::clone(&store), seg)?;
     let log = reader.path().to_path_buf();
-    let size = (!reader.is_undecodable()).then(|| reader.end());
+    let size = reader.decoded_size();
     // A segment that cannot be decoded at all for a reason outside its `.log` (an Aiven
     // manifest that is none) has indexes read through the same: that reason is reported once,
     // by the walk.

@@ -122,26 +122,23 @@ pub fn show_remote(path: &Path, opts: &TieredOptions, checked: bool) -> Result<R
             let offsets = m.map_or(format!("start offset {start}"), |m| {
                 format!("offsets {start}..{}", m.end_offset)
             });
-            let copied = |how: &str| {
-                m.map_or(String::new(), |_| {
-                    format!("{how}__remote_log_metadata says was copied")
-                })
+            let copied = match m {
+                Some(_) => ", which __remote_log_metadata says was copied",
+                None => "",
             };
             let why = "the broker's fetches of these offsets fail, and kseg cannot read them \
                        (`kseg verify --remote` and `kseg tiered` report the tier as it is)";
             let message = match file {
                 Some(f) => format!(
-                    "{}: the log of remote segment {id} ({offsets}{}) is read from its {} \
+                    "{}: the log of remote segment {id} ({offsets}{copied}) is read from its {} \
                      object: {why}",
                     NotObjects::of(&t.odd, &tier.not_objects, &t.listing.strays)
                         .instead(&key)
                         .unwrap_or_else(|| "missing".to_string()),
-                    copied(", which "),
                     f.suffix()
                 ),
                 None => format!(
-                    "the store holds no object of remote segment {id} ({offsets}){}: {why}",
-                    copied(", which ")
+                    "the store holds no object of remote segment {id} ({offsets}){copied}: {why}"
                 ),
             };
             return Err(Error::invalid(&store.path_of(&key), message));

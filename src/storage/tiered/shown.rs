@@ -31,9 +31,9 @@ pub struct ShownLog {
     segment: RemoteSegment,
     /// The segment's size (an Aiven object's decoded size, not its stored one).
     len: u64,
-    /// Whether `len` is the segment's size: its log decodes (an Aiven manifest that does not
-    /// leaves the stored size).
-    decodes: bool,
+    /// The segment's size as the broker copied it; None when its log does not decode (then
+    /// `len` is the stored size).
+    size: Option<u64>,
     /// Its transaction index once fetched, and the name of what it was read from; `None`
     /// inside: it has none.
     txn_index: OnceLock<Option<(File, PathBuf)>>,
@@ -58,7 +58,7 @@ impl ShownLog {
 
     /// The segment's size as the broker copied it; None when its log does not decode.
     pub fn size(&self) -> Option<u64> {
-        self.decodes.then_some(self.len)
+        self.size
     }
 
     /// The object's URL.
@@ -118,7 +118,7 @@ pub fn show(
     segment: RemoteSegment,
 ) -> Result<PathBuf> {
     let log = layout.open_log(Arc::clone(&store), &segment)?;
-    let (len, decodes) = (log.end(), !log.is_undecodable());
+    let (len, size) = (log.end(), log.decoded_size());
     let path = dir.join(log_file_name(segment.start_offset));
     shown().insert(
         path.clone(),
@@ -127,7 +127,7 @@ pub fn show(
             layout,
             segment,
             len,
-            decodes,
+            size,
             txn_index: OnceLock::new(),
         }),
     );

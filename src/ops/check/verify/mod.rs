@@ -806,7 +806,8 @@ fn plan(
     for (dir, files) in named {
         // Files of a partition judged whole already (a leftover named beside its partition,
         // which the input resolver keeps: `dump` reads it as the file it was).
-        let whole = |u: &Unit| u.named.is_none() && place(&u.path) == place(&dir);
+        let at = place(&dir);
+        let whole = |u: &Unit| u.named.is_none() && place(&u.path) == at;
         if !units.iter().any(whole) {
             units.push(files_unit(&dir, files, base_offset)?);
         }

@@ -835,7 +835,7 @@ pub fn stats(paths: &[PathBuf], opts: &StatsOptions) -> Result<Report> {
     // Each partition's directory resolved: one named twice, however spelled, is one partition.
     let mut places: Vec<PathBuf> = Vec::new();
     let mut partition_index = |dir: &Path, partitions: &mut Vec<PartitionRef>| {
-        let place = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let place = crate::ops::input::place(dir);
         places.iter().position(|p| *p == place).unwrap_or_else(|| {
             places.push(place);
             partitions.push(partition_ref(dir));
